@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Device-model tests: every opcode, every error code, ring wrap-around,
+ * several queues, both resets, MSI-X, fault injection, throttling and
+ * peer-to-peer copies, through QEMU's qtest protocol with no guest.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel_dev.h"
+#include "check.h"
+
+#define MAX_QEMUS 2
+
+static struct qtest *qemus[MAX_QEMUS];
+static int nqemus;
+static struct accel_dev dev[2];
+
+/* Start QEMU with @ndev devices, each with @props, and initialise them. */
+static struct qtest *boot(int ndev, const char *props)
+{
+	char args[1024];
+	size_t off = 0;
+	struct qtest *qt;
+	int i;
+
+	for (i = 0; i < ndev; i++)
+		off += accel_device_args(args + off, sizeof(args) - off, i, props);
+	qt = qtest_start(args);
+	if (!qt)
+		return NULL;
+	qemus[nqemus++] = qt;
+	for (i = 0; i < ndev; i++)
+		if (accel_dev_init(qt, i, &dev[i]))
+			return NULL;
+	return qt;
+}
+
+static void cleanup(bool *died)
+{
+	while (nqemus)
+		if (!qtest_quit(qemus[--nqemus]))
+			*died = true;
+}
+
+static void fill_random(uint8_t *buf, size_t n, uint32_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = x;
+	}
+}
+
+static bool ram_equals(struct qtest *qt, uint64_t addr, const uint8_t *want,
+		       size_t n)
+{
+	uint8_t *got = malloc(n);
+	bool same;
+
+	qtest_memread(qt, addr, got, n);
+	same = !memcmp(got, want, n);
+	free(got);
+	return same;
+}
+
+static bool ram_all(struct qtest *qt, uint64_t addr, uint8_t byte, size_t n)
+{
+	uint8_t *want = malloc(n);
+	bool same;
+
+	memset(want, byte, n);
+	same = ram_equals(qt, addr, want, n);
+	free(want);
+	return same;
+}
+
+/* Identity */
+
+static void test_identity(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	int msix;
+
+	CHECK(qt);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x00, 2), ACCEL_PCI_VENDOR_ID);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x02, 2), ACCEL_PCI_DEVICE_ID);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x08, 4),
+		 ACCEL_PCI_CLASS << 16 | ACCEL_PCI_REVISION);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x2c, 2), ACCEL_PCI_SUBSYS_VENDOR_ID);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x2e, 2), ACCEL_PCI_SUBSYS_ID);
+	CHECK(pci_find_cap(qt, 1, 0, 0x10));	/* PCI Express */
+	msix = pci_find_cap(qt, 1, 0, 0x11);
+	CHECK(msix);
+	CHECK_EQ((pci_cfg_read(qt, 1, 0, msix + 2, 2) & 0x7ff) + 1, 4 + 1);
+	/* BAR2: 64-bit prefetchable memory covering all of VRAM */
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x18, 4) & 0xf, 0xc);
+	CHECK_EQ(d->vram_size, 256ull << 20);
+
+	CHECK_EQ(accel_rd(d, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_VERSION), ACCEL_HW_VERSION_MAJOR << 16 |
+		 ACCEL_HW_VERSION_MINOR);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_NUM_QUEUES), 4);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_VRAM_SIZE_LO), 256u << 20);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_VRAM_SIZE_HI), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DESC_SIZE), sizeof(struct accel_desc));
+	CHECK_EQ(accel_rd(d, ACCEL_REG_MAX_RING_SIZE), ACCEL_RING_MAX_SIZE);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_STATUS), ACCEL_DEV_STATUS_READY);
+	CHECK(accel_rd(d, ACCEL_REG_CAPS) & ACCEL_CAP_P2P);
+	accel_wr(d, ACCEL_REG_SCRATCH, 0xdeadbeef);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_SCRATCH), 0xdeadbeef);
+	/* read-only registers ignore writes */
+	accel_wr(d, ACCEL_REG_MAGIC, 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+
+	/* VRAM is host-accessible through BAR2 */
+	qtest_writel(qt, d->vram + 0x1000, 0x12345678);
+	CHECK_EQ(qtest_readl(qt, d->vram + 0x1000), 0x12345678);
+}
+
+static void test_properties(void)
+{
+	static const struct {
+		const char *props;
+		const char *msg;
+	} bad[] = {
+		{ "vram-size=3M", "vram-size must be a power of two" },
+		{ "vram-size=512K", "vram-size must be a power of two" },
+		{ "vram-size=128G", "vram-size must be a power of two" },
+		{ "queues=0", "queues must be from 1 to 16" },
+		{ "queues=17", "queues must be from 1 to 16" },
+	};
+	char args[512], err[1024];
+	unsigned i;
+	struct qtest *qt;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		accel_device_args(args, sizeof(args), 0, bad[i].props);
+		CHECK_EQ(qemu_run_expect_exit(args, err, sizeof(err)), 1);
+		if (!strstr(err, bad[i].msg))
+			fprintf(stderr, "  %s: unexpected message: %s\n",
+				bad[i].props, err);
+		CHECK(strstr(err, bad[i].msg));
+	}
+
+	qt = boot(1, "vram-size=4G,queues=16");
+	CHECK(qt);
+	CHECK_EQ(dev[0].vram_size, 4ull << 30);
+	CHECK_EQ(accel_rd(&dev[0], ACCEL_REG_VRAM_SIZE_HI), 1);
+	CHECK_EQ(accel_rd(&dev[0], ACCEL_REG_NUM_QUEUES), 16);
+	/* the last byte of a 4 GiB VRAM is reachable by DMA and through BAR2 */
+	qtest_writel(qt, TEST_RAM_DATA, 0xa1b2c3d4);
+	accel_queue_enable(&dev[0], 15, 8);
+	accel_submit(&dev[0], 15, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = TEST_RAM_DATA,
+		     .dst = (4ull << 30) - 4, .len = 4 }, 1);
+	CHECK_EQ(accel_wait(&dev[0], 15, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(qtest_readl(qt, dev[0].vram + (4ull << 30) - 4), 0xa1b2c3d4);
+}
+
+/* Opcodes */
+
+static void test_copy_directions(void)
+{
+	const size_t n = (1 << 20) + 3;	/* crosses a 1 MiB slice, odd size */
+	uint64_t src = TEST_RAM_DATA + 5, back = TEST_RAM_DATA + 0x400001;
+	uint64_t host2 = TEST_RAM_DATA + 0x800007;
+	struct accel_desc descs[4];
+	struct accel_dev *d;
+	uint8_t *data = malloc(n);
+	struct qtest *qt = boot(1, "");
+
+	CHECK(qt && data);
+	d = &dev[0];
+	fill_random(data, n, 1);
+	qtest_memwrite(qt, src, data, n);
+	accel_queue_enable(d, 0, 16);
+	descs[0] = desc_copy(src, 0x777, n, ACCEL_DESC_DST_VRAM);	/* H2D */
+	descs[1] = desc_copy(0x777, 0x200011, n,			/* D2D */
+			     ACCEL_DESC_SRC_VRAM | ACCEL_DESC_DST_VRAM);
+	descs[2] = desc_copy(0x200011, back, n, ACCEL_DESC_SRC_VRAM); /* D2H */
+	descs[3] = desc_copy(back, host2, n, 0);			/* H2H */
+	accel_submit(d, 0, descs, 4);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD), 4);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_COMPLETED_LO), 4);
+	CHECK(ram_equals(qt, d->vram + 0x777, data, 4096));
+	CHECK(ram_equals(qt, d->vram + 0x200011 + n - 4096, data + n - 4096, 4096));
+	CHECK(ram_equals(qt, back, data, n));
+	CHECK(ram_equals(qt, host2, data, n));
+	/* nothing outside the ranges was written */
+	CHECK_EQ(qtest_readl(qt, d->vram + 0x773), 0);
+	CHECK_EQ(qtest_readl(qt, d->vram + 0x777 + n), 0);
+	free(data);
+}
+
+static void test_copy_bytes_and_alignment(void)
+{
+	static const uint64_t sizes[] = { 1, 2, 3, 63, 64, 65, 4095, 4097 };
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	uint8_t data[4097], zero[8] = { 0 };
+	unsigned i;
+
+	CHECK(qt);
+	accel_queue_enable(d, 1, 4);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t src = TEST_RAM_DATA + 0x10000 * i + i;
+		uint64_t vram = 0x10000 * i + 2 * i + 1;
+
+		fill_random(data, sizes[i], i + 10);
+		qtest_memwrite(qt, src, data, sizes[i]);
+		accel_submit(d, 1, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+			     .flags = ACCEL_DESC_DST_VRAM, .src = src,
+			     .dst = vram, .len = sizes[i] }, 1);
+		CHECK_EQ(accel_wait(d, 1, 0), ACCEL_Q_STATUS_ENABLED);
+		CHECK(ram_equals(qt, d->vram + vram, data, sizes[i]));
+		CHECK(ram_equals(qt, d->vram + vram + sizes[i], zero, 8));
+	}
+}
+
+static void test_fill(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc descs[2];
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	descs[0] = desc_fill(3, 0x5a, 100001, ACCEL_DESC_DST_VRAM);
+	descs[1] = desc_fill(TEST_RAM_DATA + 1, 0xc3, 3 << 20, 0);
+	accel_submit(d, 0, descs, 2);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(ram_all(qt, d->vram + 3, 0x5a, 100001));
+	CHECK(ram_all(qt, d->vram, 0, 3));
+	CHECK(ram_all(qt, d->vram + 3 + 100001, 0, 8));
+	CHECK(ram_all(qt, TEST_RAM_DATA + 1, 0xc3, 3 << 20));
+	CHECK_EQ(qtest_readl(qt, TEST_RAM_DATA + 1 + (3 << 20)), 0);
+	CHECK_EQ(qtest_readl(qt, TEST_RAM_DATA - 3), 0);
+}
+
+static void test_fence_and_irq(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc descs[2];
+
+	CHECK(qt);
+	accel_queue_enable(d, 2, 8);
+	msi_clear(d, 2);
+	descs[0] = desc_fence(TEST_RAM_DATA + 8, 0x1122334455667788ull, 0);
+	descs[1] = desc_fence(0x100, 42, ACCEL_DESC_DST_VRAM | ACCEL_DESC_IRQ);
+	accel_submit(d, 2, descs, 2);
+	CHECK_EQ(accel_wait(d, 2, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA + 8), 0x1122334455667788ull);
+	CHECK_EQ(qtest_readq(qt, d->vram + 0x100), 42);
+	CHECK(msi_fired(d, 2));
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), ACCEL_IRQ_QUEUE(2));
+	accel_wr(d, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(2));
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+	/* no other vector fired */
+	CHECK(!msi_fired(d, 0));
+	CHECK(!msi_fired(d, d->num_queues));
+}
+
+static void test_nop_and_completed(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc nops[5];
+	int i;
+
+	CHECK(qt);
+	for (i = 0; i < 5; i++)
+		nops[i] = desc_nop(0);
+	accel_queue_enable(d, 3, 8);
+	accel_submit(d, 3, nops, 5);
+	CHECK_EQ(accel_wait(d, 3, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(accel_qrd(d, 3, ACCEL_Q_HEAD), 5);
+	CHECK_EQ(accel_qrd(d, 3, ACCEL_Q_COMPLETED_LO), 5);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+}
+
+static void test_ring_wraparound(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc descs[3];
+	int round, i;
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 4);
+	for (round = 0; round < 7; round++) {
+		for (i = 0; i < 3; i++)
+			descs[i] = desc_fill(TEST_RAM_DATA + 16 * (3 * round + i),
+					     3 * round + i + 1, 16, 0);
+		accel_submit(d, 0, descs, 3);
+		CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+		CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD), (3 * round + 3) % 4);
+	}
+	for (i = 0; i < 21; i++)
+		CHECK(ram_all(qt, TEST_RAM_DATA + 16 * i, i + 1, 16));
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_COMPLETED_LO), 21);
+}
+
+static void test_queues_run_independently(void)
+{
+	const size_t n = 3 << 20;
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	unsigned q;
+
+	CHECK(qt);
+	for (q = 0; q < d->num_queues; q++) {
+		accel_queue_enable(d, q, 8);
+		msi_clear(d, q);
+		qtest_memset(qt, TEST_RAM_DATA + q * n, 0x10 + q, n);
+	}
+	/* queue 3 halts on a bad descriptor; the others are not affected */
+	accel_submit(d, 3, &(struct accel_desc){ .opcode = 99 }, 1);
+	for (q = 0; q < 3; q++) {
+		struct accel_desc descs[2] = {
+			desc_copy(TEST_RAM_DATA + q * n, q * n, n,
+				  ACCEL_DESC_DST_VRAM),
+			desc_fence(TEST_RAM_DATA + 0x1000000 + 8 * q, q + 1,
+				   ACCEL_DESC_IRQ),
+		};
+
+		accel_submit(d, q, descs, 2);
+	}
+	for (q = 0; q < 3; q++) {
+		CHECK_EQ(accel_wait(d, q, 0), ACCEL_Q_STATUS_ENABLED);
+		CHECK(msi_fired(d, q));
+		CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA + 0x1000000 + 8 * q), q + 1);
+		CHECK(ram_all(qt, d->vram + q * n + n - 4096, 0x10 + q, 4096));
+	}
+	CHECK(accel_wait(d, 3, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK(!msi_fired(d, 3));
+}
+
+/* Errors */
+
+struct error_case {
+	const char *name;
+	struct accel_desc desc;
+	uint32_t error;
+};
+
+static void expect_halt(struct accel_dev *d, unsigned q, uint32_t error,
+			uint32_t index);
+
+static void test_descriptor_errors(void)
+{
+	const uint64_t vram_size = 256ull << 20;
+	const struct error_case cases[] = {
+		{ "unknown opcode", { .opcode = 4 }, ACCEL_ERR_BAD_OPCODE },
+		{ "reserved flag", { .opcode = ACCEL_OP_NOP, .flags = 1u << 3 },
+		  ACCEL_ERR_BAD_FLAGS },
+		{ "reserved field", { .opcode = ACCEL_OP_COPY, .src = TEST_RAM_DATA,
+		  .dst = TEST_RAM_DATA + 64, .len = 8, .reserved = { 0, 0, 1 } },
+		  ACCEL_ERR_BAD_FLAGS },
+		{ "nop with length", { .opcode = ACCEL_OP_NOP, .len = 1 },
+		  ACCEL_ERR_BAD_FLAGS },
+		{ "fill value > 255", { .opcode = ACCEL_OP_FILL, .src = 0x100,
+		  .dst = TEST_RAM_DATA, .len = 8 }, ACCEL_ERR_BAD_FLAGS },
+		{ "fill from vram", desc_fill(0, 1, 8, ACCEL_DESC_SRC_VRAM |
+		  ACCEL_DESC_DST_VRAM), ACCEL_ERR_BAD_FLAGS },
+		{ "fence with length", { .opcode = ACCEL_OP_FENCE,
+		  .dst = TEST_RAM_DATA, .len = 8 }, ACCEL_ERR_BAD_FLAGS },
+		{ "zero-length copy", desc_copy(TEST_RAM_DATA, 0, 0,
+		  ACCEL_DESC_DST_VRAM), ACCEL_ERR_BAD_LENGTH },
+		{ "zero-length fill", desc_fill(0, 1, 0, ACCEL_DESC_DST_VRAM),
+		  ACCEL_ERR_BAD_LENGTH },
+		{ "source wraps", desc_copy(~0ull - 0xfff, 0, 0x2000,
+		  ACCEL_DESC_DST_VRAM), ACCEL_ERR_BAD_LENGTH },
+		{ "destination wraps", desc_fill(~0ull, 1, 2, 0),
+		  ACCEL_ERR_BAD_LENGTH },
+		{ "vram dst past end", desc_copy(TEST_RAM_DATA, vram_size - 10,
+		  11, ACCEL_DESC_DST_VRAM), ACCEL_ERR_VRAM_RANGE },
+		{ "vram src at end", desc_copy(vram_size, TEST_RAM_DATA, 1,
+		  ACCEL_DESC_SRC_VRAM), ACCEL_ERR_VRAM_RANGE },
+		{ "vram huge length", desc_copy(0, 8, ~0ull,
+		  ACCEL_DESC_SRC_VRAM | ACCEL_DESC_DST_VRAM), ACCEL_ERR_VRAM_RANGE },
+		{ "fence past vram", desc_fence(vram_size - 4, 1,
+		  ACCEL_DESC_DST_VRAM), ACCEL_ERR_VRAM_RANGE },
+		{ "dma read fault", desc_copy(TEST_UNMAPPED_ADDR, 0, 4096,
+		  ACCEL_DESC_DST_VRAM), ACCEL_ERR_DMA_READ },
+		{ "dma write fault", desc_copy(0, TEST_UNMAPPED_ADDR, 4096,
+		  ACCEL_DESC_SRC_VRAM), ACCEL_ERR_DMA_WRITE },
+		{ "fill write fault", desc_fill(TEST_UNMAPPED_ADDR, 1, 64, 0),
+		  ACCEL_ERR_DMA_WRITE },
+		{ "fence write fault", desc_fence(TEST_UNMAPPED_ADDR, 1, 0),
+		  ACCEL_ERR_DMA_WRITE },
+	};
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	unsigned i;
+
+	CHECK(qt);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct accel_desc descs[2] = { desc_nop(0), cases[i].desc };
+
+		accel_queue_reset(d, 1);
+		accel_queue_enable(d, 1, 8);
+		accel_submit(d, 1, descs, 2);
+		expect_halt(d, 1, cases[i].error, 1);
+		if (check_failed_flag) {
+			fprintf(stderr, "  in case: %s\n", cases[i].name);
+			return;
+		}
+	}
+}
+
+/* Check a halted queue, then reset it and show that it works again. */
+static void expect_halt(struct accel_dev *d, unsigned q, uint32_t error,
+			uint32_t index)
+{
+	unsigned ev = d->num_queues;
+	uint32_t st;
+
+	st = accel_wait(d, q, 0);
+	CHECK(st & ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(accel_qrd(d, q, ACCEL_Q_ERROR), error);
+	CHECK_EQ(accel_qrd(d, q, ACCEL_Q_ERROR_DESC), index);
+	CHECK_EQ(accel_qrd(d, q, ACCEL_Q_HEAD), index);
+	CHECK(accel_rd(d, ACCEL_REG_DEV_STATUS) & ACCEL_DEV_STATUS_ERROR);
+	CHECK(accel_rd(d, ACCEL_REG_IRQ_STATUS) & ACCEL_IRQ_ERROR);
+	CHECK(msi_fired(d, ev));
+
+	msi_clear(d, ev);
+	accel_wr(d, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_ERROR);
+	accel_queue_reset(d, q);
+	CHECK_EQ(accel_qrd(d, q, ACCEL_Q_STATUS), 0);
+	CHECK_EQ(accel_qrd(d, q, ACCEL_Q_ERROR), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_STATUS), ACCEL_DEV_STATUS_READY);
+	accel_qwr(d, q, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	accel_submit(d, q, &(struct accel_desc){ .opcode = ACCEL_OP_FENCE,
+		     .dst = TEST_RAM_DATA + 0x100000, .src = 0x77 }, 1);
+	CHECK_EQ(accel_wait(d, q, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(qtest_readq(d->qt, TEST_RAM_DATA + 0x100000), 0x77);
+	qtest_writeq(d->qt, TEST_RAM_DATA + 0x100000, 0);
+}
+
+static void test_ring_errors(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	/* a doorbell past the ring */
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	accel_qwr(d, 0, ACCEL_Q_TAIL, 8);
+	expect_halt(d, 0, ACCEL_ERR_BAD_DOORBELL, 1);
+
+	/* ring size not a power of two, too small, too big; base unaligned */
+	accel_qwr(d, 0, ACCEL_Q_CTRL, 0);
+	accel_qwr(d, 0, ACCEL_Q_RING_SIZE, 3);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_BAD_RING);
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_RING_SIZE, 1);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_BAD_RING);
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_RING_SIZE, ACCEL_RING_MAX_SIZE * 2);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_BAD_RING);
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_RING_SIZE, 8);
+	accel_qwr(d, 0, ACCEL_Q_RING_BASE_LO, 0x1020);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_BAD_RING);
+	CHECK(msi_fired(d, d->num_queues));
+	accel_queue_reset(d, 0);
+
+	/* a ring nothing decodes: the fetch fails */
+	accel_qwr(d, 1, ACCEL_Q_RING_BASE_LO, 0);
+	accel_qwr(d, 1, ACCEL_Q_RING_BASE_HI, TEST_UNMAPPED_ADDR >> 32);
+	accel_qwr(d, 1, ACCEL_Q_RING_SIZE, 8);
+	accel_qwr(d, 1, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	accel_qwr(d, 1, ACCEL_Q_TAIL, 1);
+	CHECK(accel_wait(d, 1, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_ERROR), ACCEL_ERR_DESC_FETCH);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_ERROR_DESC), 0);
+
+	/* ring registers are read-only while enabled */
+	accel_queue_enable(d, 2, 8);
+	accel_qwr(d, 2, ACCEL_Q_RING_SIZE, 16);
+	accel_qwr(d, 2, ACCEL_Q_RING_BASE_LO, 0x40);
+	CHECK_EQ(accel_qrd(d, 2, ACCEL_Q_RING_SIZE), 8);
+	CHECK_EQ(accel_qrd(d, 2, ACCEL_Q_RING_BASE_LO),
+		 (uint32_t)accel_ring_addr(d, 2));
+
+	/* a doorbell on a disabled queue is ignored */
+	accel_qwr(d, 3, ACCEL_Q_TAIL, 1);
+	CHECK_EQ(accel_qrd(d, 3, ACCEL_Q_TAIL), 0);
+	CHECK_EQ(accel_qrd(d, 3, ACCEL_Q_STATUS), 0);
+
+	/* registers of queues that do not exist read as zero */
+	CHECK_EQ(accel_rd(d, ACCEL_QUEUE_REG(d->num_queues, ACCEL_Q_STATUS)), 0);
+	accel_wr(d, ACCEL_QUEUE_REG(d->num_queues, ACCEL_Q_CTRL), 1);
+	CHECK_EQ(accel_rd(d, ACCEL_QUEUE_REG(d->num_queues, ACCEL_Q_CTRL)), 0);
+}
+
+static void test_bus_master_disabled(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_set_bus_master(d, false);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP }, 1);
+	CHECK(accel_wait(d, 0, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_DESC_FETCH);
+	/* with MSI-X and bus mastering off, nothing reaches memory */
+	CHECK(!msi_fired(d, d->num_queues));
+	accel_set_bus_master(d, true);
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+}
+
+static void test_dma_into_own_registers(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	/* a device reset written by the device itself must not re-enter it */
+	qtest_writel(qt, TEST_RAM_DATA, ACCEL_DEV_CTRL_RESET);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+		     .src = TEST_RAM_DATA, .dst = d->regs + ACCEL_REG_DEV_CTRL,
+		     .len = 4 }, 1);
+	CHECK(accel_wait(d, 0, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_DMA_WRITE);
+	CHECK(accel_qrd(d, 0, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_ENABLED);
+}
+
+/* Resets */
+
+static void test_queue_reset(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc nops[3] = { desc_nop(0), desc_nop(0), desc_nop(0) };
+
+	CHECK(qt);
+	accel_queue_enable(d, 1, 16);
+	accel_submit(d, 1, nops, 3);
+	CHECK_EQ(accel_wait(d, 1, 0), ACCEL_Q_STATUS_ENABLED);
+	accel_queue_reset(d, 1);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_CTRL), 0);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_HEAD), 0);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_TAIL), 0);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_COMPLETED_LO), 0);
+	/* the ring configuration survives a queue reset */
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_RING_SIZE), 16);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_RING_BASE_LO),
+		 (uint32_t)accel_ring_addr(d, 1));
+}
+
+static void test_device_reset(void)
+{
+	struct qtest *qt = boot(1, "dma-bandwidth=1M");
+	struct accel_dev *d = &dev[0];
+	unsigned q;
+
+	CHECK(qt);
+	accel_wr(d, ACCEL_REG_SCRATCH, 5);
+	accel_wr(d, ACCEL_REG_IRQ_MASK, 0x3);
+	for (q = 0; q < d->num_queues; q++)
+		accel_queue_enable(d, q, 8);
+	accel_qwr(d, 2, ACCEL_Q_FAULT_INJECT, 3);
+	/* a slow copy is in flight when the reset comes */
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = 1, .len = 64 << 20 }, 1);
+	qtest_clock_step(qt, 5000000);
+	CHECK(accel_qrd(d, 0, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_BUSY);
+	accel_wr(d, ACCEL_REG_DEV_CTRL, ACCEL_DEV_CTRL_RESET);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_SCRATCH), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_MASK), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+	for (q = 0; q < d->num_queues; q++) {
+		CHECK_EQ(accel_qrd(d, q, ACCEL_Q_STATUS), 0);
+		CHECK_EQ(accel_qrd(d, q, ACCEL_Q_RING_SIZE), 0);
+		CHECK_EQ(accel_qrd(d, q, ACCEL_Q_RING_BASE_LO), 0);
+		CHECK_EQ(accel_qrd(d, q, ACCEL_Q_FAULT_INJECT), 0);
+	}
+	/* the aborted fill stops: time passes and VRAM far ahead stays zero */
+	qtest_clock_step(qt, 100000000);
+	CHECK_EQ(qtest_readl(qt, d->vram + (60 << 20)), 0);
+	/* and the device works again */
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP }, 1);
+	CHECK_EQ(accel_wait(d, 0, 1000000), ACCEL_Q_STATUS_ENABLED);
+}
+
+/* Fault injection */
+
+static void test_fault_inject_fail(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc fill = desc_fill(TEST_RAM_DATA, 0xee, 64, 0);
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_queue_enable(d, 1, 8);
+	accel_qwr(d, 0, ACCEL_Q_FAULT_INJECT, 2);
+	accel_submit(d, 0, &fill, 1);
+	CHECK(accel_wait(d, 0, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_INJECTED);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR_DESC), 0);
+	CHECK_EQ(qtest_readl(qt, TEST_RAM_DATA), 0);	/* nothing executed */
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_FAULT_INJECT), 1);
+
+	/* the other queue is unaffected */
+	accel_submit(d, 1, &fill, 1);
+	CHECK_EQ(accel_wait(d, 1, 0), ACCEL_Q_STATUS_ENABLED);
+	qtest_writel(qt, TEST_RAM_DATA, 0);
+
+	/* the count spans queue resets: one more failure, then success */
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	accel_submit(d, 0, &fill, 1);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_INJECTED);
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	accel_submit(d, 0, &fill, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(ram_all(qt, TEST_RAM_DATA, 0xee, 64));
+}
+
+static void test_fault_inject_stall(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc fence = desc_fence(TEST_RAM_DATA, 9, 0);
+	int i;
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_queue_enable(d, 1, 8);
+	accel_qwr(d, 0, ACCEL_Q_FAULT_INJECT, ACCEL_FAULT_STALL);
+	accel_submit(d, 0, &fence, 1);
+	for (i = 0; i < 100; i++)
+		CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS), ACCEL_Q_STATUS_ENABLED |
+			 ACCEL_Q_STATUS_BUSY | ACCEL_Q_STATUS_STALLED);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD), 0);
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+	/* other queues keep running */
+	accel_submit(d, 1, &(struct accel_desc){ .opcode = ACCEL_OP_NOP }, 1);
+	CHECK_EQ(accel_wait(d, 1, 0), ACCEL_Q_STATUS_ENABLED);
+	/* a queue reset recovers */
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	accel_submit(d, 0, &fence, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA), 9);
+}
+
+/* Interrupts */
+
+static void test_irq_mask(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	unsigned ev;
+
+	CHECK(qt);
+	ev = d->num_queues;
+	accel_queue_enable(d, 1, 8);
+	accel_wr(d, ACCEL_REG_IRQ_MASK, ACCEL_IRQ_QUEUE(1) | ACCEL_IRQ_ERROR);
+	accel_submit(d, 1, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	CHECK_EQ(accel_wait(d, 1, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), ACCEL_IRQ_QUEUE(1));
+	CHECK(!msi_fired(d, 1));
+	accel_submit(d, 1, &(struct accel_desc){ .opcode = 77 }, 1);
+	CHECK(accel_wait(d, 1, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK(!msi_fired(d, ev));
+	/* unmasking delivers what is pending */
+	accel_wr(d, ACCEL_REG_IRQ_MASK, 0);
+	CHECK(msi_fired(d, 1));
+	CHECK(msi_fired(d, ev));
+	/* acknowledged sources are not delivered again */
+	accel_wr(d, ACCEL_REG_IRQ_STATUS, ~0u);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+	msi_clear(d, 1);
+	accel_wr(d, ACCEL_REG_IRQ_MASK, ACCEL_IRQ_QUEUE(1));
+	accel_wr(d, ACCEL_REG_IRQ_MASK, 0);
+	CHECK(!msi_fired(d, 1));
+}
+
+/* Throttling */
+
+/* Virtual nanoseconds until queue @q of @d is idle, stepping 10 us. */
+static int64_t time_to_idle(struct accel_dev *d, unsigned q, int64_t start)
+{
+	int64_t now = start;
+
+	while (accel_qrd(d, q, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_BUSY)
+		now = qtest_clock_step(d->qt, 10000);
+	return now - start;
+}
+
+static void test_bandwidth_throttle(void)
+{
+	const uint64_t n = 4 << 20;	/* 4 MiB at 1 GiB/s: 3.906 ms */
+	struct qtest *qt = boot(1, "dma-bandwidth=1G");
+	struct accel_dev *d = &dev[0];
+	int64_t t0, one, two;
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_queue_enable(d, 1, 8);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DMA_BW_LO), 1u << 30);
+
+	t0 = qtest_clock_step(qt, 0);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = 1, .len = n }, 1);
+	one = time_to_idle(d, 0, t0);
+	CHECK(one >= 3906250 && one < 3906250 + 100000);
+
+	/* two queues overlap: both finish in the time of one */
+	t0 = qtest_clock_step(qt, 0);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = 2, .len = n }, 1);
+	accel_submit(d, 1, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = 3, .dst = n, .len = n },
+		     1);
+	two = time_to_idle(d, 0, t0);
+	two += time_to_idle(d, 1, t0 + two);
+	CHECK(two < one + 100000);
+	CHECK(ram_all(qt, d->vram + n - 64, 2, 64));
+	CHECK(ram_all(qt, d->vram + 2 * n - 64, 3, 64));
+}
+
+static void test_doorbell_returns_before_copy(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = 7, .len = 128 << 20 }, 1);
+	/* the doorbell write returned while the fill is still running */
+	CHECK(accel_qrd(d, 0, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_BUSY);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(ram_all(qt, d->vram + (128 << 20) - 4096, 7, 4096));
+}
+
+/* Peer to peer */
+
+static void test_peer_to_peer(void)
+{
+	const size_t n = 256 * 1024 + 17;
+	struct qtest *qt = boot(2, "");
+	uint8_t *data = malloc(n);
+
+	CHECK(qt && data);
+	fill_random(data, n, 77);
+	qtest_memwrite(qt, dev[0].vram + 0x100, data, n);
+	accel_queue_enable(&dev[0], 0, 8);
+	accel_queue_enable(&dev[1], 0, 8);
+
+	/* device 0 pushes from its VRAM into device 1's BAR */
+	accel_submit(&dev[0], 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+		     .flags = ACCEL_DESC_SRC_VRAM, .src = 0x100,
+		     .dst = dev[1].vram + 0x3000, .len = n }, 1);
+	CHECK_EQ(accel_wait(&dev[0], 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(ram_equals(qt, dev[1].vram + 0x3000, data, n));
+
+	/* device 1 pulls from device 0's BAR into its VRAM */
+	accel_submit(&dev[1], 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = dev[0].vram + 0x100,
+		     .dst = 0x900000, .len = n }, 1);
+	CHECK_EQ(accel_wait(&dev[1], 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(ram_equals(qt, dev[1].vram + 0x900000, data, n));
+
+	/* a peer with memory decoding off is a DMA error, not a crash */
+	pci_cfg_write(qt, 2, 0, 0x04, 2, 0);
+	accel_submit(&dev[0], 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+		     .flags = ACCEL_DESC_SRC_VRAM, .src = 0,
+		     .dst = dev[1].vram, .len = 64 }, 1);
+	CHECK(accel_wait(&dev[0], 0, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(accel_qrd(&dev[0], 0, ACCEL_Q_ERROR), ACCEL_ERR_DMA_WRITE);
+	free(data);
+}
+
+static const struct test tests[] = {
+	{ "identity", test_identity },
+	{ "properties", test_properties },
+	{ "copy_directions", test_copy_directions },
+	{ "copy_bytes_and_alignment", test_copy_bytes_and_alignment },
+	{ "fill", test_fill },
+	{ "fence_and_irq", test_fence_and_irq },
+	{ "nop_and_completed", test_nop_and_completed },
+	{ "ring_wraparound", test_ring_wraparound },
+	{ "queues_run_independently", test_queues_run_independently },
+	{ "descriptor_errors", test_descriptor_errors },
+	{ "ring_errors", test_ring_errors },
+	{ "bus_master_disabled", test_bus_master_disabled },
+	{ "dma_into_own_registers", test_dma_into_own_registers },
+	{ "queue_reset", test_queue_reset },
+	{ "device_reset", test_device_reset },
+	{ "fault_inject_fail", test_fault_inject_fail },
+	{ "fault_inject_stall", test_fault_inject_stall },
+	{ "irq_mask", test_irq_mask },
+	{ "bandwidth_throttle", test_bandwidth_throttle },
+	{ "doorbell_returns_before_copy", test_doorbell_returns_before_copy },
+	{ "peer_to_peer", test_peer_to_peer },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	return run_tests(tests, argc, argv, cleanup);
+}
