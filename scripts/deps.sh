@@ -7,7 +7,7 @@ set -euo pipefail
 declare -A group=(
 	[qemu]="build-essential dpkg-dev ninja-build meson pkg-config python3
 		libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev seabios qemu-system-data"
-	[vm]="busybox-static cpio kmod xz-utils zstd dpkg-dev"
+	[vm]="busybox-static cpio kmod bc dpkg-dev"
 	[driver]="build-essential linux-headers-amd64 kmod sparse"
 	[tests]="build-essential xz-utils"
 )

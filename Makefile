@@ -1,0 +1,84 @@
+# accel: a simulated PCIe accelerator and its software stack.
+#
+#   make demo    boot the VM with two accelerators and show what the driver found
+#   make check   build everything and run every test suite
+#   make bench   run the benchmarks (docs/BENCHMARKS.md)
+#
+# Third-party parts (QEMU source, kernel packages) are fetched from the
+# distribution at build time and cached in $(ACCEL_CACHE).
+
+SHELL := /bin/bash
+ACCEL_CACHE ?= $(HOME)/.cache/accel
+export ACCEL_CACHE
+
+BUILD := build
+TESTS := $(BUILD)/tests
+CC ?= gcc
+TEST_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
+	       -Iinclude
+QTEST_LIB := tests/qemu/qtest.c tests/qemu/accel_dev.c
+QTEST_HDR := tests/qemu/qtest.h tests/qemu/accel_dev.h include/accel_hw.h
+DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/accel.h
+
+.PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean
+
+all: qemu driver tests
+
+deps:
+	@scripts/deps.sh qemu vm driver tests
+
+qemu: deps
+	@scripts/build-qemu.sh >/dev/null
+
+kernel: $(BUILD)/kernel.env
+
+$(BUILD)/kernel.env: scripts/fetch-kernel.sh | deps
+	@scripts/fetch-kernel.sh >/dev/null
+
+driver: accel.ko
+
+accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
+	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR) modules
+
+tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
+       $(TESTS)/accel_test
+
+$(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
+		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
+
+$(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c \
+					 $(QTEST_LIB) $(QTEST_HDR) | deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
+
+# Guest programs are static: the VM has busybox and no C library.
+$(TESTS)/accel_test: tests/kselftest/accel_test.c uapi/accel.h \
+		     include/accel_hw.h $(BUILD)/kernel.env
+	@mkdir -p $(@D)
+	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC -o $@ $<
+
+check: all
+	@scripts/check.sh
+
+demo: qemu driver
+	@scripts/demo.sh
+
+bench: qemu tests
+	@scripts/bench.sh
+
+# A long fuzzing campaign: make fuzz FUZZ_OPS=10000000 FUZZ_SEED=...
+FUZZ_OPS ?= 2000000
+fuzz: qemu $(TESTS)/fuzz_device
+	$(TESTS)/fuzz_device --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+clean:
+	rm -rf $(BUILD)
+	-[ ! -f $(BUILD)/kernel.env ] || . $(BUILD)/kernel.env && \
+		$(MAKE) -C $$KDIR M=$(CURDIR) clean >/dev/null 2>&1
+	rm -f accel.ko accel.mod accel.mod.c accel.o modules.order Module.symvers \
+	      driver/*.o driver/.*.cmd .*.cmd
+
+distclean: clean
+	rm -rf $(ACCEL_CACHE)

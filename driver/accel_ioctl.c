@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accel: ioctl dispatch.
+ *
+ * The size in the ioctl number is the caller's struct size. Arguments are
+ * copied with copy_struct_from_user(), so a shorter (older) struct is
+ * zero-extended and a longer (newer) one is accepted when the fields this
+ * driver does not know are zero. Only the caller's size is copied back.
+ */
+#include <linux/uaccess.h>
+
+#include "accel_drv.h"
+
+struct accel_ioctl_desc {
+	unsigned int cmd;
+	/* the size of the first version of the argument */
+	size_t min_size;
+	int (*func)(struct accel_device *adev, void *args);
+};
+
+union accel_ioctl_args {
+	struct accel_info info;
+};
+
+static int accel_ioctl_get_info(struct accel_device *adev, void *args)
+{
+	struct accel_info *info = args;
+	struct pci_dev *pdev = adev->pdev;
+
+	if (info->flags || info->pad)
+		return -EINVAL;
+	info->vendor_id = pdev->vendor;
+	info->device_id = pdev->device;
+	info->subsystem_vendor_id = pdev->subsystem_vendor;
+	info->subsystem_id = pdev->subsystem_device;
+	info->revision = pdev->revision;
+	info->class_code = pdev->class;
+	info->pci_domain = pci_domain_nr(pdev->bus);
+	info->pci_bus = pdev->bus->number;
+	info->pci_devfn = pdev->devfn;
+	info->num_queues = adev->num_queues;
+	info->vram_size = adev->vram_size;
+	info->hw_version = adev->hw_version;
+	info->driver_version = ACCEL_DRIVER_MAJOR << 16 |
+			       ACCEL_DRIVER_MINOR << 8 | ACCEL_DRIVER_PATCH;
+	info->caps = adev->caps;
+	info->index = adev->index;
+	return 0;
+}
+
+#define ACCEL_IOCTL(_cmd, _struct, _last, _func)			\
+	[_IOC_NR(_cmd)] = {						\
+		.cmd = _cmd,						\
+		.min_size = offsetofend(_struct, _last),		\
+		.func = _func,						\
+	}
+
+static const struct accel_ioctl_desc accel_ioctls[] = {
+	ACCEL_IOCTL(ACCEL_IOCTL_GET_INFO, struct accel_info, index,
+		    accel_ioctl_get_info),
+};
+
+static const struct accel_ioctl_desc *accel_ioctl_lookup(unsigned int cmd)
+{
+	const struct accel_ioctl_desc *desc;
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != ACCEL_IOCTL_TYPE || nr >= ARRAY_SIZE(accel_ioctls))
+		return NULL;
+	desc = &accel_ioctls[nr];
+	if (!desc->func || _IOC_DIR(cmd) != _IOC_DIR(desc->cmd))
+		return NULL;
+	return desc;
+}
+
+long accel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct accel_device *adev = file->private_data;
+	const struct accel_ioctl_desc *desc = accel_ioctl_lookup(cmd);
+	void __user *uarg = (void __user *)arg;
+	union accel_ioctl_args args;
+	size_t usize = _IOC_SIZE(cmd), ksize;
+	int ret;
+
+	if (!desc)
+		return -ENOTTY;
+	ksize = _IOC_SIZE(desc->cmd);
+	BUILD_BUG_ON(sizeof(args) > 512);
+	if (usize < desc->min_size)
+		return -EINVAL;
+	ret = copy_struct_from_user(&args, ksize, uarg, usize);
+	if (ret)
+		return ret;
+
+	down_read(&adev->remove_lock);
+	ret = adev->removed ? -ENODEV : desc->func(adev, &args);
+	up_read(&adev->remove_lock);
+
+	if (!ret && copy_to_user(uarg, &args, min(usize, ksize)))
+		ret = -EFAULT;
+	return ret;
+}

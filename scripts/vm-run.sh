@@ -1,0 +1,149 @@
+#!/bin/bash
+# Boot Debian's kernel on the QEMU built with the accel device and run
+# commands in the guest.
+#
+# Usage: scripts/vm-run.sh [options] [--] 'command' ...
+#   --devices N       accel devices, each behind its own pcie-root-port (1)
+#   --vram SIZE       vram-size of every device (256M)
+#   --props PROPS     more accel-pci properties, comma-separated
+#   --iommu           add an Intel vIOMMU and boot with intel_iommu=on
+#   --slub-debug      boot with slub_debug=FZPU
+#   --no-driver       do not insmod accel.ko before the commands
+#   --file SRC[:DST]  copy SRC into the guest (default /opt/accel/NAME)
+#   --timeout SECS    kill the VM after SECS seconds (300)
+#   --memory SIZE     guest RAM (1G)
+#
+# The guest runs the commands in order from /opt/accel, prints their
+# output on the serial console, and powers off. The exit status is the
+# first failing command's status (0 if all passed). The run fails if the
+# kernel log shows a WARN, BUG, oops, KASAN or similar report, or if the
+# guest does not finish in time.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+devices=1 vram=256M props="" iommu=0 slub=0 driver=1 timeout=300 memory=1G
+files=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--devices) devices=$2; shift 2 ;;
+	--vram) vram=$2; shift 2 ;;
+	--props) props=,$2; shift 2 ;;
+	--iommu) iommu=1; shift ;;
+	--slub-debug) slub=1; shift ;;
+	--no-driver) driver=0; shift ;;
+	--file) files+=("$2"); shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+
+[ -f "$top/build/kernel.env" ] || "$top/scripts/fetch-kernel.sh" >/dev/null
+# shellcheck source=/dev/null
+. "$top/build/kernel.env"
+qemu=$top/build/qemu-system-x86_64
+[ -x "$qemu" ] || { echo "vm-run: $qemu missing: run 'make qemu'" >&2; exit 2; }
+[ $driver -eq 0 ] || [ -f "$top/accel.ko" ] ||
+	{ echo "vm-run: accel.ko missing: run 'make driver'" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/accel-vm.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+make_initramfs() {
+	local root=$work/root f src dst
+
+	mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,opt/accel}
+	cp /bin/busybox "$root/bin/busybox"
+	for f in "${files[@]}"; do
+		src=${f%%:*}
+		dst=/opt/accel/$(basename "$src")
+		[ "$src" = "$f" ] || dst=${f#*:}
+		mkdir -p "$root$(dirname "$dst")"
+		cp -r "$src" "$root$dst"
+	done
+	[ $driver -eq 0 ] || cp "$top/accel.ko" "$root/opt/accel/accel.ko"
+	[ $driver -eq 0 ] || touch "$root/opt/accel/.load-driver"
+	printf '%s\n' "$@" >"$root/opt/accel/.commands"
+	cat >"$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/opt/accel:/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
+cd /opt/accel
+rc=0
+if [ -f .load-driver ] && ! insmod /opt/accel/accel.ko; then
+	echo "vm: insmod accel.ko failed"
+	rc=1
+fi
+while [ $rc -eq 0 ] && read -r cmd <&3; do
+	echo "vm\$ $cmd"
+	sh -c "$cmd" </dev/null
+	r=$?
+	if [ $r -ne 0 ]; then
+		echo "vm: command failed with status $r"
+		[ $rc -ne 0 ] || rc=$r
+	fi
+done 3<.commands
+dmesg >/dev/ttyS1
+echo "ACCEL-VM-EXIT=$rc"
+poweroff -f
+INIT
+	chmod +x "$root/init"
+	(cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initrd"
+}
+
+build_qemu_args() {
+	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init"
+	local i
+
+	args=(-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m "$memory"
+	      -display none -no-reboot -nodefaults
+	      -L /usr/share/qemu -L /usr/share/seabios
+	      -kernel "$VMLINUZ" -initrd "$work/initrd"
+	      -serial stdio -serial "file:$work/dmesg")
+	if [ $iommu -eq 1 ]; then
+		args+=(-device intel-iommu,intremap=off)
+		append="$append intel_iommu=on iommu.passthrough=0"
+	fi
+	[ $slub -eq 0 ] || append="$append slub_debug=FZPU"
+	for i in $(seq 0 $((devices - 1))); do
+		args+=(-device "pcie-root-port,id=rp$i,bus=pcie.0,chassis=$((i + 1))"
+		       -device "accel-pci,bus=rp$i,vram-size=$vram$props")
+	done
+	args+=(-append "$append")
+}
+
+# Lines that mean the kernel found a bug.
+kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|Call Trace:'
+
+make_initramfs "$@"
+build_qemu_args
+start=$(date +%s.%N)
+set +e
+timeout -s KILL "$timeout" "$qemu" "${args[@]}" </dev/null 2>&1 |
+	tee "$work/console"
+qemu_rc=${PIPESTATUS[0]}
+set -e
+echo "vm-run: VM ran for $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5) s"
+
+if [ "$qemu_rc" -eq 137 ]; then
+	echo "vm-run: FAIL: the guest did not finish within $timeout s" >&2
+	exit 124
+fi
+if bad=$(cat "$work/console" "$work/dmesg" 2>/dev/null | grep -E -m 3 "$kernel_bug_re"); then
+	echo "vm-run: FAIL: the kernel log shows a bug report:" >&2
+	echo "$bad" >&2
+	exit 1
+fi
+result=$(grep -a -o 'ACCEL-VM-EXIT=[0-9]*' "$work/console" | tail -n 1)
+if [ -z "$result" ]; then
+	echo "vm-run: FAIL: the guest did not report a result (QEMU status $qemu_rc)" >&2
+	exit 1
+fi
+exit "${result#ACCEL-VM-EXIT=}"
