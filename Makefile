@@ -20,7 +20,7 @@ QTEST_LIB := tests/qemu/qtest.c tests/qemu/accel_dev.c
 QTEST_HDR := tests/qemu/qtest.h tests/qemu/accel_dev.h include/accel_hw.h
 DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/accel.h
 
-.PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean
+.PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean FORCE
 
 all: qemu driver tests
 
@@ -32,8 +32,11 @@ qemu: deps
 
 kernel: $(BUILD)/kernel.env
 
-$(BUILD)/kernel.env: scripts/fetch-kernel.sh | deps
+# Always asked: the installed headers decide the kernel, and they may change.
+$(BUILD)/kernel.env: FORCE | deps
 	@scripts/fetch-kernel.sh >/dev/null
+
+FORCE:
 
 driver: accel.ko
 
@@ -62,8 +65,12 @@ $(TESTS)/accel_test: tests/kselftest/accel_test.c uapi/accel.h \
 check: all
 	@scripts/check.sh
 
-demo: qemu driver
+demo: qemu driver $(BUILD)/examples/accel_info
 	@scripts/demo.sh
+
+$(BUILD)/examples/accel_info: examples/accel_info.c uapi/accel.h | deps
+	@mkdir -p $(@D)
+	$(CC) -static -O2 -Wall -o $@ $<
 
 bench: qemu tests
 	@scripts/bench.sh
@@ -75,10 +82,8 @@ fuzz: qemu $(TESTS)/fuzz_device
 
 clean:
 	rm -rf $(BUILD)
-	-[ ! -f $(BUILD)/kernel.env ] || . $(BUILD)/kernel.env && \
-		$(MAKE) -C $$KDIR M=$(CURDIR) clean >/dev/null 2>&1
-	rm -f accel.ko accel.mod accel.mod.c accel.o modules.order Module.symvers \
-	      driver/*.o driver/.*.cmd .*.cmd
+	rm -f accel.ko accel.mod accel.mod.c accel.mod.o accel.o modules.order \
+	      Module.symvers driver/*.o driver/.*.cmd .*.cmd
 
 distclean: clean
 	rm -rf $(ACCEL_CACHE)

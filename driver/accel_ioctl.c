@@ -48,16 +48,12 @@ static int accel_ioctl_get_info(struct accel_device *adev, void *args)
 	return 0;
 }
 
-#define ACCEL_IOCTL(_cmd, _struct, _last, _func)			\
-	[_IOC_NR(_cmd)] = {						\
-		.cmd = _cmd,						\
-		.min_size = offsetofend(_struct, _last),		\
-		.func = _func,						\
-	}
-
 static const struct accel_ioctl_desc accel_ioctls[] = {
-	ACCEL_IOCTL(ACCEL_IOCTL_GET_INFO, struct accel_info, index,
-		    accel_ioctl_get_info),
+	[_IOC_NR(ACCEL_IOCTL_GET_INFO)] = {
+		.cmd = ACCEL_IOCTL_GET_INFO,
+		.min_size = offsetofend(struct accel_info, index),
+		.func = accel_ioctl_get_info,
+	},
 };
 
 static const struct accel_ioctl_desc *accel_ioctl_lookup(unsigned int cmd)

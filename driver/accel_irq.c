@@ -38,13 +38,15 @@ static irqreturn_t accel_error_irq(int irq, void *data)
 	atomic64_inc(&adev->error_irq_count);
 	for (q = 0; q < adev->num_queues; q++) {
 		u32 status = accel_read(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_STATUS));
+		u32 error, index;
 
-		if (status & ACCEL_Q_STATUS_ERROR)
-			dev_err_ratelimited(&adev->pdev->dev,
-					    "queue %u halted: error %u at descriptor %u\n",
-					    q,
-					    accel_read(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_ERROR)),
-					    accel_read(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_ERROR_DESC)));
+		if (!(status & ACCEL_Q_STATUS_ERROR))
+			continue;
+		error = accel_read(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_ERROR));
+		index = accel_read(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_ERROR_DESC));
+		dev_err_ratelimited(&adev->pdev->dev,
+				    "queue %u halted: error %u at descriptor %u\n",
+				    q, error, index);
 	}
 	return IRQ_HANDLED;
 }

@@ -22,6 +22,9 @@
 #define ACCEL_LE64 uint64_t
 #endif
 
+/* BIT() is not available to every user of this header. */
+#define ACCEL_BIT(n)			(1U << (n))
+
 /* PCI identity */
 #define ACCEL_PCI_VENDOR_ID		0x1234
 #define ACCEL_PCI_DEVICE_ID		0xacc1
@@ -59,19 +62,19 @@
 
 #define ACCEL_MAGIC			0x4c434341	/* "ACCL" */
 
-#define ACCEL_CAP_COPY			(1u << 0)
-#define ACCEL_CAP_FILL			(1u << 1)
-#define ACCEL_CAP_FENCE			(1u << 2)
-#define ACCEL_CAP_P2P			(1u << 3)
-#define ACCEL_CAP_FAULT_INJECT		(1u << 4)
+#define ACCEL_CAP_COPY			ACCEL_BIT(0)
+#define ACCEL_CAP_FILL			ACCEL_BIT(1)
+#define ACCEL_CAP_FENCE			ACCEL_BIT(2)
+#define ACCEL_CAP_P2P			ACCEL_BIT(3)
+#define ACCEL_CAP_FAULT_INJECT		ACCEL_BIT(4)
 
-#define ACCEL_DEV_CTRL_RESET		(1u << 0)	/* whole-device reset */
-#define ACCEL_DEV_STATUS_READY		(1u << 0)
-#define ACCEL_DEV_STATUS_ERROR		(1u << 1)	/* a queue is halted */
+#define ACCEL_DEV_CTRL_RESET		ACCEL_BIT(0)	/* whole-device reset */
+#define ACCEL_DEV_STATUS_READY		ACCEL_BIT(0)
+#define ACCEL_DEV_STATUS_ERROR		ACCEL_BIT(1)	/* a queue is halted */
 
 /* IRQ_STATUS / IRQ_MASK: bit q for queue q completion, bit 31 for errors */
-#define ACCEL_IRQ_QUEUE(q)		(1u << (q))
-#define ACCEL_IRQ_ERROR			(1u << 31)
+#define ACCEL_IRQ_QUEUE(q)		ACCEL_BIT(q)
+#define ACCEL_IRQ_ERROR			ACCEL_BIT(31)
 
 /* Per-queue registers: BAR0 + ACCEL_QUEUE_BASE + q * ACCEL_QUEUE_STRIDE */
 #define ACCEL_QUEUE_BASE		0x1000
@@ -92,13 +95,13 @@
 #define ACCEL_Q_COMPLETED_LO		0x28	/* RO: descriptors completed since reset */
 #define ACCEL_Q_COMPLETED_HI		0x2c	/* RO */
 
-#define ACCEL_Q_CTRL_ENABLE		(1u << 0)
-#define ACCEL_Q_CTRL_RESET		(1u << 1)	/* self-clearing */
+#define ACCEL_Q_CTRL_ENABLE		ACCEL_BIT(0)
+#define ACCEL_Q_CTRL_RESET		ACCEL_BIT(1)	/* self-clearing */
 
-#define ACCEL_Q_STATUS_ENABLED		(1u << 0)
-#define ACCEL_Q_STATUS_BUSY		(1u << 1)	/* head != tail */
-#define ACCEL_Q_STATUS_ERROR		(1u << 2)	/* halted until queue reset */
-#define ACCEL_Q_STATUS_STALLED		(1u << 3)	/* halted by fault injection */
+#define ACCEL_Q_STATUS_ENABLED		ACCEL_BIT(0)
+#define ACCEL_Q_STATUS_BUSY		ACCEL_BIT(1)	/* head != tail */
+#define ACCEL_Q_STATUS_ERROR		ACCEL_BIT(2)	/* halted until queue reset */
+#define ACCEL_Q_STATUS_STALLED		ACCEL_BIT(3)	/* halted by fault injection */
 
 #define ACCEL_RING_MIN_SIZE		2
 #define ACCEL_RING_MAX_SIZE		65536
@@ -106,7 +109,7 @@
 
 /* FAULT_INJECT: the next COUNT descriptors fail (or the next one stalls) */
 #define ACCEL_FAULT_COUNT_MASK		0xffffu
-#define ACCEL_FAULT_STALL		(1u << 16)
+#define ACCEL_FAULT_STALL		ACCEL_BIT(16)
 
 /* Error codes in ACCEL_Q_ERROR */
 #define ACCEL_ERR_NONE			0
@@ -138,9 +141,9 @@ struct accel_desc {
 #define ACCEL_OP_FILL			2
 #define ACCEL_OP_FENCE			3
 
-#define ACCEL_DESC_SRC_VRAM		(1u << 0)	/* src is a VRAM offset */
-#define ACCEL_DESC_DST_VRAM		(1u << 1)	/* dst is a VRAM offset */
-#define ACCEL_DESC_IRQ			(1u << 2)	/* raise the queue vector when done */
+#define ACCEL_DESC_SRC_VRAM		ACCEL_BIT(0)	/* src is a VRAM offset */
+#define ACCEL_DESC_DST_VRAM		ACCEL_BIT(1)	/* dst is a VRAM offset */
+#define ACCEL_DESC_IRQ			ACCEL_BIT(2)	/* raise the queue vector when done */
 #define ACCEL_DESC_FLAGS_VALID		(ACCEL_DESC_SRC_VRAM | ACCEL_DESC_DST_VRAM | \
 					 ACCEL_DESC_IRQ)
 

@@ -192,11 +192,13 @@ static void accel_queue_reset(AccelQueue *q, bool device_reset)
 
 static bool accel_ring_valid(AccelQueue *q)
 {
+    uint64_t ring_bytes = (uint64_t)q->ring_size * ACCEL_DESC_SIZE;
+
     return is_power_of_2(q->ring_size) &&
            q->ring_size >= ACCEL_RING_MIN_SIZE &&
            q->ring_size <= ACCEL_RING_MAX_SIZE &&
            QEMU_IS_ALIGNED(q->ring_base, ACCEL_RING_ALIGN) &&
-           q->ring_base <= UINT64_MAX - (uint64_t)q->ring_size * ACCEL_DESC_SIZE;
+           q->ring_base <= UINT64_MAX - ring_bytes;
 }
 
 static void accel_queue_write_ctrl(AccelQueue *q, uint32_t val)

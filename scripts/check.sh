@@ -5,6 +5,7 @@
 #  2. the seeded device-model fuzzer, 100,000 operations
 #  3. the kselftests and module cycles in the VM, two devices, no vIOMMU
 #  4. the kselftests in the VM with a vIOMMU and slub_debug
+#  5. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -69,6 +70,7 @@ run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
 run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" -- ./accel_test ./module_cycle.sh
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 	"${vm_files[@]}" -- ./accel_test
+run_one "lint" scripts/lint.sh
 
 echo
 echo "$passed passed, $failed failed${skipped:+, $skipped skipped}" | sed 's/, 0 skipped$//'

@@ -26,7 +26,11 @@ series=$(echo "$krel" | cut -d. -f1,2)
 dir=$cache/kernel/$krel-$kver
 
 download() {	# package=version into the current directory
-	apt-get -q -o APT::Sandbox::User=root download "$1" >&2
+	apt-get -q -o APT::Sandbox::User=root download "$1" >&2 && return
+	echo "fetch-kernel: cannot download $1, the version of the installed" \
+	     "$hdr_pkg. Update the headers (as root: apt-get update &&" \
+	     "apt-get install --only-upgrade linux-headers-amd64) and retry." >&2
+	exit 1
 }
 
 if [ ! -f "$dir/vmlinuz" ]; then
@@ -59,8 +63,9 @@ if [ ! -f "$dir/src/scripts/checkpatch.pl" ]; then
 	rm -rf "$tmp"
 fi
 
+# Rewrite the file only when it changes, so that make rebuilds only then.
 mkdir -p "$top/build"
-cat >"$top/build/kernel.env" <<EOT
+cat >"$top/build/kernel.env.new" <<EOT
 KREL=$krel
 KVER=$kver
 KDIR=$kdir
@@ -68,4 +73,9 @@ VMLINUZ=$dir/vmlinuz
 KSFT_INC=$dir/src/tools/testing/selftests
 CHECKPATCH=$dir/src/scripts/checkpatch.pl
 EOT
+if cmp -s "$top/build/kernel.env.new" "$top/build/kernel.env"; then
+	rm "$top/build/kernel.env.new"
+else
+	mv "$top/build/kernel.env.new" "$top/build/kernel.env"
+fi
 cat "$top/build/kernel.env"

@@ -15,17 +15,18 @@
 #ifndef _UAPI_ACCEL_H
 #define _UAPI_ACCEL_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define ACCEL_IOCTL_TYPE	'A'
 
 /* Capabilities in accel_info.caps, as reported by the hardware */
-#define ACCEL_INFO_CAP_COPY		(1u << 0)
-#define ACCEL_INFO_CAP_FILL		(1u << 1)
-#define ACCEL_INFO_CAP_FENCE		(1u << 2)
-#define ACCEL_INFO_CAP_P2P		(1u << 3)
-#define ACCEL_INFO_CAP_FAULT_INJECT	(1u << 4)
+#define ACCEL_INFO_CAP_COPY		_BITUL(0)
+#define ACCEL_INFO_CAP_FILL		_BITUL(1)
+#define ACCEL_INFO_CAP_FENCE		_BITUL(2)
+#define ACCEL_INFO_CAP_P2P		_BITUL(3)
+#define ACCEL_INFO_CAP_FAULT_INJECT	_BITUL(4)
 
 /**
  * struct accel_info - ACCEL_IOCTL_GET_INFO: what the device is

@@ -321,6 +321,41 @@ TEST(unbind_rebind_with_open_file)
 	}
 }
 
+static bool booted_with(const char *param)
+{
+	char cmdline[1024] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(cmdline, sizeof(cmdline), f))
+			cmdline[0] = 0;
+		fclose(f);
+	}
+	return strstr(cmdline, param);
+}
+
+/* With intel_iommu=on, every accel device is translated by the vIOMMU. */
+TEST(iommu_translates_when_enabled)
+{
+	char link[128], target[256];
+	ssize_t n;
+	int i;
+
+	if (!booted_with("intel_iommu=on"))
+		SKIP(return, "booted without intel_iommu=on");
+	for (i = 0; i < count_nodes(); i++) {
+		snprintf(link, sizeof(link),
+			 "/sys/class/misc/accel%d/device/iommu_group/type", i);
+		FILE *f = fopen(link, "r");
+
+		ASSERT_NE(NULL, f) TH_LOG("accel%d has no IOMMU group", i);
+		n = fread(target, 1, sizeof(target) - 1, f);
+		fclose(f);
+		target[n > 0 ? n : 0] = 0;
+		EXPECT_EQ(0, strncmp(target, "DMA", 3)) TH_LOG("domain type %s", target);
+	}
+}
+
 TEST(rmmod_refused_while_open)
 {
 	int fd = open("/dev/accel0", O_RDWR);

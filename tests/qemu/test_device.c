@@ -703,6 +703,32 @@ static void test_irq_mask(void)
 	CHECK(!msi_fired(d, 1));
 }
 
+/* Without MSI-X the device asserts INTx while an unmasked source is
+ * pending; PCI_STATUS bit 3 shows the level. */
+static void test_intx_without_msix(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0);	/* MSI-X off */
+	accel_queue_enable(d, 0, 8);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0x8);
+	CHECK(!msi_fired(d, 0));
+	/* masking the source drops the line, unmasking raises it again */
+	accel_wr(d, ACCEL_REG_IRQ_MASK, ACCEL_IRQ_QUEUE(0));
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
+	accel_wr(d, ACCEL_REG_IRQ_MASK, 0);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0x8);
+	/* acknowledging drops it */
+	accel_wr(d, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(0));
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
+}
+
 /* Throttling */
 
 /* Virtual nanoseconds until queue @q of @d is idle, stepping 10 us. */
@@ -820,6 +846,7 @@ static const struct test tests[] = {
 	{ "fault_inject_fail", test_fault_inject_fail },
 	{ "fault_inject_stall", test_fault_inject_stall },
 	{ "irq_mask", test_irq_mask },
+	{ "intx_without_msix", test_intx_without_msix },
 	{ "bandwidth_throttle", test_bandwidth_throttle },
 	{ "doorbell_returns_before_copy", test_doorbell_returns_before_copy },
 	{ "peer_to_peer", test_peer_to_peer },

@@ -1,0 +1,43 @@
+#!/bin/bash
+# make bench: the figures of docs/BENCHMARKS.md, each with its reference
+# measured in the same run.
+#   BENCH_FRESH=1 also times a QEMU build from scratch (several minutes).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+cache=${ACCEL_CACHE:-$HOME/.cache/accel}
+
+seconds() {	# command...: wall seconds of one run
+	local t0
+	t0=$(date +%s.%N)
+	"$@" >/dev/null 2>&1
+	echo "$(date +%s.%N) - $t0" | bc | cut -c1-6
+}
+
+echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+
+echo "== QEMU build (scripts/build-qemu.sh)"
+if [ "${BENCH_FRESH:-0}" = 1 ]; then
+	fresh=$(mktemp -d /tmp/accel-fresh-cache.XXXXXX)
+	echo "from scratch (download, extract, configure, build): $(ACCEL_CACHE=$fresh seconds scripts/build-qemu.sh) s"
+	rm -rf "$fresh"
+	scripts/build-qemu.sh >/dev/null
+fi
+echo "cached, nothing changed: $(seconds scripts/build-qemu.sh) s"
+bin=$(readlink -f build/qemu-system-x86_64)
+base=$(dirname "$(dirname "$bin")")
+# What a one-line change to the device costs: recompile accel.c and link.
+rm -rf "$base"/bin-*
+touch "$base/src/hw/misc/accel/accel.c"
+echo "after a change to the device: $(seconds scripts/build-qemu.sh) s"
+
+echo "== VM boot (scripts/vm-run.sh, TCG, 2 vCPUs, one device, command 'true')"
+for i in 1 2 3; do
+	out=$(scripts/vm-run.sh -- true 2>&1)
+	echo "run $i: guest reached init after $(echo "$out" | sed -n 's/^vm: booted in \(.*\) s/\1/p') s," \
+	     "whole run $(echo "$out" | sed -n 's/^vm-run: VM ran for \(.*\) s/\1/p') s"
+done
+
+echo "== DMA through qtest, 64 MiB, 7 runs (build/tests/bench_dma 64 7)"
+build/tests/bench_dma 64 7

@@ -1,0 +1,14 @@
+#!/bin/bash
+# make demo: boot the VM with two accelerators, load the driver and show
+# what it found.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+echo "demo: booting Debian's kernel on QEMU with two accel-pci devices..."
+exec scripts/vm-run.sh --devices 2 --vram 512M --file build/examples/accel_info -- \
+	'echo; echo "== PCI devices bound to accel.ko"; ls /sys/bus/pci/drivers/accel | grep :' \
+	'echo; echo "== kernel log"; dmesg | grep "accel "' \
+	'echo; echo "== device nodes"; ls -l /dev/accel*' \
+	'echo; echo "== sysfs"; for d in /sys/class/misc/accel*; do echo "$d: vram_size=$(cat $d/vram_size) num_queues=$(cat $d/num_queues) hw_version=$(cat $d/hw_version)"; done' \
+	'echo; echo "== examples/accel_info"; ./accel_info'

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Style and static checks: the kernel's checkpatch.pl --strict and sparse on
+# the driver and uapi, QEMU's checkpatch.pl on the device model. Both
+# checkpatch scripts come from the distribution's source packages.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+# shellcheck source=/dev/null
+. build/kernel.env
+qemu_src=$(dirname "$(dirname "$(readlink -f build/qemu-system-x86_64)")")/src
+rc=0
+
+echo "lint: kernel checkpatch.pl --strict on driver/, uapi/, include/"
+perl "$CHECKPATCH" --strict --no-tree --quiet -f driver/*.c driver/*.h \
+	uapi/accel.h include/accel_hw.h || rc=1
+
+echo "lint: sparse (make C=2) on driver/"
+out=$(make -s -C "$KDIR" M="$top" C=2 modules 2>&1 |
+      grep -E 'warning|error' | grep -v 'Skipping BTF' || true)
+[ -z "$out" ] || { echo "$out"; rc=1; }
+
+echo "lint: QEMU checkpatch.pl on qemu-device/"
+perl "$qemu_src/scripts/checkpatch.pl" --no-tree --terse -f qemu-device/accel.c |
+	grep -v '^total: 0 errors, 0 warnings' || true
+perl "$qemu_src/scripts/checkpatch.pl" --no-tree -q -f qemu-device/accel.c \
+	>/dev/null || rc=1
+
+[ $rc -eq 0 ] && echo "ok: lint clean" || echo "not ok: lint found problems"
+exit $rc
