@@ -34,7 +34,7 @@
 OBJECT_DECLARE_SIMPLE_TYPE(AccelState, ACCEL_DEVICE)
 
 /* Bytes a queue moves before it yields the main loop. */
-#define ACCEL_SLICE_BYTES   (1 * MiB)
+#define ACCEL_SLICE_BYTES   (4 * MiB)
 /* Cost charged for a descriptor that moves no data, to bound a slice. */
 #define ACCEL_DESC_COST     4096
 

@@ -167,9 +167,9 @@ static void test_properties(void)
 
 static void test_copy_directions(void)
 {
-	const size_t n = (1 << 20) + 3;	/* crosses a 1 MiB slice, odd size */
-	uint64_t src = TEST_RAM_DATA + 5, back = TEST_RAM_DATA + 0x400001;
-	uint64_t host2 = TEST_RAM_DATA + 0x800007;
+	const size_t n = (4 << 20) + 3;	/* crosses a 4 MiB slice, odd size */
+	uint64_t src = TEST_RAM_DATA + 5, back = TEST_RAM_DATA + 0x800001;
+	uint64_t host2 = TEST_RAM_DATA + 0x1000007;
 	struct accel_desc descs[4];
 	struct accel_dev *d;
 	uint8_t *data = malloc(n);
@@ -181,16 +181,16 @@ static void test_copy_directions(void)
 	qtest_memwrite(qt, src, data, n);
 	accel_queue_enable(d, 0, 16);
 	descs[0] = desc_copy(src, 0x777, n, ACCEL_DESC_DST_VRAM);	/* H2D */
-	descs[1] = desc_copy(0x777, 0x200011, n,			/* D2D */
+	descs[1] = desc_copy(0x777, 0x800011, n,			/* D2D */
 			     ACCEL_DESC_SRC_VRAM | ACCEL_DESC_DST_VRAM);
-	descs[2] = desc_copy(0x200011, back, n, ACCEL_DESC_SRC_VRAM); /* D2H */
+	descs[2] = desc_copy(0x800011, back, n, ACCEL_DESC_SRC_VRAM); /* D2H */
 	descs[3] = desc_copy(back, host2, n, 0);			/* H2H */
 	accel_submit(d, 0, descs, 4);
 	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
 	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD), 4);
 	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_COMPLETED_LO), 4);
 	CHECK(ram_equals(qt, d->vram + 0x777, data, 4096));
-	CHECK(ram_equals(qt, d->vram + 0x200011 + n - 4096, data + n - 4096, 4096));
+	CHECK(ram_equals(qt, d->vram + 0x800011 + n - 4096, data + n - 4096, 4096));
 	CHECK(ram_equals(qt, back, data, n));
 	CHECK(ram_equals(qt, host2, data, n));
 	/* nothing outside the ranges was written */
