@@ -19,6 +19,7 @@ static void accel_device_release(struct kref *ref)
 {
 	struct accel_device *adev = container_of(ref, struct accel_device, ref);
 
+	accel_mem_fini(adev);
 	ida_free(&accel_ida, adev->index);
 	kfree(adev);
 }
@@ -32,16 +33,19 @@ static int accel_open(struct inode *inode, struct file *file)
 {
 	struct accel_device *adev = container_of(file->private_data,
 						 struct accel_device, misc);
+	struct accel_ctx *ctx;
 
 	/* misc_open() holds misc_mtx, so the device is still registered. */
-	kref_get(&adev->ref);
-	file->private_data = adev;
+	ctx = accel_ctx_create(adev);
+	if (!ctx)
+		return -ENOMEM;
+	file->private_data = ctx;
 	return 0;
 }
 
 static int accel_release(struct inode *inode, struct file *file)
 {
-	accel_device_put(file->private_data);
+	accel_ctx_destroy(file->private_data);
 	return 0;
 }
 
@@ -51,6 +55,7 @@ static const struct file_operations accel_fops = {
 	.release = accel_release,
 	.unlocked_ioctl = accel_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = accel_mmap,
 	.llseek = noop_llseek,
 };
 
@@ -119,13 +124,20 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = accel_hw_init(adev);
 	if (ret)
 		goto err_put;
-	ret = accel_irq_init(adev);
+	ret = accel_mem_init(adev);
 	if (ret)
 		goto err_reset;
+	ret = accel_chan_init(&adev->chan, adev, 0);
+	if (ret)
+		goto err_reset;
+	ret = accel_irq_init(adev);
+	if (ret)
+		goto err_chan;
 	pci_set_drvdata(pdev, adev);
 	ret = accel_misc_register(adev);
 	if (ret)
 		goto err_irq;
+	accel_debugfs_init(adev);
 
 	dev_info(&pdev->dev, "%s: %llu MiB VRAM, %u queues, hardware %u.%u\n",
 		 adev->name, adev->vram_size >> 20, adev->num_queues,
@@ -134,6 +146,9 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_irq:
 	accel_irq_fini(adev);
+err_chan:
+	accel_hw_reset(adev);
+	accel_chan_fini(&adev->chan);
 err_reset:
 	accel_hw_reset(adev);
 err_put:
@@ -145,13 +160,16 @@ static void accel_remove(struct pci_dev *pdev)
 {
 	struct accel_device *adev = pci_get_drvdata(pdev);
 
+	accel_debugfs_fini(adev);
 	misc_deregister(&adev->misc);
+	/* Waits for ioctls in progress; later ones fail with -ENODEV. */
 	down_write(&adev->remove_lock);
 	adev->removed = true;
 	up_write(&adev->remove_lock);
 	/* Stop all DMA before the device loses its driver. */
 	accel_hw_reset(adev);
 	accel_irq_fini(adev);
+	accel_chan_fini(&adev->chan);
 	adev->pdev = NULL;
 	accel_device_put(adev);
 }
@@ -168,7 +186,25 @@ static struct pci_driver accel_pci_driver = {
 	.probe = accel_probe,
 	.remove = accel_remove,
 };
-module_pci_driver(accel_pci_driver);
+
+static int __init accel_module_init(void)
+{
+	int ret;
+
+	accel_debugfs_register();
+	ret = pci_register_driver(&accel_pci_driver);
+	if (ret)
+		accel_debugfs_unregister();
+	return ret;
+}
+module_init(accel_module_init);
+
+static void __exit accel_module_exit(void)
+{
+	pci_unregister_driver(&accel_pci_driver);
+	accel_debugfs_unregister();
+}
+module_exit(accel_module_exit);
 
 MODULE_DESCRIPTION("Driver for the accel PCIe accelerator");
 MODULE_LICENSE("GPL");

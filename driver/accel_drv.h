@@ -5,11 +5,16 @@
 #ifndef __ACCEL_DRV_H__
 #define __ACCEL_DRV_H__
 
+#include <linux/genalloc.h>
 #include <linux/interrupt.h>
+#include <linux/interval_tree.h>
 #include <linux/kref.h>
 #include <linux/miscdevice.h>
+#include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/rwsem.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
 
 #include "../include/accel_hw.h"
 #include "../uapi/accel.h"
@@ -20,6 +25,34 @@
 #define ACCEL_DRIVER_PATCH	0
 
 struct accel_device;
+
+/**
+ * struct accel_chan - the kernel's DMA channel on one hardware queue
+ * @adev: the device
+ * @queue: hardware queue index
+ * @ring: descriptor ring, @ring_size entries, coherent DMA memory
+ * @ring_dma: bus address of @ring
+ * @ring_size: entries in the ring
+ * @fence: 64-bit word the FENCE descriptors write, coherent DMA memory
+ * @fence_dma: bus address of @fence
+ * @tail: next free ring index
+ * @seq: last fence value submitted
+ * @lock: serialises users of the channel
+ * @wq: woken by the queue's and the error interrupt
+ */
+struct accel_chan {
+	struct accel_device *adev;
+	u32 queue;
+	struct accel_desc *ring;
+	dma_addr_t ring_dma;
+	u32 ring_size;
+	__le64 *fence;
+	dma_addr_t fence_dma;
+	u32 tail;
+	u64 seq;
+	struct mutex lock;	/* one transfer at a time on the ring */
+	wait_queue_head_t wq;
+};
 
 /**
  * struct accel_queue_vector - context of one queue's MSI-X vector
@@ -49,6 +82,9 @@ struct accel_queue_vector {
  * @vectors: context of each queue's MSI-X vector
  * @irq_count: interrupts handled per queue vector
  * @error_irq_count: error interrupts handled
+ * @vram_pool: VRAM allocator, addresses are device addresses
+ * @chan: the kernel's DMA channel
+ * @debugfs: debugfs directory
  */
 struct accel_device {
 	struct pci_dev *pdev;
@@ -67,6 +103,45 @@ struct accel_device {
 	struct accel_queue_vector vectors[ACCEL_MAX_QUEUES];
 	atomic64_t irq_count[ACCEL_MAX_QUEUES];
 	atomic64_t error_irq_count;
+	struct gen_pool *vram_pool;
+	struct accel_chan chan;
+	struct dentry *debugfs;
+};
+
+/**
+ * struct accel_ctx - what one open() of /dev/accelN owns
+ * @adev: the device (a reference is held)
+ * @handles: handle -> struct accel_bo
+ * @lock: protects @va and the counters
+ * @va: the context's allocations by device address
+ * @vram_used: bytes of VRAM allocated through this context
+ * @nr_allocs: live allocations
+ */
+struct accel_ctx {
+	struct accel_device *adev;
+	struct xarray handles;
+	struct mutex lock;	/* handles, address tree and counters */
+	struct rb_root_cached va;
+	u64 vram_used;
+	u32 nr_allocs;
+};
+
+/**
+ * struct accel_bo - one allocation
+ * @ref: held by the handle and by every mapping
+ * @adev: the device (a reference is held)
+ * @kind: ACCEL_MEM_*
+ * @size: bytes asked for
+ * @alloc_size: bytes reserved
+ * @node: device address range, in the owning context's tree
+ */
+struct accel_bo {
+	struct kref ref;
+	struct accel_device *adev;
+	u32 kind;
+	u64 size;
+	u64 alloc_size;
+	struct interval_tree_node node;
 };
 
 static inline u32 accel_read(struct accel_device *adev, u32 reg)
@@ -80,6 +155,35 @@ static inline void accel_write(struct accel_device *adev, u32 reg, u32 val)
 }
 
 void accel_device_put(struct accel_device *adev);
+
+static inline u64 accel_bo_addr(struct accel_bo *bo)
+{
+	return bo->node.start;
+}
+
+/* accel_mem.c */
+int accel_mem_init(struct accel_device *adev);
+void accel_mem_fini(struct accel_device *adev);
+u64 accel_vram_used(struct accel_device *adev);
+struct accel_ctx *accel_ctx_create(struct accel_device *adev);
+void accel_ctx_destroy(struct accel_ctx *ctx);
+int accel_bo_alloc(struct accel_ctx *ctx, struct accel_alloc *args);
+int accel_bo_free(struct accel_ctx *ctx, u32 handle);
+struct accel_bo *accel_ctx_lookup(struct accel_ctx *ctx, u64 addr, u64 size);
+void accel_bo_put(struct accel_bo *bo);
+int accel_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* accel_dma.c */
+int accel_chan_init(struct accel_chan *chan, struct accel_device *adev, u32 q);
+void accel_chan_fini(struct accel_chan *chan);
+int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args);
+int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args);
+
+/* accel_debugfs.c */
+void accel_debugfs_register(void);
+void accel_debugfs_unregister(void);
+void accel_debugfs_init(struct accel_device *adev);
+void accel_debugfs_fini(struct accel_device *adev);
 
 /* accel_hw.c */
 int accel_hw_init(struct accel_device *adev);

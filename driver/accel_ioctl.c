@@ -15,15 +15,21 @@ struct accel_ioctl_desc {
 	unsigned int cmd;
 	/* the size of the first version of the argument */
 	size_t min_size;
-	int (*func)(struct accel_device *adev, void *args);
+	int (*func)(struct accel_ctx *ctx, void *args);
 };
 
 union accel_ioctl_args {
 	struct accel_info info;
+	struct accel_alloc alloc;
+	struct accel_free free;
+	struct accel_copy copy;
+	struct accel_memset memset;
+	struct accel_mem_stats stats;
 };
 
-static int accel_ioctl_get_info(struct accel_device *adev, void *args)
+static int accel_ioctl_get_info(struct accel_ctx *ctx, void *args)
 {
+	struct accel_device *adev = ctx->adev;
 	struct accel_info *info = args;
 	struct pci_dev *pdev = adev->pdev;
 
@@ -48,11 +54,77 @@ static int accel_ioctl_get_info(struct accel_device *adev, void *args)
 	return 0;
 }
 
+static int accel_ioctl_alloc(struct accel_ctx *ctx, void *args)
+{
+	return accel_bo_alloc(ctx, args);
+}
+
+static int accel_ioctl_free(struct accel_ctx *ctx, void *args)
+{
+	struct accel_free *free = args;
+
+	if (free->pad)
+		return -EINVAL;
+	return accel_bo_free(ctx, free->handle);
+}
+
+static int accel_ioctl_copy(struct accel_ctx *ctx, void *args)
+{
+	return accel_dma_copy(ctx, args);
+}
+
+static int accel_ioctl_memset(struct accel_ctx *ctx, void *args)
+{
+	return accel_dma_memset(ctx, args);
+}
+
+static int accel_ioctl_mem_stats(struct accel_ctx *ctx, void *args)
+{
+	struct accel_device *adev = ctx->adev;
+	struct accel_mem_stats *stats = args;
+
+	if (stats->flags || stats->pad || stats->pad2)
+		return -EINVAL;
+	stats->vram_total = adev->vram_size;
+	stats->vram_used = accel_vram_used(adev);
+	stats->vram_free = adev->vram_size - stats->vram_used;
+	mutex_lock(&ctx->lock);
+	stats->ctx_vram_used = ctx->vram_used;
+	stats->ctx_allocations = ctx->nr_allocs;
+	mutex_unlock(&ctx->lock);
+	return 0;
+}
+
 static const struct accel_ioctl_desc accel_ioctls[] = {
 	[_IOC_NR(ACCEL_IOCTL_GET_INFO)] = {
 		.cmd = ACCEL_IOCTL_GET_INFO,
 		.min_size = offsetofend(struct accel_info, index),
 		.func = accel_ioctl_get_info,
+	},
+	[_IOC_NR(ACCEL_IOCTL_ALLOC)] = {
+		.cmd = ACCEL_IOCTL_ALLOC,
+		.min_size = offsetofend(struct accel_alloc, mmap_offset),
+		.func = accel_ioctl_alloc,
+	},
+	[_IOC_NR(ACCEL_IOCTL_FREE)] = {
+		.cmd = ACCEL_IOCTL_FREE,
+		.min_size = offsetofend(struct accel_free, pad),
+		.func = accel_ioctl_free,
+	},
+	[_IOC_NR(ACCEL_IOCTL_COPY)] = {
+		.cmd = ACCEL_IOCTL_COPY,
+		.min_size = offsetofend(struct accel_copy, pad),
+		.func = accel_ioctl_copy,
+	},
+	[_IOC_NR(ACCEL_IOCTL_MEMSET)] = {
+		.cmd = ACCEL_IOCTL_MEMSET,
+		.min_size = offsetofend(struct accel_memset, flags),
+		.func = accel_ioctl_memset,
+	},
+	[_IOC_NR(ACCEL_IOCTL_MEM_STATS)] = {
+		.cmd = ACCEL_IOCTL_MEM_STATS,
+		.min_size = offsetofend(struct accel_mem_stats, pad2),
+		.func = accel_ioctl_mem_stats,
 	},
 };
 
@@ -71,7 +143,8 @@ static const struct accel_ioctl_desc *accel_ioctl_lookup(unsigned int cmd)
 
 long accel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct accel_device *adev = file->private_data;
+	struct accel_ctx *ctx = file->private_data;
+	struct accel_device *adev = ctx->adev;
 	const struct accel_ioctl_desc *desc = accel_ioctl_lookup(cmd);
 	void __user *uarg = (void __user *)arg;
 	union accel_ioctl_args args;
@@ -89,10 +162,11 @@ long accel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ret;
 
 	down_read(&adev->remove_lock);
-	ret = adev->removed ? -ENODEV : desc->func(adev, &args);
+	ret = adev->removed ? -ENODEV : desc->func(ctx, &args);
 	up_read(&adev->remove_lock);
 
-	if (!ret && copy_to_user(uarg, &args, min(usize, ksize)))
+	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) &&
+	    copy_to_user(uarg, &args, min(usize, ksize)))
 		ret = -EFAULT;
 	return ret;
 }

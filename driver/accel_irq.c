@@ -26,6 +26,8 @@ static irqreturn_t accel_queue_irq(int irq, void *data)
 
 	accel_write(adev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(vec->queue));
 	atomic64_inc(&adev->irq_count[vec->queue]);
+	if (vec->queue == adev->chan.queue)
+		wake_up(&adev->chan.wq);
 	return IRQ_HANDLED;
 }
 
@@ -48,6 +50,8 @@ static irqreturn_t accel_error_irq(int irq, void *data)
 				    "queue %u halted: error %u at descriptor %u\n",
 				    q, error, index);
 	}
+	/* the channel's waiter sees the halt and recovers the queue */
+	wake_up(&adev->chan.wq);
 	return IRQ_HANDLED;
 }
 

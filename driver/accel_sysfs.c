@@ -2,8 +2,8 @@
 /*
  * accel: sysfs attributes of /sys/class/misc/accelN.
  *
- * They show values read at probe, so they stay readable while the device
- * is being removed.
+ * They show values read at probe or kept by the driver, so they stay
+ * readable while the device is being removed.
  */
 #include <linux/device.h>
 #include <linux/sysfs.h>
@@ -47,7 +47,25 @@ static ssize_t caps_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(caps);
 
+static ssize_t vram_used_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", accel_vram_used(to_accel(dev)));
+}
+static DEVICE_ATTR_RO(vram_used);
+
+static ssize_t vram_free_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct accel_device *adev = to_accel(dev);
+
+	return sysfs_emit(buf, "%llu\n", adev->vram_size - accel_vram_used(adev));
+}
+static DEVICE_ATTR_RO(vram_free);
+
 static struct attribute *accel_attrs[] = {
+	&dev_attr_vram_used.attr,
+	&dev_attr_vram_free.attr,
 	&dev_attr_vram_size.attr,
 	&dev_attr_num_queues.attr,
 	&dev_attr_hw_version.attr,

@@ -74,6 +74,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug
 echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
 cd /opt/accel
 rc=0

@@ -70,4 +70,121 @@ struct accel_info {
 
 #define ACCEL_IOCTL_GET_INFO	_IOWR(ACCEL_IOCTL_TYPE, 0x00, struct accel_info)
 
+/*
+ * Memory
+ *
+ * Every allocation has a device address: VRAM allocations live at
+ * ACCEL_VRAM_BASE + their VRAM offset. Any address inside an allocation,
+ * base + k, is valid for copies and fills, and a range must lie inside one
+ * allocation the caller owns.
+ */
+#define ACCEL_VRAM_BASE		0x0000100000000000ull
+
+/* Kinds of memory */
+#define ACCEL_MEM_DEVICE	1	/* VRAM, not mappable */
+#define ACCEL_MEM_HOST_VISIBLE	2	/* VRAM, mappable through BAR2 (write-combined) */
+
+#define ACCEL_ALLOC_MIN_ALIGN	256
+#define ACCEL_ALLOC_MAX_ALIGN	_BITULL(30)
+
+/**
+ * struct accel_alloc - ACCEL_IOCTL_ALLOC: allocate memory
+ * @size: in, bytes, at least 1
+ * @align: in, 0 for ACCEL_ALLOC_MIN_ALIGN, else a power of two up to
+ *	ACCEL_ALLOC_MAX_ALIGN (smaller values are raised to the minimum)
+ * @kind: in, ACCEL_MEM_*
+ * @flags: in, must be zero
+ * @handle: out, never 0
+ * @pad: must be zero
+ * @dev_addr: out, device address of the first byte
+ * @mmap_offset: out, offset to pass to mmap(), 0 if not mappable
+ */
+struct accel_alloc {
+	__u64 size;
+	__u64 align;
+	__u32 kind;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+	__u64 dev_addr;
+	__u64 mmap_offset;
+};
+
+/**
+ * struct accel_free - ACCEL_IOCTL_FREE: release a handle
+ * @handle: in
+ * @pad: must be zero
+ *
+ * The memory is freed once no mapping uses it any more.
+ */
+struct accel_free {
+	__u32 handle;
+	__u32 pad;
+};
+
+/* struct accel_copy flags: the address is a user pointer, not a device address */
+#define ACCEL_COPY_SRC_USER	_BITUL(0)
+#define ACCEL_COPY_DST_USER	_BITUL(1)
+#define ACCEL_COPY_FLAGS_VALID	(ACCEL_COPY_SRC_USER | ACCEL_COPY_DST_USER)
+
+/**
+ * struct accel_copy - ACCEL_IOCTL_COPY: copy and wait for completion
+ * @dst: in, destination: device address, or user pointer with DST_USER
+ * @src: in, source: device address, or user pointer with SRC_USER
+ * @size: in, bytes; 0 does nothing
+ * @flags: in, ACCEL_COPY_*
+ * @pad: must be zero
+ *
+ * User memory is pinned for the duration of the transfer.
+ */
+struct accel_copy {
+	__u64 dst;
+	__u64 src;
+	__u64 size;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * struct accel_memset - ACCEL_IOCTL_MEMSET: fill device memory and wait
+ * @dst: in, device address
+ * @size: in, bytes; 0 does nothing
+ * @value: in, the byte, 0 to 255
+ * @flags: in, must be zero
+ */
+struct accel_memset {
+	__u64 dst;
+	__u64 size;
+	__u32 value;
+	__u32 flags;
+};
+
+/**
+ * struct accel_mem_stats - ACCEL_IOCTL_MEM_STATS: memory usage
+ * @flags: in, must be zero
+ * @pad: must be zero
+ * @vram_total: out, bytes of VRAM
+ * @vram_used: out, bytes allocated by all processes
+ * @vram_free: out, vram_total - vram_used
+ * @ctx_vram_used: out, bytes allocated through this file
+ * @ctx_allocations: out, live allocations of this file
+ * @pad2: must be zero
+ */
+struct accel_mem_stats {
+	__u32 flags;
+	__u32 pad;
+	__u64 vram_total;
+	__u64 vram_used;
+	__u64 vram_free;
+	__u64 ctx_vram_used;
+	__u32 ctx_allocations;
+	__u32 pad2;
+};
+
+#define ACCEL_IOCTL_ALLOC	_IOWR(ACCEL_IOCTL_TYPE, 0x01, struct accel_alloc)
+#define ACCEL_IOCTL_FREE	_IOW(ACCEL_IOCTL_TYPE, 0x02, struct accel_free)
+#define ACCEL_IOCTL_COPY	_IOW(ACCEL_IOCTL_TYPE, 0x03, struct accel_copy)
+#define ACCEL_IOCTL_MEMSET	_IOW(ACCEL_IOCTL_TYPE, 0x04, struct accel_memset)
+#define ACCEL_IOCTL_MEM_STATS	_IOWR(ACCEL_IOCTL_TYPE, 0x05, struct accel_mem_stats)
+
 #endif /* _UAPI_ACCEL_H */

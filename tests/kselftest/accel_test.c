@@ -194,7 +194,7 @@ TEST_F(accel, unknown_ioctls_are_enotty)
 
 	EXPECT_EQ(-1, ioctl(self->fd, _IO(ACCEL_IOCTL_TYPE, 0x7f)));
 	EXPECT_EQ(ENOTTY, errno);
-	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(ACCEL_IOCTL_TYPE, 0x01,
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(ACCEL_IOCTL_TYPE, 0x7e,
 					    struct accel_info), &info));
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(self->fd, _IOWR('B', 0x00, struct accel_info), &info));

@@ -193,7 +193,8 @@ static void submit_random(struct accel_dev *d, struct accel_dev *peer)
 	struct accel_desc descs[4];
 
 	/* random register writes and resets often leave the queue off */
-	if (!(accel_qrd(d, q, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_ENABLED) ||
+	if (!d->ring_size[q] ||
+	    !(accel_qrd(d, q, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_ENABLED) ||
 	    !rnd_below(64)) {
 		reset_queue(d, q);
 		accel_queue_enable(d, q, 1u << (1 + rnd_below(6)));

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accel: debugfs, for tests.
+ *
+ * /sys/kernel/debug/accel/accelN/fault_inject writes the FAULT_INJECT
+ * register of the kernel's DMA channel: N makes the next N descriptors
+ * fail, 0x10000 makes the next one stall (see docs/hardware.md).
+ */
+#include <linux/debugfs.h>
+
+#include "accel_drv.h"
+
+static struct dentry *accel_debugfs_root;
+
+static int accel_fault_inject_get(void *data, u64 *val)
+{
+	struct accel_device *adev = data;
+	int ret = -ENODEV;
+
+	down_read(&adev->remove_lock);
+	if (!adev->removed) {
+		*val = accel_read(adev, ACCEL_QUEUE_REG(adev->chan.queue,
+							ACCEL_Q_FAULT_INJECT));
+		ret = 0;
+	}
+	up_read(&adev->remove_lock);
+	return ret;
+}
+
+static int accel_fault_inject_set(void *data, u64 val)
+{
+	struct accel_device *adev = data;
+	int ret = -ENODEV;
+
+	if (val & ~(u64)(ACCEL_FAULT_COUNT_MASK | ACCEL_FAULT_STALL))
+		return -EINVAL;
+	down_read(&adev->remove_lock);
+	if (!adev->removed) {
+		accel_write(adev, ACCEL_QUEUE_REG(adev->chan.queue,
+						  ACCEL_Q_FAULT_INJECT), val);
+		ret = 0;
+	}
+	up_read(&adev->remove_lock);
+	return ret;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(accel_fault_inject_fops, accel_fault_inject_get,
+			 accel_fault_inject_set, "0x%llx\n");
+
+void accel_debugfs_register(void)
+{
+	accel_debugfs_root = debugfs_create_dir(DRIVER_NAME, NULL);
+}
+
+void accel_debugfs_unregister(void)
+{
+	debugfs_remove_recursive(accel_debugfs_root);
+}
+
+void accel_debugfs_init(struct accel_device *adev)
+{
+	adev->debugfs = debugfs_create_dir(adev->name, accel_debugfs_root);
+	debugfs_create_file_unsafe("fault_inject", 0600, adev->debugfs, adev,
+				   &accel_fault_inject_fops);
+}
+
+void accel_debugfs_fini(struct accel_device *adev)
+{
+	debugfs_remove_recursive(adev->debugfs);
+}

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accel: synchronous copies and fills on the kernel's DMA channel.
+ *
+ * A transfer is cut into windows of at most ACCEL_XFER_WINDOW bytes. For
+ * each window, user memory is pinned and mapped for DMA (a scatter-gather
+ * list), device addresses become VRAM offsets, and the two sides are
+ * merged into a chain of COPY descriptors. The chain runs in batches that
+ * fit the ring; each batch ends with a FENCE that writes the batch's
+ * sequence number and raises the queue's interrupt. A device error or a
+ * time-out resets the hardware queue and fails the transfer.
+ */
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "accel_drv.h"
+
+#define ACCEL_CHAN_RING_SIZE	1024
+#define ACCEL_XFER_WINDOW	(64ull << 20)
+
+static unsigned int dma_timeout_ms = 10000;
+module_param(dma_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(dma_timeout_ms,
+		 "Time a DMA batch may take before its queue is reset (ms)");
+
+/* One contiguous piece of a transfer: a VRAM offset or a bus address. */
+struct accel_seg {
+	u64 addr;
+	u64 len;
+};
+
+/* One side of a window of a transfer. */
+struct accel_side {
+	bool vram;
+	struct accel_seg *segs;
+	unsigned int nsegs;
+	struct accel_seg one;	/* the segment of a VRAM side */
+	struct page **pages;
+	unsigned int npages;
+	struct sg_table sgt;
+	enum dma_data_direction dir;
+};
+
+static void accel_chan_program(struct accel_chan *chan)
+{
+	struct accel_device *adev = chan->adev;
+	u32 q = chan->queue;
+
+	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_BASE_LO),
+		    lower_32_bits(chan->ring_dma));
+	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_BASE_HI),
+		    upper_32_bits(chan->ring_dma));
+	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_SIZE), chan->ring_size);
+	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_CTRL), ACCEL_Q_CTRL_ENABLE);
+	chan->tail = 0;
+}
+
+int accel_chan_init(struct accel_chan *chan, struct accel_device *adev, u32 q)
+{
+	struct device *dev = &adev->pdev->dev;
+
+	chan->adev = adev;
+	chan->queue = q;
+	chan->ring_size = ACCEL_CHAN_RING_SIZE;
+	chan->ring = dma_alloc_coherent(dev, chan->ring_size * sizeof(*chan->ring),
+					&chan->ring_dma, GFP_KERNEL);
+	if (!chan->ring)
+		return -ENOMEM;
+	chan->fence = dma_alloc_coherent(dev, sizeof(*chan->fence),
+					 &chan->fence_dma, GFP_KERNEL);
+	if (!chan->fence) {
+		dma_free_coherent(dev, chan->ring_size * sizeof(*chan->ring),
+				  chan->ring, chan->ring_dma);
+		return -ENOMEM;
+	}
+	mutex_init(&chan->lock);
+	init_waitqueue_head(&chan->wq);
+	accel_chan_program(chan);
+	return 0;
+}
+
+/* The device is reset already: nothing uses the ring any more. */
+void accel_chan_fini(struct accel_chan *chan)
+{
+	struct device *dev = &chan->adev->pdev->dev;
+
+	dma_free_coherent(dev, sizeof(*chan->fence), chan->fence, chan->fence_dma);
+	dma_free_coherent(dev, chan->ring_size * sizeof(*chan->ring), chan->ring,
+			  chan->ring_dma);
+}
+
+static u32 accel_chan_status(struct accel_chan *chan)
+{
+	return accel_read(chan->adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_STATUS));
+}
+
+static bool accel_chan_finished(struct accel_chan *chan, u64 seq)
+{
+	return le64_to_cpu(READ_ONCE(*chan->fence)) >= seq ||
+	       (accel_chan_status(chan) & ACCEL_Q_STATUS_ERROR);
+}
+
+/* Stop the queue and bring it back empty, after an error or a time-out. */
+static void accel_chan_recover(struct accel_chan *chan)
+{
+	accel_write(chan->adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_CTRL),
+		    ACCEL_Q_CTRL_RESET);
+	accel_chan_program(chan);
+}
+
+/* @d is little-endian already, reserved fields zero. */
+static void accel_chan_push(struct accel_chan *chan, const struct accel_desc *d)
+{
+	chan->ring[chan->tail] = *d;
+	chan->tail = (chan->tail + 1) & (chan->ring_size - 1);
+}
+
+/* Run @n descriptors (at most ring_size - 2) and wait; chan->lock is held. */
+static int accel_chan_run(struct accel_chan *chan, const struct accel_desc *descs,
+			  unsigned int n)
+{
+	struct accel_device *adev = chan->adev;
+	struct accel_desc fence = {
+		.opcode = cpu_to_le32(ACCEL_OP_FENCE),
+		.flags = cpu_to_le32(ACCEL_DESC_IRQ),
+		.src = cpu_to_le64(++chan->seq),
+		.dst = cpu_to_le64(chan->fence_dma),
+	};
+	unsigned int i;
+	u32 error;
+
+	for (i = 0; i < n; i++)
+		accel_chan_push(chan, &descs[i]);
+	accel_chan_push(chan, &fence);
+	/* writel() orders the ring writes before the doorbell */
+	accel_write(adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_TAIL), chan->tail);
+
+	wait_event_timeout(chan->wq, accel_chan_finished(chan, chan->seq),
+			   msecs_to_jiffies(dma_timeout_ms));
+	if (le64_to_cpu(READ_ONCE(*chan->fence)) >= chan->seq)
+		return 0;
+	if (accel_chan_status(chan) & ACCEL_Q_STATUS_ERROR) {
+		error = accel_read(adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_ERROR));
+		dev_err_ratelimited(&adev->pdev->dev,
+				    "DMA failed with device error %u, queue reset\n",
+				    error);
+		accel_chan_recover(chan);
+		return -EIO;
+	}
+	dev_err_ratelimited(&adev->pdev->dev,
+			    "DMA did not finish in %u ms, queue reset\n",
+			    dma_timeout_ms);
+	accel_chan_recover(chan);
+	return -ETIMEDOUT;
+}
+
+static int accel_chan_run_all(struct accel_chan *chan,
+			      const struct accel_desc *descs, unsigned int n)
+{
+	unsigned int batch, done;
+	int ret = 0;
+
+	mutex_lock(&chan->lock);
+	for (done = 0; done < n && !ret; done += batch) {
+		batch = min(n - done, chan->ring_size - 2);
+		ret = accel_chan_run(chan, descs + done, batch);
+	}
+	mutex_unlock(&chan->lock);
+	return ret;
+}
+
+/* Pin and map [uaddr, uaddr + len) of user memory for DMA. */
+static int accel_side_user(struct accel_device *adev, struct accel_side *side,
+			   u64 uaddr, u64 len, enum dma_data_direction dir)
+{
+	unsigned int offset = offset_in_page(uaddr);
+	struct scatterlist *sg;
+	unsigned int i;
+	int pinned, ret;
+
+	side->dir = dir;
+	side->npages = DIV_ROUND_UP(offset + len, PAGE_SIZE);
+	side->pages = kvmalloc_array(side->npages, sizeof(*side->pages), GFP_KERNEL);
+	if (!side->pages)
+		return -ENOMEM;
+	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, side->npages,
+				     dir == DMA_FROM_DEVICE ? FOLL_WRITE : 0,
+				     side->pages);
+	if (pinned != side->npages) {
+		if (pinned > 0)
+			unpin_user_pages(side->pages, pinned);
+		side->npages = 0;
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+	ret = sg_alloc_table_from_pages(&side->sgt, side->pages, side->npages,
+					offset, len, GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = dma_map_sgtable(&adev->pdev->dev, &side->sgt, dir, 0);
+	if (ret) {
+		sg_free_table(&side->sgt);
+		side->sgt.sgl = NULL;
+		return ret;
+	}
+	side->segs = kvmalloc_array(side->sgt.nents, sizeof(*side->segs),
+				    GFP_KERNEL);
+	if (!side->segs)
+		return -ENOMEM;
+	for_each_sgtable_dma_sg(&side->sgt, sg, i) {
+		side->segs[i].addr = sg_dma_address(sg);
+		side->segs[i].len = sg_dma_len(sg);
+	}
+	side->nsegs = side->sgt.nents;
+	return 0;
+}
+
+static void accel_side_vram(struct accel_side *side, u64 dev_addr, u64 len)
+{
+	side->vram = true;
+	side->one.addr = dev_addr - ACCEL_VRAM_BASE;
+	side->one.len = len;
+	side->segs = &side->one;
+	side->nsegs = 1;
+}
+
+static void accel_side_release(struct accel_device *adev,
+			       struct accel_side *side)
+{
+	if (side->vram)
+		return;
+	if (side->segs)
+		kvfree(side->segs);
+	if (side->sgt.sgl) {
+		if (side->nsegs)
+			dma_unmap_sgtable(&adev->pdev->dev, &side->sgt, side->dir, 0);
+		sg_free_table(&side->sgt);
+	}
+	if (side->npages)
+		unpin_user_pages_dirty_lock(side->pages, side->npages,
+					    side->dir == DMA_FROM_DEVICE);
+	kvfree(side->pages);
+}
+
+/* Merge two segment lists into COPY descriptors; returns their number. */
+static unsigned int accel_build_copy(const struct accel_side *src,
+				     const struct accel_side *dst,
+				     struct accel_desc *descs)
+{
+	u32 flags = (src->vram ? ACCEL_DESC_SRC_VRAM : 0) |
+		    (dst->vram ? ACCEL_DESC_DST_VRAM : 0);
+	unsigned int i = 0, j = 0, n = 0;
+	u64 soff = 0, doff = 0, len;
+
+	while (i < src->nsegs && j < dst->nsegs) {
+		len = min(src->segs[i].len - soff, dst->segs[j].len - doff);
+		descs[n].opcode = cpu_to_le32(ACCEL_OP_COPY);
+		descs[n].flags = cpu_to_le32(flags);
+		descs[n].src = cpu_to_le64(src->segs[i].addr + soff);
+		descs[n].dst = cpu_to_le64(dst->segs[j].addr + doff);
+		descs[n].len = cpu_to_le64(len);
+		n++;
+		soff += len;
+		doff += len;
+		if (soff == src->segs[i].len) {
+			i++;
+			soff = 0;
+		}
+		if (doff == dst->segs[j].len) {
+			j++;
+			doff = 0;
+		}
+	}
+	return n;
+}
+
+/* One side of a copy: device memory the context owns, or user memory. */
+static int accel_side_prepare(struct accel_ctx *ctx, struct accel_side *side,
+			      u64 addr, u64 len, bool user,
+			      enum dma_data_direction dir)
+{
+	if (user)
+		return accel_side_user(ctx->adev, side, addr, len, dir);
+	accel_side_vram(side, addr, len);
+	return 0;
+}
+
+static int accel_copy_window(struct accel_ctx *ctx, u64 dst, u64 src, u64 len,
+			     u32 flags)
+{
+	struct accel_device *adev = ctx->adev;
+	struct accel_side s = { }, d = { };
+	struct accel_desc *descs = NULL;
+	unsigned int n;
+	int ret;
+
+	ret = accel_side_prepare(ctx, &s, src, len, flags & ACCEL_COPY_SRC_USER,
+				 DMA_TO_DEVICE);
+	if (!ret)
+		ret = accel_side_prepare(ctx, &d, dst, len,
+					 flags & ACCEL_COPY_DST_USER,
+					 DMA_FROM_DEVICE);
+	if (!ret) {
+		descs = kvmalloc_array(s.nsegs + d.nsegs, sizeof(*descs),
+				       GFP_KERNEL | __GFP_ZERO);
+		ret = descs ? 0 : -ENOMEM;
+	}
+	if (!ret) {
+		n = accel_build_copy(&s, &d, descs);
+		ret = accel_chan_run_all(&adev->chan, descs, n);
+	}
+	kvfree(descs);
+	accel_side_release(adev, &d);
+	accel_side_release(adev, &s);
+	return ret;
+}
+
+/* Check a device address range of the caller and hold its allocation. */
+static int accel_hold(struct accel_ctx *ctx, u64 addr, u64 size,
+		      struct accel_bo **bo)
+{
+	*bo = accel_ctx_lookup(ctx, addr, size);
+	return *bo ? 0 : -EFAULT;
+}
+
+int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
+{
+	struct accel_bo *sbo = NULL, *dbo = NULL;
+	u64 off, len;
+	int ret = 0;
+
+	if (args->flags & ~ACCEL_COPY_FLAGS_VALID || args->pad)
+		return -EINVAL;
+	if (!args->size)
+		return 0;
+	if (args->src + args->size - 1 < args->src ||
+	    args->dst + args->size - 1 < args->dst)
+		return -EFAULT;
+	if (!(args->flags & ACCEL_COPY_SRC_USER))
+		ret = accel_hold(ctx, args->src, args->size, &sbo);
+	if (!ret && !(args->flags & ACCEL_COPY_DST_USER))
+		ret = accel_hold(ctx, args->dst, args->size, &dbo);
+
+	for (off = 0; !ret && off < args->size; off += len) {
+		len = min(args->size - off, ACCEL_XFER_WINDOW);
+		ret = accel_copy_window(ctx, args->dst + off, args->src + off,
+					len, args->flags);
+	}
+	if (sbo)
+		accel_bo_put(sbo);
+	if (dbo)
+		accel_bo_put(dbo);
+	return ret;
+}
+
+int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args)
+{
+	struct accel_desc fill = {
+		.opcode = cpu_to_le32(ACCEL_OP_FILL),
+		.flags = cpu_to_le32(ACCEL_DESC_DST_VRAM),
+		.src = cpu_to_le64(args->value),
+		.dst = cpu_to_le64(args->dst - ACCEL_VRAM_BASE),
+		.len = cpu_to_le64(args->size),
+	};
+	struct accel_bo *bo;
+	int ret;
+
+	if (args->flags || args->value > 0xff)
+		return -EINVAL;
+	if (!args->size)
+		return 0;
+	ret = accel_hold(ctx, args->dst, args->size, &bo);
+	if (ret)
+		return ret;
+	ret = accel_chan_run_all(&ctx->adev->chan, &fill, 1);
+	accel_bo_put(bo);
+	return ret;
+}
