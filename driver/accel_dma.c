@@ -31,7 +31,10 @@ struct accel_seg {
 	u64 len;
 };
 
-/* One side of a window of a transfer. */
+/*
+ * One side of a window of a transfer: VRAM, a slice of a host allocation's
+ * scatter-gather table, or user memory pinned and mapped for the window.
+ */
 struct accel_side {
 	bool vram;
 	struct accel_seg *segs;
@@ -40,6 +43,7 @@ struct accel_side {
 	struct page **pages;
 	unsigned int npages;
 	struct sg_table sgt;
+	bool mapped;
 	enum dma_data_direction dir;
 };
 
@@ -171,13 +175,38 @@ static int accel_chan_run_all(struct accel_chan *chan,
 	return ret;
 }
 
+/* The DMA segments of bytes [off, off + len) of @sgt. */
+static int accel_side_sgt(struct accel_side *side, struct sg_table *sgt,
+			  u64 off, u64 len)
+{
+	u64 seg_start, seg_end = 0, from, to;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	side->segs = kvmalloc_array(sgt->nents, sizeof(*side->segs), GFP_KERNEL);
+	if (!side->segs)
+		return -ENOMEM;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		seg_start = seg_end;
+		seg_end += sg_dma_len(sg);
+		if (seg_end <= off)
+			continue;
+		if (seg_start >= off + len)
+			break;
+		from = max(seg_start, off);
+		to = min(seg_end, off + len);
+		side->segs[side->nsegs].addr = sg_dma_address(sg) + from - seg_start;
+		side->segs[side->nsegs].len = to - from;
+		side->nsegs++;
+	}
+	return 0;
+}
+
 /* Pin and map [uaddr, uaddr + len) of user memory for DMA. */
 static int accel_side_user(struct accel_device *adev, struct accel_side *side,
 			   u64 uaddr, u64 len, enum dma_data_direction dir)
 {
 	unsigned int offset = offset_in_page(uaddr);
-	struct scatterlist *sg;
-	unsigned int i;
 	int pinned, ret;
 
 	side->dir = dir;
@@ -199,21 +228,10 @@ static int accel_side_user(struct accel_device *adev, struct accel_side *side,
 	if (ret)
 		return ret;
 	ret = dma_map_sgtable(&adev->pdev->dev, &side->sgt, dir, 0);
-	if (ret) {
-		sg_free_table(&side->sgt);
-		side->sgt.sgl = NULL;
+	if (ret)
 		return ret;
-	}
-	side->segs = kvmalloc_array(side->sgt.nents, sizeof(*side->segs),
-				    GFP_KERNEL);
-	if (!side->segs)
-		return -ENOMEM;
-	for_each_sgtable_dma_sg(&side->sgt, sg, i) {
-		side->segs[i].addr = sg_dma_address(sg);
-		side->segs[i].len = sg_dma_len(sg);
-	}
-	side->nsegs = side->sgt.nents;
-	return 0;
+	side->mapped = true;
+	return accel_side_sgt(side, &side->sgt, 0, len);
 }
 
 static void accel_side_vram(struct accel_side *side, u64 dev_addr, u64 len)
@@ -228,15 +246,12 @@ static void accel_side_vram(struct accel_side *side, u64 dev_addr, u64 len)
 static void accel_side_release(struct accel_device *adev,
 			       struct accel_side *side)
 {
-	if (side->vram)
-		return;
-	if (side->segs)
+	if (side->segs != &side->one)
 		kvfree(side->segs);
-	if (side->sgt.sgl) {
-		if (side->nsegs)
-			dma_unmap_sgtable(&adev->pdev->dev, &side->sgt, side->dir, 0);
+	if (side->mapped)
+		dma_unmap_sgtable(&adev->pdev->dev, &side->sgt, side->dir, 0);
+	if (side->sgt.sgl)
 		sg_free_table(&side->sgt);
-	}
 	if (side->npages)
 		unpin_user_pages_dirty_lock(side->pages, side->npages,
 					    side->dir == DMA_FROM_DEVICE);
@@ -275,19 +290,24 @@ static unsigned int accel_build_copy(const struct accel_side *src,
 	return n;
 }
 
-/* One side of a copy: device memory the context owns, or user memory. */
+/* One side of a copy: user memory (@bo NULL) or an allocation of the caller. */
 static int accel_side_prepare(struct accel_ctx *ctx, struct accel_side *side,
-			      u64 addr, u64 len, bool user,
+			      struct accel_bo *bo, u64 addr, u64 len,
 			      enum dma_data_direction dir)
 {
-	if (user)
+	if (!bo)
 		return accel_side_user(ctx->adev, side, addr, len, dir);
-	accel_side_vram(side, addr, len);
-	return 0;
+	if (!accel_bo_is_host(bo)) {
+		accel_side_vram(side, addr, len);
+		return 0;
+	}
+	if (dir == DMA_FROM_DEVICE && !bo->writable)
+		return -EFAULT;
+	return accel_side_sgt(side, &bo->sgt, addr - accel_bo_addr(bo), len);
 }
 
-static int accel_copy_window(struct accel_ctx *ctx, u64 dst, u64 src, u64 len,
-			     u32 flags)
+static int accel_copy_window(struct accel_ctx *ctx, struct accel_bo *dbo,
+			     u64 dst, struct accel_bo *sbo, u64 src, u64 len)
 {
 	struct accel_device *adev = ctx->adev;
 	struct accel_side s = { }, d = { };
@@ -295,12 +315,9 @@ static int accel_copy_window(struct accel_ctx *ctx, u64 dst, u64 src, u64 len,
 	unsigned int n;
 	int ret;
 
-	ret = accel_side_prepare(ctx, &s, src, len, flags & ACCEL_COPY_SRC_USER,
-				 DMA_TO_DEVICE);
+	ret = accel_side_prepare(ctx, &s, sbo, src, len, DMA_TO_DEVICE);
 	if (!ret)
-		ret = accel_side_prepare(ctx, &d, dst, len,
-					 flags & ACCEL_COPY_DST_USER,
-					 DMA_FROM_DEVICE);
+		ret = accel_side_prepare(ctx, &d, dbo, dst, len, DMA_FROM_DEVICE);
 	if (!ret) {
 		descs = kvmalloc_array(s.nsegs + d.nsegs, sizeof(*descs),
 				       GFP_KERNEL | __GFP_ZERO);
@@ -344,8 +361,8 @@ int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
 
 	for (off = 0; !ret && off < args->size; off += len) {
 		len = min(args->size - off, ACCEL_XFER_WINDOW);
-		ret = accel_copy_window(ctx, args->dst + off, args->src + off,
-					len, args->flags);
+		ret = accel_copy_window(ctx, dbo, args->dst + off, sbo,
+					args->src + off, len);
 	}
 	if (sbo)
 		accel_bo_put(sbo);
@@ -354,15 +371,28 @@ int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
 	return ret;
 }
 
+/* A FILL descriptor for every segment of @side. */
+static struct accel_desc *accel_build_fill(const struct accel_side *side,
+					   u8 value)
+{
+	struct accel_desc *descs;
+	unsigned int i;
+
+	descs = kvmalloc_array(side->nsegs, sizeof(*descs), GFP_KERNEL | __GFP_ZERO);
+	for (i = 0; descs && i < side->nsegs; i++) {
+		descs[i].opcode = cpu_to_le32(ACCEL_OP_FILL);
+		descs[i].flags = cpu_to_le32(side->vram ? ACCEL_DESC_DST_VRAM : 0);
+		descs[i].src = cpu_to_le64(value);
+		descs[i].dst = cpu_to_le64(side->segs[i].addr);
+		descs[i].len = cpu_to_le64(side->segs[i].len);
+	}
+	return descs;
+}
+
 int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args)
 {
-	struct accel_desc fill = {
-		.opcode = cpu_to_le32(ACCEL_OP_FILL),
-		.flags = cpu_to_le32(ACCEL_DESC_DST_VRAM),
-		.src = cpu_to_le64(args->value),
-		.dst = cpu_to_le64(args->dst - ACCEL_VRAM_BASE),
-		.len = cpu_to_le64(args->size),
-	};
+	struct accel_side side = { };
+	struct accel_desc *descs;
 	struct accel_bo *bo;
 	int ret;
 
@@ -373,7 +403,15 @@ int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args)
 	ret = accel_hold(ctx, args->dst, args->size, &bo);
 	if (ret)
 		return ret;
-	ret = accel_chan_run_all(&ctx->adev->chan, &fill, 1);
+	ret = accel_side_prepare(ctx, &side, bo, args->dst, args->size,
+				 DMA_FROM_DEVICE);
+	if (!ret) {
+		descs = accel_build_fill(&side, args->value);
+		ret = descs ? accel_chan_run_all(&ctx->adev->chan, descs,
+						 side.nsegs) : -ENOMEM;
+		kvfree(descs);
+	}
+	accel_side_release(ctx->adev, &side);
 	accel_bo_put(bo);
 	return ret;
 }

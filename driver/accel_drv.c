@@ -170,6 +170,7 @@ static void accel_remove(struct pci_dev *pdev)
 	accel_hw_reset(adev);
 	accel_irq_fini(adev);
 	accel_chan_fini(&adev->chan);
+	accel_mem_unmap_all(adev);
 	adev->pdev = NULL;
 	accel_device_put(adev);
 }

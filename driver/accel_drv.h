@@ -83,6 +83,10 @@ struct accel_queue_vector {
  * @irq_count: interrupts handled per queue vector
  * @error_irq_count: error interrupts handled
  * @vram_pool: VRAM allocator, addresses are device addresses
+ * @host_pool: allocator of device addresses for host memory
+ * @host_bos: allocations backed by host pages, mapped for DMA
+ * @host_lock: protects @host_bos and their DMA mappings
+ * @host_pinned: bytes of host memory pinned for the device
  * @chan: the kernel's DMA channel
  * @debugfs: debugfs directory
  */
@@ -104,6 +108,10 @@ struct accel_device {
 	atomic64_t irq_count[ACCEL_MAX_QUEUES];
 	atomic64_t error_irq_count;
 	struct gen_pool *vram_pool;
+	struct gen_pool *host_pool;
+	struct list_head host_bos;
+	struct mutex host_lock;	/* host_bos and their DMA mappings */
+	atomic64_t host_pinned;
 	struct accel_chan chan;
 	struct dentry *debugfs;
 };
@@ -115,6 +123,7 @@ struct accel_device {
  * @lock: protects @va and the counters
  * @va: the context's allocations by device address
  * @vram_used: bytes of VRAM allocated through this context
+ * @host_pinned: bytes of host memory pinned through this context
  * @nr_allocs: live allocations
  */
 struct accel_ctx {
@@ -123,17 +132,28 @@ struct accel_ctx {
 	struct mutex lock;	/* handles, address tree and counters */
 	struct rb_root_cached va;
 	u64 vram_used;
+	u64 host_pinned;
 	u32 nr_allocs;
 };
+
+/* Registered user memory: a kind of allocation user space does not ask for. */
+#define ACCEL_BO_USERPTR	0x100
 
 /**
  * struct accel_bo - one allocation
  * @ref: held by the handle and by every mapping
  * @adev: the device (a reference is held)
- * @kind: ACCEL_MEM_*
+ * @kind: ACCEL_MEM_* or ACCEL_BO_USERPTR
  * @size: bytes asked for
- * @alloc_size: bytes reserved
+ * @alloc_size: bytes reserved in the address pool (and pinned, for host memory)
+ * @pool_addr: what the address pool returned
  * @node: device address range, in the owning context's tree
+ * @pages: host pages of ACCEL_MEM_HOST and ACCEL_BO_USERPTR
+ * @npages: number of @pages
+ * @writable: the device may write the pages
+ * @sgt: the pages as seen by the device
+ * @dma_mapped: @sgt is mapped (until the device goes away)
+ * @host_link: in adev->host_bos
  */
 struct accel_bo {
 	struct kref ref;
@@ -141,8 +161,20 @@ struct accel_bo {
 	u32 kind;
 	u64 size;
 	u64 alloc_size;
+	unsigned long pool_addr;
 	struct interval_tree_node node;
+	struct page **pages;
+	unsigned int npages;
+	bool writable;
+	struct sg_table sgt;
+	bool dma_mapped;
+	struct list_head host_link;
 };
+
+static inline bool accel_bo_is_host(const struct accel_bo *bo)
+{
+	return bo->kind == ACCEL_MEM_HOST || bo->kind == ACCEL_BO_USERPTR;
+}
 
 static inline u32 accel_read(struct accel_device *adev, u32 reg)
 {
@@ -168,7 +200,9 @@ u64 accel_vram_used(struct accel_device *adev);
 struct accel_ctx *accel_ctx_create(struct accel_device *adev);
 void accel_ctx_destroy(struct accel_ctx *ctx);
 int accel_bo_alloc(struct accel_ctx *ctx, struct accel_alloc *args);
+int accel_bo_userptr(struct accel_ctx *ctx, struct accel_userptr *args);
 int accel_bo_free(struct accel_ctx *ctx, u32 handle);
+void accel_mem_unmap_all(struct accel_device *adev);
 struct accel_bo *accel_ctx_lookup(struct accel_ctx *ctx, u64 addr, u64 size);
 void accel_bo_put(struct accel_bo *bo);
 int accel_mmap(struct file *file, struct vm_area_struct *vma);

@@ -25,6 +25,7 @@ union accel_ioctl_args {
 	struct accel_copy copy;
 	struct accel_memset memset;
 	struct accel_mem_stats stats;
+	struct accel_userptr userptr;
 };
 
 static int accel_ioctl_get_info(struct accel_ctx *ctx, void *args)
@@ -88,11 +89,18 @@ static int accel_ioctl_mem_stats(struct accel_ctx *ctx, void *args)
 	stats->vram_total = adev->vram_size;
 	stats->vram_used = accel_vram_used(adev);
 	stats->vram_free = adev->vram_size - stats->vram_used;
+	stats->host_pinned = atomic64_read(&adev->host_pinned);
 	mutex_lock(&ctx->lock);
 	stats->ctx_vram_used = ctx->vram_used;
+	stats->ctx_host_pinned = ctx->host_pinned;
 	stats->ctx_allocations = ctx->nr_allocs;
 	mutex_unlock(&ctx->lock);
 	return 0;
+}
+
+static int accel_ioctl_userptr(struct accel_ctx *ctx, void *args)
+{
+	return accel_bo_userptr(ctx, args);
 }
 
 static const struct accel_ioctl_desc accel_ioctls[] = {
@@ -123,8 +131,13 @@ static const struct accel_ioctl_desc accel_ioctls[] = {
 	},
 	[_IOC_NR(ACCEL_IOCTL_MEM_STATS)] = {
 		.cmd = ACCEL_IOCTL_MEM_STATS,
-		.min_size = offsetofend(struct accel_mem_stats, pad2),
+		.min_size = offsetofend(struct accel_mem_stats, ctx_host_pinned),
 		.func = accel_ioctl_mem_stats,
+	},
+	[_IOC_NR(ACCEL_IOCTL_USERPTR)] = {
+		.cmd = ACCEL_IOCTL_USERPTR,
+		.min_size = offsetofend(struct accel_userptr, dev_addr),
+		.func = accel_ioctl_userptr,
 	},
 };
 

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accel: device memory, contexts, handles and mmap.
+ * accel: device memory, host memory, contexts, handles and mmap.
  *
  * VRAM is managed by a genalloc pool whose addresses are the device
  * addresses user space sees (ACCEL_VRAM_BASE + VRAM offset). genalloc is
  * lock-free, gives best fit at a 256-byte granularity and aligned first fit
  * for larger alignments. Its bitmap scan is linear, which is acceptable
  * because allocations through the ioctl are few and large: libaccel caches
- * them.
+ * them. A second pool hands out device addresses for host memory.
+ *
+ * Host memory (ACCEL_MEM_HOST, and user memory registered with
+ * ACCEL_IOCTL_USERPTR) is a set of pages mapped for DMA once, as a
+ * scatter-gather table. The device keeps a list of them so that the DMA
+ * mappings can be torn down when the PCI device goes away, while the pages
+ * stay for whoever still maps them.
  *
  * Each open file is a context. Its handles live in an xarray, and its
  * allocations in an interval tree by device address, so that any address
@@ -19,23 +25,35 @@
 #include "accel_drv.h"
 
 #define ACCEL_VRAM_ORDER	8	/* 256-byte granules */
+#define ACCEL_HOST_ORDER	16	/* 64 KiB granules of host addresses */
+#define ACCEL_HOST_SPAN		BIT_ULL(38)
 /* mmap offset of a handle: handle << ACCEL_MMAP_SHIFT (objects < 64 GiB) */
 #define ACCEL_MMAP_SHIFT	36
 #define ACCEL_MAX_HANDLE	((1u << 24) - 1)
+
+static struct gen_pool *accel_pool_create(int order, unsigned long base,
+					  u64 size, int nid)
+{
+	struct gen_pool *pool = gen_pool_create(order, nid);
+
+	if (pool && gen_pool_add(pool, base, size, nid)) {
+		gen_pool_destroy(pool);
+		pool = NULL;
+	}
+	return pool;
+}
 
 int accel_mem_init(struct accel_device *adev)
 {
 	int nid = dev_to_node(&adev->pdev->dev);
 
-	adev->vram_pool = gen_pool_create(ACCEL_VRAM_ORDER, nid);
-	if (!adev->vram_pool)
-		return -ENOMEM;
-	if (gen_pool_add(adev->vram_pool, ACCEL_VRAM_BASE, adev->vram_size, nid)) {
-		gen_pool_destroy(adev->vram_pool);
-		adev->vram_pool = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	INIT_LIST_HEAD(&adev->host_bos);
+	mutex_init(&adev->host_lock);
+	adev->vram_pool = accel_pool_create(ACCEL_VRAM_ORDER, ACCEL_VRAM_BASE,
+					    adev->vram_size, nid);
+	adev->host_pool = accel_pool_create(ACCEL_HOST_ORDER, ACCEL_HOST_BASE,
+					    ACCEL_HOST_SPAN, nid);
+	return adev->vram_pool && adev->host_pool ? 0 : -ENOMEM;
 }
 
 /* Called when the last reference to the device goes: no allocation is left. */
@@ -43,6 +61,8 @@ void accel_mem_fini(struct accel_device *adev)
 {
 	if (adev->vram_pool)
 		gen_pool_destroy(adev->vram_pool);
+	if (adev->host_pool)
+		gen_pool_destroy(adev->host_pool);
 }
 
 u64 accel_vram_used(struct accel_device *adev)
@@ -64,12 +84,86 @@ struct accel_ctx *accel_ctx_create(struct accel_device *adev)
 	return ctx;
 }
 
+/* Host pages: DMA mapping */
+
+static int accel_host_map(struct accel_bo *bo, unsigned int offset)
+{
+	struct accel_device *adev = bo->adev;
+	enum dma_data_direction dir = bo->writable ? DMA_BIDIRECTIONAL :
+						     DMA_TO_DEVICE;
+	int ret;
+
+	ret = sg_alloc_table_from_pages(&bo->sgt, bo->pages, bo->npages, offset,
+					bo->size, GFP_KERNEL);
+	if (ret)
+		return ret;
+	/* callers are ioctls: the PCI device cannot go away meanwhile */
+	mutex_lock(&adev->host_lock);
+	ret = dma_map_sgtable(&adev->pdev->dev, &bo->sgt, dir, 0);
+	if (!ret) {
+		bo->dma_mapped = true;
+		list_add(&bo->host_link, &adev->host_bos);
+	}
+	mutex_unlock(&adev->host_lock);
+	if (ret)
+		sg_free_table(&bo->sgt);
+	return ret;
+}
+
+/* adev->host_lock is held. */
+static void accel_host_unmap_locked(struct accel_bo *bo)
+{
+	if (!bo->dma_mapped)
+		return;
+	dma_unmap_sgtable(&bo->adev->pdev->dev, &bo->sgt,
+			  bo->writable ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE, 0);
+	bo->dma_mapped = false;
+}
+
+/* The device is going away: no DMA mapping of host memory may remain. */
+void accel_mem_unmap_all(struct accel_device *adev)
+{
+	struct accel_bo *bo;
+
+	mutex_lock(&adev->host_lock);
+	list_for_each_entry(bo, &adev->host_bos, host_link)
+		accel_host_unmap_locked(bo);
+	mutex_unlock(&adev->host_lock);
+}
+
+static void accel_host_release(struct accel_bo *bo)
+{
+	struct accel_device *adev = bo->adev;
+	unsigned int i;
+
+	if (bo->sgt.sgl) {
+		mutex_lock(&adev->host_lock);
+		accel_host_unmap_locked(bo);
+		list_del(&bo->host_link);
+		mutex_unlock(&adev->host_lock);
+		sg_free_table(&bo->sgt);
+	}
+	if (bo->kind == ACCEL_BO_USERPTR) {
+		unpin_user_pages_dirty_lock(bo->pages, bo->npages, bo->writable);
+	} else {
+		for (i = 0; i < bo->npages && bo->pages[i]; i++)
+			__free_page(bo->pages[i]);
+	}
+	kvfree(bo->pages);
+	atomic64_sub((u64)bo->npages << PAGE_SHIFT, &adev->host_pinned);
+}
+
 static void accel_bo_release(struct kref *ref)
 {
 	struct accel_bo *bo = container_of(ref, struct accel_bo, ref);
+	struct accel_device *adev = bo->adev;
 
-	gen_pool_free(bo->adev->vram_pool, accel_bo_addr(bo), bo->alloc_size);
-	accel_device_put(bo->adev);
+	if (accel_bo_is_host(bo))
+		accel_host_release(bo);
+	if (bo->pool_addr)
+		gen_pool_free(accel_bo_is_host(bo) ? adev->host_pool :
+			      adev->vram_pool, bo->pool_addr, bo->alloc_size);
+	accel_device_put(adev);
 	kfree(bo);
 }
 
@@ -78,12 +172,38 @@ void accel_bo_put(struct accel_bo *bo)
 	kref_put(&bo->ref, accel_bo_release);
 }
 
+static struct accel_bo *accel_bo_new(struct accel_device *adev, u32 kind,
+				     u64 size)
+{
+	struct accel_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+
+	if (!bo)
+		return NULL;
+	kref_init(&bo->ref);
+	kref_get(&adev->ref);
+	bo->adev = adev;
+	bo->kind = kind;
+	bo->size = size;
+	return bo;
+}
+
+/* Contexts */
+
+static void accel_ctx_account(struct accel_ctx *ctx, struct accel_bo *bo,
+			      int sign)
+{
+	if (accel_bo_is_host(bo))
+		ctx->host_pinned += sign * ((u64)bo->npages << PAGE_SHIFT);
+	else
+		ctx->vram_used += sign * bo->alloc_size;
+	ctx->nr_allocs += sign;
+}
+
 /* Take @bo out of @ctx; ctx->lock is held. */
 static void accel_ctx_unlink(struct accel_ctx *ctx, struct accel_bo *bo)
 {
 	interval_tree_remove(&bo->node, &ctx->va);
-	ctx->vram_used -= bo->alloc_size;
-	ctx->nr_allocs--;
+	accel_ctx_account(ctx, bo, -1);
 }
 
 void accel_ctx_destroy(struct accel_ctx *ctx)
@@ -100,6 +220,27 @@ void accel_ctx_destroy(struct accel_ctx *ctx)
 	kfree(ctx);
 }
 
+/* Publish @bo in @ctx, at device address @addr: a handle and a range. */
+static int accel_ctx_link(struct accel_ctx *ctx, struct accel_bo *bo, u64 addr,
+			  u32 *handle)
+{
+	int ret;
+
+	bo->node.start = addr;
+	bo->node.last = addr + bo->size - 1;
+	mutex_lock(&ctx->lock);
+	ret = xa_alloc(&ctx->handles, handle, bo, XA_LIMIT(1, ACCEL_MAX_HANDLE),
+		       GFP_KERNEL);
+	if (!ret) {
+		interval_tree_insert(&bo->node, &ctx->va);
+		accel_ctx_account(ctx, bo, 1);
+	}
+	mutex_unlock(&ctx->lock);
+	return ret == -EBUSY ? -ENOSPC : ret;
+}
+
+/* Allocation */
+
 /* The alignment an allocation gets, or 0 if @args is invalid. */
 static u64 accel_alloc_align(const struct accel_alloc *args)
 {
@@ -109,88 +250,149 @@ static u64 accel_alloc_align(const struct accel_alloc *args)
 		return 0;
 	align = max_t(u64, align, ACCEL_ALLOC_MIN_ALIGN);
 	/* mappable memory must not share a page with its neighbours */
-	if (args->kind == ACCEL_MEM_HOST_VISIBLE)
+	if (args->kind != ACCEL_MEM_DEVICE)
 		align = max_t(u64, align, PAGE_SIZE);
 	return align;
 }
 
-static unsigned long accel_vram_alloc(struct accel_device *adev, u64 size,
-				      u64 align)
+static int accel_vram_reserve(struct accel_bo *bo, u64 align)
+{
+	struct accel_device *adev = bo->adev;
+	struct genpool_data_align data = { .align = align };
+
+	bo->alloc_size = round_up(bo->size, bo->kind == ACCEL_MEM_HOST_VISIBLE ?
+				  PAGE_SIZE : ACCEL_ALLOC_MIN_ALIGN);
+	if (align <= ACCEL_ALLOC_MIN_ALIGN)
+		bo->pool_addr = gen_pool_alloc_algo(adev->vram_pool, bo->alloc_size,
+						    gen_pool_best_fit, NULL);
+	else
+		bo->pool_addr = gen_pool_alloc_algo(adev->vram_pool, bo->alloc_size,
+						    gen_pool_first_fit_align, &data);
+	return bo->pool_addr ? 0 : -ENOMEM;
+}
+
+/* Device addresses for @bo's pages, which start @offset bytes into a page. */
+static int accel_host_reserve(struct accel_bo *bo, u64 align)
 {
 	struct genpool_data_align data = { .align = align };
 
-	if (align <= ACCEL_ALLOC_MIN_ALIGN)
-		return gen_pool_alloc_algo(adev->vram_pool, size,
-					   gen_pool_best_fit, NULL);
-	return gen_pool_alloc_algo(adev->vram_pool, size,
-				   gen_pool_first_fit_align, &data);
+	bo->alloc_size = round_up((u64)bo->npages << PAGE_SHIFT,
+				  1ull << ACCEL_HOST_ORDER);
+	bo->pool_addr = gen_pool_alloc_algo(bo->adev->host_pool, bo->alloc_size,
+					    gen_pool_first_fit_align, &data);
+	return bo->pool_addr ? 0 : -ENOMEM;
 }
 
-/* Publish @bo in @ctx: a handle and an address range. */
-static int accel_ctx_link(struct accel_ctx *ctx, struct accel_bo *bo,
-			  u32 *handle)
+static int accel_host_alloc_pages(struct accel_bo *bo)
 {
-	int ret;
+	unsigned int i;
 
-	mutex_lock(&ctx->lock);
-	ret = xa_alloc(&ctx->handles, handle, bo, XA_LIMIT(1, ACCEL_MAX_HANDLE),
-		       GFP_KERNEL);
-	if (!ret) {
-		interval_tree_insert(&bo->node, &ctx->va);
-		ctx->vram_used += bo->alloc_size;
-		ctx->nr_allocs++;
+	bo->npages = DIV_ROUND_UP(bo->size, PAGE_SIZE);
+	bo->writable = true;
+	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages), GFP_KERNEL);
+	if (!bo->pages)
+		return -ENOMEM;
+	atomic64_add((u64)bo->npages << PAGE_SHIFT, &bo->adev->host_pinned);
+	for (i = 0; i < bo->npages; i++) {
+		bo->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+		if (!bo->pages[i])
+			return -ENOMEM;
 	}
-	mutex_unlock(&ctx->lock);
-	return ret == -EBUSY ? -ENOSPC : ret;
+	return accel_host_map(bo, 0);
 }
 
 int accel_bo_alloc(struct accel_ctx *ctx, struct accel_alloc *args)
 {
 	struct accel_device *adev = ctx->adev;
 	struct accel_bo *bo;
-	unsigned long addr;
-	u64 align, alloc_size;
+	u64 align;
 	u32 handle;
 	int ret;
 
 	if (args->flags || args->pad || !args->size)
 		return -EINVAL;
-	if (args->kind != ACCEL_MEM_DEVICE && args->kind != ACCEL_MEM_HOST_VISIBLE)
+	if (args->kind < ACCEL_MEM_DEVICE || args->kind > ACCEL_MEM_HOST)
 		return -EINVAL;
 	align = accel_alloc_align(args);
 	if (!align)
 		return -EINVAL;
-	if (args->size > adev->vram_size)
+	if (args->kind == ACCEL_MEM_HOST ?
+	    args->size > totalram_pages() << PAGE_SHIFT :
+	    args->size > adev->vram_size)
 		return -ENOMEM;
-	alloc_size = round_up(args->size, args->kind == ACCEL_MEM_HOST_VISIBLE ?
-			      PAGE_SIZE : ACCEL_ALLOC_MIN_ALIGN);
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = accel_bo_new(adev, args->kind, args->size);
 	if (!bo)
 		return -ENOMEM;
-	addr = accel_vram_alloc(adev, alloc_size, align);
-	if (!addr) {
-		kfree(bo);
-		return -ENOMEM;
+	if (args->kind == ACCEL_MEM_HOST) {
+		ret = accel_host_alloc_pages(bo);
+		if (!ret)
+			ret = accel_host_reserve(bo, align);
+	} else {
+		ret = accel_vram_reserve(bo, align);
 	}
-	kref_init(&bo->ref);
-	kref_get(&adev->ref);
-	bo->adev = adev;
-	bo->kind = args->kind;
-	bo->size = args->size;
-	bo->alloc_size = alloc_size;
-	bo->node.start = addr;
-	bo->node.last = addr + args->size - 1;
-
-	ret = accel_ctx_link(ctx, bo, &handle);
+	if (!ret)
+		ret = accel_ctx_link(ctx, bo, bo->pool_addr, &handle);
 	if (ret) {
 		accel_bo_put(bo);
 		return ret;
 	}
 	args->handle = handle;
-	args->dev_addr = addr;
-	args->mmap_offset = args->kind == ACCEL_MEM_HOST_VISIBLE ?
-			    (u64)handle << ACCEL_MMAP_SHIFT : 0;
+	args->dev_addr = accel_bo_addr(bo);
+	args->mmap_offset = args->kind == ACCEL_MEM_DEVICE ? 0 :
+			    (u64)handle << ACCEL_MMAP_SHIFT;
+	return 0;
+}
+
+int accel_bo_userptr(struct accel_ctx *ctx, struct accel_userptr *args)
+{
+	unsigned int offset = offset_in_page(args->user_addr);
+	struct accel_bo *bo;
+	int pinned, want, ret;
+	u32 handle;
+
+	if (args->flags & ~ACCEL_USERPTR_FLAGS_VALID || !args->size)
+		return -EINVAL;
+	if (args->user_addr + args->size < args->user_addr ||
+	    !access_ok(u64_to_user_ptr(args->user_addr), args->size))
+		return -EFAULT;
+	if (DIV_ROUND_UP(offset + args->size, PAGE_SIZE) > INT_MAX)
+		return -ENOMEM;
+
+	bo = accel_bo_new(ctx->adev, ACCEL_BO_USERPTR, args->size);
+	if (!bo)
+		return -ENOMEM;
+	bo->writable = !(args->flags & ACCEL_USERPTR_READ_ONLY);
+	bo->npages = DIV_ROUND_UP(offset + args->size, PAGE_SIZE);
+	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages), GFP_KERNEL);
+	if (!bo->pages) {
+		bo->npages = 0;
+		accel_bo_put(bo);
+		return -ENOMEM;
+	}
+	want = bo->npages;
+	pinned = pin_user_pages_fast(args->user_addr & PAGE_MASK, want,
+				     FOLL_LONGTERM | (bo->writable ? FOLL_WRITE : 0),
+				     bo->pages);
+	/* what is pinned is released with the bo, and accounted until then */
+	bo->npages = max(pinned, 0);
+	atomic64_add((u64)bo->npages << PAGE_SHIFT, &ctx->adev->host_pinned);
+	if (pinned != want) {
+		accel_bo_put(bo);
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+
+	ret = accel_host_map(bo, offset);
+	if (!ret)
+		ret = accel_host_reserve(bo, PAGE_SIZE);
+	if (!ret)
+		ret = accel_ctx_link(ctx, bo, bo->pool_addr + offset, &handle);
+	if (ret) {
+		accel_bo_put(bo);
+		return ret;
+	}
+	args->handle = handle;
+	args->dev_addr = accel_bo_addr(bo);
 	return 0;
 }
 
@@ -227,6 +429,8 @@ struct accel_bo *accel_ctx_lookup(struct accel_ctx *ctx, u64 addr, u64 size)
 	return bo;
 }
 
+/* mmap */
+
 /* A mapping keeps its allocation alive, across fork() and VMA splits too. */
 static void accel_vm_open(struct vm_area_struct *vma)
 {
@@ -257,24 +461,47 @@ static struct accel_bo *accel_mmap_lookup(struct accel_ctx *ctx, u64 offset)
 	return bo;
 }
 
-static int accel_mmap_bo(struct accel_bo *bo, struct vm_area_struct *vma,
-			 u64 inner)
+static int accel_mmap_vram(struct accel_bo *bo, struct vm_area_struct *vma,
+			   u64 inner)
 {
-	struct accel_device *adev = bo->adev;
 	unsigned long len = vma->vm_end - vma->vm_start;
 	phys_addr_t phys;
 
-	if (bo->kind != ACCEL_MEM_HOST_VISIBLE)
-		return -EACCES;
-	if (inner >= bo->alloc_size || len > bo->alloc_size - inner)
-		return -EINVAL;
-	phys = adev->vram_bar + (accel_bo_addr(bo) - ACCEL_VRAM_BASE) + inner;
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	phys = bo->adev->vram_bar + (bo->pool_addr - ACCEL_VRAM_BASE) + inner;
+	vma->vm_flags |= VM_IO | VM_PFNMAP;
 	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
-	vma->vm_private_data = bo;
-	vma->vm_ops = &accel_vm_ops;
 	return io_remap_pfn_range(vma, vma->vm_start, phys >> PAGE_SHIFT, len,
 				  vma->vm_page_prot);
+}
+
+static int accel_mmap_host(struct accel_bo *bo, struct vm_area_struct *vma,
+			   u64 inner)
+{
+	unsigned long addr, first = inner >> PAGE_SHIFT;
+	int ret = 0;
+
+	for (addr = vma->vm_start; addr < vma->vm_end && !ret; addr += PAGE_SIZE)
+		ret = vm_insert_page(vma, addr, bo->pages[first++]);
+	return ret;
+}
+
+static int accel_mmap_bo(struct accel_bo *bo, struct vm_area_struct *vma,
+			 u64 inner)
+{
+	unsigned long len = vma->vm_end - vma->vm_start;
+	u64 mappable = bo->kind == ACCEL_MEM_HOST ?
+		       (u64)bo->npages << PAGE_SHIFT : bo->alloc_size;
+
+	if (bo->kind != ACCEL_MEM_HOST_VISIBLE && bo->kind != ACCEL_MEM_HOST)
+		return -EACCES;
+	if (inner >= mappable || len > mappable - inner)
+		return -EINVAL;
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_private_data = bo;
+	vma->vm_ops = &accel_vm_ops;
+	if (bo->kind == ACCEL_MEM_HOST)
+		return accel_mmap_host(bo, vma, inner);
+	return accel_mmap_vram(bo, vma, inner);
 }
 
 int accel_mmap(struct file *file, struct vm_area_struct *vma)

@@ -74,15 +74,19 @@ struct accel_info {
  * Memory
  *
  * Every allocation has a device address: VRAM allocations live at
- * ACCEL_VRAM_BASE + their VRAM offset. Any address inside an allocation,
+ * ACCEL_VRAM_BASE + their VRAM offset, host memory above ACCEL_HOST_BASE.
+ * Any address inside an allocation,
  * base + k, is valid for copies and fills, and a range must lie inside one
  * allocation the caller owns.
  */
 #define ACCEL_VRAM_BASE		0x0000100000000000ull
+/* Host memory (ACCEL_MEM_HOST and registered user memory) lives here. */
+#define ACCEL_HOST_BASE		0x0000200000000000ull
 
 /* Kinds of memory */
 #define ACCEL_MEM_DEVICE	1	/* VRAM, not mappable */
 #define ACCEL_MEM_HOST_VISIBLE	2	/* VRAM, mappable through BAR2 (write-combined) */
+#define ACCEL_MEM_HOST		3	/* pinned system memory, DMA-mapped, mappable */
 
 #define ACCEL_ALLOC_MIN_ALIGN	256
 #define ACCEL_ALLOC_MAX_ALIGN	_BITULL(30)
@@ -169,6 +173,9 @@ struct accel_memset {
  * @ctx_vram_used: out, bytes allocated through this file
  * @ctx_allocations: out, live allocations of this file
  * @pad2: must be zero
+ * @host_pinned: out, bytes of host memory pinned for the device
+ *	(ACCEL_MEM_HOST and registered user memory), by all processes
+ * @ctx_host_pinned: out, the part of @host_pinned this file holds
  */
 struct accel_mem_stats {
 	__u32 flags;
@@ -179,6 +186,31 @@ struct accel_mem_stats {
 	__u64 ctx_vram_used;
 	__u32 ctx_allocations;
 	__u32 pad2;
+	__u64 host_pinned;
+	__u64 ctx_host_pinned;
+};
+
+/* struct accel_userptr flags */
+#define ACCEL_USERPTR_READ_ONLY	_BITUL(0)	/* the device only reads it */
+#define ACCEL_USERPTR_FLAGS_VALID ACCEL_USERPTR_READ_ONLY
+
+/**
+ * struct accel_userptr - ACCEL_IOCTL_USERPTR: register user memory for DMA
+ * @user_addr: in, start of the buffer, any alignment
+ * @size: in, bytes, at least 1
+ * @flags: in, ACCEL_USERPTR_*
+ * @handle: out, release it with ACCEL_IOCTL_FREE
+ * @dev_addr: out, device address of @user_addr
+ *
+ * The pages stay pinned (FOLL_LONGTERM) and mapped for DMA until the
+ * handle is freed; copies to and from dev_addr + k need no pinning.
+ */
+struct accel_userptr {
+	__u64 user_addr;
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u64 dev_addr;
 };
 
 #define ACCEL_IOCTL_ALLOC	_IOWR(ACCEL_IOCTL_TYPE, 0x01, struct accel_alloc)
@@ -186,5 +218,6 @@ struct accel_mem_stats {
 #define ACCEL_IOCTL_COPY	_IOW(ACCEL_IOCTL_TYPE, 0x03, struct accel_copy)
 #define ACCEL_IOCTL_MEMSET	_IOW(ACCEL_IOCTL_TYPE, 0x04, struct accel_memset)
 #define ACCEL_IOCTL_MEM_STATS	_IOWR(ACCEL_IOCTL_TYPE, 0x05, struct accel_mem_stats)
+#define ACCEL_IOCTL_USERPTR	_IOWR(ACCEL_IOCTL_TYPE, 0x06, struct accel_userptr)
 
 #endif /* _UAPI_ACCEL_H */

@@ -105,6 +105,7 @@ static int write_file(const char *path, const char *s)
 FIXTURE(mem) {
 	int fd;
 	uint64_t base_used;
+	uint64_t base_pinned;
 };
 
 FIXTURE_SETUP(mem)
@@ -112,6 +113,7 @@ FIXTURE_SETUP(mem)
 	self->fd = dev_open();
 	ASSERT_GE(self->fd, 0);
 	self->base_used = stats(self->fd).vram_used;
+	self->base_pinned = stats(self->fd).host_pinned;
 	ASSERT_EQ(0, stats(self->fd).ctx_allocations);
 }
 
@@ -124,6 +126,7 @@ FIXTURE_TEARDOWN(mem)
 	fd = dev_open();
 	ASSERT_GE(fd, 0);
 	EXPECT_EQ(self->base_used, stats(fd).vram_used);
+	EXPECT_EQ(self->base_pinned, stats(fd).host_pinned);
 	close(fd);
 }
 
@@ -166,7 +169,9 @@ TEST_F(mem, alloc_rejects_bad_input)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, mem_alloc(self->fd, 64, 0, 0, &a));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, mem_alloc(self->fd, 64, 0, 3, &a));
+	EXPECT_EQ(-1, mem_alloc(self->fd, 64, 0, ACCEL_MEM_HOST + 1, &a));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, mem_alloc(self->fd, 64, 0, 0x100, &a));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, mem_alloc(self->fd, 64, 3, ACCEL_MEM_DEVICE, &a));
 	EXPECT_EQ(EINVAL, errno);
@@ -591,6 +596,196 @@ TEST_F(mem, many_processes)
 		if (wait(&status) > 0 && WIFEXITED(status) && !WEXITSTATUS(status))
 			ok++;
 	EXPECT_EQ(nproc, ok);
+}
+
+/* Pinned host memory: mappable, and a copy source or target by address. */
+TEST_F(mem, host_memory)
+{
+	uint64_t n = 3 * 4096 + 100;
+	uint8_t in[3 * 4096 + 100], out[3 * 4096 + 100];
+	struct accel_alloc h, v;
+	uint8_t *map;
+
+	ASSERT_EQ(0, mem_alloc(self->fd, n, 0, ACCEL_MEM_HOST, &h));
+	EXPECT_GE(h.dev_addr, ACCEL_HOST_BASE);
+	EXPECT_NE(0, h.mmap_offset);
+	EXPECT_EQ(self->base_pinned + 4 * 4096, stats(self->fd).host_pinned);
+	EXPECT_EQ(4 * 4096, stats(self->fd).ctx_host_pinned);
+	EXPECT_EQ(0, stats(self->fd).ctx_vram_used);
+	map = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		   h.mmap_offset);
+	ASSERT_NE(MAP_FAILED, map);
+	EXPECT_EQ(0, map[n - 1]);	/* new memory is zeroed */
+	ASSERT_EQ(0, mem_alloc(self->fd, n + 64, 0, ACCEL_MEM_DEVICE, &v));
+
+	/* host allocation -> VRAM -> user memory */
+	pattern(in, n, 21);
+	memcpy(map, in, n);
+	ASSERT_EQ(0, copy(self->fd, v.dev_addr + 9, h.dev_addr, n, 0));
+	ASSERT_EQ(0, d2h(self->fd, out, v.dev_addr + 9, n));
+	EXPECT_EQ(0, memcmp(in, out, n));
+	/* VRAM -> host allocation, at an interior address */
+	ASSERT_EQ(0, copy(self->fd, h.dev_addr + 5, v.dev_addr + 9, n - 5, 0));
+	EXPECT_EQ(0, memcmp(in, map + 5, n - 5));
+	/* user memory -> host allocation, and a fill */
+	pattern(in, n, 22);
+	ASSERT_EQ(0, h2d(self->fd, h.dev_addr, in, n));
+	EXPECT_EQ(0, memcmp(in, map, n));
+	ASSERT_EQ(0, fill(self->fd, h.dev_addr + 4000, 5000, 0x5a));
+	EXPECT_EQ(in[3999], map[3999]);
+	EXPECT_EQ(0x5a, map[4000]);
+	EXPECT_EQ(0x5a, map[8999]);
+	EXPECT_EQ(in[9000], map[9000]);
+	/* past the end is refused */
+	EXPECT_EQ(-1, copy(self->fd, v.dev_addr, h.dev_addr + 1, n, 0));
+	EXPECT_EQ(EFAULT, errno);
+	/* the mapping keeps the pages after the handle is freed */
+	ASSERT_EQ(0, mem_free(self->fd, h.handle));
+	EXPECT_EQ(self->base_pinned + 4 * 4096, stats(self->fd).host_pinned);
+	EXPECT_EQ(0x5a, map[4000]);
+	munmap(map, 4 * 4096);
+	EXPECT_EQ(self->base_pinned, stats(self->fd).host_pinned);
+}
+
+TEST_F(mem, host_memory_large)
+{
+	uint64_t n = 48 * MiB + 12345;
+	struct accel_alloc h, v;
+	uint8_t *map, *in = malloc(n);
+
+	ASSERT_NE(NULL, in);
+	ASSERT_EQ(0, mem_alloc(self->fd, n, 0, ACCEL_MEM_HOST, &h));
+	ASSERT_EQ(0, mem_alloc(self->fd, n, 0, ACCEL_MEM_DEVICE, &v));
+	map = mmap(NULL, (n + 4095) & ~4095ull, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   self->fd, h.mmap_offset);
+	ASSERT_NE(MAP_FAILED, map);
+	pattern(in, n, 8);
+	memcpy(map, in, n);
+	ASSERT_EQ(0, copy(self->fd, v.dev_addr, h.dev_addr, n, 0));
+	memset(map, 0, n);
+	ASSERT_EQ(0, copy(self->fd, h.dev_addr, v.dev_addr, n, 0));
+	EXPECT_EQ(0, memcmp(in, map, n));
+	munmap(map, (n + 4095) & ~4095ull);
+	free(in);
+}
+
+TEST_F(mem, host_alloc_rejects)
+{
+	struct accel_alloc h;
+
+	EXPECT_EQ(-1, mem_alloc(self->fd, 1ull << 50, 0, ACCEL_MEM_HOST, &h));
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(-1, mem_alloc(self->fd, 0, 0, ACCEL_MEM_HOST, &h));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(self->base_pinned, stats(self->fd).host_pinned);
+}
+
+static int userptr(int fd, void *addr, uint64_t size, uint32_t flags,
+		   struct accel_userptr *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->user_addr = (uintptr_t)addr;
+	u->size = size;
+	u->flags = flags;
+	return ioctl(fd, ACCEL_IOCTL_USERPTR, u);
+}
+
+/* Registered user memory is used by device address, with no pinning per copy. */
+TEST_F(mem, userptr_copies)
+{
+	uint64_t n = 3 * 4096 + 1000;
+	uint8_t *buf = malloc(n + 16), *in = malloc(n);
+	struct accel_userptr u;
+	struct accel_alloc v;
+
+	ASSERT_TRUE(buf && in);
+	memset(buf, 0, n + 16);
+	ASSERT_EQ(0, userptr(self->fd, buf + 3, n, 0, &u));
+	EXPECT_NE(0, u.handle);
+	EXPECT_GE(u.dev_addr, ACCEL_HOST_BASE);
+	EXPECT_EQ(((uintptr_t)buf + 3) % 4096, u.dev_addr % 4096);
+	EXPECT_LT(self->base_pinned, stats(self->fd).host_pinned);
+	ASSERT_EQ(0, mem_alloc(self->fd, n, 0, ACCEL_MEM_DEVICE, &v));
+
+	pattern(in, n, 31);
+	ASSERT_EQ(0, h2d(self->fd, v.dev_addr, in, n));
+	ASSERT_EQ(0, copy(self->fd, u.dev_addr + 7, v.dev_addr, n - 7, 0));
+	EXPECT_EQ(0, memcmp(in, buf + 3 + 7, n - 7));
+	EXPECT_EQ(0, buf[3 + 6]);		/* the byte before is untouched */
+	EXPECT_EQ(0, buf[3 + n]);		/* and the one after the range */
+	pattern(buf + 3, n, 32);
+	ASSERT_EQ(0, copy(self->fd, v.dev_addr, u.dev_addr, n, 0));
+	ASSERT_EQ(0, d2h(self->fd, in, v.dev_addr, n));
+	EXPECT_EQ(0, memcmp(in, buf + 3, n));
+	EXPECT_EQ(-1, copy(self->fd, v.dev_addr, u.dev_addr + 1, n, 0));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, mem_free(self->fd, u.handle));
+	EXPECT_EQ(self->base_pinned, stats(self->fd).host_pinned);
+	EXPECT_EQ(-1, copy(self->fd, v.dev_addr, u.dev_addr, 16, 0));
+	EXPECT_EQ(EFAULT, errno);
+	free(buf);
+	free(in);
+}
+
+TEST_F(mem, userptr_read_only)
+{
+	uint8_t buf[8192], out[8192];
+	struct accel_userptr u;
+	struct accel_alloc v, vis;
+	void *map;
+
+	pattern(buf, sizeof(buf), 41);
+	ASSERT_EQ(0, userptr(self->fd, buf, sizeof(buf), ACCEL_USERPTR_READ_ONLY, &u));
+	ASSERT_EQ(0, mem_alloc(self->fd, sizeof(buf), 0, ACCEL_MEM_DEVICE, &v));
+	ASSERT_EQ(0, copy(self->fd, v.dev_addr, u.dev_addr, sizeof(buf), 0));
+	ASSERT_EQ(0, d2h(self->fd, out, v.dev_addr, sizeof(out)));
+	EXPECT_EQ(0, memcmp(buf, out, sizeof(buf)));
+	/* the device may not write it */
+	EXPECT_EQ(-1, copy(self->fd, u.dev_addr, v.dev_addr, 16, 0));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, fill(self->fd, u.dev_addr, 16, 0));
+	EXPECT_EQ(EFAULT, errno);
+	/* registered memory is the caller's already: not mappable */
+	ASSERT_EQ(0, mem_alloc(self->fd, 4096, 0, ACCEL_MEM_HOST_VISIBLE, &vis));
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+		   vis.mmap_offset / vis.handle * u.handle);
+	EXPECT_EQ(MAP_FAILED, map);
+	EXPECT_EQ(EACCES, errno);
+}
+
+TEST_F(mem, userptr_rejects)
+{
+	struct accel_userptr u;
+	void *ro, *gone;
+	uint8_t buf[64];
+
+	EXPECT_EQ(-1, userptr(self->fd, buf, 0, 0, &u));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, userptr(self->fd, buf, sizeof(buf), 2, &u));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, userptr(self->fd, NULL, 4096, 0, &u));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, userptr(self->fd, (void *)0xffff888000000000ull, 4096, 0, &u));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, userptr(self->fd, (void *)(~0ull - 100), 4096, 0, &u));
+	EXPECT_EQ(EFAULT, errno);
+	gone = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	munmap((char *)gone + 4096, 4096);
+	EXPECT_EQ(-1, userptr(self->fd, gone, 3 * 4096, 0, &u));
+	EXPECT_EQ(EFAULT, errno);
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	EXPECT_EQ(-1, userptr(self->fd, ro, 4096, 0, &u));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(0, userptr(self->fd, ro, 4096, ACCEL_USERPTR_READ_ONLY, &u));
+	EXPECT_EQ(0, mem_free(self->fd, u.handle));
+	EXPECT_EQ(self->base_pinned, stats(self->fd).host_pinned);
+	EXPECT_EQ(0, stats(self->fd).ctx_allocations);
+	munmap(gone, 4096);
+	munmap((char *)gone + 2 * 4096, 4096);
+	munmap(ro, 4096);
 }
 
 TEST_HARNESS_MAIN
