@@ -36,7 +36,7 @@ static int accel_open(struct inode *inode, struct file *file)
 	struct accel_ctx *ctx;
 
 	/* misc_open() holds misc_mtx, so the device is still registered. */
-	ctx = accel_ctx_create(adev);
+	ctx = accel_ctx_create(adev, file->f_mapping);
 	if (!ctx)
 		return -ENOMEM;
 	file->private_data = ctx;
@@ -73,6 +73,8 @@ static struct accel_device *accel_device_alloc(struct pci_dev *pdev)
 	}
 	kref_init(&adev->ref);
 	init_rwsem(&adev->remove_lock);
+	INIT_LIST_HEAD(&adev->ctxs);
+	mutex_init(&adev->ctxs_lock);
 	adev->pdev = pdev;
 	snprintf(adev->name, sizeof(adev->name), "accel%d", adev->index);
 	return adev;
@@ -170,6 +172,7 @@ static void accel_remove(struct pci_dev *pdev)
 	accel_hw_reset(adev);
 	accel_irq_fini(adev);
 	accel_chan_fini(&adev->chan);
+	accel_mem_revoke_mappings(adev);
 	accel_mem_unmap_all(adev);
 	adev->pdev = NULL;
 	accel_device_put(adev);

@@ -87,6 +87,8 @@ struct accel_queue_vector {
  * @host_bos: allocations backed by host pages, mapped for DMA
  * @host_lock: protects @host_bos and their DMA mappings
  * @host_pinned: bytes of host memory pinned for the device
+ * @ctxs: open contexts (a mapped file keeps its context)
+ * @ctxs_lock: protects @ctxs
  * @chan: the kernel's DMA channel
  * @debugfs: debugfs directory
  */
@@ -112,6 +114,8 @@ struct accel_device {
 	struct list_head host_bos;
 	struct mutex host_lock;	/* host_bos and their DMA mappings */
 	atomic64_t host_pinned;
+	struct list_head ctxs;
+	struct mutex ctxs_lock;	/* ctxs */
 	struct accel_chan chan;
 	struct dentry *debugfs;
 };
@@ -119,6 +123,8 @@ struct accel_device {
 /**
  * struct accel_ctx - what one open() of /dev/accelN owns
  * @adev: the device (a reference is held)
+ * @mapping: the file's address space, to revoke its mappings on removal
+ * @link: in adev->ctxs
  * @handles: handle -> struct accel_bo
  * @lock: protects @va and the counters
  * @va: the context's allocations by device address
@@ -128,6 +134,8 @@ struct accel_device {
  */
 struct accel_ctx {
 	struct accel_device *adev;
+	struct address_space *mapping;
+	struct list_head link;
 	struct xarray handles;
 	struct mutex lock;	/* handles, address tree and counters */
 	struct rb_root_cached va;
@@ -197,7 +205,9 @@ static inline u64 accel_bo_addr(struct accel_bo *bo)
 int accel_mem_init(struct accel_device *adev);
 void accel_mem_fini(struct accel_device *adev);
 u64 accel_vram_used(struct accel_device *adev);
-struct accel_ctx *accel_ctx_create(struct accel_device *adev);
+struct accel_ctx *accel_ctx_create(struct accel_device *adev,
+				   struct address_space *mapping);
+void accel_mem_revoke_mappings(struct accel_device *adev);
 void accel_ctx_destroy(struct accel_ctx *ctx);
 int accel_bo_alloc(struct accel_ctx *ctx, struct accel_alloc *args);
 int accel_bo_userptr(struct accel_ctx *ctx, struct accel_userptr *args);

@@ -70,7 +70,8 @@ u64 accel_vram_used(struct accel_device *adev)
 	return adev->vram_size - gen_pool_avail(adev->vram_pool);
 }
 
-struct accel_ctx *accel_ctx_create(struct accel_device *adev)
+struct accel_ctx *accel_ctx_create(struct accel_device *adev,
+				   struct address_space *mapping)
 {
 	struct accel_ctx *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 
@@ -78,10 +79,29 @@ struct accel_ctx *accel_ctx_create(struct accel_device *adev)
 		return NULL;
 	kref_get(&adev->ref);
 	ctx->adev = adev;
+	ctx->mapping = mapping;
 	xa_init_flags(&ctx->handles, XA_FLAGS_ALLOC1);
 	mutex_init(&ctx->lock);
 	ctx->va = RB_ROOT_CACHED;
+	mutex_lock(&adev->ctxs_lock);
+	list_add(&ctx->link, &adev->ctxs);
+	mutex_unlock(&adev->ctxs_lock);
 	return ctx;
+}
+
+/*
+ * The device is going away: zap every user mapping of it. VRAM that was
+ * mapped may be handed out again once the device comes back, so touching
+ * an old VRAM mapping now raises SIGBUS; host memory faults back in.
+ */
+void accel_mem_revoke_mappings(struct accel_device *adev)
+{
+	struct accel_ctx *ctx;
+
+	mutex_lock(&adev->ctxs_lock);
+	list_for_each_entry(ctx, &adev->ctxs, link)
+		unmap_mapping_range(ctx->mapping, 0, 0, 1);
+	mutex_unlock(&adev->ctxs_lock);
 }
 
 /* Host pages: DMA mapping */
@@ -208,9 +228,13 @@ static void accel_ctx_unlink(struct accel_ctx *ctx, struct accel_bo *bo)
 
 void accel_ctx_destroy(struct accel_ctx *ctx)
 {
+	struct accel_device *adev = ctx->adev;
 	struct accel_bo *bo;
 	unsigned long handle;
 
+	mutex_lock(&adev->ctxs_lock);
+	list_del(&ctx->link);
+	mutex_unlock(&adev->ctxs_lock);
 	xa_for_each(&ctx->handles, handle, bo) {
 		accel_ctx_unlink(ctx, bo);
 		accel_bo_put(bo);
@@ -444,9 +468,26 @@ static void accel_vm_close(struct vm_area_struct *vma)
 	accel_bo_put(vma->vm_private_data);
 }
 
+/*
+ * Host memory is inserted page by page on first touch, and again after the
+ * mappings were revoked; VRAM is mapped whole at mmap() time and faults only
+ * once revoked.
+ */
+static vm_fault_t accel_vm_fault(struct vm_fault *vmf)
+{
+	struct accel_bo *bo = vmf->vma->vm_private_data;
+	pgoff_t page = vmf->pgoff & ((1ul << (ACCEL_MMAP_SHIFT - PAGE_SHIFT)) - 1);
+
+	if (bo->kind != ACCEL_MEM_HOST || page >= bo->npages)
+		return VM_FAULT_SIGBUS;
+	return vmf_insert_pfn(vmf->vma, vmf->address,
+			      page_to_pfn(bo->pages[page]));
+}
+
 static const struct vm_operations_struct accel_vm_ops = {
 	.open = accel_vm_open,
 	.close = accel_vm_close,
+	.fault = accel_vm_fault,
 };
 
 static struct accel_bo *accel_mmap_lookup(struct accel_ctx *ctx, u64 offset)
@@ -468,21 +509,10 @@ static int accel_mmap_vram(struct accel_bo *bo, struct vm_area_struct *vma,
 	phys_addr_t phys;
 
 	phys = bo->adev->vram_bar + (bo->pool_addr - ACCEL_VRAM_BASE) + inner;
-	vma->vm_flags |= VM_IO | VM_PFNMAP;
+	vma->vm_flags |= VM_IO;
 	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
 	return io_remap_pfn_range(vma, vma->vm_start, phys >> PAGE_SHIFT, len,
 				  vma->vm_page_prot);
-}
-
-static int accel_mmap_host(struct accel_bo *bo, struct vm_area_struct *vma,
-			   u64 inner)
-{
-	unsigned long addr, first = inner >> PAGE_SHIFT;
-	int ret = 0;
-
-	for (addr = vma->vm_start; addr < vma->vm_end && !ret; addr += PAGE_SIZE)
-		ret = vm_insert_page(vma, addr, bo->pages[first++]);
-	return ret;
 }
 
 static int accel_mmap_bo(struct accel_bo *bo, struct vm_area_struct *vma,
@@ -496,11 +526,11 @@ static int accel_mmap_bo(struct accel_bo *bo, struct vm_area_struct *vma,
 		return -EACCES;
 	if (inner >= mappable || len > mappable - inner)
 		return -EINVAL;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
 	vma->vm_private_data = bo;
 	vma->vm_ops = &accel_vm_ops;
 	if (bo->kind == ACCEL_MEM_HOST)
-		return accel_mmap_host(bo, vma, inner);
+		return 0;
 	return accel_mmap_vram(bo, vma, inner);
 }
 

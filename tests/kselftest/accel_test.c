@@ -7,10 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -354,6 +358,53 @@ TEST(iommu_translates_when_enabled)
 		target[n > 0 ? n : 0] = 0;
 		EXPECT_EQ(0, strncmp(target, "DMA", 3)) TH_LOG("domain type %s", target);
 	}
+}
+
+/* Memory mapped before an unbind stays usable; closing frees it. */
+TEST(unbind_with_mapped_memory)
+{
+	struct accel_alloc host = { .size = 8192, .kind = ACCEL_MEM_HOST };
+	struct accel_alloc vram = { .size = 4096, .kind = ACCEL_MEM_DEVICE };
+	struct accel_alloc vis = { .size = 4096, .kind = ACCEL_MEM_HOST_VISIBLE };
+	uint8_t *map, *vis_map;
+	char addr[64];
+	int fd, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, accel_pci_addr(0, addr, sizeof(addr)));
+	fd = open("/dev/accel0", O_RDWR);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ioctl(fd, ACCEL_IOCTL_ALLOC, &host));
+	ASSERT_EQ(0, ioctl(fd, ACCEL_IOCTL_ALLOC, &vram));
+	ASSERT_EQ(0, ioctl(fd, ACCEL_IOCTL_ALLOC, &vis));
+	map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   host.mmap_offset);
+	ASSERT_NE(MAP_FAILED, map);
+	vis_map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       vis.mmap_offset);
+	ASSERT_NE(MAP_FAILED, vis_map);
+	vis_map[0] = 1;
+	map[100] = 7;
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	/* pinned host memory stays */
+	EXPECT_EQ(7, map[100]);
+	map[8191] = 9;
+	/* VRAM may belong to someone else after a rebind: the mapping is revoked */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		vis_map[0] = 2;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+	munmap(vis_map, 4096);
+	EXPECT_EQ(-1, ioctl(fd, ACCEL_IOCTL_ALLOC, &vram));
+	EXPECT_EQ(ENODEV, errno);
+	munmap(map, 8192);
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	EXPECT_EQ(count_pci_accels(), count_nodes());
 }
 
 TEST(rmmod_refused_while_open)
