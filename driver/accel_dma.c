@@ -10,6 +10,7 @@
  * sequence number and raises the queue's interrupt. A device error or a
  * time-out resets the hardware queue and fails the transfer.
  */
+#include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/scatterlist.h>
@@ -44,6 +45,7 @@ struct accel_side {
 	unsigned int npages;
 	struct sg_table sgt;
 	bool mapped;
+	bool peer_mapped;	/* one->addr maps a peer's BAR */
 	enum dma_data_direction dir;
 };
 
@@ -243,9 +245,32 @@ static void accel_side_vram(struct accel_side *side, u64 dev_addr, u64 len)
 	side->nsegs = 1;
 }
 
+/* VRAM of another device, reached through its BAR: peer to peer. */
+static int accel_side_peer(struct accel_device *adev, struct accel_side *side,
+			   struct accel_bo *bo, u64 addr, u64 len,
+			   enum dma_data_direction dir)
+{
+	phys_addr_t phys = bo->adev->vram_bar + (addr - ACCEL_VRAM_BASE);
+	dma_addr_t dma;
+
+	dma = dma_map_resource(&adev->pdev->dev, phys, len, dir, 0);
+	if (dma_mapping_error(&adev->pdev->dev, dma))
+		return -EIO;
+	side->dir = dir;
+	side->one.addr = dma;
+	side->one.len = len;
+	side->segs = &side->one;
+	side->nsegs = 1;
+	side->peer_mapped = true;
+	return 0;
+}
+
 static void accel_side_release(struct accel_device *adev,
 			       struct accel_side *side)
 {
+	if (side->peer_mapped)
+		dma_unmap_resource(&adev->pdev->dev, side->one.addr,
+				   side->one.len, side->dir, 0);
 	if (side->segs != &side->one)
 		kvfree(side->segs);
 	if (side->mapped)
@@ -297,6 +322,8 @@ static int accel_side_prepare(struct accel_ctx *ctx, struct accel_side *side,
 {
 	if (!bo)
 		return accel_side_user(ctx->adev, side, addr, len, dir);
+	if (bo->adev != ctx->adev)
+		return accel_side_peer(ctx->adev, side, bo, addr, len, dir);
 	if (!accel_bo_is_host(bo)) {
 		accel_side_vram(side, addr, len);
 		return 0;
@@ -341,24 +368,48 @@ static int accel_hold(struct accel_ctx *ctx, u64 addr, u64 size,
 	return *bo ? 0 : -EFAULT;
 }
 
-int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
+static bool accel_copy_flags_valid(u32 flags)
+{
+	const u32 src = ACCEL_COPY_SRC_USER | ACCEL_COPY_SRC_PEER;
+	const u32 dst = ACCEL_COPY_DST_USER | ACCEL_COPY_DST_PEER;
+
+	return !(flags & ~ACCEL_COPY_FLAGS_VALID) &&
+	       (flags & src) != src && (flags & dst) != dst;
+}
+
+/*
+ * Hold one side of a copy: none for user memory, else the allocation that
+ * holds the range, looked up in @peer's context for a PEER side. A peer on
+ * another device must be VRAM.
+ */
+static int accel_hold_side(struct accel_ctx *ctx, struct accel_ctx *peer,
+			   u64 addr, u64 size, bool user, struct accel_bo **bo)
+{
+	int ret;
+
+	*bo = NULL;
+	if (user)
+		return 0;
+	ret = accel_hold(peer ? peer : ctx, addr, size, bo);
+	if (!ret && (*bo)->adev != ctx->adev && accel_bo_is_host(*bo))
+		ret = -EINVAL;
+	return ret;
+}
+
+static int accel_copy_held(struct accel_ctx *ctx, struct accel_ctx *peer,
+			   const struct accel_copy *args)
 {
 	struct accel_bo *sbo = NULL, *dbo = NULL;
 	u64 off, len;
-	int ret = 0;
+	int ret;
 
-	if (args->flags & ~ACCEL_COPY_FLAGS_VALID || args->pad)
-		return -EINVAL;
-	if (!args->size)
-		return 0;
-	if (args->src + args->size - 1 < args->src ||
-	    args->dst + args->size - 1 < args->dst)
-		return -EFAULT;
-	if (!(args->flags & ACCEL_COPY_SRC_USER))
-		ret = accel_hold(ctx, args->src, args->size, &sbo);
-	if (!ret && !(args->flags & ACCEL_COPY_DST_USER))
-		ret = accel_hold(ctx, args->dst, args->size, &dbo);
-
+	ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
+			      args->src, args->size,
+			      args->flags & ACCEL_COPY_SRC_USER, &sbo);
+	if (!ret)
+		ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_DST_PEER ?
+				      peer : NULL, args->dst, args->size,
+				      args->flags & ACCEL_COPY_DST_USER, &dbo);
 	for (off = 0; !ret && off < args->size; off += len) {
 		len = min(args->size - off, ACCEL_XFER_WINDOW);
 		ret = accel_copy_window(ctx, dbo, args->dst + off, sbo,
@@ -368,6 +419,51 @@ int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
 		accel_bo_put(sbo);
 	if (dbo)
 		accel_bo_put(dbo);
+	return ret;
+}
+
+/*
+ * A copy with a peer keeps the peer's device from going away. A trylock:
+ * two devices copying to each other while both are removed must not
+ * deadlock on each other's remove_lock.
+ */
+static int accel_copy_with_peer(struct accel_ctx *ctx, struct accel_ctx *peer,
+				const struct accel_copy *args)
+{
+	struct accel_device *padev = peer->adev;
+	int ret;
+
+	if (padev == ctx->adev)
+		return accel_copy_held(ctx, peer, args);
+	if (!down_read_trylock(&padev->remove_lock))
+		return -EBUSY;
+	ret = padev->removed ? -ENODEV : accel_copy_held(ctx, peer, args);
+	up_read(&padev->remove_lock);
+	return ret;
+}
+
+int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
+{
+	struct accel_ctx *peer;
+	struct fd f;
+	int ret;
+
+	if (!accel_copy_flags_valid(args->flags) || args->pad || args->pad2)
+		return -EINVAL;
+	if (!args->size)
+		return 0;
+	if (args->src + args->size - 1 < args->src ||
+	    args->dst + args->size - 1 < args->dst)
+		return -EFAULT;
+	if (!(args->flags & (ACCEL_COPY_SRC_PEER | ACCEL_COPY_DST_PEER)))
+		return accel_copy_held(ctx, NULL, args);
+
+	f = fdget(args->peer_fd);
+	if (!f.file)
+		return -EBADF;
+	peer = accel_file_ctx(f.file);
+	ret = peer ? accel_copy_with_peer(ctx, peer, args) : -EINVAL;
+	fdput(f);
 	return ret;
 }
 

@@ -59,6 +59,12 @@ static const struct file_operations accel_fops = {
 	.llseek = noop_llseek,
 };
 
+/* The context of @file if it is an open /dev/accelN, else NULL. */
+struct accel_ctx *accel_file_ctx(struct file *file)
+{
+	return file->f_op == &accel_fops ? file->private_data : NULL;
+}
+
 static struct accel_device *accel_device_alloc(struct pci_dev *pdev)
 {
 	struct accel_device *adev;

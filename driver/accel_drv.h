@@ -195,6 +195,7 @@ static inline void accel_write(struct accel_device *adev, u32 reg, u32 val)
 }
 
 void accel_device_put(struct accel_device *adev);
+struct accel_ctx *accel_file_ctx(struct file *file);
 
 static inline u64 accel_bo_addr(struct accel_bo *bo)
 {

@@ -126,10 +126,18 @@ struct accel_free {
 	__u32 pad;
 };
 
-/* struct accel_copy flags: the address is a user pointer, not a device address */
+/*
+ * struct accel_copy flags. *_USER: the address is a user pointer, not a
+ * device address. *_PEER: the address is a device address of the file
+ * peer_fd (another accel device, or another open of this one), and the copy
+ * goes device to device through the peer's BAR (peer to peer).
+ */
 #define ACCEL_COPY_SRC_USER	_BITUL(0)
 #define ACCEL_COPY_DST_USER	_BITUL(1)
-#define ACCEL_COPY_FLAGS_VALID	(ACCEL_COPY_SRC_USER | ACCEL_COPY_DST_USER)
+#define ACCEL_COPY_SRC_PEER	_BITUL(2)
+#define ACCEL_COPY_DST_PEER	_BITUL(3)
+#define ACCEL_COPY_FLAGS_VALID	(ACCEL_COPY_SRC_USER | ACCEL_COPY_DST_USER | \
+				 ACCEL_COPY_SRC_PEER | ACCEL_COPY_DST_PEER)
 
 /**
  * struct accel_copy - ACCEL_IOCTL_COPY: copy and wait for completion
@@ -138,8 +146,11 @@ struct accel_free {
  * @size: in, bytes; 0 does nothing
  * @flags: in, ACCEL_COPY_*
  * @pad: must be zero
+ * @peer_fd: in, with a *_PEER flag: an open /dev/accelM that owns that side
+ * @pad2: must be zero
  *
- * User memory is pinned for the duration of the transfer.
+ * User memory is pinned for the duration of the transfer. A side cannot be
+ * both USER and PEER, and a PEER side must be VRAM of the peer.
  */
 struct accel_copy {
 	__u64 dst;
@@ -147,6 +158,8 @@ struct accel_copy {
 	__u64 size;
 	__u32 flags;
 	__u32 pad;
+	__s32 peer_fd;
+	__u32 pad2;
 };
 
 /**

@@ -788,4 +788,127 @@ TEST_F(mem, userptr_rejects)
 	munmap(ro, 4096);
 }
 
+static int copy_peer(int fd, uint64_t dst, uint64_t src, uint64_t size,
+		     uint32_t flags, int peer_fd)
+{
+	struct accel_copy c = { .dst = dst, .src = src, .size = size,
+				.flags = flags, .peer_fd = peer_fd };
+
+	return ioctl(fd, ACCEL_IOCTL_COPY, &c);
+}
+
+/* Device to device through the peer's BAR, in both directions. */
+TEST_F(mem, peer_to_peer)
+{
+	uint64_t n = 9 * MiB + 5;
+	uint8_t *in = malloc(n), *out = malloc(n);
+	struct accel_alloc v0, v1;
+	int peer = open("/dev/accel1", O_RDWR | O_CLOEXEC);
+
+	if (peer < 0)
+		SKIP(return, "needs a second device");
+	ASSERT_TRUE(in && out);
+	ASSERT_EQ(0, mem_alloc(self->fd, n + 128, 0, ACCEL_MEM_DEVICE, &v0));
+	ASSERT_EQ(0, mem_alloc(peer, n + 16, 0, ACCEL_MEM_DEVICE, &v1));
+	pattern(in, n, 51);
+	ASSERT_EQ(0, h2d(self->fd, v0.dev_addr, in, n));
+	ASSERT_EQ(0, copy_peer(self->fd, v1.dev_addr + 3, v0.dev_addr, n,
+			       ACCEL_COPY_DST_PEER, peer));
+	ASSERT_EQ(0, d2h(peer, out, v1.dev_addr + 3, n));
+	EXPECT_EQ(0, memcmp(in, out, n));
+	/* and back, pulled by the first device */
+	ASSERT_EQ(0, copy_peer(self->fd, v0.dev_addr + 100, v1.dev_addr + 3, n,
+			       ACCEL_COPY_SRC_PEER, peer));
+	ASSERT_EQ(0, d2h(self->fd, out, v0.dev_addr + 100, n));
+	EXPECT_EQ(0, memcmp(in, out, n));
+	close(peer);
+	free(in);
+	free(out);
+}
+
+TEST_F(mem, peer_rejects)
+{
+	struct accel_alloc v0, v1, h1;
+	struct accel_copy c = { 0 };
+	int peer = open("/dev/accel1", O_RDWR | O_CLOEXEC);
+	int null = open("/dev/null", O_RDWR);
+
+	if (peer < 0)
+		SKIP(return, "needs a second device");
+	ASSERT_EQ(0, mem_alloc(self->fd, 4096, 0, ACCEL_MEM_DEVICE, &v0));
+	ASSERT_EQ(0, mem_alloc(peer, 4096, 0, ACCEL_MEM_DEVICE, &v1));
+	ASSERT_EQ(0, mem_alloc(peer, 4096, 0, ACCEL_MEM_HOST, &h1));
+	EXPECT_EQ(-1, copy_peer(self->fd, v1.dev_addr, v0.dev_addr, 64,
+				ACCEL_COPY_DST_PEER, -1));
+	EXPECT_EQ(EBADF, errno);
+	EXPECT_EQ(-1, copy_peer(self->fd, v1.dev_addr, v0.dev_addr, 64,
+				ACCEL_COPY_DST_PEER, null));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, copy_peer(self->fd, v1.dev_addr, v0.dev_addr, 64,
+				ACCEL_COPY_DST_PEER | ACCEL_COPY_DST_USER, peer));
+	EXPECT_EQ(EINVAL, errno);
+	/* past the end of the peer's allocation, or not the peer's at all */
+	EXPECT_EQ(-1, copy_peer(self->fd, v1.dev_addr + 1, v0.dev_addr, 4096,
+				ACCEL_COPY_DST_PEER, peer));
+	EXPECT_EQ(EFAULT, errno);
+	/* (device addresses are per device: pick one the peer did not allocate) */
+	EXPECT_EQ(-1, copy_peer(self->fd, v1.dev_addr + MiB, v0.dev_addr, 64,
+				ACCEL_COPY_DST_PEER, peer));
+	EXPECT_EQ(EFAULT, errno);
+	/* the peer side must be device memory */
+	EXPECT_EQ(-1, copy_peer(self->fd, h1.dev_addr, v0.dev_addr, 64,
+				ACCEL_COPY_DST_PEER, peer));
+	EXPECT_EQ(EINVAL, errno);
+	c.dst = v1.dev_addr;
+	c.src = v0.dev_addr;
+	c.size = 64;
+	c.flags = ACCEL_COPY_DST_PEER;
+	c.peer_fd = peer;
+	c.pad2 = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, ACCEL_IOCTL_COPY, &c));
+	EXPECT_EQ(EINVAL, errno);
+	close(null);
+	close(peer);
+}
+
+/* Another open of the same device can be named as the peer too. */
+TEST_F(mem, peer_on_the_same_device)
+{
+	uint8_t in[5000], out[5000];
+	struct accel_alloc a, b;
+	int other = dev_open();
+
+	ASSERT_GE(other, 0);
+	ASSERT_EQ(0, mem_alloc(self->fd, sizeof(in), 0, ACCEL_MEM_DEVICE, &a));
+	ASSERT_EQ(0, mem_alloc(other, sizeof(in), 0, ACCEL_MEM_DEVICE, &b));
+	pattern(in, sizeof(in), 61);
+	ASSERT_EQ(0, h2d(self->fd, a.dev_addr, in, sizeof(in)));
+	ASSERT_EQ(0, copy_peer(self->fd, b.dev_addr, a.dev_addr, sizeof(in),
+			       ACCEL_COPY_DST_PEER, other));
+	ASSERT_EQ(0, d2h(other, out, b.dev_addr, sizeof(out)));
+	EXPECT_EQ(0, memcmp(in, out, sizeof(in)));
+	close(other);
+}
+
+/* A caller built against the first, shorter struct accel_copy still works. */
+TEST_F(mem, copy_old_struct_size)
+{
+	struct accel_copy_v1 {
+		__u64 dst, src, size;
+		__u32 flags, pad;
+	} c = { 0 };
+	uint8_t in[100], out[100];
+	struct accel_alloc a;
+
+	ASSERT_EQ(0, mem_alloc(self->fd, sizeof(in), 0, ACCEL_MEM_DEVICE, &a));
+	pattern(in, sizeof(in), 71);
+	c.dst = a.dev_addr;
+	c.src = (uintptr_t)in;
+	c.size = sizeof(in);
+	c.flags = ACCEL_COPY_SRC_USER;
+	ASSERT_EQ(0, ioctl(self->fd, _IOW(ACCEL_IOCTL_TYPE, 0x03, c), &c));
+	ASSERT_EQ(0, d2h(self->fd, out, a.dev_addr, sizeof(out)));
+	EXPECT_EQ(0, memcmp(in, out, sizeof(in)));
+}
+
 TEST_HARNESS_MAIN
