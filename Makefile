@@ -68,11 +68,20 @@ check: all
 demo: qemu driver $(BUILD)/examples/accel_info
 	@scripts/demo.sh
 
+$(BUILD)/tools/accel_bench: tools/bench/accel_bench.c tools/bench/bench_common.h \
+			   uapi/accel.h | deps
+	@mkdir -p $(@D)
+	$(CC) -static -O2 -Wall -o $@ $<
+
+$(BUILD)/tools/memcpy_bench: tools/bench/memcpy_bench.c tools/bench/bench_common.h | deps
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -o $@ $<
+
 $(BUILD)/examples/accel_info: examples/accel_info.c uapi/accel.h | deps
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -Wall -o $@ $<
 
-bench: qemu tests
+bench: qemu driver tests $(BUILD)/tools/accel_bench $(BUILD)/tools/memcpy_bench
 	@scripts/bench.sh
 
 # A long fuzzing campaign: make fuzz FUZZ_OPS=10000000 FUZZ_SEED=...

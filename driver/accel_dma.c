@@ -177,11 +177,9 @@ static int accel_chan_run_all(struct accel_chan *chan,
 	return ret;
 }
 
-/* The DMA segments of bytes [off, off + len) of @sgt. */
-static int accel_side_sgt(struct accel_side *side, struct sg_table *sgt,
-			  u64 off, u64 len)
+/* The DMA segments of @sgt, a freshly mapped table, in @side->segs. */
+static int accel_side_sgt(struct accel_side *side, struct sg_table *sgt)
 {
-	u64 seg_start, seg_end = 0, from, to;
 	struct scatterlist *sg;
 	unsigned int i;
 
@@ -189,15 +187,46 @@ static int accel_side_sgt(struct accel_side *side, struct sg_table *sgt,
 	if (!side->segs)
 		return -ENOMEM;
 	for_each_sgtable_dma_sg(sgt, sg, i) {
-		seg_start = seg_end;
-		seg_end += sg_dma_len(sg);
-		if (seg_end <= off)
-			continue;
-		if (seg_start >= off + len)
-			break;
-		from = max(seg_start, off);
-		to = min(seg_end, off + len);
-		side->segs[side->nsegs].addr = sg_dma_address(sg) + from - seg_start;
+		side->segs[i].addr = sg_dma_address(sg);
+		side->segs[i].len = sg_dma_len(sg);
+	}
+	side->nsegs = sgt->nents;
+	return 0;
+}
+
+/* The index of the DMA run of @bo that holds byte @off. */
+static unsigned int accel_bo_seg_at(const struct accel_bo *bo, u64 off)
+{
+	unsigned int lo = 0, hi = bo->dma_nsegs - 1, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (bo->dma_segs[mid].start <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Bytes [off, off + len) of a host allocation, from its DMA index. */
+static int accel_side_host(struct accel_side *side, const struct accel_bo *bo,
+			   u64 off, u64 len)
+{
+	unsigned int first = accel_bo_seg_at(bo, off), last, i;
+	const struct accel_dma_seg *seg;
+	u64 from, to;
+
+	last = accel_bo_seg_at(bo, off + len - 1);
+	side->segs = kvmalloc_array(last - first + 1, sizeof(*side->segs),
+				    GFP_KERNEL);
+	if (!side->segs)
+		return -ENOMEM;
+	for (i = first; i <= last; i++) {
+		seg = &bo->dma_segs[i];
+		from = max(seg->start, off);
+		to = min(seg->start + seg->len, off + len);
+		side->segs[side->nsegs].addr = seg->addr + from - seg->start;
 		side->segs[side->nsegs].len = to - from;
 		side->nsegs++;
 	}
@@ -233,7 +262,7 @@ static int accel_side_user(struct accel_device *adev, struct accel_side *side,
 	if (ret)
 		return ret;
 	side->mapped = true;
-	return accel_side_sgt(side, &side->sgt, 0, len);
+	return accel_side_sgt(side, &side->sgt);
 }
 
 static void accel_side_vram(struct accel_side *side, u64 dev_addr, u64 len)
@@ -330,7 +359,7 @@ static int accel_side_prepare(struct accel_ctx *ctx, struct accel_side *side,
 	}
 	if (dir == DMA_FROM_DEVICE && !bo->writable)
 		return -EFAULT;
-	return accel_side_sgt(side, &bo->sgt, addr - accel_bo_addr(bo), len);
+	return accel_side_host(side, bo, addr - accel_bo_addr(bo), len);
 }
 
 static int accel_copy_window(struct accel_ctx *ctx, struct accel_bo *dbo,

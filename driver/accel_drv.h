@@ -27,6 +27,18 @@
 struct accel_device;
 
 /**
+ * struct accel_dma_seg - a contiguous run of a host allocation, for DMA
+ * @start: offset of the run in the allocation
+ * @addr: bus address
+ * @len: bytes
+ */
+struct accel_dma_seg {
+	u64 start;
+	u64 addr;
+	u64 len;
+};
+
+/**
  * struct accel_chan - the kernel's DMA channel on one hardware queue
  * @adev: the device
  * @queue: hardware queue index
@@ -160,6 +172,8 @@ struct accel_ctx {
  * @npages: number of @pages
  * @writable: the device may write the pages
  * @sgt: the pages as seen by the device
+ * @dma_segs: the DMA runs of @sgt by offset, for slicing in O(log n)
+ * @dma_nsegs: number of @dma_segs
  * @dma_mapped: @sgt is mapped (until the device goes away)
  * @host_link: in adev->host_bos
  */
@@ -175,6 +189,8 @@ struct accel_bo {
 	unsigned int npages;
 	bool writable;
 	struct sg_table sgt;
+	struct accel_dma_seg *dma_segs;
+	unsigned int dma_nsegs;
 	bool dma_mapped;
 	struct list_head host_link;
 };

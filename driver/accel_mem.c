@@ -106,6 +106,27 @@ void accel_mem_revoke_mappings(struct accel_device *adev)
 
 /* Host pages: DMA mapping */
 
+/* Index the DMA runs of @bo by their offset in the allocation. */
+static int accel_host_index(struct accel_bo *bo)
+{
+	struct scatterlist *sg;
+	u64 start = 0;
+	unsigned int i;
+
+	bo->dma_segs = kvmalloc_array(bo->sgt.nents, sizeof(*bo->dma_segs),
+				      GFP_KERNEL);
+	if (!bo->dma_segs)
+		return -ENOMEM;
+	for_each_sgtable_dma_sg(&bo->sgt, sg, i) {
+		bo->dma_segs[i].start = start;
+		bo->dma_segs[i].addr = sg_dma_address(sg);
+		bo->dma_segs[i].len = sg_dma_len(sg);
+		start += sg_dma_len(sg);
+	}
+	bo->dma_nsegs = bo->sgt.nents;
+	return 0;
+}
+
 static int accel_host_map(struct accel_bo *bo, unsigned int offset)
 {
 	struct accel_device *adev = bo->adev;
@@ -125,9 +146,12 @@ static int accel_host_map(struct accel_bo *bo, unsigned int offset)
 		list_add(&bo->host_link, &adev->host_bos);
 	}
 	mutex_unlock(&adev->host_lock);
-	if (ret)
+	if (ret) {
 		sg_free_table(&bo->sgt);
-	return ret;
+		return ret;
+	}
+	/* from here on, the release path undoes the mapping */
+	return accel_host_index(bo);
 }
 
 /* adev->host_lock is held. */
@@ -163,6 +187,7 @@ static void accel_host_release(struct accel_bo *bo)
 		mutex_unlock(&adev->host_lock);
 		sg_free_table(&bo->sgt);
 	}
+	kvfree(bo->dma_segs);
 	if (bo->kind == ACCEL_BO_USERPTR) {
 		unpin_user_pages_dirty_lock(bo->pages, bo->npages, bo->writable);
 	} else {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -75,6 +76,9 @@ static pid_t spawn_qemu(const char *extra, const char *qtest_arg,
 	pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		/* QEMU must not outlive a test that crashed */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 
 		if (fd >= 0) {
 			dup2(fd, 2);
