@@ -44,7 +44,7 @@ accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
 	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR) modules
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
-       $(TESTS)/accel_test $(TESTS)/accel_mem_test
+       $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
@@ -57,7 +57,8 @@ $(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c \
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
 # Guest programs are static: the VM has busybox and no C library.
-$(TESTS)/accel_test $(TESTS)/accel_mem_test: $(TESTS)/%: tests/kselftest/%.c \
+$(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
+		$(TESTS)/%: tests/kselftest/%.c \
 		     uapi/accel.h include/accel_hw.h $(BUILD)/kernel.env
 	@mkdir -p $(@D)
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC -o $@ $<

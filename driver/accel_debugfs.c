@@ -2,9 +2,10 @@
 /*
  * accel: debugfs, for tests.
  *
- * /sys/kernel/debug/accel/accelN/fault_inject writes the FAULT_INJECT
- * register of the kernel's DMA channel: N makes the next N descriptors
- * fail, 0x10000 makes the next one stall (see docs/hardware.md).
+ * /sys/kernel/debug/accel/accelN/fault_inject_qQ writes the FAULT_INJECT
+ * register of hardware queue Q: N makes the next N descriptors fail,
+ * 0x10000 makes the next one stall (see docs/hardware.md). Queue 0 is the
+ * kernel's synchronous channel; fault_inject is the same as fault_inject_q0.
  */
 #include <linux/debugfs.h>
 
@@ -12,15 +13,24 @@
 
 static struct dentry *accel_debugfs_root;
 
+/* The files' data: the device's per-queue array, indexed by queue. */
+static struct accel_device *accel_fault_dev(void *data, u32 *queue)
+{
+	struct accel_fault_file *f = data;
+
+	*queue = f->queue;
+	return f->adev;
+}
+
 static int accel_fault_inject_get(void *data, u64 *val)
 {
-	struct accel_device *adev = data;
+	u32 q;
+	struct accel_device *adev = accel_fault_dev(data, &q);
 	int ret = -ENODEV;
 
 	down_read(&adev->remove_lock);
 	if (!adev->removed) {
-		*val = accel_read(adev, ACCEL_QUEUE_REG(adev->chan.queue,
-							ACCEL_Q_FAULT_INJECT));
+		*val = accel_read(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_FAULT_INJECT));
 		ret = 0;
 	}
 	up_read(&adev->remove_lock);
@@ -29,15 +39,15 @@ static int accel_fault_inject_get(void *data, u64 *val)
 
 static int accel_fault_inject_set(void *data, u64 val)
 {
-	struct accel_device *adev = data;
+	u32 q;
+	struct accel_device *adev = accel_fault_dev(data, &q);
 	int ret = -ENODEV;
 
 	if (val & ~(u64)(ACCEL_FAULT_COUNT_MASK | ACCEL_FAULT_STALL))
 		return -EINVAL;
 	down_read(&adev->remove_lock);
 	if (!adev->removed) {
-		accel_write(adev, ACCEL_QUEUE_REG(adev->chan.queue,
-						  ACCEL_Q_FAULT_INJECT), val);
+		accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_FAULT_INJECT), val);
 		ret = 0;
 	}
 	up_read(&adev->remove_lock);
@@ -59,9 +69,20 @@ void accel_debugfs_unregister(void)
 
 void accel_debugfs_init(struct accel_device *adev)
 {
+	char name[32];
+	u32 q;
+
 	adev->debugfs = debugfs_create_dir(adev->name, accel_debugfs_root);
-	debugfs_create_file_unsafe("fault_inject", 0600, adev->debugfs, adev,
-				   &accel_fault_inject_fops);
+	for (q = 0; q < adev->num_queues; q++) {
+		adev->fault_files[q].adev = adev;
+		adev->fault_files[q].queue = q;
+		snprintf(name, sizeof(name), "fault_inject_q%u", q);
+		debugfs_create_file_unsafe(name, 0600, adev->debugfs,
+					   &adev->fault_files[q],
+					   &accel_fault_inject_fops);
+	}
+	debugfs_create_file_unsafe("fault_inject", 0600, adev->debugfs,
+				   &adev->fault_files[0], &accel_fault_inject_fops);
 }
 
 void accel_debugfs_fini(struct accel_device *adev)

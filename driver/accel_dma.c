@@ -24,7 +24,12 @@
 static unsigned int dma_timeout_ms = 10000;
 module_param(dma_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(dma_timeout_ms,
-		 "Time a DMA batch may take before its queue is reset (ms)");
+		 "Time DMA may go without progress before its queue is reset (ms)");
+
+unsigned int accel_dma_timeout_ms(void)
+{
+	return READ_ONCE(dma_timeout_ms);
+}
 
 /* One contiguous piece of a transfer: a VRAM offset or a bus address. */
 struct accel_seg {
@@ -144,7 +149,7 @@ static int accel_chan_run(struct accel_chan *chan, const struct accel_desc *desc
 	accel_write(adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_TAIL), chan->tail);
 
 	wait_event_timeout(chan->wq, accel_chan_finished(chan, chan->seq),
-			   msecs_to_jiffies(dma_timeout_ms));
+			   msecs_to_jiffies(accel_dma_timeout_ms()));
 	if (le64_to_cpu(READ_ONCE(*chan->fence)) >= chan->seq)
 		return 0;
 	if (accel_chan_status(chan) & ACCEL_Q_STATUS_ERROR) {
@@ -157,7 +162,7 @@ static int accel_chan_run(struct accel_chan *chan, const struct accel_desc *desc
 	}
 	dev_err_ratelimited(&adev->pdev->dev,
 			    "DMA did not finish in %u ms, queue reset\n",
-			    dma_timeout_ms);
+			    accel_dma_timeout_ms());
 	accel_chan_recover(chan);
 	return -ETIMEDOUT;
 }
@@ -539,4 +544,113 @@ int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args)
 	accel_side_release(ctx->adev, &side);
 	accel_bo_put(bo);
 	return ret;
+}
+
+/*
+ * Asynchronous work (accel_queue.c) holds what it needs until it completes:
+ * its allocations, its user memory pinned and mapped, and its descriptors.
+ */
+struct accel_xfer {
+	struct accel_side src;
+	struct accel_side dst;
+	struct accel_bo *sbo;
+	struct accel_bo *dbo;
+	struct accel_desc *descs;
+};
+
+static int accel_xfer_copy(struct accel_ctx *ctx, const struct accel_submit *args,
+			   struct accel_xfer *x, unsigned int *n)
+{
+	struct accel_ctx *peer = NULL;
+	struct fd f = { };
+	int ret;
+
+	if (!accel_copy_flags_valid(args->flags))
+		return -EINVAL;
+	if (args->src + args->size - 1 < args->src ||
+	    args->dst + args->size - 1 < args->dst)
+		return -EFAULT;
+	if (args->flags & (ACCEL_COPY_SRC_PEER | ACCEL_COPY_DST_PEER)) {
+		f = fdget(args->peer_fd);
+		if (!f.file)
+			return -EBADF;
+		peer = accel_file_ctx(f.file);
+		if (!peer) {
+			fdput(f);
+			return -EINVAL;
+		}
+	}
+	ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
+			      args->src, args->size,
+			      args->flags & ACCEL_COPY_SRC_USER, &x->sbo);
+	if (!ret)
+		ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_DST_PEER ?
+				      peer : NULL, args->dst, args->size,
+				      args->flags & ACCEL_COPY_DST_USER, &x->dbo);
+	if (peer)
+		fdput(f);
+	if (!ret)
+		ret = accel_side_prepare(ctx, &x->src, x->sbo, args->src, args->size,
+					 DMA_TO_DEVICE);
+	if (!ret)
+		ret = accel_side_prepare(ctx, &x->dst, x->dbo, args->dst, args->size,
+					 DMA_FROM_DEVICE);
+	if (ret)
+		return ret;
+	x->descs = kvmalloc_array(x->src.nsegs + x->dst.nsegs, sizeof(*x->descs),
+				  GFP_KERNEL | __GFP_ZERO);
+	if (!x->descs)
+		return -ENOMEM;
+	*n = accel_build_copy(&x->src, &x->dst, x->descs);
+	return 0;
+}
+
+static int accel_xfer_fill(struct accel_ctx *ctx, const struct accel_submit *args,
+			   struct accel_xfer *x, unsigned int *n)
+{
+	int ret;
+
+	ret = accel_hold(ctx, args->dst, args->size, &x->dbo);
+	if (!ret)
+		ret = accel_side_prepare(ctx, &x->dst, x->dbo, args->dst, args->size,
+					 DMA_FROM_DEVICE);
+	if (ret)
+		return ret;
+	x->descs = accel_build_fill(&x->dst, args->value);
+	*n = x->dst.nsegs;
+	return x->descs ? 0 : -ENOMEM;
+}
+
+/* Prepare the work of @args; on failure accel_xfer_release() undoes it. */
+int accel_xfer_prepare(struct accel_ctx *ctx, const struct accel_submit *args,
+		       struct accel_xfer **xfer, struct accel_desc **descs,
+		       unsigned int *n)
+{
+	struct accel_xfer *x = kzalloc(sizeof(*x), GFP_KERNEL);
+	int ret = 0;
+
+	*xfer = x;
+	*n = 0;
+	if (!x)
+		return -ENOMEM;
+	if (args->size && args->op == ACCEL_SUBMIT_COPY)
+		ret = accel_xfer_copy(ctx, args, x, n);
+	else if (args->size && args->op == ACCEL_SUBMIT_MEMSET)
+		ret = accel_xfer_fill(ctx, args, x, n);
+	*descs = x->descs;
+	return ret;
+}
+
+void accel_xfer_release(struct accel_device *adev, struct accel_xfer *x)
+{
+	if (!x)
+		return;
+	accel_side_release(adev, &x->dst);
+	accel_side_release(adev, &x->src);
+	if (x->sbo)
+		accel_bo_put(x->sbo);
+	if (x->dbo)
+		accel_bo_put(x->dbo);
+	kvfree(x->descs);
+	kfree(x);
 }

@@ -56,6 +56,7 @@ static const struct file_operations accel_fops = {
 	.unlocked_ioctl = accel_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = accel_mmap,
+	.poll = accel_poll,
 	.llseek = noop_llseek,
 };
 
@@ -138,9 +139,12 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = accel_chan_init(&adev->chan, adev, 0);
 	if (ret)
 		goto err_reset;
-	ret = accel_irq_init(adev);
+	ret = accel_engines_init(adev);
 	if (ret)
 		goto err_chan;
+	ret = accel_irq_init(adev);
+	if (ret)
+		goto err_engines;
 	pci_set_drvdata(pdev, adev);
 	ret = accel_misc_register(adev);
 	if (ret)
@@ -154,6 +158,9 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_irq:
 	accel_irq_fini(adev);
+err_engines:
+	accel_hw_reset(adev);
+	accel_engines_fini(adev);
 err_chan:
 	accel_hw_reset(adev);
 	accel_chan_fini(&adev->chan);
@@ -177,6 +184,7 @@ static void accel_remove(struct pci_dev *pdev)
 	/* Stop all DMA before the device loses its driver. */
 	accel_hw_reset(adev);
 	accel_irq_fini(adev);
+	accel_engines_fini(adev);
 	accel_chan_fini(&adev->chan);
 	accel_mem_revoke_mappings(adev);
 	accel_mem_unmap_all(adev);

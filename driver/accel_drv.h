@@ -12,6 +12,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/poll.h>
 #include <linux/rwsem.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
@@ -25,6 +26,8 @@
 #define ACCEL_DRIVER_PATCH	0
 
 struct accel_device;
+struct accel_engine;
+struct accel_xfer;
 
 /**
  * struct accel_dma_seg - a contiguous run of a host allocation, for DMA
@@ -77,6 +80,16 @@ struct accel_queue_vector {
 };
 
 /**
+ * struct accel_fault_file - a debugfs fault-injection file
+ * @adev: the device
+ * @queue: the hardware queue it targets
+ */
+struct accel_fault_file {
+	struct accel_device *adev;
+	u32 queue;
+};
+
+/**
  * struct accel_device - one accelerator
  * @pdev: the PCI device, or NULL once it is removed
  * @regs: BAR0 control registers
@@ -102,7 +115,12 @@ struct accel_queue_vector {
  * @ctxs: open contexts (a mapped file keeps its context)
  * @ctxs_lock: protects @ctxs
  * @chan: the kernel's DMA channel
+ * @engines: one per hardware queue but the channel's, for async queues
+ * @nr_engines: number of @engines
+ * @next_engine: where the next user queue goes
+ * @wq: runs the engines
  * @debugfs: debugfs directory
+ * @fault_files: data of the debugfs fault-injection files
  */
 struct accel_device {
 	struct pci_dev *pdev;
@@ -129,7 +147,12 @@ struct accel_device {
 	struct list_head ctxs;
 	struct mutex ctxs_lock;	/* ctxs */
 	struct accel_chan chan;
+	struct accel_engine *engines;
+	unsigned int nr_engines;
+	atomic_t next_engine;
+	struct workqueue_struct *wq;
 	struct dentry *debugfs;
+	struct accel_fault_file fault_files[ACCEL_MAX_QUEUES];
 };
 
 /**
@@ -143,6 +166,9 @@ struct accel_device {
  * @vram_used: bytes of VRAM allocated through this context
  * @host_pinned: bytes of host memory pinned through this context
  * @nr_allocs: live allocations
+ * @queues: handle -> user queue
+ * @inflight: jobs submitted and not completed
+ * @poll_wq: woken when @inflight drops to zero
  */
 struct accel_ctx {
 	struct accel_device *adev;
@@ -154,6 +180,9 @@ struct accel_ctx {
 	u64 vram_used;
 	u64 host_pinned;
 	u32 nr_allocs;
+	struct xarray queues;
+	atomic_t inflight;
+	wait_queue_head_t poll_wq;
 };
 
 /* Registered user memory: a kind of allocation user space does not ask for. */
@@ -239,6 +268,24 @@ int accel_chan_init(struct accel_chan *chan, struct accel_device *adev, u32 q);
 void accel_chan_fini(struct accel_chan *chan);
 int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args);
 int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args);
+
+unsigned int accel_dma_timeout_ms(void);
+int accel_xfer_prepare(struct accel_ctx *ctx, const struct accel_submit *args,
+		       struct accel_xfer **xfer, struct accel_desc **descs,
+		       unsigned int *n);
+void accel_xfer_release(struct accel_device *adev, struct accel_xfer *xfer);
+
+/* accel_queue.c */
+int accel_engines_init(struct accel_device *adev);
+void accel_engines_fini(struct accel_device *adev);
+void accel_engine_irq(struct accel_device *adev, u32 queue);
+void accel_engines_error_irq(struct accel_device *adev);
+int accel_queue_create(struct accel_ctx *ctx, struct accel_queue_create *args);
+int accel_queue_destroy(struct accel_ctx *ctx, u32 handle);
+void accel_queues_fini(struct accel_ctx *ctx);
+int accel_queue_submit(struct accel_ctx *ctx, struct accel_submit *args);
+int accel_queue_wait(struct accel_ctx *ctx, const struct accel_wait *args);
+__poll_t accel_poll(struct file *file, poll_table *wait);
 
 /* accel_debugfs.c */
 void accel_debugfs_register(void);

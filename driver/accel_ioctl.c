@@ -26,6 +26,10 @@ union accel_ioctl_args {
 	struct accel_memset memset;
 	struct accel_mem_stats stats;
 	struct accel_userptr userptr;
+	struct accel_queue_create queue_create;
+	struct accel_queue_destroy queue_destroy;
+	struct accel_submit submit;
+	struct accel_wait wait;
 };
 
 static int accel_ioctl_get_info(struct accel_ctx *ctx, void *args)
@@ -103,6 +107,30 @@ static int accel_ioctl_userptr(struct accel_ctx *ctx, void *args)
 	return accel_bo_userptr(ctx, args);
 }
 
+static int accel_ioctl_queue_create(struct accel_ctx *ctx, void *args)
+{
+	return accel_queue_create(ctx, args);
+}
+
+static int accel_ioctl_queue_destroy(struct accel_ctx *ctx, void *args)
+{
+	struct accel_queue_destroy *destroy = args;
+
+	if (destroy->pad)
+		return -EINVAL;
+	return accel_queue_destroy(ctx, destroy->handle);
+}
+
+static int accel_ioctl_submit(struct accel_ctx *ctx, void *args)
+{
+	return accel_queue_submit(ctx, args);
+}
+
+static int accel_ioctl_wait(struct accel_ctx *ctx, void *args)
+{
+	return accel_queue_wait(ctx, args);
+}
+
 static const struct accel_ioctl_desc accel_ioctls[] = {
 	[_IOC_NR(ACCEL_IOCTL_GET_INFO)] = {
 		.cmd = ACCEL_IOCTL_GET_INFO,
@@ -138,6 +166,26 @@ static const struct accel_ioctl_desc accel_ioctls[] = {
 		.cmd = ACCEL_IOCTL_USERPTR,
 		.min_size = offsetofend(struct accel_userptr, dev_addr),
 		.func = accel_ioctl_userptr,
+	},
+	[_IOC_NR(ACCEL_IOCTL_QUEUE_CREATE)] = {
+		.cmd = ACCEL_IOCTL_QUEUE_CREATE,
+		.min_size = offsetofend(struct accel_queue_create, pad),
+		.func = accel_ioctl_queue_create,
+	},
+	[_IOC_NR(ACCEL_IOCTL_QUEUE_DESTROY)] = {
+		.cmd = ACCEL_IOCTL_QUEUE_DESTROY,
+		.min_size = offsetofend(struct accel_queue_destroy, pad),
+		.func = accel_ioctl_queue_destroy,
+	},
+	[_IOC_NR(ACCEL_IOCTL_SUBMIT)] = {
+		.cmd = ACCEL_IOCTL_SUBMIT,
+		.min_size = offsetofend(struct accel_submit, fence),
+		.func = accel_ioctl_submit,
+	},
+	[_IOC_NR(ACCEL_IOCTL_WAIT)] = {
+		.cmd = ACCEL_IOCTL_WAIT,
+		.min_size = offsetofend(struct accel_wait, pad),
+		.func = accel_ioctl_wait,
 	},
 };
 

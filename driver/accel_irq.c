@@ -28,6 +28,8 @@ static irqreturn_t accel_queue_irq(int irq, void *data)
 	atomic64_inc(&adev->irq_count[vec->queue]);
 	if (vec->queue == adev->chan.queue)
 		wake_up(&adev->chan.wq);
+	else
+		accel_engine_irq(adev, vec->queue);
 	return IRQ_HANDLED;
 }
 
@@ -50,8 +52,9 @@ static irqreturn_t accel_error_irq(int irq, void *data)
 				    "queue %u halted: error %u at descriptor %u\n",
 				    q, error, index);
 	}
-	/* the channel's waiter sees the halt and recovers the queue */
+	/* the channel's waiter and the engines see the halt and recover */
 	wake_up(&adev->chan.wq);
+	accel_engines_error_irq(adev);
 	return IRQ_HANDLED;
 }
 

@@ -81,6 +81,8 @@ struct accel_ctx *accel_ctx_create(struct accel_device *adev,
 	ctx->adev = adev;
 	ctx->mapping = mapping;
 	xa_init_flags(&ctx->handles, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->queues, XA_FLAGS_ALLOC1);
+	init_waitqueue_head(&ctx->poll_wq);
 	mutex_init(&ctx->lock);
 	ctx->va = RB_ROOT_CACHED;
 	mutex_lock(&adev->ctxs_lock);
@@ -257,6 +259,8 @@ void accel_ctx_destroy(struct accel_ctx *ctx)
 	struct accel_bo *bo;
 	unsigned long handle;
 
+	/* queued work may still use the context's memory: let it finish */
+	accel_queues_fini(ctx);
 	mutex_lock(&adev->ctxs_lock);
 	list_del(&ctx->link);
 	mutex_unlock(&adev->ctxs_lock);

@@ -63,15 +63,15 @@ run_vm() {
 }
 
 seed=${FUZZ_SEED:-$(date +%s)}
-vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test"
+vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_queue_test"
 	  --file tests/kselftest/module_cycle.sh)
 
 run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
 run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" -- \
-	./accel_test ./accel_mem_test ./module_cycle.sh
+	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
-	"${vm_files[@]}" -- ./accel_test ./accel_mem_test
+	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test
 run_one "lint" scripts/lint.sh
 
 echo

@@ -226,11 +226,107 @@ struct accel_userptr {
 	__u64 dev_addr;
 };
 
+/*
+ * Queues and fences
+ *
+ * A queue (a stream) runs its work in submission order and asynchronously to
+ * the caller; queues of all contexts share the hardware queues round-robin.
+ * Every submission returns a fence, a 64-bit value that is never 0, which
+ * ACCEL_IOCTL_WAIT waits for. The file is readable for poll() when all the
+ * work of this context has completed.
+ */
+
+/**
+ * struct accel_queue_create - ACCEL_IOCTL_QUEUE_CREATE
+ * @flags: in, must be zero
+ * @handle: out, the queue, never 0
+ * @hw_queue: out, the hardware queue it runs on (for information)
+ * @pad: must be zero
+ */
+struct accel_queue_create {
+	__u32 flags;
+	__u32 handle;
+	__u32 hw_queue;
+	__u32 pad;
+};
+
+/**
+ * struct accel_queue_destroy - ACCEL_IOCTL_QUEUE_DESTROY: wait for the
+ *	queue's work to finish and destroy it
+ * @handle: in
+ * @pad: must be zero
+ */
+struct accel_queue_destroy {
+	__u32 handle;
+	__u32 pad;
+};
+
+/* What a submission does */
+#define ACCEL_SUBMIT_COPY	1	/* like ACCEL_IOCTL_COPY */
+#define ACCEL_SUBMIT_MEMSET	2	/* like ACCEL_IOCTL_MEMSET, byte in @value */
+#define ACCEL_SUBMIT_BARRIER	3	/* nothing but the wait for @wait_fence */
+
+/**
+ * struct accel_submit - ACCEL_IOCTL_SUBMIT: queue work, get its fence
+ * @queue: in, queue handle
+ * @op: in, ACCEL_SUBMIT_*
+ * @dst: in, as in struct accel_copy (MEMSET: device address)
+ * @src: in, as in struct accel_copy (unused by MEMSET and BARRIER)
+ * @size: in, bytes (0 is allowed and does nothing but signal its fence)
+ * @flags: in, ACCEL_COPY_* for COPY, zero otherwise
+ * @value: in, MEMSET byte, 0 to 255; zero otherwise
+ * @peer_fd: in, as in struct accel_copy
+ * @pad: must be zero
+ * @wait_fence: in, 0 or a fence of any queue of this file: the work starts
+ *	only once that fence has signalled (without a round trip to user space)
+ * @fence: out, signalled when the work is complete
+ *
+ * User memory named by a USER side is pinned until the work completes; the
+ * caller must not change a source before the fence signals.
+ */
+struct accel_submit {
+	__u32 queue;
+	__u32 op;
+	__u64 dst;
+	__u64 src;
+	__u64 size;
+	__u32 flags;
+	__u32 value;
+	__s32 peer_fd;
+	__u32 pad;
+	__u64 wait_fence;
+	__u64 fence;
+};
+
+/**
+ * struct accel_wait - ACCEL_IOCTL_WAIT: wait for a fence
+ * @fence: in
+ * @timeout_ns: in, 0 to poll, negative to wait forever
+ * @flags: in, must be zero
+ * @pad: must be zero
+ *
+ * Returns 0 when the work completed, -EBUSY when @timeout_ns is 0 and it has
+ * not, -ETIMEDOUT when the time ran out, -EIO when the device failed the
+ * work or made no progress on it for the driver's DMA time-out (the queue is
+ * then reset and later work runs), -ENOENT for a fence of a destroyed queue,
+ * -EINVAL for a fence never issued, -ERESTARTSYS/-EINTR on a signal.
+ */
+struct accel_wait {
+	__u64 fence;
+	__s64 timeout_ns;
+	__u32 flags;
+	__u32 pad;
+};
+
 #define ACCEL_IOCTL_ALLOC	_IOWR(ACCEL_IOCTL_TYPE, 0x01, struct accel_alloc)
 #define ACCEL_IOCTL_FREE	_IOW(ACCEL_IOCTL_TYPE, 0x02, struct accel_free)
 #define ACCEL_IOCTL_COPY	_IOW(ACCEL_IOCTL_TYPE, 0x03, struct accel_copy)
 #define ACCEL_IOCTL_MEMSET	_IOW(ACCEL_IOCTL_TYPE, 0x04, struct accel_memset)
 #define ACCEL_IOCTL_MEM_STATS	_IOWR(ACCEL_IOCTL_TYPE, 0x05, struct accel_mem_stats)
 #define ACCEL_IOCTL_USERPTR	_IOWR(ACCEL_IOCTL_TYPE, 0x06, struct accel_userptr)
+#define ACCEL_IOCTL_QUEUE_CREATE _IOWR(ACCEL_IOCTL_TYPE, 0x07, struct accel_queue_create)
+#define ACCEL_IOCTL_QUEUE_DESTROY _IOW(ACCEL_IOCTL_TYPE, 0x08, struct accel_queue_destroy)
+#define ACCEL_IOCTL_SUBMIT	_IOWR(ACCEL_IOCTL_TYPE, 0x09, struct accel_submit)
+#define ACCEL_IOCTL_WAIT	_IOW(ACCEL_IOCTL_TYPE, 0x0a, struct accel_wait)
 
 #endif /* _UAPI_ACCEL_H */
