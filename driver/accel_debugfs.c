@@ -8,6 +8,7 @@
  * kernel's synchronous channel; fault_inject is the same as fault_inject_q0.
  */
 #include <linux/debugfs.h>
+#include <linux/seq_file.h>
 
 #include "accel_drv.h"
 
@@ -57,6 +58,25 @@ static int accel_fault_inject_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(accel_fault_inject_fops, accel_fault_inject_get,
 			 accel_fault_inject_set, "0x%llx\n");
 
+static int accel_contexts_show(struct seq_file *m, void *unused)
+{
+	struct accel_device *adev = m->private;
+	struct accel_ctx *ctx;
+
+	seq_puts(m, "pid\tcomm\tvram_bytes\thost_pinned_bytes\tallocations\tjobs_in_flight\n");
+	mutex_lock(&adev->ctxs_lock);
+	list_for_each_entry(ctx, &adev->ctxs, link) {
+		mutex_lock(&ctx->lock);
+		seq_printf(m, "%d\t%s\t%llu\t%llu\t%u\t%d\n", pid_nr(ctx->pid),
+			   ctx->comm, ctx->vram_used, ctx->host_pinned,
+			   ctx->nr_allocs, atomic_read(&ctx->inflight));
+		mutex_unlock(&ctx->lock);
+	}
+	mutex_unlock(&adev->ctxs_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(accel_contexts);
+
 void accel_debugfs_register(void)
 {
 	accel_debugfs_root = debugfs_create_dir(DRIVER_NAME, NULL);
@@ -83,6 +103,8 @@ void accel_debugfs_init(struct accel_device *adev)
 	}
 	debugfs_create_file_unsafe("fault_inject", 0600, adev->debugfs,
 				   &adev->fault_files[0], &accel_fault_inject_fops);
+	debugfs_create_file("contexts", 0400, adev->debugfs, adev,
+			    &accel_contexts_fops);
 }
 
 void accel_debugfs_fini(struct accel_device *adev)

@@ -159,6 +159,8 @@ struct accel_device {
  * struct accel_ctx - what one open() of /dev/accelN owns
  * @adev: the device (a reference is held)
  * @mapping: the file's address space, to revoke its mappings on removal
+ * @pid: the process that opened the file
+ * @comm: its name
  * @link: in adev->ctxs
  * @handles: handle -> struct accel_bo
  * @lock: protects @va and the counters
@@ -173,6 +175,8 @@ struct accel_device {
 struct accel_ctx {
 	struct accel_device *adev;
 	struct address_space *mapping;
+	struct pid *pid;
+	char comm[TASK_COMM_LEN];
 	struct list_head link;
 	struct xarray handles;
 	struct mutex lock;	/* handles, address tree and counters */

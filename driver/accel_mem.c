@@ -20,6 +20,7 @@
  * inside an allocation resolves to it and ranges that leave it are refused.
  */
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "accel_drv.h"
@@ -80,6 +81,8 @@ struct accel_ctx *accel_ctx_create(struct accel_device *adev,
 	kref_get(&adev->ref);
 	ctx->adev = adev;
 	ctx->mapping = mapping;
+	ctx->pid = get_pid(task_tgid(current));
+	get_task_comm(ctx->comm, current);
 	xa_init_flags(&ctx->handles, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->queues, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&ctx->poll_wq);
@@ -269,6 +272,7 @@ void accel_ctx_destroy(struct accel_ctx *ctx)
 		accel_bo_put(bo);
 	}
 	xa_destroy(&ctx->handles);
+	put_pid(ctx->pid);
 	accel_device_put(ctx->adev);
 	kfree(ctx);
 }

@@ -542,6 +542,44 @@ TEST_F(mem, stats_in_sysfs)
 	EXPECT_EQ(stats(self->fd).vram_used, strtoull(buf, NULL, 0));
 }
 
+/* debugfs lists each open file with its process and usage. */
+TEST_F(mem, per_context_usage_in_debugfs)
+{
+	struct accel_alloc a, h;
+	char line[256];
+	int found = 0, other = dev_open();
+	FILE *f;
+
+	ASSERT_GE(other, 0);
+	ASSERT_EQ(0, mem_alloc(self->fd, 3 * MiB, 0, ACCEL_MEM_DEVICE, &a));
+	ASSERT_EQ(0, mem_alloc(self->fd, 8192, 0, ACCEL_MEM_HOST, &h));
+	f = fopen("/sys/kernel/debug/accel/accel0/contexts", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long vram, pinned;
+		unsigned int allocs;
+		char comm[32];
+		int pid, jobs;
+
+		if (sscanf(line, "%d %31s %llu %llu %u %d", &pid, comm, &vram,
+			   &pinned, &allocs, &jobs) != 6 || pid != getpid())
+			continue;
+		/* our two files: this one with its memory, the other empty */
+		if (allocs == 2) {
+			EXPECT_EQ(3 * MiB, vram);
+			EXPECT_EQ(8192, pinned);
+			found++;
+		} else {
+			EXPECT_EQ(0, vram);
+			EXPECT_EQ(0, allocs);
+			found += 10;
+		}
+	}
+	fclose(f);
+	EXPECT_EQ(11, found);
+	close(other);
+}
+
 /* Device faults fail the transfer with EIO; the next one works. */
 TEST_F(mem, fault_injection_recovers)
 {
