@@ -50,7 +50,7 @@ struct accel_side {
 	unsigned int npages;
 	struct sg_table sgt;
 	bool mapped;
-	bool peer_mapped;	/* one->addr maps a peer's BAR */
+	struct accel_device *peer;	/* one->addr maps this peer's BAR */
 	enum dma_data_direction dir;
 };
 
@@ -279,32 +279,42 @@ static void accel_side_vram(struct accel_side *side, u64 dev_addr, u64 len)
 	side->nsegs = 1;
 }
 
-/* VRAM of another device, reached through its BAR: peer to peer. */
+/*
+ * VRAM of another device, reached through its BAR: peer to peer. The peer
+ * counts us as a user of its BAR until the transfer is released, and its
+ * removal waits for that. Called with the peer present (its remove_lock
+ * held by us or its p2p user count already raised by a caller).
+ */
 static int accel_side_peer(struct accel_device *adev, struct accel_side *side,
 			   struct accel_bo *bo, u64 addr, u64 len,
 			   enum dma_data_direction dir)
 {
-	phys_addr_t phys = bo->adev->vram_bar + (addr - ACCEL_VRAM_BASE);
+	struct accel_device *peer = bo->adev;
+	phys_addr_t phys = peer->vram_bar + (addr - ACCEL_VRAM_BASE);
 	dma_addr_t dma;
 
 	dma = dma_map_resource(&adev->pdev->dev, phys, len, dir, 0);
 	if (dma_mapping_error(&adev->pdev->dev, dma))
 		return -EIO;
+	atomic_inc(&peer->p2p_users);
 	side->dir = dir;
 	side->one.addr = dma;
 	side->one.len = len;
 	side->segs = &side->one;
 	side->nsegs = 1;
-	side->peer_mapped = true;
+	side->peer = peer;
 	return 0;
 }
 
 static void accel_side_release(struct accel_device *adev,
 			       struct accel_side *side)
 {
-	if (side->peer_mapped)
+	if (side->peer) {
 		dma_unmap_resource(&adev->pdev->dev, side->one.addr,
 				   side->one.len, side->dir, 0);
+		if (atomic_dec_and_test(&side->peer->p2p_users))
+			wake_up_all(&side->peer->p2p_wq);
+	}
 	if (side->segs != &side->one)
 		kvfree(side->segs);
 	if (side->mapped)
@@ -558,11 +568,54 @@ struct accel_xfer {
 	struct accel_desc *descs;
 };
 
+static int accel_xfer_copy_sides(struct accel_ctx *ctx, struct accel_ctx *peer,
+				 const struct accel_submit *args,
+				 struct accel_xfer *x)
+{
+	int ret;
+
+	ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
+			      args->src, args->size,
+			      args->flags & ACCEL_COPY_SRC_USER, &x->sbo);
+	if (!ret)
+		ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_DST_PEER ?
+				      peer : NULL, args->dst, args->size,
+				      args->flags & ACCEL_COPY_DST_USER, &x->dbo);
+	if (!ret)
+		ret = accel_side_prepare(ctx, &x->src, x->sbo, args->src, args->size,
+					 DMA_TO_DEVICE);
+	if (!ret)
+		ret = accel_side_prepare(ctx, &x->dst, x->dbo, args->dst, args->size,
+					 DMA_FROM_DEVICE);
+	return ret;
+}
+
+/*
+ * The peer's device is held (read trylock, see accel_copy_with_peer()) while
+ * the transfer registers itself as a user of its BAR; from then on the
+ * peer's removal waits for the transfer.
+ */
+static int accel_xfer_copy_peer(struct accel_ctx *ctx, struct accel_ctx *peer,
+				const struct accel_submit *args,
+				struct accel_xfer *x)
+{
+	struct accel_device *padev = peer->adev;
+	int ret;
+
+	if (padev == ctx->adev)
+		return accel_xfer_copy_sides(ctx, peer, args, x);
+	if (!down_read_trylock(&padev->remove_lock))
+		return -EBUSY;
+	ret = padev->removed ? -ENODEV : accel_xfer_copy_sides(ctx, peer, args, x);
+	up_read(&padev->remove_lock);
+	return ret;
+}
+
 static int accel_xfer_copy(struct accel_ctx *ctx, const struct accel_submit *args,
 			   struct accel_xfer *x, unsigned int *n)
 {
-	struct accel_ctx *peer = NULL;
-	struct fd f = { };
+	struct accel_ctx *peer;
+	struct fd f;
 	int ret;
 
 	if (!accel_copy_flags_valid(args->flags))
@@ -575,26 +628,11 @@ static int accel_xfer_copy(struct accel_ctx *ctx, const struct accel_submit *arg
 		if (!f.file)
 			return -EBADF;
 		peer = accel_file_ctx(f.file);
-		if (!peer) {
-			fdput(f);
-			return -EINVAL;
-		}
-	}
-	ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
-			      args->src, args->size,
-			      args->flags & ACCEL_COPY_SRC_USER, &x->sbo);
-	if (!ret)
-		ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_DST_PEER ?
-				      peer : NULL, args->dst, args->size,
-				      args->flags & ACCEL_COPY_DST_USER, &x->dbo);
-	if (peer)
+		ret = peer ? accel_xfer_copy_peer(ctx, peer, args, x) : -EINVAL;
 		fdput(f);
-	if (!ret)
-		ret = accel_side_prepare(ctx, &x->src, x->sbo, args->src, args->size,
-					 DMA_TO_DEVICE);
-	if (!ret)
-		ret = accel_side_prepare(ctx, &x->dst, x->dbo, args->dst, args->size,
-					 DMA_FROM_DEVICE);
+	} else {
+		ret = accel_xfer_copy_sides(ctx, NULL, args, x);
+	}
 	if (ret)
 		return ret;
 	x->descs = kvmalloc_array(x->src.nsegs + x->dst.nsegs, sizeof(*x->descs),

@@ -82,6 +82,7 @@ static struct accel_device *accel_device_alloc(struct pci_dev *pdev)
 	init_rwsem(&adev->remove_lock);
 	INIT_LIST_HEAD(&adev->ctxs);
 	mutex_init(&adev->ctxs_lock);
+	init_waitqueue_head(&adev->p2p_wq);
 	adev->pdev = pdev;
 	snprintf(adev->name, sizeof(adev->name), "accel%d", adev->index);
 	return adev;
@@ -181,6 +182,8 @@ static void accel_remove(struct pci_dev *pdev)
 	down_write(&adev->remove_lock);
 	adev->removed = true;
 	up_write(&adev->remove_lock);
+	/* Queued work of other devices may still target our BAR. */
+	wait_event(adev->p2p_wq, !atomic_read(&adev->p2p_users));
 	/* Stop all DMA before the device loses its driver. */
 	accel_hw_reset(adev);
 	accel_irq_fini(adev);

@@ -121,6 +121,8 @@ struct accel_fault_file {
  * @wq: runs the engines
  * @debugfs: debugfs directory
  * @fault_files: data of the debugfs fault-injection files
+ * @p2p_users: transfers of other devices that map this device's BAR
+ * @p2p_wq: woken when @p2p_users drops to zero
  */
 struct accel_device {
 	struct pci_dev *pdev;
@@ -153,6 +155,8 @@ struct accel_device {
 	struct workqueue_struct *wq;
 	struct dentry *debugfs;
 	struct accel_fault_file fault_files[ACCEL_MAX_QUEUES];
+	atomic_t p2p_users;
+	wait_queue_head_t p2p_wq;
 };
 
 /**

@@ -390,6 +390,45 @@ TEST_F(q, contexts_share_the_hardware)
 	close(other);
 }
 
+/* Queued peer-to-peer work: device 0 pushes into device 1's VRAM. */
+TEST_F(q, async_peer_to_peer)
+{
+	uint64_t n = 5 * MiB + 3, a = alloc_vram(self->fd, n), b;
+	int peer = open("/dev/accel1", O_RDWR | O_CLOEXEC);
+	struct accel_submit s = { 0 };
+	struct accel_copy c = { 0 };
+	uint8_t *out = malloc(n);
+
+	if (peer < 0)
+		SKIP(return, "needs a second device");
+	ASSERT_NE(0, a);
+	ASSERT_NE(NULL, out);
+	b = alloc_vram(peer, n);
+	ASSERT_NE(0, b);
+	ASSERT_NE(0, submit_fill(self->fd, self->queue, a, n, 0x6d));
+	s.queue = self->queue;
+	s.op = ACCEL_SUBMIT_COPY;
+	s.dst = b;
+	s.src = a;
+	s.size = n;
+	s.flags = ACCEL_COPY_DST_PEER;
+	s.peer_fd = peer;
+	ASSERT_EQ(0, ioctl(self->fd, ACCEL_IOCTL_SUBMIT, &s));
+	ASSERT_EQ(0, wait_fence(self->fd, s.fence, -1));
+	c.dst = (uintptr_t)out;
+	c.src = b;
+	c.size = n;
+	c.flags = ACCEL_COPY_DST_USER;
+	ASSERT_EQ(0, ioctl(peer, ACCEL_IOCTL_COPY, &c));
+	EXPECT_TRUE(all_bytes(out, n, 0x6d));
+	/* a file that is not an accel device is not a peer */
+	s.peer_fd = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, ACCEL_IOCTL_SUBMIT, &s));
+	EXPECT_EQ(EINVAL, errno);
+	close(peer);
+	free(out);
+}
+
 /* A process killed with work in flight gives everything back. */
 TEST_F(q, killed_with_work_in_flight)
 {
