@@ -429,6 +429,54 @@ TEST_F(q, async_peer_to_peer)
 	free(out);
 }
 
+static int peer_pci_addr(char *addr, size_t len)
+{
+	char target[512];
+	ssize_t n = readlink("/sys/class/misc/accel1/device", target,
+			     sizeof(target) - 1);
+
+	if (n < 0)
+		return -1;
+	target[n] = 0;
+	snprintf(addr, len, "%s", strrchr(target, '/') + 1);
+	return 0;
+}
+
+/*
+ * Unbinding a device waits for queued work of other devices that targets
+ * its BAR: here a stalled peer copy, until the driver gives up on it.
+ */
+TEST_F(q, unbind_peer_with_work_queued)
+{
+	uint64_t a = alloc_vram(self->fd, 4096), b;
+	struct accel_submit s = { 0 };
+	char addr[64];
+	int peer = open("/dev/accel1", O_RDWR | O_CLOEXEC);
+
+	if (peer < 0 || peer_pci_addr(addr, sizeof(addr)))
+		SKIP(return, "needs a second device");
+	ASSERT_NE(0, a);
+	b = alloc_vram(peer, 4096);
+	ASSERT_NE(0, b);
+	ASSERT_EQ(0, write_file(DMA_TIMEOUT, "500"));
+	ASSERT_EQ(0, fault_inject(self->hw, "0x10000"));
+	s.queue = self->queue;
+	s.op = ACCEL_SUBMIT_COPY;
+	s.dst = b;
+	s.src = a;
+	s.size = 4096;
+	s.flags = ACCEL_COPY_DST_PEER;
+	s.peer_fd = peer;
+	ASSERT_EQ(0, ioctl(self->fd, ACCEL_IOCTL_SUBMIT, &s));
+	EXPECT_EQ(-EBUSY, wait_fence(self->fd, s.fence, 0));
+	/* returns once the stalled job has failed and released the BAR */
+	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/accel/unbind", addr));
+	EXPECT_EQ(-EIO, wait_fence(self->fd, s.fence, 0));
+	close(peer);
+	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/accel/bind", addr));
+	EXPECT_EQ(0, access("/dev/accel1", F_OK));
+}
+
 /* A process killed with work in flight gives everything back. */
 TEST_F(q, killed_with_work_in_flight)
 {
