@@ -51,14 +51,14 @@ $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
-$(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c \
+$(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c tools/bench/bench_common.h \
 					 $(QTEST_LIB) $(QTEST_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
 # Guest programs are static: the VM has busybox and no C library.
 $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
-		$(TESTS)/%: tests/kselftest/%.c \
+		$(TESTS)/%: tests/kselftest/%.c tests/kselftest/accel_util.h \
 		     uapi/accel.h include/accel_hw.h $(BUILD)/kernel.env
 	@mkdir -p $(@D)
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC -o $@ $<

@@ -54,117 +54,50 @@ struct accel_side {
 	enum dma_data_direction dir;
 };
 
-static void accel_chan_program(struct accel_chan *chan)
-{
-	struct accel_device *adev = chan->adev;
-	u32 q = chan->queue;
-
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_BASE_LO),
-		    lower_32_bits(chan->ring_dma));
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_BASE_HI),
-		    upper_32_bits(chan->ring_dma));
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_SIZE), chan->ring_size);
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_CTRL), ACCEL_Q_CTRL_ENABLE);
-	chan->tail = 0;
-}
-
 int accel_chan_init(struct accel_chan *chan, struct accel_device *adev, u32 q)
 {
-	struct device *dev = &adev->pdev->dev;
-
-	chan->adev = adev;
-	chan->queue = q;
-	chan->ring_size = ACCEL_CHAN_RING_SIZE;
-	chan->ring = dma_alloc_coherent(dev, chan->ring_size * sizeof(*chan->ring),
-					&chan->ring_dma, GFP_KERNEL);
-	if (!chan->ring)
-		return -ENOMEM;
-	chan->fence = dma_alloc_coherent(dev, sizeof(*chan->fence),
-					 &chan->fence_dma, GFP_KERNEL);
-	if (!chan->fence) {
-		dma_free_coherent(dev, chan->ring_size * sizeof(*chan->ring),
-				  chan->ring, chan->ring_dma);
-		return -ENOMEM;
-	}
 	mutex_init(&chan->lock);
 	init_waitqueue_head(&chan->wq);
-	accel_chan_program(chan);
-	return 0;
+	return accel_ring_init(&chan->ring, adev, q, ACCEL_CHAN_RING_SIZE);
 }
 
 /* The device is reset already: nothing uses the ring any more. */
 void accel_chan_fini(struct accel_chan *chan)
 {
-	struct device *dev = &chan->adev->pdev->dev;
-
-	dma_free_coherent(dev, sizeof(*chan->fence), chan->fence, chan->fence_dma);
-	dma_free_coherent(dev, chan->ring_size * sizeof(*chan->ring), chan->ring,
-			  chan->ring_dma);
-}
-
-static u32 accel_chan_status(struct accel_chan *chan)
-{
-	return accel_read(chan->adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_STATUS));
+	accel_ring_free(&chan->ring);
 }
 
 static bool accel_chan_finished(struct accel_chan *chan, u64 seq)
 {
-	return le64_to_cpu(READ_ONCE(*chan->fence)) >= seq ||
-	       (accel_chan_status(chan) & ACCEL_Q_STATUS_ERROR);
+	return accel_ring_done(&chan->ring) >= seq || accel_ring_error(&chan->ring);
 }
 
-/* Stop the queue and bring it back empty, after an error or a time-out. */
-static void accel_chan_recover(struct accel_chan *chan)
-{
-	accel_write(chan->adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_CTRL),
-		    ACCEL_Q_CTRL_RESET);
-	accel_chan_program(chan);
-}
-
-/* @d is little-endian already, reserved fields zero. */
-static void accel_chan_push(struct accel_chan *chan, const struct accel_desc *d)
-{
-	chan->ring[chan->tail] = *d;
-	chan->tail = (chan->tail + 1) & (chan->ring_size - 1);
-}
-
-/* Run @n descriptors (at most ring_size - 2) and wait; chan->lock is held. */
+/* Run @n descriptors (at most ring size - 2) and wait; chan->lock is held. */
 static int accel_chan_run(struct accel_chan *chan, const struct accel_desc *descs,
 			  unsigned int n)
 {
-	struct accel_device *adev = chan->adev;
-	struct accel_desc fence = {
-		.opcode = cpu_to_le32(ACCEL_OP_FENCE),
-		.flags = cpu_to_le32(ACCEL_DESC_IRQ),
-		.src = cpu_to_le64(++chan->seq),
-		.dst = cpu_to_le64(chan->fence_dma),
-	};
+	struct accel_ring *ring = &chan->ring;
+	struct device *dev = &ring->adev->pdev->dev;
 	unsigned int i;
 	u32 error;
+	u64 seq;
 
 	for (i = 0; i < n; i++)
-		accel_chan_push(chan, &descs[i]);
-	accel_chan_push(chan, &fence);
-	/* writel() orders the ring writes before the doorbell */
-	accel_write(adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_TAIL), chan->tail);
-
-	wait_event_timeout(chan->wq, accel_chan_finished(chan, chan->seq),
+		accel_ring_push(ring, &descs[i]);
+	seq = accel_ring_submit(ring);
+	wait_event_timeout(chan->wq, accel_chan_finished(chan, seq),
 			   msecs_to_jiffies(accel_dma_timeout_ms()));
-	if (le64_to_cpu(READ_ONCE(*chan->fence)) >= chan->seq)
+	if (accel_ring_done(ring) >= seq)
 		return 0;
-	if (accel_chan_status(chan) & ACCEL_Q_STATUS_ERROR) {
-		error = accel_read(adev, ACCEL_QUEUE_REG(chan->queue, ACCEL_Q_ERROR));
-		dev_err_ratelimited(&adev->pdev->dev,
-				    "DMA failed with device error %u, queue reset\n",
+	error = accel_ring_error(ring);
+	if (error)
+		dev_err_ratelimited(dev, "DMA failed with device error %u, queue reset\n",
 				    error);
-		accel_chan_recover(chan);
-		return -EIO;
-	}
-	dev_err_ratelimited(&adev->pdev->dev,
-			    "DMA did not finish in %u ms, queue reset\n",
-			    accel_dma_timeout_ms());
-	accel_chan_recover(chan);
-	return -ETIMEDOUT;
+	else
+		dev_err_ratelimited(dev, "DMA did not finish in %u ms, queue reset\n",
+				    accel_dma_timeout_ms());
+	accel_ring_reset(ring);
+	return error ? -EIO : -ETIMEDOUT;
 }
 
 static int accel_chan_run_all(struct accel_chan *chan,
@@ -175,7 +108,7 @@ static int accel_chan_run_all(struct accel_chan *chan,
 
 	mutex_lock(&chan->lock);
 	for (done = 0; done < n && !ret; done += batch) {
-		batch = min(n - done, chan->ring_size - 2);
+		batch = min(n - done, chan->ring.size - 2);
 		ret = accel_chan_run(chan, descs + done, batch);
 	}
 	mutex_unlock(&chan->lock);

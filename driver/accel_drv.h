@@ -42,29 +42,37 @@ struct accel_dma_seg {
 };
 
 /**
- * struct accel_chan - the kernel's DMA channel on one hardware queue
+ * struct accel_ring - a descriptor ring on one hardware queue (accel_ring.c)
  * @adev: the device
  * @queue: hardware queue index
- * @ring: descriptor ring, @ring_size entries, coherent DMA memory
- * @ring_dma: bus address of @ring
- * @ring_size: entries in the ring
+ * @descs: @size descriptors, coherent DMA memory
+ * @descs_dma: bus address of @descs
+ * @size: entries, a power of two
  * @fence: 64-bit word the FENCE descriptors write, coherent DMA memory
  * @fence_dma: bus address of @fence
- * @tail: next free ring index
+ * @tail: next free entry
  * @seq: last fence value submitted
- * @lock: serialises users of the channel
- * @wq: woken by the queue's and the error interrupt
  */
-struct accel_chan {
+struct accel_ring {
 	struct accel_device *adev;
 	u32 queue;
-	struct accel_desc *ring;
-	dma_addr_t ring_dma;
-	u32 ring_size;
+	struct accel_desc *descs;
+	dma_addr_t descs_dma;
+	u32 size;
 	__le64 *fence;
 	dma_addr_t fence_dma;
 	u32 tail;
 	u64 seq;
+};
+
+/**
+ * struct accel_chan - the kernel's synchronous DMA channel
+ * @ring: its ring, on hardware queue 0
+ * @lock: serialises users of the channel
+ * @wq: woken by the queue's and the error interrupt
+ */
+struct accel_chan {
+	struct accel_ring ring;
 	struct mutex lock;	/* one transfer at a time on the ring */
 	wait_queue_head_t wq;
 };
@@ -254,6 +262,18 @@ static inline u64 accel_bo_addr(struct accel_bo *bo)
 {
 	return bo->node.start;
 }
+
+/* accel_ring.c */
+int accel_ring_init(struct accel_ring *ring, struct accel_device *adev, u32 queue,
+		    u32 size);
+void accel_ring_free(struct accel_ring *ring);
+void accel_ring_program(struct accel_ring *ring);
+void accel_ring_reset(struct accel_ring *ring);
+u32 accel_ring_space(struct accel_ring *ring);
+void accel_ring_push(struct accel_ring *ring, const struct accel_desc *d);
+u64 accel_ring_submit(struct accel_ring *ring);
+u64 accel_ring_done(struct accel_ring *ring);
+u32 accel_ring_error(struct accel_ring *ring);
 
 /* accel_mem.c */
 int accel_mem_init(struct accel_device *adev);

@@ -26,7 +26,7 @@ static irqreturn_t accel_queue_irq(int irq, void *data)
 
 	accel_write(adev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(vec->queue));
 	atomic64_inc(&adev->irq_count[vec->queue]);
-	if (vec->queue == adev->chan.queue)
+	if (vec->queue == adev->chan.ring.queue)
 		wake_up(&adev->chan.wq);
 	else
 		accel_engine_irq(adev, vec->queue);

@@ -35,16 +35,8 @@
 #define ACCEL_ENGINE_MAX_INFLIGHT 4
 
 struct accel_engine {
-	struct accel_device *adev;
-	u32 queue;
-	struct accel_desc *ring;
-	dma_addr_t ring_dma;
-	u32 ring_size;
-	__le64 *fence;
-	dma_addr_t fence_dma;
-	struct mutex lock;	/* everything below */
-	u32 tail;
-	u64 hw_seq;
+	struct accel_ring ring;	/* under @lock */
+	struct mutex lock;	/* the ring and everything below */
 	struct list_head rr;		/* user queues with pending jobs */
 	struct list_head replay;	/* jobs to push again after a reset */
 	struct list_head inflight;	/* jobs on the ring, in order */
@@ -101,54 +93,15 @@ static void accel_uqueue_put(struct accel_uqueue *uq)
 	kref_put(&uq->ref, accel_uqueue_release);
 }
 
-/* Engine: ring */
-
-static void accel_engine_program(struct accel_engine *eng)
-{
-	struct accel_device *adev = eng->adev;
-	u32 q = eng->queue;
-
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_BASE_LO),
-		    lower_32_bits(eng->ring_dma));
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_BASE_HI),
-		    upper_32_bits(eng->ring_dma));
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_RING_SIZE), eng->ring_size);
-	accel_write(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_CTRL), ACCEL_Q_CTRL_ENABLE);
-	eng->tail = 0;
-}
-
-static u32 accel_engine_space(struct accel_engine *eng)
-{
-	u32 head = accel_read(eng->adev, ACCEL_QUEUE_REG(eng->queue, ACCEL_Q_HEAD));
-
-	return (head - eng->tail - 1) & (eng->ring_size - 1);
-}
-
-static u64 accel_engine_done(struct accel_engine *eng)
-{
-	return le64_to_cpu(READ_ONCE(*eng->fence));
-}
-
 /* Push up to @space - 1 descriptors of @job and a FENCE behind them. */
 static void accel_engine_push(struct accel_engine *eng, struct accel_job *job,
 			      u32 space)
 {
 	unsigned int n = min(job->ndescs - job->pushed, space - 1), i;
-	struct accel_desc *slot;
 
-	for (i = 0; i < n; i++) {
-		eng->ring[eng->tail] = job->descs[job->pushed++];
-		eng->tail = (eng->tail + 1) & (eng->ring_size - 1);
-	}
-	slot = &eng->ring[eng->tail];
-	memset(slot, 0, sizeof(*slot));
-	slot->opcode = cpu_to_le32(ACCEL_OP_FENCE);
-	slot->flags = cpu_to_le32(ACCEL_DESC_IRQ);
-	slot->src = cpu_to_le64(++eng->hw_seq);
-	slot->dst = cpu_to_le64(eng->fence_dma);
-	eng->tail = (eng->tail + 1) & (eng->ring_size - 1);
-	job->hw_seq = eng->hw_seq;
-	accel_write(eng->adev, ACCEL_QUEUE_REG(eng->queue, ACCEL_Q_TAIL), eng->tail);
+	for (i = 0; i < n; i++)
+		accel_ring_push(&eng->ring, &job->descs[job->pushed++]);
+	job->hw_seq = accel_ring_submit(&eng->ring);
 }
 
 /* Completion */
@@ -171,7 +124,7 @@ static void accel_job_complete(struct accel_engine *eng, struct accel_job *job,
 	list_del(&job->link);
 	if (eng->partial == job)
 		eng->partial = NULL;
-	accel_xfer_release(eng->adev, job->xfer);
+	accel_xfer_release(eng->ring.adev, job->xfer);
 	if (error)
 		xa_store(&uq->errors, job->seq, xa_mk_value(-error), GFP_KERNEL);
 	WRITE_ONCE(uq->done_seq, job->seq);
@@ -186,7 +139,7 @@ static void accel_job_complete(struct accel_engine *eng, struct accel_job *job,
 static void accel_engine_reap(struct accel_engine *eng)
 {
 	struct accel_job *job, *next;
-	u64 done = accel_engine_done(eng);
+	u64 done = accel_ring_done(&eng->ring);
 	bool any = false;
 
 	list_for_each_entry_safe(job, next, &eng->inflight, link) {
@@ -198,7 +151,7 @@ static void accel_engine_reap(struct accel_engine *eng)
 	}
 	/* a job of another engine may wait for what just completed */
 	if (any)
-		accel_kick_engines(eng->adev);
+		accel_kick_engines(eng->ring.adev);
 }
 
 /* The job at the head failed: fail it, reset, and push the rest again. */
@@ -211,23 +164,15 @@ static void accel_engine_fail_head(struct accel_engine *eng, int error)
 	if (job) {
 		accel_job_complete(eng, job, error);
 		/* a failed fence has signalled too: its waiters may run */
-		accel_kick_engines(eng->adev);
+		accel_kick_engines(eng->ring.adev);
 	}
-	accel_write(eng->adev, ACCEL_QUEUE_REG(eng->queue, ACCEL_Q_CTRL),
-		    ACCEL_Q_CTRL_RESET);
-	accel_engine_program(eng);
+	accel_ring_reset(&eng->ring);
 	list_for_each_entry(job, &eng->inflight, link)
 		job->pushed = 0;
 	list_splice_init(&eng->inflight, &eng->replay);
 	eng->nr_inflight = 0;
 	eng->partial = NULL;
 	eng->progress = jiffies;
-}
-
-static bool accel_engine_halted(struct accel_engine *eng)
-{
-	return accel_read(eng->adev, ACCEL_QUEUE_REG(eng->queue, ACCEL_Q_STATUS)) &
-	       ACCEL_Q_STATUS_ERROR;
 }
 
 /* Scheduling */
@@ -284,7 +229,7 @@ static void accel_engine_fill(struct accel_engine *eng)
 	u32 space;
 
 	for (;;) {
-		space = accel_engine_space(eng);
+		space = accel_ring_space(&eng->ring);
 		if (space < 2)
 			return;
 		job = eng->partial;
@@ -299,7 +244,7 @@ static void accel_engine_fill(struct accel_engine *eng)
 		}
 		accel_engine_push(eng, job, space);
 		eng->partial = job->pushed < job->ndescs ? job : NULL;
-		mod_delayed_work(eng->adev->wq, &eng->watchdog,
+		mod_delayed_work(eng->ring.adev->wq, &eng->watchdog,
 				 msecs_to_jiffies(accel_timeout_ms()));
 	}
 }
@@ -307,15 +252,15 @@ static void accel_engine_fill(struct accel_engine *eng)
 static void accel_engine_work(struct work_struct *work)
 {
 	struct accel_engine *eng = container_of(work, struct accel_engine, work);
+	u32 error;
 
 	mutex_lock(&eng->lock);
 	if (!eng->dead) {
-		if (accel_engine_halted(eng)) {
-			dev_err_ratelimited(&eng->adev->pdev->dev,
+		error = accel_ring_error(&eng->ring);
+		if (error) {
+			dev_err_ratelimited(&eng->ring.adev->pdev->dev,
 					    "queue %u: device error %u, job failed\n",
-					    eng->queue,
-					    accel_read(eng->adev, ACCEL_QUEUE_REG(eng->queue,
-										  ACCEL_Q_ERROR)));
+					    eng->ring.queue, error);
 			accel_engine_fail_head(eng, -EIO);
 		}
 		accel_engine_reap(eng);
@@ -334,13 +279,13 @@ static void accel_engine_watchdog(struct work_struct *work)
 	accel_engine_reap(eng);
 	if (!eng->dead && !list_empty(&eng->inflight)) {
 		if (time_after(jiffies, eng->progress + limit)) {
-			dev_err_ratelimited(&eng->adev->pdev->dev,
+			dev_err_ratelimited(&eng->ring.adev->pdev->dev,
 					    "queue %u: no progress in %u ms, job failed\n",
-					    eng->queue, accel_timeout_ms());
+					    eng->ring.queue, accel_timeout_ms());
 			accel_engine_fail_head(eng, -EIO);
 			accel_engine_fill(eng);
 		}
-		mod_delayed_work(eng->adev->wq, &eng->watchdog, limit);
+		mod_delayed_work(eng->ring.adev->wq, &eng->watchdog, limit);
 	}
 	mutex_unlock(&eng->lock);
 }
@@ -350,37 +295,13 @@ static void accel_engine_watchdog(struct work_struct *work)
 static int accel_engine_init(struct accel_engine *eng, struct accel_device *adev,
 			     u32 q)
 {
-	struct device *dev = &adev->pdev->dev;
-
-	eng->adev = adev;
-	eng->queue = q;
-	eng->ring_size = ACCEL_ENGINE_RING_SIZE;
-	eng->ring = dma_alloc_coherent(dev, eng->ring_size * sizeof(*eng->ring),
-				       &eng->ring_dma, GFP_KERNEL);
-	eng->fence = dma_alloc_coherent(dev, sizeof(*eng->fence), &eng->fence_dma,
-					GFP_KERNEL);
-	if (!eng->ring || !eng->fence)
-		return -ENOMEM;
 	mutex_init(&eng->lock);
 	INIT_LIST_HEAD(&eng->rr);
 	INIT_LIST_HEAD(&eng->replay);
 	INIT_LIST_HEAD(&eng->inflight);
 	INIT_WORK(&eng->work, accel_engine_work);
 	INIT_DELAYED_WORK(&eng->watchdog, accel_engine_watchdog);
-	accel_engine_program(eng);
-	return 0;
-}
-
-static void accel_engine_free(struct accel_engine *eng)
-{
-	struct device *dev = &eng->adev->pdev->dev;
-
-	if (eng->ring)
-		dma_free_coherent(dev, eng->ring_size * sizeof(*eng->ring),
-				  eng->ring, eng->ring_dma);
-	if (eng->fence)
-		dma_free_coherent(dev, sizeof(*eng->fence), eng->fence,
-				  eng->fence_dma);
+	return accel_ring_init(&eng->ring, adev, q, ACCEL_ENGINE_RING_SIZE);
 }
 
 int accel_engines_init(struct accel_device *adev)
@@ -404,8 +325,8 @@ int accel_engines_init(struct accel_device *adev)
 		return 0;
 err:
 	for (i = 0; adev->engines && i < adev->nr_engines; i++)
-		if (adev->engines[i].adev)
-			accel_engine_free(&adev->engines[i]);
+		if (adev->engines[i].ring.adev)
+			accel_ring_free(&adev->engines[i].ring);
 	kfree(adev->engines);
 	if (adev->wq)
 		destroy_workqueue(adev->wq);
@@ -449,7 +370,7 @@ void accel_engines_fini(struct accel_device *adev)
 	if (adev->wq)
 		destroy_workqueue(adev->wq);
 	for (i = 0; i < adev->nr_engines; i++)
-		accel_engine_free(&adev->engines[i]);
+		accel_ring_free(&adev->engines[i].ring);
 	kfree(adev->engines);
 	adev->engines = NULL;
 	adev->nr_engines = 0;
@@ -498,7 +419,7 @@ int accel_queue_create(struct accel_ctx *ctx, struct accel_queue_create *args)
 	}
 	uq->handle = handle;
 	args->handle = handle;
-	args->hw_queue = uq->eng->queue;
+	args->hw_queue = uq->eng->ring.queue;
 	return 0;
 }
 
@@ -610,7 +531,7 @@ static int accel_submit_job(struct accel_uqueue *uq, struct accel_job *job,
 	atomic_inc(&uq->ctx->inflight);
 	mutex_unlock(&eng->lock);
 	*fence = (u64)uq->handle << ACCEL_FENCE_SEQ_BITS | job->seq;
-	queue_work(eng->adev->wq, &eng->work);
+	queue_work(eng->ring.adev->wq, &eng->work);
 	return 0;
 }
 

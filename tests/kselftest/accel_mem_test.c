@@ -18,16 +18,13 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "accel_util.h"
 #include "../../uapi/accel.h"
 
 #define MiB (1ull << 20)
 #define FAULT_INJECT "/sys/kernel/debug/accel/accel0/fault_inject"
 #define DMA_TIMEOUT "/sys/module/accel/parameters/dma_timeout_ms"
 
-static int dev_open(void)
-{
-	return open("/dev/accel0", O_RDWR | O_CLOEXEC);
-}
 
 static int mem_alloc(int fd, uint64_t size, uint64_t align, uint32_t kind,
 		     struct accel_alloc *a)
@@ -90,17 +87,6 @@ static void pattern(uint8_t *buf, size_t n, unsigned int seed)
 		buf[i] = (uint8_t)((i * 2654435761u + seed * 40503u) >> 13) ^ (i >> 9);
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
 
 FIXTURE(mem) {
 	int fd;

@@ -18,16 +18,13 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "accel_util.h"
 #include "../../uapi/accel.h"
 
 #define MiB (1ull << 20)
 #define DEBUGFS "/sys/kernel/debug/accel/accel0"
 #define DMA_TIMEOUT "/sys/module/accel/parameters/dma_timeout_ms"
 
-static int dev_open(void)
-{
-	return open("/dev/accel0", O_RDWR | O_CLOEXEC);
-}
 
 static uint32_t queue_create(int fd, uint32_t *hw)
 {
@@ -85,17 +82,6 @@ static int wait_fence(int fd, uint64_t fence, int64_t timeout_ns)
 	return ioctl(fd, ACCEL_IOCTL_WAIT, &w) ? -errno : 0;
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
 
 static int fault_inject(uint32_t hw_queue, const char *value)
 {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "accel_util.h"
 #include "../../uapi/accel.h"
 #include "../../include/accel_hw.h"
 
@@ -88,17 +89,6 @@ static int count_nodes(void)
 	return n;
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
 
 static int get_info(int fd, struct accel_info *info)
 {

@@ -11,25 +11,11 @@
 #include <time.h>
 
 #include "accel_dev.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
+#include "../../tools/bench/bench_common.h"
 
 static void report(const char *what, double *t, int reps, uint64_t bytes)
 {
-	qsort(t, reps, sizeof(*t), cmp_double);
+	qsort(t, reps, sizeof(*t), bench_cmp);
 	printf("%-28s best %8.2f ms %7.2f GB/s   median %8.2f ms %7.2f GB/s\n",
 	       what, t[0] * 1e3, bytes / t[0] / 1e9,
 	       t[reps / 2] * 1e3, bytes / t[reps / 2] / 1e9);
@@ -38,14 +24,14 @@ static void report(const char *what, double *t, int reps, uint64_t bytes)
 /* Time one descriptor from the doorbell to the queue going idle. */
 static double time_desc(struct accel_dev *d, struct accel_desc desc)
 {
-	double t0 = now_s();
+	double t0 = bench_now();
 
 	accel_submit(d, 0, &desc, 1);
 	if (accel_wait(d, 0, 0) != ACCEL_Q_STATUS_ENABLED) {
 		fprintf(stderr, "bench_dma: descriptor failed\n");
 		exit(1);
 	}
-	return now_s() - t0;
+	return bench_now() - t0;
 }
 
 int main(int argc, char **argv)
@@ -67,10 +53,10 @@ int main(int argc, char **argv)
 	memset(a, 1, n);
 	memset(b, 2, n);
 	for (i = 0; i < reps; i++) {
-		double t0 = now_s();
+		double t0 = bench_now();
 
 		memcpy(b, a, n);
-		t[i] = now_s() - t0;
+		t[i] = bench_now() - t0;
 		a[i] = b[n - 1 - i];	/* keep the copies observable */
 	}
 	report("host memcpy", t, reps, n);
