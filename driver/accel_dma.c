@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accel: synchronous copies and fills on the kernel's DMA channel.
+ * accel: transfers. Synchronous copies and fills run on the kernel's DMA
+ * channel; asynchronous ones (accel_queue.c) are built here as well.
  *
- * A transfer is cut into windows of at most ACCEL_XFER_WINDOW bytes. For
+ * A synchronous transfer is cut into windows of at most ACCEL_XFER_WINDOW bytes. For
  * each window, user memory is pinned and mapped for DMA (a scatter-gather
  * list), device addresses become VRAM offsets, and the two sides are
  * merged into a chain of COPY descriptors. The chain runs in batches that
@@ -45,7 +46,7 @@ struct accel_side {
 	bool vram;
 	struct accel_seg *segs;
 	unsigned int nsegs;
-	struct accel_seg one;	/* the segment of a VRAM side */
+	struct accel_seg one;	/* the segment of a VRAM or peer side */
 	struct page **pages;
 	unsigned int npages;
 	struct sg_table sgt;
