@@ -4,8 +4,8 @@
  *
  * /sys/kernel/debug/accel/accelN/fault_inject_qQ writes the FAULT_INJECT
  * register of hardware queue Q: N makes the next N descriptors fail,
- * 0x10000 makes the next one stall (see docs/hardware.md). Queue 0 is the
- * kernel's synchronous channel; fault_inject is the same as fault_inject_q0.
+ * 0x10000 makes the next one stall (see docs/hardware.md). Queue 0 runs
+ * synchronous work; fault_inject is the same as fault_inject_q0.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>

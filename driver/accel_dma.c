@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accel: transfers. Synchronous copies and fills run on the kernel's DMA
- * channel; asynchronous ones (accel_queue.c) are built here as well.
+ * accel: transfers, turned into descriptor chains for accel_queue.c.
  *
- * A synchronous transfer is cut into windows of at most ACCEL_XFER_WINDOW bytes. For
- * each window, user memory is pinned and mapped for DMA (a scatter-gather
- * list), device addresses become VRAM offsets, and the two sides are
- * merged into a chain of COPY descriptors. The chain runs in batches that
- * fit the ring; each batch ends with a FENCE that writes the batch's
- * sequence number and raises the queue's interrupt. A device error or a
- * time-out resets the hardware queue and fails the transfer.
+ * User memory is pinned and mapped for DMA (a scatter-gather list), host
+ * allocations give a slice of their DMA runs, device addresses become VRAM
+ * offsets and a peer's VRAM a mapping of its BAR; the two sides are then
+ * merged into a chain of COPY (or FILL) descriptors. A transfer holds all
+ * of that until its work completes.
+ *
+ * Synchronous copies and fills are work on the context's synchronous queue
+ * and a wait; a copy runs in windows of at most ACCEL_XFER_WINDOW bytes.
  */
 #include <linux/file.h>
 #include <linux/mm.h>
@@ -19,7 +19,6 @@
 
 #include "accel_drv.h"
 
-#define ACCEL_CHAN_RING_SIZE	1024
 #define ACCEL_XFER_WINDOW	(64ull << 20)
 
 static unsigned int dma_timeout_ms = 10000;
@@ -54,67 +53,6 @@ struct accel_side {
 	struct accel_device *peer;	/* one->addr maps this peer's BAR */
 	enum dma_data_direction dir;
 };
-
-int accel_chan_init(struct accel_chan *chan, struct accel_device *adev, u32 q)
-{
-	mutex_init(&chan->lock);
-	init_waitqueue_head(&chan->wq);
-	return accel_ring_init(&chan->ring, adev, q, ACCEL_CHAN_RING_SIZE);
-}
-
-/* The device is reset already: nothing uses the ring any more. */
-void accel_chan_fini(struct accel_chan *chan)
-{
-	accel_ring_free(&chan->ring);
-}
-
-static bool accel_chan_finished(struct accel_chan *chan, u64 seq)
-{
-	return accel_ring_done(&chan->ring) >= seq || accel_ring_error(&chan->ring);
-}
-
-/* Run @n descriptors (at most ring size - 2) and wait; chan->lock is held. */
-static int accel_chan_run(struct accel_chan *chan, const struct accel_desc *descs,
-			  unsigned int n)
-{
-	struct accel_ring *ring = &chan->ring;
-	struct device *dev = &ring->adev->pdev->dev;
-	unsigned int i;
-	u32 error;
-	u64 seq;
-
-	for (i = 0; i < n; i++)
-		accel_ring_push(ring, &descs[i]);
-	seq = accel_ring_submit(ring);
-	wait_event_timeout(chan->wq, accel_chan_finished(chan, seq),
-			   msecs_to_jiffies(accel_dma_timeout_ms()));
-	if (accel_ring_done(ring) >= seq)
-		return 0;
-	error = accel_ring_error(ring);
-	if (error)
-		dev_err_ratelimited(dev, "DMA failed with device error %u, queue reset\n",
-				    error);
-	else
-		dev_err_ratelimited(dev, "DMA did not finish in %u ms, queue reset\n",
-				    accel_dma_timeout_ms());
-	accel_ring_reset(ring);
-	return error ? -EIO : -ETIMEDOUT;
-}
-
-static int accel_chan_run_all(struct accel_chan *chan,
-			      const struct accel_desc *descs, unsigned int n)
-{
-	unsigned int batch, done;
-	int ret = 0;
-
-	mutex_lock(&chan->lock);
-	for (done = 0; done < n && !ret; done += batch) {
-		batch = min(n - done, chan->ring.size - 2);
-		ret = accel_chan_run(chan, descs + done, batch);
-	}
-	mutex_unlock(&chan->lock);
-	return ret;
-}
 
 /* The DMA segments of @sgt, a freshly mapped table, in @side->segs. */
 static int accel_side_sgt(struct accel_side *side, struct sg_table *sgt)
@@ -311,33 +249,6 @@ static int accel_side_prepare(struct accel_ctx *ctx, struct accel_side *side,
 	return accel_side_host(side, bo, addr - accel_bo_addr(bo), len);
 }
 
-static int accel_copy_window(struct accel_ctx *ctx, struct accel_bo *dbo,
-			     u64 dst, struct accel_bo *sbo, u64 src, u64 len)
-{
-	struct accel_device *adev = ctx->adev;
-	struct accel_side s = { }, d = { };
-	struct accel_desc *descs = NULL;
-	unsigned int n;
-	int ret;
-
-	ret = accel_side_prepare(ctx, &s, sbo, src, len, DMA_TO_DEVICE);
-	if (!ret)
-		ret = accel_side_prepare(ctx, &d, dbo, dst, len, DMA_FROM_DEVICE);
-	if (!ret) {
-		descs = kvmalloc_array(s.nsegs + d.nsegs, sizeof(*descs),
-				       GFP_KERNEL | __GFP_ZERO);
-		ret = descs ? 0 : -ENOMEM;
-	}
-	if (!ret) {
-		n = accel_build_copy(&s, &d, descs);
-		ret = accel_chan_run_all(&adev->chan, descs, n);
-	}
-	kvfree(descs);
-	accel_side_release(adev, &d);
-	accel_side_release(adev, &s);
-	return ret;
-}
-
 /* Check a device address range of the caller and hold its allocation. */
 static int accel_hold(struct accel_ctx *ctx, u64 addr, u64 size,
 		      struct accel_bo **bo)
@@ -374,11 +285,14 @@ static int accel_hold_side(struct accel_ctx *ctx, struct accel_ctx *peer,
 	return ret;
 }
 
-static int accel_copy_held(struct accel_ctx *ctx, struct accel_ctx *peer,
-			   const struct accel_copy *args)
+/*
+ * Check a whole copy before any of it runs: a range the caller does not own
+ * fails with nothing moved.
+ */
+static int accel_copy_check_sides(struct accel_ctx *ctx, struct accel_ctx *peer,
+				  const struct accel_copy *args)
 {
-	struct accel_bo *sbo = NULL, *dbo = NULL;
-	u64 off, len;
+	struct accel_bo *sbo, *dbo = NULL;
 	int ret;
 
 	ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
@@ -388,11 +302,6 @@ static int accel_copy_held(struct accel_ctx *ctx, struct accel_ctx *peer,
 		ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_DST_PEER ?
 				      peer : NULL, args->dst, args->size,
 				      args->flags & ACCEL_COPY_DST_USER, &dbo);
-	for (off = 0; !ret && off < args->size; off += len) {
-		len = min(args->size - off, ACCEL_XFER_WINDOW);
-		ret = accel_copy_window(ctx, dbo, args->dst + off, sbo,
-					args->src + off, len);
-	}
 	if (sbo)
 		accel_bo_put(sbo);
 	if (dbo)
@@ -400,30 +309,36 @@ static int accel_copy_held(struct accel_ctx *ctx, struct accel_ctx *peer,
 	return ret;
 }
 
-/*
- * A copy with a peer keeps the peer's device from going away. A trylock:
- * two devices copying to each other while both are removed must not
- * deadlock on each other's remove_lock.
- */
-static int accel_copy_with_peer(struct accel_ctx *ctx, struct accel_ctx *peer,
-				const struct accel_copy *args)
-{
-	struct accel_device *padev = peer->adev;
-	int ret;
-
-	if (padev == ctx->adev)
-		return accel_copy_held(ctx, peer, args);
-	if (!down_read_trylock(&padev->remove_lock))
-		return -EBUSY;
-	ret = padev->removed ? -ENODEV : accel_copy_held(ctx, peer, args);
-	up_read(&padev->remove_lock);
-	return ret;
-}
-
-int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
+static int accel_copy_check(struct accel_ctx *ctx, const struct accel_copy *args)
 {
 	struct accel_ctx *peer;
 	struct fd f;
+	int ret;
+
+	if (!(args->flags & (ACCEL_COPY_SRC_PEER | ACCEL_COPY_DST_PEER)))
+		return accel_copy_check_sides(ctx, NULL, args);
+	f = fdget(args->peer_fd);
+	if (!f.file)
+		return -EBADF;
+	peer = accel_file_ctx(f.file);
+	ret = peer ? accel_copy_check_sides(ctx, peer, args) : -EINVAL;
+	fdput(f);
+	return ret;
+}
+
+/*
+ * Synchronous calls are asynchronous work on the context's own queue and a
+ * wait. A copy runs one window at a time, so that at most ACCEL_XFER_WINDOW
+ * bytes of user memory are pinned at once.
+ */
+int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
+{
+	struct accel_submit sub = {
+		.op = ACCEL_SUBMIT_COPY,
+		.flags = args->flags,
+		.peer_fd = args->peer_fd,
+	};
+	u64 off, len;
 	int ret;
 
 	if (!accel_copy_flags_valid(args->flags) || args->pad || args->pad2)
@@ -433,16 +348,31 @@ int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args)
 	if (args->src + args->size - 1 < args->src ||
 	    args->dst + args->size - 1 < args->dst)
 		return -EFAULT;
-	if (!(args->flags & (ACCEL_COPY_SRC_PEER | ACCEL_COPY_DST_PEER)))
-		return accel_copy_held(ctx, NULL, args);
-
-	f = fdget(args->peer_fd);
-	if (!f.file)
-		return -EBADF;
-	peer = accel_file_ctx(f.file);
-	ret = peer ? accel_copy_with_peer(ctx, peer, args) : -EINVAL;
-	fdput(f);
+	ret = accel_copy_check(ctx, args);
+	for (off = 0; !ret && off < args->size; off += len) {
+		len = min(args->size - off, ACCEL_XFER_WINDOW);
+		sub.dst = args->dst + off;
+		sub.src = args->src + off;
+		sub.size = len;
+		ret = accel_queue_run_sync(ctx, &sub);
+	}
 	return ret;
+}
+
+int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args)
+{
+	struct accel_submit sub = {
+		.op = ACCEL_SUBMIT_MEMSET,
+		.dst = args->dst,
+		.size = args->size,
+		.value = args->value,
+	};
+
+	if (args->flags || args->value > 0xff)
+		return -EINVAL;
+	if (!args->size)
+		return 0;
+	return accel_queue_run_sync(ctx, &sub);
 }
 
 /* A FILL descriptor for every segment of @side. */
@@ -463,35 +393,8 @@ static struct accel_desc *accel_build_fill(const struct accel_side *side,
 	return descs;
 }
 
-int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args)
-{
-	struct accel_side side = { };
-	struct accel_desc *descs;
-	struct accel_bo *bo;
-	int ret;
-
-	if (args->flags || args->value > 0xff)
-		return -EINVAL;
-	if (!args->size)
-		return 0;
-	ret = accel_hold(ctx, args->dst, args->size, &bo);
-	if (ret)
-		return ret;
-	ret = accel_side_prepare(ctx, &side, bo, args->dst, args->size,
-				 DMA_FROM_DEVICE);
-	if (!ret) {
-		descs = accel_build_fill(&side, args->value);
-		ret = descs ? accel_chan_run_all(&ctx->adev->chan, descs,
-						 side.nsegs) : -ENOMEM;
-		kvfree(descs);
-	}
-	accel_side_release(ctx->adev, &side);
-	accel_bo_put(bo);
-	return ret;
-}
-
 /*
- * Asynchronous work (accel_queue.c) holds what it needs until it completes:
+ * Work (accel_queue.c) holds what it needs until it completes:
  * its allocations, its user memory pinned and mapped, and its descriptors.
  */
 struct accel_xfer {

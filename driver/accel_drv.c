@@ -105,9 +105,12 @@ static int accel_pci_init(struct accel_device *adev)
 	adev->regs = pcim_iomap_table(pdev)[ACCEL_BAR_REGS];
 	pci_set_master(pdev);
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
-	if (ret)
+	if (ret) {
 		dev_err(&pdev->dev, "no usable DMA configuration\n");
-	return ret;
+		return ret;
+	}
+	/* a descriptor moves up to 2^64 - 1 bytes: keep DMA runs merged */
+	return dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 }
 
 static int accel_misc_register(struct accel_device *adev)
@@ -137,12 +140,9 @@ static int accel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = accel_mem_init(adev);
 	if (ret)
 		goto err_reset;
-	ret = accel_chan_init(&adev->chan, adev, 0);
-	if (ret)
-		goto err_reset;
 	ret = accel_engines_init(adev);
 	if (ret)
-		goto err_chan;
+		goto err_reset;
 	ret = accel_irq_init(adev);
 	if (ret)
 		goto err_engines;
@@ -162,9 +162,6 @@ err_irq:
 err_engines:
 	accel_hw_reset(adev);
 	accel_engines_fini(adev);
-err_chan:
-	accel_hw_reset(adev);
-	accel_chan_fini(&adev->chan);
 err_reset:
 	accel_hw_reset(adev);
 err_put:
@@ -188,7 +185,6 @@ static void accel_remove(struct pci_dev *pdev)
 	accel_hw_reset(adev);
 	accel_irq_fini(adev);
 	accel_engines_fini(adev);
-	accel_chan_fini(&adev->chan);
 	accel_mem_revoke_mappings(adev);
 	accel_mem_unmap_all(adev);
 	adev->pdev = NULL;

@@ -27,6 +27,7 @@
 
 struct accel_device;
 struct accel_engine;
+struct accel_uqueue;
 struct accel_xfer;
 
 /**
@@ -63,18 +64,6 @@ struct accel_ring {
 	dma_addr_t fence_dma;
 	u32 tail;
 	u64 seq;
-};
-
-/**
- * struct accel_chan - the kernel's synchronous DMA channel
- * @ring: its ring, on hardware queue 0
- * @lock: serialises users of the channel
- * @wq: woken by the queue's and the error interrupt
- */
-struct accel_chan {
-	struct accel_ring ring;
-	struct mutex lock;	/* one transfer at a time on the ring */
-	wait_queue_head_t wq;
 };
 
 /**
@@ -122,8 +111,7 @@ struct accel_fault_file {
  * @host_pinned: bytes of host memory pinned for the device
  * @ctxs: open contexts (a mapped file keeps its context)
  * @ctxs_lock: protects @ctxs
- * @chan: the kernel's DMA channel
- * @engines: one per hardware queue but the channel's, for async queues
+ * @engines: one per hardware queue; 0 runs synchronous work
  * @nr_engines: number of @engines
  * @next_engine: where the next user queue goes
  * @wq: runs the engines
@@ -156,7 +144,6 @@ struct accel_device {
 	atomic64_t host_pinned;
 	struct list_head ctxs;
 	struct mutex ctxs_lock;	/* ctxs */
-	struct accel_chan chan;
 	struct accel_engine *engines;
 	unsigned int nr_engines;
 	atomic_t next_engine;
@@ -181,6 +168,7 @@ struct accel_device {
  * @host_pinned: bytes of host memory pinned through this context
  * @nr_allocs: live allocations
  * @queues: handle -> user queue
+ * @sync_queue: the queue synchronous calls use, created on first use
  * @inflight: jobs submitted and not completed
  * @poll_wq: woken when @inflight drops to zero
  */
@@ -197,6 +185,7 @@ struct accel_ctx {
 	u64 host_pinned;
 	u32 nr_allocs;
 	struct xarray queues;
+	struct accel_uqueue *sync_queue;
 	atomic_t inflight;
 	wait_queue_head_t poll_wq;
 };
@@ -292,8 +281,6 @@ void accel_bo_put(struct accel_bo *bo);
 int accel_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* accel_dma.c */
-int accel_chan_init(struct accel_chan *chan, struct accel_device *adev, u32 q);
-void accel_chan_fini(struct accel_chan *chan);
 int accel_dma_copy(struct accel_ctx *ctx, const struct accel_copy *args);
 int accel_dma_memset(struct accel_ctx *ctx, const struct accel_memset *args);
 
@@ -312,6 +299,7 @@ int accel_queue_create(struct accel_ctx *ctx, struct accel_queue_create *args);
 int accel_queue_destroy(struct accel_ctx *ctx, u32 handle);
 void accel_queues_fini(struct accel_ctx *ctx);
 int accel_queue_submit(struct accel_ctx *ctx, struct accel_submit *args);
+int accel_queue_run_sync(struct accel_ctx *ctx, struct accel_submit *args);
 int accel_queue_wait(struct accel_ctx *ctx, const struct accel_wait *args);
 __poll_t accel_poll(struct file *file, poll_table *wait);
 

@@ -26,10 +26,7 @@ static irqreturn_t accel_queue_irq(int irq, void *data)
 
 	accel_write(adev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(vec->queue));
 	atomic64_inc(&adev->irq_count[vec->queue]);
-	if (vec->queue == adev->chan.ring.queue)
-		wake_up(&adev->chan.wq);
-	else
-		accel_engine_irq(adev, vec->queue);
+	accel_engine_irq(adev, vec->queue);
 	return IRQ_HANDLED;
 }
 
@@ -52,8 +49,7 @@ static irqreturn_t accel_error_irq(int irq, void *data)
 				    "queue %u halted: error %u at descriptor %u\n",
 				    q, error, index);
 	}
-	/* the channel's waiter and the engines see the halt and recover */
-	wake_up(&adev->chan.wq);
+	/* the engines see the halt and recover */
 	accel_engines_error_irq(adev);
 	return IRQ_HANDLED;
 }

@@ -28,6 +28,7 @@
 #define ACCEL_VRAM_ORDER	8	/* 256-byte granules */
 #define ACCEL_HOST_ORDER	16	/* 64 KiB granules of host addresses */
 #define ACCEL_HOST_SPAN		BIT_ULL(38)
+#define ACCEL_HOST_CHUNK_ORDER	9	/* 2 MiB pieces of ACCEL_MEM_HOST */
 /* mmap offset of a handle: handle << ACCEL_MMAP_SHIFT (objects < 64 GiB) */
 #define ACCEL_MMAP_SHIFT	36
 #define ACCEL_MAX_HANDLE	((1u << 24) - 1)
@@ -340,9 +341,30 @@ static int accel_host_reserve(struct accel_bo *bo, u64 align)
 	return bo->pool_addr ? 0 : -ENOMEM;
 }
 
+/*
+ * Up to 2^order zeroed pages in one physically contiguous piece, split
+ * into single pages, trying smaller pieces when memory is fragmented.
+ * Contiguous pieces become long DMA runs, hence few descriptors.
+ */
+static struct page *accel_host_alloc_chunk(unsigned int *order)
+{
+	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN;
+	struct page *page;
+
+	for (;; (*order)--) {
+		page = alloc_pages(gfp | (*order ? __GFP_NORETRY : 0), *order);
+		if (page || !*order)
+			break;
+	}
+	if (page && *order)
+		split_page(page, *order);
+	return page;
+}
+
 static int accel_host_alloc_pages(struct accel_bo *bo)
 {
-	unsigned int i;
+	unsigned int i = 0, j, order;
+	struct page *page;
 
 	bo->npages = DIV_ROUND_UP(bo->size, PAGE_SIZE);
 	bo->writable = true;
@@ -350,10 +372,14 @@ static int accel_host_alloc_pages(struct accel_bo *bo)
 	if (!bo->pages)
 		return -ENOMEM;
 	atomic64_add((u64)bo->npages << PAGE_SHIFT, &bo->adev->host_pinned);
-	for (i = 0; i < bo->npages; i++) {
-		bo->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
-		if (!bo->pages[i])
+	while (i < bo->npages) {
+		order = min_t(unsigned int, ACCEL_HOST_CHUNK_ORDER,
+			      ilog2(bo->npages - i));
+		page = accel_host_alloc_chunk(&order);
+		if (!page)
 			return -ENOMEM;
+		for (j = 0; j < 1u << order; j++)
+			bo->pages[i++] = page + j;
 	}
 	return accel_host_map(bo, 0);
 }

@@ -2,11 +2,12 @@
 /*
  * accel: asynchronous queues, fences and the engines that run them.
  *
- * Hardware queue 0 is the kernel's synchronous channel (accel_dma.c). Each
- * other hardware queue has an engine: a ring, a fence word, and a work item
- * that completes finished jobs and pushes new ones. User queues (streams)
- * are spread over the engines; an engine takes jobs from the user queues
- * bound to it round-robin, so contexts share the hardware fairly. A job
+ * Each hardware queue has an engine: a ring, a fence word, and a work item
+ * that completes finished jobs and pushes new ones. Engine 0 runs every
+ * context's synchronous queue (synchronous calls are work and a wait); user
+ * queues (streams) are spread over the other engines. An engine takes jobs
+ * from the queues bound to it round-robin, so contexts share the hardware
+ * fairly. A job
  * is pushed in chunks that fit the ring, each ending with a FENCE that
  * writes the engine's sequence number and raises its interrupt.
  *
@@ -309,9 +310,7 @@ int accel_engines_init(struct accel_device *adev)
 	unsigned int i;
 	int ret = 0;
 
-	adev->nr_engines = adev->num_queues - 1;
-	if (!adev->nr_engines)
-		return 0;
+	adev->nr_engines = adev->num_queues;
 	adev->wq = alloc_workqueue("%s", WQ_UNBOUND | WQ_HIGHPRI, 0, adev->name);
 	adev->engines = kcalloc(adev->nr_engines, sizeof(*adev->engines),
 				GFP_KERNEL);
@@ -320,7 +319,7 @@ int accel_engines_init(struct accel_device *adev)
 		goto err;
 	}
 	for (i = 0; i < adev->nr_engines && !ret; i++)
-		ret = accel_engine_init(&adev->engines[i], adev, i + 1);
+		ret = accel_engine_init(&adev->engines[i], adev, i);
 	if (!ret)
 		return 0;
 err:
@@ -378,8 +377,8 @@ void accel_engines_fini(struct accel_device *adev)
 
 void accel_engine_irq(struct accel_device *adev, u32 queue)
 {
-	if (queue >= 1 && queue - 1 < adev->nr_engines)
-		queue_work(adev->wq, &adev->engines[queue - 1].work);
+	if (queue < adev->nr_engines)
+		queue_work(adev->wq, &adev->engines[queue].work);
 }
 
 void accel_engines_error_irq(struct accel_device *adev)
@@ -389,28 +388,44 @@ void accel_engines_error_irq(struct accel_device *adev)
 
 /* User queues */
 
+static struct accel_uqueue *accel_uqueue_new(struct accel_ctx *ctx,
+					     struct accel_engine *eng)
+{
+	struct accel_uqueue *uq = kzalloc(sizeof(*uq), GFP_KERNEL);
+
+	if (!uq)
+		return NULL;
+	kref_init(&uq->ref);
+	uq->ctx = ctx;
+	uq->eng = eng;
+	INIT_LIST_HEAD(&uq->pending);
+	INIT_LIST_HEAD(&uq->rr_link);
+	xa_init(&uq->errors);
+	init_waitqueue_head(&uq->wq);
+	return uq;
+}
+
+/* User queues go round-robin to the engines but 0, which runs sync work. */
+static struct accel_engine *accel_next_engine(struct accel_device *adev)
+{
+	unsigned int n = adev->nr_engines;
+
+	if (n == 1)
+		return &adev->engines[0];
+	return &adev->engines[1 + atomic_inc_return(&adev->next_engine) % (n - 1)];
+}
+
 int accel_queue_create(struct accel_ctx *ctx, struct accel_queue_create *args)
 {
-	struct accel_device *adev = ctx->adev;
 	struct accel_uqueue *uq;
 	u32 handle;
 	int ret;
 
 	if (args->flags || args->pad)
 		return -EINVAL;
-	if (!adev->nr_engines)
-		return -ENODEV;
-	uq = kzalloc(sizeof(*uq), GFP_KERNEL);
+	uq = accel_uqueue_new(ctx, accel_next_engine(ctx->adev));
 	if (!uq)
 		return -ENOMEM;
-	kref_init(&uq->ref);
-	uq->ctx = ctx;
-	uq->eng = &adev->engines[atomic_inc_return(&adev->next_engine) %
-				 adev->nr_engines];
-	INIT_LIST_HEAD(&uq->pending);
-	INIT_LIST_HEAD(&uq->rr_link);
-	xa_init(&uq->errors);
-	init_waitqueue_head(&uq->wq);
 	ret = xa_alloc(&ctx->queues, &handle, uq, XA_LIMIT(1, ACCEL_MAX_UQUEUE),
 		       GFP_KERNEL);
 	if (ret) {
@@ -456,6 +471,10 @@ void accel_queues_fini(struct accel_ctx *ctx)
 	xa_for_each(&ctx->queues, handle, uq)
 		accel_queue_destroy(ctx, handle);
 	xa_destroy(&ctx->queues);
+	if (ctx->sync_queue) {
+		accel_uqueue_drain(ctx->sync_queue);
+		accel_uqueue_put(ctx->sync_queue);
+	}
 }
 
 /* A referenced user queue of @ctx, or NULL. */
@@ -529,24 +548,20 @@ static int accel_submit_job(struct accel_uqueue *uq, struct accel_job *job,
 	if (list_empty(&uq->rr_link))
 		list_add_tail(&uq->rr_link, &eng->rr);
 	atomic_inc(&uq->ctx->inflight);
-	mutex_unlock(&eng->lock);
 	*fence = (u64)uq->handle << ACCEL_FENCE_SEQ_BITS | job->seq;
-	queue_work(eng->ring.adev->wq, &eng->work);
+	/* push it now rather than wake the engine's worker: one hop less */
+	accel_engine_fill(eng);
+	mutex_unlock(&eng->lock);
 	return 0;
 }
 
-int accel_queue_submit(struct accel_ctx *ctx, struct accel_submit *args)
+/* Queue @args on @uq (whose reference goes to the job); returns its fence. */
+static int accel_uqueue_submit(struct accel_ctx *ctx, struct accel_uqueue *uq,
+			       struct accel_submit *args)
 {
-	struct accel_uqueue *uq;
 	struct accel_job *job;
 	int ret;
 
-	ret = accel_submit_check(ctx, args);
-	if (ret)
-		return ret;
-	uq = accel_uqueue_get(ctx, args->queue);
-	if (!uq)
-		return -ENOENT;
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job) {
 		accel_uqueue_put(uq);
@@ -562,6 +577,61 @@ int accel_queue_submit(struct accel_ctx *ctx, struct accel_submit *args)
 		kfree(job);
 		accel_uqueue_put(uq);
 	}
+	return ret;
+}
+
+int accel_queue_submit(struct accel_ctx *ctx, struct accel_submit *args)
+{
+	struct accel_uqueue *uq;
+	int ret;
+
+	ret = accel_submit_check(ctx, args);
+	if (ret)
+		return ret;
+	uq = accel_uqueue_get(ctx, args->queue);
+	if (!uq)
+		return -ENOENT;
+	return accel_uqueue_submit(ctx, uq, args);
+}
+
+/* The context's synchronous queue on engine 0, created on first use. */
+static struct accel_uqueue *accel_sync_queue(struct accel_ctx *ctx)
+{
+	struct accel_uqueue *uq;
+
+	mutex_lock(&ctx->lock);
+	if (!ctx->sync_queue)
+		ctx->sync_queue = accel_uqueue_new(ctx, &ctx->adev->engines[0]);
+	uq = ctx->sync_queue;
+	if (uq)
+		kref_get(&uq->ref);
+	mutex_unlock(&ctx->lock);
+	return uq;
+}
+
+/*
+ * Run @args on the context's synchronous queue and wait for it. A fatal
+ * signal ends the wait early; the work itself holds what it uses.
+ */
+int accel_queue_run_sync(struct accel_ctx *ctx, struct accel_submit *args)
+{
+	struct accel_uqueue *uq = accel_sync_queue(ctx);
+	u64 seq;
+	void *err;
+	int ret;
+
+	if (!uq)
+		return -ENOMEM;
+	kref_get(&uq->ref);	/* one for the job, one for us */
+	ret = accel_uqueue_submit(ctx, uq, args);
+	if (!ret) {
+		seq = args->fence & ACCEL_FENCE_SEQ_MASK;
+		ret = wait_event_killable(uq->wq, READ_ONCE(uq->done_seq) >= seq);
+		err = ret ? NULL : xa_erase(&uq->errors, seq);
+		if (err)
+			ret = -(int)xa_to_value(err);
+	}
+	accel_uqueue_put(uq);
 	return ret;
 }
 

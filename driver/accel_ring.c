@@ -2,9 +2,8 @@
 /*
  * accel: a descriptor ring on one hardware queue, with a fence word.
  *
- * Both the kernel's synchronous channel (accel_dma.c) and the engines of
- * the asynchronous queues (accel_queue.c) drive a hardware queue through
- * one of these. Completion is tracked by FENCE descriptors that write an
+ * Each engine (accel_queue.c) drives its hardware queue through one of
+ * these. Completion is tracked by FENCE descriptors that write an
  * increasing sequence number to the fence word and raise the queue's
  * interrupt. Callers serialise access.
  */
