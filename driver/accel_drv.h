@@ -102,8 +102,6 @@ struct accel_fault_file {
  * @remove_lock: writers remove the device; readers use the hardware
  * @removed: set under @remove_lock when the PCI device goes away
  * @vectors: context of each queue's MSI-X vector
- * @irq_count: interrupts handled per queue vector
- * @error_irq_count: error interrupts handled
  * @vram_pool: VRAM allocator, addresses are device addresses
  * @host_pool: allocator of device addresses for host memory
  * @host_bos: allocations backed by host pages, mapped for DMA
@@ -135,8 +133,6 @@ struct accel_device {
 	struct rw_semaphore remove_lock;
 	bool removed;
 	struct accel_queue_vector vectors[ACCEL_MAX_QUEUES];
-	atomic64_t irq_count[ACCEL_MAX_QUEUES];
-	atomic64_t error_irq_count;
 	struct gen_pool *vram_pool;
 	struct gen_pool *host_pool;
 	struct list_head host_bos;
@@ -256,7 +252,6 @@ static inline u64 accel_bo_addr(struct accel_bo *bo)
 int accel_ring_init(struct accel_ring *ring, struct accel_device *adev, u32 queue,
 		    u32 size);
 void accel_ring_free(struct accel_ring *ring);
-void accel_ring_program(struct accel_ring *ring);
 void accel_ring_reset(struct accel_ring *ring);
 u32 accel_ring_space(struct accel_ring *ring);
 void accel_ring_push(struct accel_ring *ring, const struct accel_desc *d);

@@ -25,7 +25,6 @@ static irqreturn_t accel_queue_irq(int irq, void *data)
 	struct accel_device *adev = vec->adev;
 
 	accel_write(adev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(vec->queue));
-	atomic64_inc(&adev->irq_count[vec->queue]);
 	accel_engine_irq(adev, vec->queue);
 	return IRQ_HANDLED;
 }
@@ -36,7 +35,6 @@ static irqreturn_t accel_error_irq(int irq, void *data)
 	unsigned int q;
 
 	accel_write(adev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_ERROR);
-	atomic64_inc(&adev->error_irq_count);
 	for (q = 0; q < adev->num_queues; q++) {
 		u32 status = accel_read(adev, ACCEL_QUEUE_REG(q, ACCEL_Q_STATUS));
 		u32 error, index;

@@ -15,7 +15,7 @@ static u32 accel_ring_reg(struct accel_ring *ring, u32 reg)
 }
 
 /* Point the hardware queue at the ring and enable it; the ring is empty. */
-void accel_ring_program(struct accel_ring *ring)
+static void accel_ring_program(struct accel_ring *ring)
 {
 	struct accel_device *adev = ring->adev;
 
