@@ -12,6 +12,7 @@
 #   --file SRC[:DST]  copy SRC into the guest (default /opt/accel/NAME)
 #   --timeout SECS    kill the VM after SECS seconds (300)
 #   --memory SIZE     guest RAM (1G)
+#   --smp N           guest CPUs (2)
 #
 # The guest runs the commands in order from /opt/accel, prints their
 # output on the serial console, and powers off. The exit status is the
@@ -21,7 +22,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-devices=1 vram=256M props="" iommu=0 slub=0 driver=1 timeout=300 memory=1G
+devices=1 vram=256M props="" iommu=0 slub=0 driver=1 timeout=300 memory=1G smp=2
 files=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -34,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--file) files+=("$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
@@ -103,7 +105,7 @@ build_qemu_args() {
 	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init"
 	local i
 
-	args=(-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m "$memory"
+	args=(-machine q35 -accel tcg,thread=multi -cpu max -smp "$smp" -m "$memory"
 	      -display none -no-reboot -nodefaults
 	      -L /usr/share/qemu -L /usr/share/seabios
 	      -kernel "$VMLINUZ" -initrd "$work/initrd"

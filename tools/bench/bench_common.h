@@ -33,10 +33,12 @@ static inline double bench_median(double *t, int n)
 	return t[n / 2];
 }
 
-/* Repetitions for a size: enough to time, bounded for big ones. */
+/* Repetitions for a size: enough for a stable median, bounded for big ones. */
 static inline int bench_reps(uint64_t size)
 {
-	return size >= (64 << 20) ? 5 : size >= (1 << 20) ? 20 : 200;
+	if (size >= (256 << 20))
+		return 5;
+	return size >= (64 << 20) ? 15 : size >= (1 << 20) ? 20 : 200;
 }
 
 #endif
