@@ -289,19 +289,30 @@ static int accel_hold_side(struct accel_ctx *ctx, struct accel_ctx *peer,
  * Check a whole copy before any of it runs: a range the caller does not own
  * fails with nothing moved.
  */
+/* Hold both sides of a copy of @size bytes described by @flags. */
+static int accel_hold_sides(struct accel_ctx *ctx, struct accel_ctx *peer,
+			    u32 flags, u64 dst, u64 src, u64 size,
+			    struct accel_bo **dbo, struct accel_bo **sbo)
+{
+	int ret;
+
+	*dbo = NULL;
+	ret = accel_hold_side(ctx, flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
+			      src, size, flags & ACCEL_COPY_SRC_USER, sbo);
+	if (!ret)
+		ret = accel_hold_side(ctx, flags & ACCEL_COPY_DST_PEER ? peer : NULL,
+				      dst, size, flags & ACCEL_COPY_DST_USER, dbo);
+	return ret;
+}
+
 static int accel_copy_check_sides(struct accel_ctx *ctx, struct accel_ctx *peer,
 				  const struct accel_copy *args)
 {
-	struct accel_bo *sbo, *dbo = NULL;
+	struct accel_bo *sbo, *dbo;
 	int ret;
 
-	ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
-			      args->src, args->size,
-			      args->flags & ACCEL_COPY_SRC_USER, &sbo);
-	if (!ret)
-		ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_DST_PEER ?
-				      peer : NULL, args->dst, args->size,
-				      args->flags & ACCEL_COPY_DST_USER, &dbo);
+	ret = accel_hold_sides(ctx, peer, args->flags, args->dst, args->src,
+			       args->size, &dbo, &sbo);
 	if (sbo)
 		accel_bo_put(sbo);
 	if (dbo)
@@ -411,13 +422,8 @@ static int accel_xfer_copy_sides(struct accel_ctx *ctx, struct accel_ctx *peer,
 {
 	int ret;
 
-	ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_SRC_PEER ? peer : NULL,
-			      args->src, args->size,
-			      args->flags & ACCEL_COPY_SRC_USER, &x->sbo);
-	if (!ret)
-		ret = accel_hold_side(ctx, args->flags & ACCEL_COPY_DST_PEER ?
-				      peer : NULL, args->dst, args->size,
-				      args->flags & ACCEL_COPY_DST_USER, &x->dbo);
+	ret = accel_hold_sides(ctx, peer, args->flags, args->dst, args->src,
+			       args->size, &x->dbo, &x->sbo);
 	if (!ret)
 		ret = accel_side_prepare(ctx, &x->src, x->sbo, args->src, args->size,
 					 DMA_TO_DEVICE);
