@@ -22,7 +22,9 @@ DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/a
 
 .PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean FORCE
 
-all: qemu driver tests
+all: qemu driver lib tests
+
+include lib/lib.mk
 
 deps:
 	@scripts/deps.sh qemu vm driver tests
@@ -44,6 +46,7 @@ accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
 	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR) modules
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
+       $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static \
        $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \

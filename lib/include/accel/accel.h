@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libaccel: device memory, copies, streams and events over several backends.
+ *
+ * The memory functions have the signatures of the PaddlePaddle custom-device
+ * plugin interface (C_Status, C_Device, C_Stream, C_Event are layout
+ * compatible with paddle/phi/backends/device_ext.h), so a plugin can forward
+ * to them unchanged.
+ *
+ * Devices. Every device of every available backend gets an id, 0 to
+ * count - 1: first the accel driver's devices (/dev/accelN), then host-memory
+ * devices ("cpu"). A device is named "backend:N". ACCEL_VISIBLE_DEVICES
+ * (comma-separated "backend" or "backend:N" entries, in the order wanted)
+ * selects and orders them; an empty value hides every device. The cpu
+ * backend has ACCEL_CPU_DEVICES devices (1) of ACCEL_CPU_MEMORY bytes each
+ * (half of the machine's memory; K, M and G suffixes are accepted).
+ * A C_Device is a pointer to a struct C_Device_st whose id the caller sets;
+ * the library never relies on a "current" device.
+ *
+ * Pointers. Device memory is addressed linearly: for an allocation of size n
+ * at p, p + k with k + len <= n is valid for every copy and set. Pinned host
+ * memory and unified memory are ordinary host pointers; unified pointers are
+ * also accepted wherever a device pointer is.
+ *
+ * Errors. Every function returns C_SUCCESS or an error status; after an
+ * error, accel_get_last_error() describes what failed and why. Bad arguments
+ * are reported, never acted on: nothing is freed, written or leaked.
+ *
+ * Threads. Every function may be called from any number of threads at once.
+ *
+ * Ordering. Synchronous functions first wait for the work already submitted
+ * to the device's streams (like CUDA's legacy default stream), and return
+ * once their own work is complete. Deallocation waits the same way, so
+ * memory is never freed under a running transfer. Work on one stream runs in
+ * submission order; streams are otherwise independent until joined by
+ * events.
+ */
+#ifndef ACCEL_ACCEL_H
+#define ACCEL_ACCEL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACCEL_EXPORT __attribute__((visibility("default")))
+
+/* The status every function returns; only C_SUCCESS means success. */
+typedef enum {
+	C_SUCCESS = 0,	/* done */
+	C_WARNING,	/* not an error: a query found the work still pending */
+	C_FAILED,	/* failed; see accel_get_last_error() */
+	C_ERROR,
+	C_INTERNAL_ERROR
+} C_Status;
+
+/* A device, by id. The caller owns the struct. */
+typedef struct C_Device_st {
+	int id;
+} *C_Device;
+
+/* An ordered queue of asynchronous work on one device. */
+typedef struct C_Stream_st *C_Stream;
+
+/* A marker in a stream's work, to wait for or to make another stream wait. */
+typedef struct C_Event_st *C_Event;
+
+/* ------------------------------------------------------------------ */
+/* Errors */
+
+/*
+ * accel_get_last_error - what the calling thread's last failed call reported
+ *
+ * Returns a message naming the function, the device and the reason, or ""
+ * when no call of this thread has failed since accel_clear_last_error().
+ * Successful calls leave the message alone. The string belongs to the
+ * thread and is valid until its next libaccel call.
+ */
+ACCEL_EXPORT const char *accel_get_last_error(void);
+
+/* accel_clear_last_error - forget the calling thread's last error */
+ACCEL_EXPORT void accel_clear_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Devices and backends */
+
+/* accel_get_device_count - number of visible devices, into *count */
+ACCEL_EXPORT C_Status accel_get_device_count(size_t *count);
+
+/*
+ * accel_get_device_list - the ids of the visible devices
+ * @ids: room for accel_get_device_count() entries; filled with 0..count-1
+ */
+ACCEL_EXPORT C_Status accel_get_device_list(size_t *ids);
+
+/*
+ * accel_get_device_name - the device's name, such as "accel:0" or "cpu:1"
+ * @name: set to a string that stays valid for the life of the process
+ */
+ACCEL_EXPORT C_Status accel_get_device_name(const C_Device device,
+					    const char **name);
+
+/*
+ * accel_find_device - the id of the visible device called @name
+ * @name: "backend:N", or a bare backend name for its first visible device
+ *
+ * Fails if no visible device has that name.
+ */
+ACCEL_EXPORT C_Status accel_find_device(const char *name, int *id);
+
+/*
+ * accel_get_backend_info - whether a backend can be used, and why not
+ * @backend: "accel" or "cpu"
+ * @available: set to 1 if the backend found devices, else 0
+ * @reason: set to "" when available, else to why not in words (for
+ *	example that no /dev/accelN exists because accel.ko is not loaded)
+ *
+ * Fails only for a backend name this library does not know.
+ */
+ACCEL_EXPORT C_Status accel_get_backend_info(const char *backend,
+					     int *available,
+					     const char **reason);
+
+/*
+ * accel_device_synchronize - wait for all work submitted to the device's
+ * streams so far
+ */
+ACCEL_EXPORT C_Status accel_device_synchronize(const C_Device device);
+
+/* ------------------------------------------------------------------ */
+/* Streams and events */
+
+/* accel_stream_create - a new stream on @device, into *stream */
+ACCEL_EXPORT C_Status accel_stream_create(const C_Device device,
+					  C_Stream *stream);
+
+/*
+ * accel_stream_destroy - wait for the stream's work, then destroy it
+ *
+ * Events recorded on it stay valid.
+ */
+ACCEL_EXPORT C_Status accel_stream_destroy(const C_Device device,
+					   C_Stream stream);
+
+/*
+ * accel_stream_query - C_SUCCESS if all work submitted to @stream has
+ * completed, C_WARNING if some is still pending, C_FAILED on an error
+ */
+ACCEL_EXPORT C_Status accel_stream_query(const C_Device device,
+					 C_Stream stream);
+
+/*
+ * accel_stream_synchronize - wait until all work submitted to @stream has
+ * completed
+ *
+ * Fails if any of that work failed since the last synchronization.
+ */
+ACCEL_EXPORT C_Status accel_stream_synchronize(const C_Device device,
+					       C_Stream stream);
+
+/*
+ * accel_stream_wait_event - make later work on @stream wait until the work
+ * before @event's last record has completed, without blocking the caller
+ *
+ * The event may belong to another device; the caller then blocks until it
+ * has completed instead. An event never recorded is already complete.
+ */
+ACCEL_EXPORT C_Status accel_stream_wait_event(const C_Device device,
+					      C_Stream stream, C_Event event);
+
+/* accel_event_create - a new event on @device, into *event */
+ACCEL_EXPORT C_Status accel_event_create(const C_Device device,
+					 C_Event *event);
+
+/*
+ * accel_event_record - capture the work submitted to @stream so far in
+ * @event, replacing what it captured before
+ */
+ACCEL_EXPORT C_Status accel_event_record(const C_Device device,
+					 C_Stream stream, C_Event event);
+
+/*
+ * accel_event_query - C_SUCCESS if the captured work has completed,
+ * C_WARNING if not yet, C_FAILED on an error
+ */
+ACCEL_EXPORT C_Status accel_event_query(const C_Device device, C_Event event);
+
+/* accel_event_synchronize - wait for the captured work to complete */
+ACCEL_EXPORT C_Status accel_event_synchronize(const C_Device device,
+					      C_Event event);
+
+/*
+ * accel_event_destroy - destroy @event
+ *
+ * Streams already waiting on it still wait for what it captured.
+ */
+ACCEL_EXPORT C_Status accel_event_destroy(const C_Device device,
+					  C_Event event);
+
+/* ------------------------------------------------------------------ */
+/* Memory: allocation */
+
+/*
+ * accel_device_memory_allocate - allocate @size bytes of device memory
+ *
+ * *ptr is set to the device address of the first byte, aligned to the
+ * device's min chunk size. A size of 0 sets *ptr to NULL and succeeds. When
+ * the device has not enough memory, *ptr is set to NULL and C_FAILED is
+ * returned.
+ */
+ACCEL_EXPORT C_Status accel_device_memory_allocate(const C_Device device,
+						   void **ptr, size_t size);
+
+/*
+ * accel_device_memory_deallocate - free device memory
+ * @ptr: exactly what accel_device_memory_allocate() returned (NULL with a
+ *	size of 0 does nothing)
+ * @size: the size it was allocated with
+ *
+ * A pointer that is not a live allocation of @device, or a size that does
+ * not match, is an error and frees nothing.
+ */
+ACCEL_EXPORT C_Status accel_device_memory_deallocate(const C_Device device,
+						     void *ptr, size_t size);
+
+/*
+ * accel_host_memory_allocate - allocate pinned host memory for @device
+ *
+ * The memory is ordinary host memory to the caller; copies between it and
+ * @device need no staging and run asynchronously from it. Rules of
+ * accel_device_memory_allocate() apply.
+ */
+ACCEL_EXPORT C_Status accel_host_memory_allocate(const C_Device device,
+						 void **ptr, size_t size);
+
+/* accel_host_memory_deallocate - free pinned host memory; as above */
+ACCEL_EXPORT C_Status accel_host_memory_deallocate(const C_Device device,
+						   void *ptr, size_t size);
+
+/*
+ * accel_unified_memory_allocate - allocate memory that is both host memory
+ * and device memory of @device
+ *
+ * The one pointer may be dereferenced by the host and passed as the device
+ * side or the host side of every copy and set of @device. It counts as
+ * device memory in the stats. Rules of accel_device_memory_allocate() apply.
+ */
+ACCEL_EXPORT C_Status accel_unified_memory_allocate(const C_Device device,
+						    void **ptr, size_t size);
+
+/*
+ * accel_unified_memory_deallocate - free unified memory; as above
+ *
+ * (The plugin document writes void **ptr; Paddle's header and this library
+ * take the pointer itself.)
+ */
+ACCEL_EXPORT C_Status accel_unified_memory_deallocate(const C_Device device,
+						      void *ptr, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Memory: copies and set */
+
+/*
+ * accel_memory_copy_h2d - copy @size bytes from host memory to device memory
+ * and wait for completion
+ * @dst: device (or unified) memory of @device
+ * @src: any host memory: pageable, pinned or unified
+ *
+ * Sizes of 0 succeed and do nothing.
+ */
+ACCEL_EXPORT C_Status accel_memory_copy_h2d(const C_Device device, void *dst,
+					    const void *src, size_t size);
+
+/* accel_memory_copy_d2h - copy device memory to host memory; as h2d */
+ACCEL_EXPORT C_Status accel_memory_copy_d2h(const C_Device device, void *dst,
+					    const void *src, size_t size);
+
+/*
+ * accel_memory_copy_d2d - copy within the device memory of @device
+ *
+ * Overlapping ranges give an undefined result, as with memcpy().
+ */
+ACCEL_EXPORT C_Status accel_memory_copy_d2d(const C_Device device, void *dst,
+					    const void *src, size_t size);
+
+/*
+ * accel_memory_copy_p2p - copy from device memory of @src_device to device
+ * memory of @dst_device
+ *
+ * Devices of the accel backend copy directly, device to device. Between
+ * devices of different backends the data goes through host memory. With the
+ * same device on both sides this is a d2d copy.
+ */
+ACCEL_EXPORT C_Status accel_memory_copy_p2p(const C_Device dst_device,
+					    const C_Device src_device,
+					    void *dst, const void *src,
+					    size_t size);
+
+/*
+ * accel_async_memory_copy_h2d - queue an h2d copy on @stream and return
+ *
+ * A pageable source is captured before the call returns: the caller may
+ * reuse or free it at once. A pinned or unified source is read when the copy
+ * runs, so it must not change before the stream reaches that point.
+ */
+ACCEL_EXPORT C_Status accel_async_memory_copy_h2d(const C_Device device,
+						  C_Stream stream, void *dst,
+						  const void *src,
+						  size_t size);
+
+/*
+ * accel_async_memory_copy_d2h - queue a d2h copy on @stream and return
+ *
+ * @dst is written when the copy runs: read it after synchronizing.
+ */
+ACCEL_EXPORT C_Status accel_async_memory_copy_d2h(const C_Device device,
+						  C_Stream stream, void *dst,
+						  const void *src,
+						  size_t size);
+
+/* accel_async_memory_copy_d2d - queue a d2d copy on @stream and return */
+ACCEL_EXPORT C_Status accel_async_memory_copy_d2d(const C_Device device,
+						  C_Stream stream, void *dst,
+						  const void *src,
+						  size_t size);
+
+/*
+ * accel_async_memory_copy_p2p - queue a p2p copy and return
+ * @stream: a stream of @dst_device or of @src_device; its device runs the
+ *	copy
+ */
+ACCEL_EXPORT C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
+						  const C_Device src_device,
+						  C_Stream stream, void *dst,
+						  const void *src,
+						  size_t size);
+
+/*
+ * accel_device_memory_set - set @size bytes of device (or unified) memory at
+ * @ptr to @value and wait for completion
+ */
+ACCEL_EXPORT C_Status accel_device_memory_set(const C_Device device,
+					      void *ptr, unsigned char value,
+					      size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Memory: stats and allocation policy */
+
+/*
+ * accel_device_memory_stats - bytes of device memory, in total and free
+ *
+ * free is what device allocations (and unified ones) can still take, for
+ * all processes; total >= free.
+ */
+ACCEL_EXPORT C_Status accel_device_memory_stats(const C_Device device,
+						size_t *total_memory,
+						size_t *free_memory);
+
+/*
+ * accel_device_min_chunk_size - the allocation granule: a power of two that
+ * every device allocation is aligned to, and the modulus a caching
+ * allocator rounds its chunks to
+ */
+ACCEL_EXPORT C_Status accel_device_min_chunk_size(C_Device device,
+						  size_t *size);
+
+/*
+ * accel_device_max_chunk_size - the largest block a caching allocator should
+ * carve from its chunks; larger requests should go to the device directly.
+ * At least the min chunk size.
+ */
+ACCEL_EXPORT C_Status accel_device_max_chunk_size(C_Device device,
+						  size_t *size);
+
+/*
+ * accel_device_max_alloc_size - the largest single allocation worth trying
+ * now: the free memory, rounded down to the min chunk size
+ */
+ACCEL_EXPORT C_Status accel_device_max_alloc_size(C_Device device,
+						  size_t *size);
+
+/*
+ * accel_device_extra_padding_size - bytes a caching allocator adds to each
+ * request (0: allocations need no padding)
+ */
+ACCEL_EXPORT C_Status accel_device_extra_padding_size(C_Device device,
+						      size_t *size);
+
+/*
+ * accel_device_init_alloc_size - size of a caching allocator's first chunk:
+ * the max chunk size, but no more than the max alloc size
+ */
+ACCEL_EXPORT C_Status accel_device_init_alloc_size(const C_Device device,
+						   size_t *size);
+
+/*
+ * accel_device_realloc_size - size of a caching allocator's later chunks;
+ * as the init alloc size
+ */
+ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
+						size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_ACCEL_H */

@@ -1,0 +1,68 @@
+# libaccel: built into build/lib, installed by 'make install'.
+#
+# Internal functions are hidden (-fvisibility=hidden); the version script
+# gives the public ones the version node LIBACCEL_1.0.
+
+LIB_VERSION := 1.0.0
+LIB_SONAME := libaccel.so.1
+LIB_DIR := $(BUILD)/lib
+LIB_SRC := $(wildcard lib/src/*.c)
+LIB_OBJ := $(patsubst lib/src/%.c,$(LIB_DIR)/obj/%.o,$(LIB_SRC))
+LIB_HDR := lib/include/accel/accel.h
+LIB_CFLAGS := -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
+	      -Wno-missing-field-initializers -fPIC -fvisibility=hidden \
+	      -pthread -Ilib/include -I.
+LIB_SO := $(LIB_DIR)/libaccel.so.$(LIB_VERSION)
+LIB_A := $(LIB_DIR)/libaccel.a
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
+.PHONY: lib install
+
+lib: $(LIB_SO) $(LIB_A) $(LIB_DIR)/libaccel.pc
+
+$(LIB_DIR)/obj/%.o: lib/src/%.c lib/src/internal.h $(LIB_HDR) uapi/accel.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(LIB_SO): $(LIB_OBJ) lib/libaccel.map
+	$(CC) -shared -pthread -Wl,-soname,$(LIB_SONAME) \
+	      -Wl,--version-script=lib/libaccel.map -Wl,--no-undefined \
+	      -o $@ $(LIB_OBJ)
+	ln -sf $(notdir $@) $(LIB_DIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(LIB_DIR)/libaccel.so
+
+$(LIB_A): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(LIB_DIR)/libaccel.pc: lib/libaccel.pc.in lib/lib.mk
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	    $< >$@
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel
+	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCLUDEDIR)/accel/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libaccel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libaccel.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(LIB_DIR)/libaccel.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+# The conformance suite: natively against the shared library, and static for the VM.
+SUITE_SRC := $(wildcard tests/lib/*.c)
+SUITE_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
+		-pthread -Ilib/include
+
+$(TESTS)/accel_lib_test: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_SRC) -L$(LIB_DIR) -laccel \
+	      -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(TESTS)/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_A)

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices: every backend is probed once, on first use; the visible devices
+ * are numbered in the order ACCEL_VISIBLE_DEVICES gives, or backend by
+ * backend.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct accel_backend *const backends[] = {
+	&accel_backend_driver,
+	&accel_backend_cpu,
+};
+#define NUM_BACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+static struct {
+	pthread_once_t once;
+	struct accel_device *all[ACCEL_MAX_DEVICES];
+	int num_all;
+	struct accel_device *visible[ACCEL_MAX_DEVICES];
+	int num_visible;
+	int backend_devices[NUM_BACKENDS];
+	char backend_why[NUM_BACKENDS][256];
+	char init_error[256];	/* why no device can be used, or "" */
+} state = { .once = PTHREAD_ONCE_INIT };
+
+struct accel_device *accel_device_add(const struct accel_backend *be,
+				      int index, void *priv, size_t min_chunk)
+{
+	struct accel_device *dev;
+
+	if (state.num_all == ACCEL_MAX_DEVICES)
+		return NULL;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	dev->id = -1;
+	snprintf(dev->name, sizeof(dev->name), "%s:%d", be->name, index);
+	dev->be = be;
+	dev->priv = priv;
+	dev->min_chunk = min_chunk;
+	pthread_mutex_init(&dev->reg_lock, NULL);
+	pthread_rwlock_init(&dev->stream_lock, NULL);
+	state.all[state.num_all++] = dev;
+	return dev;
+}
+
+static int backend_index(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NUM_BACKENDS; i++)
+		if (strlen(backends[i]->name) == len &&
+		    !strncmp(backends[i]->name, name, len))
+			return (int)i;
+	return -1;
+}
+
+static void make_visible(struct accel_device *dev)
+{
+	if (dev->id >= 0)
+		return;
+	dev->id = state.num_visible;
+	state.visible[state.num_visible++] = dev;
+}
+
+/* Add the devices one ACCEL_VISIBLE_DEVICES entry names; false on error. */
+static bool select_entry(const char *entry, size_t len)
+{
+	const char *colon = memchr(entry, ':', len);
+	size_t name_len = colon ? (size_t)(colon - entry) : len;
+	int b = backend_index(entry, name_len);
+	bool found = false;
+
+	if (b < 0) {
+		snprintf(state.init_error, sizeof(state.init_error),
+			 "ACCEL_VISIBLE_DEVICES: '%.*s' is not a backend (accel, cpu) or a device (backend:N)",
+			 (int)len, entry);
+		return false;
+	}
+	if (!state.backend_devices[b]) {
+		snprintf(state.init_error, sizeof(state.init_error),
+			 "ACCEL_VISIBLE_DEVICES names '%.*s', but backend %s is unavailable: %s",
+			 (int)len, entry, backends[b]->name,
+			 state.backend_why[b]);
+		return false;
+	}
+	for (int i = 0; i < state.num_all; i++) {
+		struct accel_device *dev = state.all[i];
+
+		if (dev->be != backends[b])
+			continue;
+		if (colon && (strlen(dev->name) != len ||
+			      strncmp(dev->name, entry, len)))
+			continue;
+		make_visible(dev);
+		found = true;
+	}
+	if (!found)
+		snprintf(state.init_error, sizeof(state.init_error),
+			 "ACCEL_VISIBLE_DEVICES names '%.*s', but backend %s has %d device(s), %s:0 to %s:%d",
+			 (int)len, entry, backends[b]->name,
+			 state.backend_devices[b], backends[b]->name,
+			 backends[b]->name, state.backend_devices[b] - 1);
+	return found;
+}
+
+static void select_visible(void)
+{
+	const char *env = getenv("ACCEL_VISIBLE_DEVICES");
+
+	if (!env) {
+		for (int i = 0; i < state.num_all; i++)
+			make_visible(state.all[i]);
+		return;
+	}
+	while (*env) {
+		size_t len = strcspn(env, ",");
+		const char *entry = env;
+
+		env += len + (env[len] == ',');
+		while (len && (*entry == ' ' || *entry == '\t')) {
+			entry++;
+			len--;
+		}
+		while (len && (entry[len - 1] == ' ' || entry[len - 1] == '\t'))
+			len--;
+		if (len && !select_entry(entry, len))
+			return;
+	}
+}
+
+static void probe_all(void)
+{
+	for (size_t b = 0; b < NUM_BACKENDS; b++) {
+		int before = state.num_all;
+		C_Status st;
+
+		st = backends[b]->probe(state.backend_why[b],
+					sizeof(state.backend_why[b]));
+		state.backend_devices[b] = state.num_all - before;
+		if (st == C_SUCCESS && !state.backend_devices[b])
+			snprintf(state.backend_why[b],
+				 sizeof(state.backend_why[b]), "no devices");
+		else if (st == C_SUCCESS)
+			state.backend_why[b][0] = '\0';
+	}
+	select_visible();
+}
+
+static bool init(void)
+{
+	pthread_once(&state.once, probe_all);
+	if (state.init_error[0]) {
+		accel_error("%s", state.init_error);
+		return false;
+	}
+	return true;
+}
+
+int accel_device_total(void)
+{
+	return init() ? state.num_visible : 0;
+}
+
+struct accel_device *accel_device_at(int i)
+{
+	return state.visible[i];
+}
+
+struct accel_device *accel_device_lookup(const C_Device device)
+{
+	if (!init())
+		return NULL;
+	if (!device) {
+		accel_error("the device is NULL");
+		return NULL;
+	}
+	if (device->id < 0 || device->id >= state.num_visible) {
+		accel_error("device id %d does not exist (%d visible device%s)",
+			    device->id, state.num_visible,
+			    state.num_visible == 1 ? "" : "s");
+		return NULL;
+	}
+	return state.visible[device->id];
+}
+
+void accel_device_drain_locked(struct accel_device *dev)
+{
+	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
+		dev->be->stream_drain(dev, s->priv);
+}
+
+void accel_device_drain(struct accel_device *dev)
+{
+	pthread_rwlock_rdlock(&dev->stream_lock);
+	accel_device_drain_locked(dev);
+	pthread_rwlock_unlock(&dev->stream_lock);
+}
+
+C_Status accel_get_device_count(size_t *count)
+{
+	ACCEL_ENTER();
+	if (!count)
+		return accel_error("count is NULL");
+	if (!init())
+		return C_FAILED;
+	*count = (size_t)state.num_visible;
+	return C_SUCCESS;
+}
+
+C_Status accel_get_device_list(size_t *ids)
+{
+	ACCEL_ENTER();
+	if (!ids)
+		return accel_error("ids is NULL");
+	if (!init())
+		return C_FAILED;
+	for (int i = 0; i < state.num_visible; i++)
+		ids[i] = (size_t)i;
+	return C_SUCCESS;
+}
+
+C_Status accel_get_device_name(const C_Device device, const char **name)
+{
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	if (!name)
+		return accel_error("name is NULL");
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	*name = dev->name;
+	return C_SUCCESS;
+}
+
+C_Status accel_find_device(const char *name, int *id)
+{
+	ACCEL_ENTER();
+	if (!name || !id)
+		return accel_error("%s is NULL", name ? "id" : "name");
+	if (!init())
+		return C_FAILED;
+	for (int i = 0; i < state.num_visible; i++) {
+		const char *n = state.visible[i]->name;
+		size_t be_len = strcspn(n, ":");
+
+		if (!strcmp(n, name) ||
+		    (strlen(name) == be_len && !strncmp(n, name, be_len))) {
+			*id = i;
+			return C_SUCCESS;
+		}
+	}
+	return accel_error("no visible device is called '%s'", name);
+}
+
+C_Status accel_get_backend_info(const char *backend, int *available,
+				const char **reason)
+{
+	int b;
+
+	ACCEL_ENTER();
+	if (!backend || !available || !reason)
+		return accel_error("%s is NULL", !backend ? "backend" :
+				   !available ? "available" : "reason");
+	b = backend_index(backend, strlen(backend));
+	if (b < 0)
+		return accel_error("'%s' is not a backend (accel, cpu)", backend);
+	pthread_once(&state.once, probe_all);
+	*available = state.backend_devices[b] > 0;
+	*reason = state.backend_why[b];
+	return C_SUCCESS;
+}
+
+C_Status accel_device_synchronize(const C_Device device)
+{
+	struct accel_device *dev;
+	C_Status ret = C_SUCCESS;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	pthread_rwlock_rdlock(&dev->stream_lock);
+	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
+		if (dev->be->stream_sync(dev, s->priv) != C_SUCCESS)
+			ret = C_FAILED;
+	pthread_rwlock_unlock(&dev->stream_lock);
+	return ret;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libaccel internals: devices, the backend interface, the allocation
+ * registry and error reporting.
+ */
+#ifndef ACCEL_INTERNAL_H
+#define ACCEL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <accel/accel.h>
+
+#define ACCEL_MAX_DEVICES 64
+
+/* What an allocation is. */
+enum accel_kind {
+	ACCEL_KIND_DEVICE,	/* device memory; addr is a device address */
+	ACCEL_KIND_HOST,	/* pinned host memory; addr is a host pointer */
+	ACCEL_KIND_UNIFIED,	/* both; addr is a host pointer */
+};
+
+/* One live allocation, as the registry keeps it. */
+struct accel_allocation {
+	uintptr_t addr;		/* the pointer the caller got */
+	size_t size;		/* the size the caller asked for */
+	enum accel_kind kind;
+	uint64_t dev_addr;	/* where the device's DMA finds it */
+	uint64_t handle;	/* the backend's name for it */
+};
+
+/* Allocations of one address space, sorted by address. */
+struct accel_registry {
+	struct accel_allocation *v;
+	size_t n, cap;
+};
+
+/*
+ * One side of a transfer. A side inside a registered allocation carries a
+ * copy of its record (pinned memory, device memory); a side in pageable
+ * host memory has in_alloc false.
+ */
+struct accel_side {
+	void *ptr;
+	bool in_alloc;
+	struct accel_allocation alloc;
+	size_t offset;		/* ptr - alloc.addr */
+};
+
+struct accel_device;
+
+/*
+ * What a backend provides. Every function returns C_SUCCESS or reports
+ * the error with accel_error() and returns C_FAILED. The core has checked
+ * every argument before it calls: devices, streams and events are live and
+ * belong to the device, ranges lie inside allocations of the right kind,
+ * sizes are not 0.
+ *
+ * A stream or event function gets the backend's own object (priv). Copy and
+ * set functions get a stream's priv, or NULL for synchronous work, which
+ * must be complete when they return.
+ */
+struct accel_backend {
+	const char *name;
+	/* find devices; add each with accel_device_add() */
+	C_Status (*probe)(char *why, size_t why_len);
+	C_Status (*alloc)(struct accel_device *dev, enum accel_kind kind,
+			  size_t size, struct accel_allocation *out);
+	C_Status (*free)(struct accel_device *dev,
+			 const struct accel_allocation *alloc);
+	C_Status (*copy)(struct accel_device *dev, void *stream,
+			 const struct accel_side *dst,
+			 const struct accel_side *src, size_t size);
+	C_Status (*set)(struct accel_device *dev, void *stream,
+			const struct accel_side *dst, uint8_t value,
+			size_t size);
+	/*
+	 * device to device between two devices of this backend; @run is the
+	 * device whose engine (and stream, when not NULL) does the work
+	 */
+	C_Status (*copy_peer)(struct accel_device *run, void *stream,
+			      struct accel_device *dst_dev,
+			      const struct accel_side *dst,
+			      struct accel_device *src_dev,
+			      const struct accel_side *src, size_t size);
+	C_Status (*stats)(struct accel_device *dev, size_t *total,
+			  size_t *free);
+
+	C_Status (*stream_create)(struct accel_device *dev, void **stream);
+	/* called after stream_drain: the stream is idle */
+	void (*stream_destroy)(struct accel_device *dev, void *stream);
+	/* C_SUCCESS idle, C_WARNING busy, C_FAILED work failed */
+	C_Status (*stream_query)(struct accel_device *dev, void *stream);
+	/* wait for idle, report work that failed since the last report */
+	C_Status (*stream_sync)(struct accel_device *dev, void *stream);
+	/* wait for idle, report nothing */
+	void (*stream_drain)(struct accel_device *dev, void *stream);
+
+	C_Status (*event_create)(struct accel_device *dev, void **event);
+	void (*event_destroy)(struct accel_device *dev, void *event);
+	C_Status (*event_record)(struct accel_device *dev, void *stream,
+				 void *event);
+	C_Status (*event_query)(struct accel_device *dev, void *event);
+	C_Status (*event_sync)(struct accel_device *dev, void *event);
+	C_Status (*stream_wait_event)(struct accel_device *dev, void *stream,
+				      void *event);
+};
+
+struct accel_stream_node;
+
+struct accel_device {
+	int id;			/* visible id, -1 while hidden */
+	char name[32];		/* "backend:N" */
+	const struct accel_backend *be;
+	void *priv;		/* the backend's device */
+	size_t min_chunk;	/* allocation granule, a power of two */
+
+	pthread_mutex_t reg_lock;
+	struct accel_registry dev_space;	/* DEVICE allocations */
+	struct accel_registry host_space;	/* HOST and UNIFIED ones */
+
+	/*
+	 * Readers wait for the streams (synchronous calls); writers add or
+	 * remove a stream.
+	 */
+	pthread_rwlock_t stream_lock;
+	struct C_Stream_st *streams;
+};
+
+struct C_Stream_st {
+	uint32_t magic;
+	struct accel_device *dev;
+	struct C_Stream_st *next;
+	void *priv;
+};
+
+struct C_Event_st {
+	uint32_t magic;
+	struct accel_device *dev;
+	void *priv;
+};
+
+/* error.c */
+C_Status accel_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+C_Status accel_errno_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* name the public function whose errors follow, for their messages */
+void accel_enter(const char *func);
+#define ACCEL_ENTER() accel_enter(__func__)
+
+/* device.c */
+struct accel_device *accel_device_add(const struct accel_backend *be,
+				      int index, void *priv,
+				      size_t min_chunk);
+struct accel_device *accel_device_lookup(const C_Device device);
+int accel_device_total(void);
+struct accel_device *accel_device_at(int i);
+/* wait for the work of every stream of @dev (no errors reported) */
+void accel_device_drain_locked(struct accel_device *dev);
+void accel_device_drain(struct accel_device *dev);
+
+/* stream.c */
+struct C_Stream_st *accel_stream_lookup(struct accel_device *dev,
+					C_Stream stream);
+
+/* handles.c: live events */
+bool accel_handle_add(void *p);
+bool accel_handle_live(const void *p);
+/* false if @p was not live */
+bool accel_handle_remove(const void *p);
+
+/* registry.c */
+C_Status accel_registry_insert(struct accel_registry *r,
+			       const struct accel_allocation *a);
+/* the allocation containing [addr, addr + size), or NULL */
+const struct accel_allocation *accel_registry_find(const struct accel_registry *r,
+					      uintptr_t addr, size_t size);
+/* the allocation containing addr, or NULL */
+const struct accel_allocation *accel_registry_find_addr(const struct accel_registry *r,
+						   uintptr_t addr);
+void accel_registry_remove(struct accel_registry *r,
+			   const struct accel_allocation *a);
+
+/* util.c */
+int accel_parse_size(const char *s, uint64_t *out);
+
+extern const struct accel_backend accel_backend_driver;
+extern const struct accel_backend accel_backend_cpu;
+
+#endif /* ACCEL_INTERNAL_H */

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory functions: allocation, copies, set, stats and the chunk-size
+ * policy. The core resolves every pointer against the registry, so that
+ * every backend accepts and refuses the same things, then hands the backend
+ * resolved sides.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Pageable host data between devices of different backends goes in pieces. */
+#define BOUNCE_CHUNK (4u << 20)
+
+static const char *const kind_names[] = {
+	[ACCEL_KIND_DEVICE] = "device",
+	[ACCEL_KIND_HOST] = "pinned host",
+	[ACCEL_KIND_UNIFIED] = "unified",
+};
+
+static struct accel_registry *space_of(struct accel_device *dev,
+				       enum accel_kind kind)
+{
+	return kind == ACCEL_KIND_DEVICE ? &dev->dev_space : &dev->host_space;
+}
+
+/* ------------------------------------------------------------------ */
+/* Resolving pointers */
+
+static C_Status side_in(const struct accel_allocation *a, void *ptr,
+			struct accel_side *side)
+{
+	side->ptr = ptr;
+	side->in_alloc = true;
+	side->alloc = *a;
+	side->offset = (uintptr_t)ptr - a->addr;
+	return C_SUCCESS;
+}
+
+/* Why [ptr, ptr + size) is no device memory of @dev. Caller holds reg_lock. */
+static C_Status not_device_memory(struct accel_device *dev, const char *what,
+				  const void *ptr, size_t size)
+{
+	const struct accel_allocation *a;
+
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (!a) {
+		a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
+		if (a && a->kind == ACCEL_KIND_HOST)
+			return accel_error("%s %p is pinned host memory, not device memory of %s",
+					   what, ptr, dev->name);
+	}
+	if (a)
+		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
+				   what, ptr, size, (void *)a->addr, a->size,
+				   dev->name);
+	return accel_error("%s %p is not device memory of %s (never allocated there, or freed)",
+			   what, ptr, dev->name);
+}
+
+/* [ptr, ptr + size) must lie in one device or unified allocation of @dev. */
+static C_Status resolve_device(struct accel_device *dev, const char *what,
+			       const void *ptr, size_t size,
+			       struct accel_side *side)
+{
+	const struct accel_allocation *a;
+	C_Status ret;
+
+	if (!ptr)
+		return accel_error("%s is NULL", what);
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find(&dev->dev_space, (uintptr_t)ptr, size);
+	if (!a) {
+		a = accel_registry_find(&dev->host_space, (uintptr_t)ptr, size);
+		if (a && a->kind != ACCEL_KIND_UNIFIED)
+			a = NULL;
+	}
+	if (a)
+		ret = side_in(a, (void *)ptr, side);
+	else
+		ret = not_device_memory(dev, what, ptr, size);
+	pthread_mutex_unlock(&dev->reg_lock);
+	return ret;
+}
+
+/*
+ * Host memory: anything but device memory of @dev. Pinned and unified
+ * allocations of @dev are recognised so the backend can use them directly.
+ */
+static C_Status resolve_host(struct accel_device *dev, const char *what,
+			     const void *ptr, size_t size,
+			     struct accel_side *side)
+{
+	const struct accel_allocation *a;
+	C_Status ret = C_SUCCESS;
+
+	if (!ptr)
+		return accel_error("%s is NULL", what);
+	memset(side, 0, sizeof(*side));
+	side->ptr = (void *)ptr;
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (a) {
+		ret = accel_error("%s %p is device memory of %s, not host memory",
+				  what, ptr, dev->name);
+	} else {
+		a = accel_registry_find(&dev->host_space, (uintptr_t)ptr, size);
+		if (a)
+			side_in(a, (void *)ptr, side);
+	}
+	pthread_mutex_unlock(&dev->reg_lock);
+	return ret;
+}
+
+static struct accel_side side_advance(const struct accel_side *s, size_t n)
+{
+	struct accel_side r = *s;
+
+	r.ptr = (char *)s->ptr + n;
+	r.offset += n;
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocation */
+
+static C_Status allocate(const C_Device device, void **ptr, size_t size,
+			 enum accel_kind kind)
+{
+	struct accel_device *dev;
+	struct accel_allocation a;
+
+	if (!ptr)
+		return accel_error("ptr is NULL");
+	*ptr = NULL;
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	memset(&a, 0, sizeof(a));
+	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS)
+		return C_FAILED;
+	a.size = size;
+	a.kind = kind;
+	pthread_mutex_lock(&dev->reg_lock);
+	if (accel_registry_insert(space_of(dev, kind), &a) != C_SUCCESS) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		dev->be->free(dev, &a);
+		return C_FAILED;
+	}
+	pthread_mutex_unlock(&dev->reg_lock);
+	*ptr = (void *)a.addr;
+	return C_SUCCESS;
+}
+
+/* Why @ptr is not an allocation to free here. Caller holds reg_lock. */
+static C_Status not_freeable(struct accel_device *dev, enum accel_kind kind,
+			     const void *ptr, const struct accel_allocation *a)
+{
+	if (a && a->addr != (uintptr_t)ptr)
+		return accel_error("%p is inside the %s allocation at %p (%zu bytes); pass that base pointer",
+				   ptr, kind_names[a->kind], (void *)a->addr,
+				   a->size);
+	if (a)
+		return accel_error("%p is %s memory of %s, not %s memory; free it with the matching function",
+				   ptr, kind_names[a->kind], dev->name,
+				   kind_names[kind]);
+	return accel_error("%p is not a live %s allocation of %s (freed already, or never allocated there)",
+			   ptr, kind_names[kind], dev->name);
+}
+
+static C_Status deallocate(const C_Device device, void *ptr, size_t size,
+			   enum accel_kind kind)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	const struct accel_allocation *a;
+	struct accel_allocation gone;
+
+	if (!dev)
+		return C_FAILED;
+	if (!ptr && !size)
+		return C_SUCCESS;
+	if (!ptr)
+		return accel_error("ptr is NULL but size is %zu", size);
+
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(space_of(dev, kind), (uintptr_t)ptr);
+	if (!a && kind != ACCEL_KIND_DEVICE)	/* for a clear message */
+		a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (!a || a->addr != (uintptr_t)ptr || a->kind != kind) {
+		not_freeable(dev, kind, ptr, a);
+		pthread_mutex_unlock(&dev->reg_lock);
+		return C_FAILED;
+	}
+	if (a->size != size) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return accel_error("size %zu does not match the size %zu that %p was allocated with",
+				   size, a->size, ptr);
+	}
+	gone = *a;
+	accel_registry_remove(space_of(dev, kind), a);
+	pthread_mutex_unlock(&dev->reg_lock);
+
+	accel_device_drain(dev);	/* no transfer may still use it */
+	return dev->be->free(dev, &gone);
+}
+
+C_Status accel_device_memory_allocate(const C_Device device, void **ptr,
+				      size_t size)
+{
+	ACCEL_ENTER();
+	return allocate(device, ptr, size, ACCEL_KIND_DEVICE);
+}
+
+C_Status accel_device_memory_deallocate(const C_Device device, void *ptr,
+					size_t size)
+{
+	ACCEL_ENTER();
+	return deallocate(device, ptr, size, ACCEL_KIND_DEVICE);
+}
+
+C_Status accel_host_memory_allocate(const C_Device device, void **ptr,
+				    size_t size)
+{
+	ACCEL_ENTER();
+	return allocate(device, ptr, size, ACCEL_KIND_HOST);
+}
+
+C_Status accel_host_memory_deallocate(const C_Device device, void *ptr,
+				      size_t size)
+{
+	ACCEL_ENTER();
+	return deallocate(device, ptr, size, ACCEL_KIND_HOST);
+}
+
+C_Status accel_unified_memory_allocate(const C_Device device, void **ptr,
+				       size_t size)
+{
+	ACCEL_ENTER();
+	return allocate(device, ptr, size, ACCEL_KIND_UNIFIED);
+}
+
+C_Status accel_unified_memory_deallocate(const C_Device device, void *ptr,
+					 size_t size)
+{
+	ACCEL_ENTER();
+	return deallocate(device, ptr, size, ACCEL_KIND_UNIFIED);
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies within one device */
+
+enum direction { H2D, D2H, D2D };
+
+static C_Status resolve_pair(struct accel_device *dev, enum direction dir,
+			     void *dst, const void *src, size_t size,
+			     struct accel_side *d, struct accel_side *s)
+{
+	C_Status ret;
+
+	if (dir == D2H)
+		ret = resolve_host(dev, "dst", dst, size, d);
+	else
+		ret = resolve_device(dev, "dst", dst, size, d);
+	if (ret != C_SUCCESS)
+		return ret;
+	if (dir == H2D)
+		return resolve_host(dev, "src", src, size, s);
+	return resolve_device(dev, "src", src, size, s);
+}
+
+static C_Status copy_sync(const C_Device device, enum direction dir,
+			  void *dst, const void *src, size_t size)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	struct accel_side d, s;
+
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != C_SUCCESS)
+		return C_FAILED;
+	accel_device_drain(dev);
+	return dev->be->copy(dev, NULL, &d, &s, size);
+}
+
+static C_Status copy_async(const C_Device device, C_Stream stream,
+			   enum direction dir, void *dst, const void *src,
+			   size_t size)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	struct C_Stream_st *st;
+	struct accel_side d, s;
+
+	if (!dev)
+		return C_FAILED;
+	st = accel_stream_lookup(dev, stream);
+	if (!st)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != C_SUCCESS)
+		return C_FAILED;
+	return dev->be->copy(dev, st->priv, &d, &s, size);
+}
+
+C_Status accel_memory_copy_h2d(const C_Device device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_sync(device, H2D, dst, src, size);
+}
+
+C_Status accel_memory_copy_d2h(const C_Device device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_sync(device, D2H, dst, src, size);
+}
+
+C_Status accel_memory_copy_d2d(const C_Device device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_sync(device, D2D, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_h2d(const C_Device device, C_Stream stream,
+				     void *dst, const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_async(device, stream, H2D, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_d2h(const C_Device device, C_Stream stream,
+				     void *dst, const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_async(device, stream, D2H, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_d2d(const C_Device device, C_Stream stream,
+				     void *dst, const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_async(device, stream, D2D, dst, src, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies between devices */
+
+/* Through host memory, for devices of different backends. */
+static C_Status copy_bounce(struct accel_device *dst_dev,
+			    const struct accel_side *d,
+			    struct accel_device *src_dev,
+			    const struct accel_side *s, size_t size)
+{
+	size_t chunk = size < BOUNCE_CHUNK ? size : BOUNCE_CHUNK;
+	struct accel_side host = { 0 };
+	C_Status ret = C_SUCCESS;
+
+	host.ptr = malloc(chunk);
+	if (!host.ptr)
+		return accel_error("out of host memory for a %zu-byte bounce buffer",
+				   chunk);
+	for (size_t done = 0; done < size && ret == C_SUCCESS; done += chunk) {
+		struct accel_side dn = side_advance(d, done);
+		struct accel_side sn = side_advance(s, done);
+
+		if (chunk > size - done)
+			chunk = size - done;
+		ret = src_dev->be->copy(src_dev, NULL, &host, &sn, chunk);
+		if (ret == C_SUCCESS)
+			ret = dst_dev->be->copy(dst_dev, NULL, &dn, &host, chunk);
+	}
+	free(host.ptr);
+	return ret;
+}
+
+static C_Status copy_between(const C_Device dst_device,
+			     const C_Device src_device, C_Stream stream,
+			     void *dst, const void *src, size_t size)
+{
+	struct accel_device *dd = accel_device_lookup(dst_device);
+	struct accel_device *sd = dd ? accel_device_lookup(src_device) : NULL;
+	struct C_Stream_st *st = NULL;
+	struct accel_device *run = sd;
+	struct accel_side d, s;
+
+	if (!sd)
+		return C_FAILED;
+	if (stream) {
+		pthread_rwlock_rdlock(&dd->stream_lock);
+		for (st = dd->streams; st && st != stream; st = st->next)
+			;
+		pthread_rwlock_unlock(&dd->stream_lock);
+		run = dd;
+		if (!st) {
+			st = accel_stream_lookup(sd, stream);
+			if (!st)
+				return accel_error("stream %p is not a live stream of %s or %s",
+						   (void *)stream, dd->name,
+						   sd->name);
+			run = sd;
+		}
+	}
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_device(dd, "dst", dst, size, &d) != C_SUCCESS ||
+	    resolve_device(sd, "src", src, size, &s) != C_SUCCESS)
+		return C_FAILED;
+	if (dd == sd)
+		return dd->be->copy(dd, st ? st->priv : NULL, &d, &s, size);
+	if (dd->be == sd->be && st)
+		return run->be->copy_peer(run, st->priv, dd, &d, sd, &s, size);
+
+	/* synchronous from here on: wait for what came before */
+	if (st && run->be->stream_sync(run, st->priv) != C_SUCCESS)
+		return C_FAILED;
+	accel_device_drain(dd);
+	accel_device_drain(sd);
+	if (dd->be == sd->be)
+		return sd->be->copy_peer(sd, NULL, dd, &d, sd, &s, size);
+	return copy_bounce(dd, &d, sd, &s, size);
+}
+
+C_Status accel_memory_copy_p2p(const C_Device dst_device,
+			       const C_Device src_device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_between(dst_device, src_device, NULL, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
+				     const C_Device src_device,
+				     C_Stream stream, void *dst,
+				     const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("the stream is NULL");
+	return copy_between(dst_device, src_device, stream, dst, src, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Set */
+
+C_Status accel_device_memory_set(const C_Device device, void *ptr,
+				 unsigned char value, size_t size)
+{
+	struct accel_device *dev;
+	struct accel_side d;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_device(dev, "ptr", ptr, size, &d) != C_SUCCESS)
+		return C_FAILED;
+	accel_device_drain(dev);
+	return dev->be->set(dev, NULL, &d, value, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stats and the chunk-size policy */
+
+C_Status accel_device_memory_stats(const C_Device device,
+				   size_t *total_memory, size_t *free_memory)
+{
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!total_memory || !free_memory)
+		return accel_error("%s is NULL",
+				   total_memory ? "free_memory" : "total_memory");
+	return dev->be->stats(dev, total_memory, free_memory);
+}
+
+enum policy { MIN_CHUNK, MAX_CHUNK, MAX_ALLOC, EXTRA_PADDING, INIT_ALLOC,
+	      REALLOC };
+
+/*
+ * Chunks are an eighth of the device, so that a caching allocator grows in
+ * a few steps without holding much more than it needs, and never more than
+ * what is free now.
+ */
+static C_Status policy(C_Device device, size_t *size, enum policy what)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	size_t total, free, min, max_alloc, max_chunk;
+
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return accel_error("size is NULL");
+	min = dev->min_chunk;
+	if (what == MIN_CHUNK || what == EXTRA_PADDING) {
+		*size = what == MIN_CHUNK ? min : 0;
+		return C_SUCCESS;
+	}
+	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
+		return C_FAILED;
+	max_alloc = free & ~(min - 1);
+	max_chunk = (total / 8 < max_alloc ? total / 8 : max_alloc) & ~(min - 1);
+	if (max_chunk < min)
+		max_chunk = min;
+	switch (what) {
+	case MAX_CHUNK:
+		*size = max_chunk;
+		break;
+	case MAX_ALLOC:
+		*size = max_alloc;
+		break;
+	default:
+		*size = max_chunk < max_alloc ? max_chunk : max_alloc;
+		break;
+	}
+	return C_SUCCESS;
+}
+
+C_Status accel_device_min_chunk_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, MIN_CHUNK);
+}
+
+C_Status accel_device_max_chunk_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, MAX_CHUNK);
+}
+
+C_Status accel_device_max_alloc_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, MAX_ALLOC);
+}
+
+C_Status accel_device_extra_padding_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, EXTRA_PADDING);
+}
+
+C_Status accel_device_init_alloc_size(const C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, INIT_ALLOC);
+}
+
+C_Status accel_device_realloc_size(const C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, REALLOC);
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The conformance suite's runner.
+ *
+ *   accel_lib_test [-d DEVICE] [-p PEER] [-t SUBSTRING] [-v]
+ *
+ * DEVICE and PEER are device names ("accel:0", "cpu:1"); by default the
+ * first and second visible devices. Prints kselftest-style TAP and ends
+ * with "# Totals: ..." and "N passed, N failed, N skipped".
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "suite.h"
+
+#define SKIP_STATUS 4
+#define TEST_TIMEOUT_S 120
+
+static struct suite_test *tests, **tail = &tests;
+static const char *opt_device, *opt_peer;
+static bool verbose;
+static bool failed;
+
+void suite_register(struct suite_test *t)
+{
+	*tail = t;
+	tail = &t->next;
+}
+
+bool suite_verbose(void)
+{
+	return verbose;
+}
+
+const char *suite_device_name(void)
+{
+	return opt_device;
+}
+
+void suite_fail(const char *file, int line, const char *what)
+{
+	const char *err = accel_get_last_error();
+
+	printf("#   FAIL %s:%d: %s%s%s\n", file, line, what,
+	       err[0] ? " -- last error: " : "", err);
+	fflush(stdout);
+	failed = true;
+}
+
+void suite_skip(const char *why)
+{
+	printf("#   SKIP: %s\n", why);
+	fflush(stdout);
+	exit(SKIP_STATUS);
+}
+
+bool check_pattern(const void *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (((const uint8_t *)p)[i] != pattern_byte(seed, i)) {
+			printf("#   byte %zu is 0x%02x, expected 0x%02x\n", i,
+			       ((const uint8_t *)p)[i], pattern_byte(seed, i));
+			return false;
+		}
+	}
+	return true;
+}
+
+bool check_bytes(const void *p, size_t n, uint8_t v)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (((const uint8_t *)p)[i] != v) {
+			printf("#   byte %zu is 0x%02x, expected 0x%02x\n", i,
+			       ((const uint8_t *)p)[i], v);
+			return false;
+		}
+	}
+	return true;
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	REQUIRE(p);
+	return p;
+}
+
+uint8_t *read_back(struct suite_ctx *ctx, const void *dptr, size_t n)
+{
+	uint8_t *h = xmalloc(n);
+
+	REQUIRE_OK(accel_memory_copy_d2h(ctx->dev, h, dptr, n));
+	return h;
+}
+
+void *dalloc(struct suite_ctx *ctx, size_t n)
+{
+	void *p = NULL;
+
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, n));
+	REQUIRE(p);
+	return p;
+}
+
+void dfree(struct suite_ctx *ctx, void *p, size_t n)
+{
+	OK(accel_device_memory_deallocate(ctx->dev, p, n));
+}
+
+size_t free_memory(struct suite_ctx *ctx)
+{
+	size_t total, free;
+
+	REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free));
+	return free;
+}
+
+static void run_child(struct suite_test *t)
+{
+	struct suite_ctx ctx = { 0 };
+	size_t count;
+
+	alarm(TEST_TIMEOUT_S);
+	if (t->needs != NEEDS_NOTHING) {
+		if (opt_device) {
+			REQUIRE_OK(accel_find_device(opt_device, &ctx.dev_s.id));
+		} else {
+			REQUIRE_OK(accel_get_device_count(&count));
+			if (!count)
+				suite_skip("no visible device");
+			ctx.dev_s.id = 0;
+		}
+		ctx.dev = &ctx.dev_s;
+		if (opt_peer) {
+			REQUIRE_OK(accel_find_device(opt_peer, &ctx.peer_s.id));
+			ctx.peer = &ctx.peer_s;
+		} else if (!opt_device && count > 1) {
+			ctx.peer_s.id = 1;
+			ctx.peer = &ctx.peer_s;
+		}
+		REQUIRE_OK(accel_get_device_name(ctx.dev, &ctx.name));
+		REQUIRE_OK(accel_device_min_chunk_size(ctx.dev, &ctx.min_chunk));
+		if (t->needs == NEEDS_PEER && !ctx.peer)
+			suite_skip("needs a second device (-p)");
+	}
+	t->fn(&ctx);
+	fflush(stdout);
+	exit(failed ? 1 : 0);
+}
+
+/* 0 passed, 1 failed, 2 skipped */
+static int run_test(struct suite_test *t)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (!pid)
+		run_child(t);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_STATUS)
+		return 2;
+	if (WIFSIGNALED(status))
+		printf("#   killed by signal %d%s\n", WTERMSIG(status),
+		       WTERMSIG(status) == SIGALRM ? " (time-out)" : "");
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *filter = NULL;
+	int n = 0, counts[3] = { 0 }, c, i = 0;
+	static const char *const verdict[] = { "ok", "not ok", "ok" };
+
+	while ((c = getopt(argc, argv, "d:p:t:v")) != -1) {
+		switch (c) {
+		case 'd': opt_device = optarg; break;
+		case 'p': opt_peer = optarg; break;
+		case 't': filter = optarg; break;
+		case 'v': verbose = true; break;
+		default:
+			fprintf(stderr, "usage: %s [-d DEVICE] [-p PEER] [-t FILTER] [-v]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (struct suite_test *t = tests; t; t = t->next)
+		n += !filter || strstr(t->name, filter);
+	printf("TAP version 13\n1..%d\n", n);
+	for (struct suite_test *t = tests; t; t = t->next) {
+		int r;
+
+		if (filter && !strstr(t->name, filter))
+			continue;
+		printf("# %s\n", t->name);
+		r = run_test(t);
+		counts[r]++;
+		printf("%s %d %s%s\n", verdict[r], ++i, t->name,
+		       r == 2 ? " # SKIP" : "");
+	}
+	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
+	       counts[0], counts[1], counts[2]);
+	printf("%d passed, %d failed, %d skipped\n", counts[0], counts[1],
+	       counts[2]);
+	return counts[1] ? 1 : 0;
+}

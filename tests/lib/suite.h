@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The libaccel conformance suite: one set of tests, run against whatever
+ * device it is given, on every backend.
+ *
+ * Each test runs in a child process of its own, so that one crash or leak
+ * cannot hide behind another test, and so that a test may set the
+ * environment before the library starts. The parent never calls libaccel.
+ */
+#ifndef ACCEL_SUITE_H
+#define ACCEL_SUITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <accel/accel.h>
+
+struct suite_ctx {
+	C_Device dev;		/* the device under test */
+	C_Device peer;		/* a second device, or NULL */
+	struct C_Device_st dev_s, peer_s;
+	const char *name;	/* the device's name */
+	size_t min_chunk;
+};
+
+enum suite_needs {
+	NEEDS_DEVICE,	/* the harness opens the devices first */
+	NEEDS_PEER,	/* ... and skips the test without a second device */
+	NEEDS_NOTHING,	/* the test starts the library itself */
+};
+
+struct suite_test {
+	const char *name;
+	void (*fn)(struct suite_ctx *ctx);
+	enum suite_needs needs;
+	struct suite_test *next;
+};
+
+void suite_register(struct suite_test *t);
+void suite_fail(const char *file, int line, const char *what);
+void suite_skip(const char *why) __attribute__((noreturn));
+bool suite_verbose(void);
+/* the device named in the suite's -d option (or NULL), for NEEDS_NOTHING tests */
+const char *suite_device_name(void);
+
+#define SUITE_TEST(fname, need)						\
+	static void test_##fname(struct suite_ctx *ctx);		\
+	static struct suite_test reg_##fname = {			\
+		.name = #fname, .fn = test_##fname, .needs = need };	\
+	__attribute__((constructor)) static void add_##fname(void)	\
+	{								\
+		suite_register(&reg_##fname);				\
+	}								\
+	static void test_##fname(struct suite_ctx *ctx __attribute__((unused)))
+
+#define TEST(fname) SUITE_TEST(fname, NEEDS_DEVICE)
+#define TEST_PEER(fname) SUITE_TEST(fname, NEEDS_PEER)
+#define TEST_NOINIT(fname) SUITE_TEST(fname, NEEDS_NOTHING)
+
+/* A failed CHECK marks the test failed and goes on. */
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond))						\
+			suite_fail(__FILE__, __LINE__, #cond);		\
+	} while (0)
+
+/* A failed REQUIRE ends the test. */
+#define REQUIRE(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			suite_fail(__FILE__, __LINE__, #cond);		\
+			exit(1);					\
+		}							\
+	} while (0)
+
+#define OK(call) CHECK((call) == C_SUCCESS)
+#define REQUIRE_OK(call) REQUIRE((call) == C_SUCCESS)
+
+/* The call must fail with C_FAILED and leave a message. */
+#define FAILS(call)							\
+	do {								\
+		accel_clear_last_error();				\
+		if ((call) != C_FAILED)					\
+			suite_fail(__FILE__, __LINE__, #call " should fail"); \
+		else if (!accel_get_last_error()[0])			\
+			suite_fail(__FILE__, __LINE__, #call " left no message"); \
+		else if (suite_verbose())				\
+			printf("#   expected: %s\n", accel_get_last_error()); \
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Helpers for tests */
+
+/* a deterministic pattern: byte i of stream seed */
+static inline uint8_t pattern_byte(uint32_t seed, size_t i)
+{
+	uint32_t x = (uint32_t)i * 2654435761u + seed * 40503u + 17;
+
+	x ^= x >> 13;
+	return (uint8_t)(x * 0x5bd1e995u >> 24);
+}
+
+static inline void fill_pattern(void *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		((uint8_t *)p)[i] = pattern_byte(seed, i);
+}
+
+/* true if p holds the pattern; reports the first difference */
+bool check_pattern(const void *p, size_t n, uint32_t seed);
+/* true if all n bytes at p are v */
+bool check_bytes(const void *p, size_t n, uint8_t v);
+
+/* malloc that fails the test when out of memory */
+void *xmalloc(size_t n);
+
+/* device memory read back through a d2h copy into a fresh buffer */
+uint8_t *read_back(struct suite_ctx *ctx, const void *dptr, size_t n);
+
+/* free device memory, checking that it succeeds */
+void dfree(struct suite_ctx *ctx, void *p, size_t n);
+/* allocate device memory, requiring success */
+void *dalloc(struct suite_ctx *ctx, size_t n);
+
+/* the device's free memory now */
+size_t free_memory(struct suite_ctx *ctx);
+
+#endif /* ACCEL_SUITE_H */

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/* async_memory_copy_h2d / d2h / d2d: ordering and captured sources. */
+#include "suite.h"
+
+static C_Stream new_stream(struct suite_ctx *ctx)
+{
+	C_Stream s = NULL;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE(s);
+	return s;
+}
+
+TEST(async_chain_in_order)
+{
+	const size_t n = (2 << 20) + 1;
+	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n);
+	uint8_t *out = xmalloc(n);
+	C_Stream s = new_stream(ctx);
+
+	fill_pattern(h, n, 31);
+	memset(out, 0, n);
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, a, h, n));
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, b, a, n));
+	OK(accel_async_memory_copy_d2h(ctx->dev, s, out, b, n));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	CHECK(check_pattern(out, n, 31));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, a, n);
+	dfree(ctx, b, n);
+	free(h);
+	free(out);
+}
+
+/*
+ * "After an async_memory_copy_h2d returns, Paddle may reuse or free the host
+ * source buffer." The stream is kept busy so the copies cannot simply run
+ * at once.
+ */
+TEST(async_h2d_pageable_source_reused_at_once)
+{
+	enum { COPIES = 64 };
+	const size_t big = 8 << 20, n = 3000;
+	uint8_t *busy = dalloc(ctx, big), *busy2 = dalloc(ctx, big);
+	uint8_t *d = dalloc(ctx, n * COPIES), *back;
+	C_Stream s = new_stream(ctx);
+
+	for (int i = 0; i < COPIES; i++) {
+		uint8_t *h = xmalloc(n);
+
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, busy2, busy, big));
+		fill_pattern(h, n, 1000 + i);
+		OK(accel_async_memory_copy_h2d(ctx->dev, s, d + i * n, h, n));
+		memset(h, 0xdd, n);	/* reused... */
+		free(h);		/* ...and freed */
+	}
+	OK(accel_stream_synchronize(ctx->dev, s));
+	back = read_back(ctx, d, n * COPIES);
+	for (int i = 0; i < COPIES; i++)
+		CHECK(check_pattern(back + i * n, n, 1000 + i));
+	free(back);
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, d, n * COPIES);
+	dfree(ctx, busy, big);
+	dfree(ctx, busy2, big);
+}
+
+TEST(async_h2d_one_buffer_rewritten_between_copies)
+{
+	enum { COPIES = 32 };
+	const size_t n = 70000;
+	uint8_t *d = dalloc(ctx, n * COPIES), *h = xmalloc(n), *back;
+	C_Stream s = new_stream(ctx);
+
+	for (int i = 0; i < COPIES; i++) {
+		fill_pattern(h, n, 2000 + i);
+		OK(accel_async_memory_copy_h2d(ctx->dev, s, d + i * n, h, n));
+	}
+	memset(h, 0, n);
+	OK(accel_stream_synchronize(ctx->dev, s));
+	back = read_back(ctx, d, n * COPIES);
+	for (int i = 0; i < COPIES; i++)
+		CHECK(check_pattern(back + i * n, n, 2000 + i));
+	free(back);
+	free(h);
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, d, n * COPIES);
+}
+
+TEST(async_pinned_both_ways)
+{
+	const size_t n = 1 << 20;
+	uint8_t *p = NULL, *q = NULL, *d = dalloc(ctx, n);
+	C_Stream s = new_stream(ctx);
+
+	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&p, n));
+	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&q, n));
+	fill_pattern(p, n, 41);
+	memset(q, 0, n);
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, p, n));
+	OK(accel_async_memory_copy_d2h(ctx->dev, s, q + 1, d + 1, n - 1));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	CHECK(!memcmp(q + 1, p + 1, n - 1));
+	CHECK(q[0] == 0);
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_host_memory_deallocate(ctx->dev, p, n));
+	OK(accel_host_memory_deallocate(ctx->dev, q, n));
+	dfree(ctx, d, n);
+}
+
+/* Synchronous calls come after the streams' earlier work. */
+TEST(sync_copy_sees_earlier_async_work)
+{
+	const size_t n = 4 << 20;
+	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n), *back;
+	C_Stream s = new_stream(ctx);
+
+	fill_pattern(h, n, 51);
+	REQUIRE_OK(accel_memory_copy_h2d(ctx->dev, a, h, n));
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, b, a, n));
+	back = read_back(ctx, b, n);	/* no stream sync */
+	CHECK(check_pattern(back, n, 51));
+	free(back);
+	/* and freeing memory in use by queued work waits for it */
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, b, a, n));
+	dfree(ctx, a, n);
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, b, n);
+	free(h);
+}
+
+TEST(async_bad_arguments)
+{
+	uint8_t *d = dalloc(ctx, 4096), h[16];
+	C_Stream s = new_stream(ctx), gone = new_stream(ctx);
+
+	OK(accel_stream_destroy(ctx->dev, gone));
+	FAILS(accel_async_memory_copy_h2d(ctx->dev, NULL, d, h, 16));
+	FAILS(accel_async_memory_copy_h2d(ctx->dev, gone, d, h, 16));
+	FAILS(accel_async_memory_copy_h2d(ctx->dev, (C_Stream)h, d, h, 16));
+	FAILS(accel_async_memory_copy_h2d(ctx->dev, s, d + 4090, h, 16));
+	FAILS(accel_async_memory_copy_d2h(ctx->dev, s, d, d, 16));
+	FAILS(accel_async_memory_copy_d2d(ctx->dev, s, h, d, 16));
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, 0));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, d, 4096);
+}
+
+TEST_PEER(async_stream_of_another_device)
+{
+	uint8_t *d = dalloc(ctx, 4096), h[16] = { 0 };
+	C_Stream ps = NULL;
+
+	REQUIRE_OK(accel_stream_create(ctx->peer, &ps));
+	FAILS(accel_async_memory_copy_h2d(ctx->dev, ps, d, h, 16));
+	CHECK(strstr(accel_get_last_error(), "not a live stream") != NULL);
+	OK(accel_stream_destroy(ctx->peer, ps));
+	dfree(ctx, d, 4096);
+}

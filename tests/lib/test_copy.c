@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/* memory_copy_h2d / d2h / d2d: sizes, interior pointers, bounds, mistakes. */
+#include "suite.h"
+
+TEST(roundtrip_sizes)
+{
+	static const size_t sizes[] = { 1, 3, 255, 4095, 4096, 4097, 65537,
+					(4 << 20) + 13 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *back;
+
+		fill_pattern(h, n, (uint32_t)i);
+		REQUIRE_OK(accel_memory_copy_h2d(ctx->dev, d, h, n));
+		back = read_back(ctx, d, n);
+		CHECK(check_pattern(back, n, (uint32_t)i));
+		free(back);
+		free(h);
+		dfree(ctx, d, n);
+	}
+}
+
+/* "passes interior pointers (base + offset) to copies" */
+TEST(interior_unaligned_pointers)
+{
+	const size_t n = 1 << 20;
+	static const size_t offs[] = { 1, 3, 255, 257, 4097, 65535 };
+	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *back;
+
+	REQUIRE_OK(accel_device_memory_set(ctx->dev, d, 0xee, n));
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		size_t len = 1000 + i * 333;
+
+		fill_pattern(h, len, (uint32_t)(100 + i));
+		OK(accel_memory_copy_h2d(ctx->dev, d + offs[i] * 8, h, len));
+		back = xmalloc(len);
+		OK(accel_memory_copy_d2h(ctx->dev, back, d + offs[i] * 8, len));
+		CHECK(check_pattern(back, len, (uint32_t)(100 + i)));
+		free(back);
+	}
+	/* untouched bytes keep their value */
+	back = read_back(ctx, d, n);
+	CHECK(check_bytes(back, 8, 0xee));
+	CHECK(check_bytes(back + n - 4096, 4096, 0xee));
+	free(back);
+	free(h);
+	dfree(ctx, d, n);
+}
+
+TEST(tail_byte_and_bounds)
+{
+	const size_t n = 4096 + 17;
+	uint8_t *d = dalloc(ctx, n), h[64], one = 0x5a, out = 0;
+
+	OK(accel_memory_copy_h2d(ctx->dev, d + n - 1, &one, 1));
+	OK(accel_memory_copy_d2h(ctx->dev, &out, d + n - 1, 1));
+	CHECK(out == 0x5a);
+	/* one byte past the end, ranges running past it */
+	FAILS(accel_memory_copy_h2d(ctx->dev, d + n, &one, 1));
+	FAILS(accel_memory_copy_h2d(ctx->dev, d + n - 1, h, 2));
+	CHECK(strstr(accel_get_last_error(), "past the end") != NULL);
+	FAILS(accel_memory_copy_d2h(ctx->dev, h, d + n - 10, 11));
+	FAILS(accel_memory_copy_d2d(ctx->dev, d, d + n - 8, 9));
+	FAILS(accel_memory_copy_h2d(ctx->dev, d, h, SIZE_MAX));
+	FAILS(accel_device_memory_set(ctx->dev, d + 1, 0, n));
+	/* and nothing was written by the refused calls */
+	OK(accel_memory_copy_d2h(ctx->dev, &out, d + n - 1, 1));
+	CHECK(out == 0x5a);
+	dfree(ctx, d, n);
+}
+
+TEST(d2d_between_and_within_allocations)
+{
+	const size_t n = 300000;
+	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n), *back;
+
+	fill_pattern(h, n, 9);
+	REQUIRE_OK(accel_memory_copy_h2d(ctx->dev, a, h, n));
+	OK(accel_memory_copy_d2d(ctx->dev, b, a, n));
+	back = read_back(ctx, b, n);
+	CHECK(check_pattern(back, n, 9));
+	free(back);
+	/* first half onto the second, inside one allocation, unaligned */
+	OK(accel_memory_copy_d2d(ctx->dev, b + n / 2 + 1, b + 1, n / 2 - 1));
+	back = read_back(ctx, b, n);
+	CHECK(!memcmp(back + n / 2 + 1, h + 1, n / 2 - 1));
+	free(back);
+	free(h);
+	dfree(ctx, a, n);
+	dfree(ctx, b, n);
+}
+
+TEST(wrong_kinds_of_pointer)
+{
+	const size_t n = 4096;
+	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n);
+
+	FAILS(accel_memory_copy_h2d(ctx->dev, h, h, n));	/* dst is host */
+	CHECK(strstr(accel_get_last_error(), "not device memory") != NULL);
+	FAILS(accel_memory_copy_h2d(ctx->dev, d, d, n));	/* src is device */
+	CHECK(strstr(accel_get_last_error(), "not host memory") != NULL);
+	FAILS(accel_memory_copy_d2h(ctx->dev, d, d, n));
+	FAILS(accel_memory_copy_d2h(ctx->dev, h, h, n));
+	FAILS(accel_memory_copy_d2d(ctx->dev, d, h, n));
+	FAILS(accel_memory_copy_d2d(ctx->dev, h, d, n));
+	FAILS(accel_memory_copy_h2d(ctx->dev, NULL, h, n));
+	FAILS(accel_memory_copy_h2d(ctx->dev, d, NULL, n));
+	FAILS(accel_memory_copy_d2h(ctx->dev, NULL, d, n));
+	FAILS(accel_device_memory_set(ctx->dev, h, 0, n));
+	FAILS(accel_device_memory_set(ctx->dev, NULL, 0, n));
+	FAILS(accel_memory_copy_h2d(ctx->dev, (void *)0x10, h, 1));	/* foreign */
+	dfree(ctx, d, n);
+	/* freed memory is foreign memory */
+	FAILS(accel_memory_copy_h2d(ctx->dev, d, h, n));
+	FAILS(accel_device_memory_set(ctx->dev, d, 0, n));
+	free(h);
+}
+
+/* "Copies of size 0 never reach the plugin from Paddle, but a plugin must accept them." */
+TEST(zero_size_copies)
+{
+	uint8_t *d = dalloc(ctx, 256), h[1];
+
+	OK(accel_memory_copy_h2d(ctx->dev, d, h, 0));
+	OK(accel_memory_copy_d2h(ctx->dev, h, d, 0));
+	OK(accel_memory_copy_d2d(ctx->dev, d, d, 0));
+	OK(accel_device_memory_set(ctx->dev, d, 1, 0));
+	OK(accel_memory_copy_h2d(ctx->dev, NULL, NULL, 0));
+	OK(accel_memory_copy_p2p(ctx->dev, ctx->dev, d, d, 0));
+	dfree(ctx, d, 256);
+}
+
+TEST(large_copy)
+{
+	const size_t n = (24 << 20) + 4097;
+	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *back;
+
+	fill_pattern(h, n, 77);
+	OK(accel_memory_copy_h2d(ctx->dev, d, h, n));
+	back = read_back(ctx, d, n);
+	CHECK(check_pattern(back, n, 77));
+	free(back);
+	free(h);
+	dfree(ctx, d, n);
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/* Events: record, query, synchronize, and streams waiting on them. */
+#include "suite.h"
+
+TEST(event_basics)
+{
+	C_Event e;
+	C_Stream s;
+
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);	/* never recorded */
+	OK(accel_event_synchronize(ctx->dev, e));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	OK(accel_event_record(ctx->dev, s, e));
+	OK(accel_event_synchronize(ctx->dev, e));
+	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);
+	OK(accel_stream_destroy(ctx->dev, s));
+	/* an event outlives the stream it was recorded on */
+	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);
+	OK(accel_event_destroy(ctx->dev, e));
+	FAILS(accel_event_destroy(ctx->dev, e));
+	FAILS(accel_event_query(ctx->dev, e));
+	FAILS(accel_event_query(ctx->dev, NULL));
+	FAILS(accel_event_create(ctx->dev, NULL));
+}
+
+TEST(event_covers_work_before_record)
+{
+	const size_t n = 4 << 20;
+	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *out = xmalloc(n);
+	C_Stream s;
+	C_Event e;
+	C_Status st;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	fill_pattern(h, n, 81);
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, n));
+	OK(accel_async_memory_copy_d2h(ctx->dev, s, out, d, n));
+	OK(accel_event_record(ctx->dev, s, e));
+	st = accel_event_query(ctx->dev, e);
+	CHECK(st == C_SUCCESS || st == C_WARNING);
+	OK(accel_event_synchronize(ctx->dev, e));
+	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);
+	CHECK(check_pattern(out, n, 81));
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, d, n);
+	free(h);
+	free(out);
+}
+
+/* Stream B's copy of A's result must wait for A's writes, many times over. */
+TEST(stream_waits_for_event_of_another_stream)
+{
+	enum { ROUNDS = 40 };
+	const size_t n = 256 << 10;
+	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n);
+	uint8_t *out = xmalloc(n);
+	C_Stream s1, s2;
+	C_Event e;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s1));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s2));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	for (int r = 0; r < ROUNDS; r++) {
+		fill_pattern(h, n, 900 + r);
+		OK(accel_async_memory_copy_h2d(ctx->dev, s1, a, h, n));
+		OK(accel_event_record(ctx->dev, s1, e));
+		OK(accel_stream_wait_event(ctx->dev, s2, e));
+		OK(accel_async_memory_copy_d2d(ctx->dev, s2, b, a, n));
+		OK(accel_async_memory_copy_d2h(ctx->dev, s2, out, b, n));
+		OK(accel_stream_synchronize(ctx->dev, s2));
+		if (!check_pattern(out, n, 900 + r)) {
+			CHECK(!"round saw stale data");
+			break;
+		}
+		/* s1 may not overwrite a before s2 has read it */
+		OK(accel_stream_synchronize(ctx->dev, s1));
+	}
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_stream_destroy(ctx->dev, s1));
+	OK(accel_stream_destroy(ctx->dev, s2));
+	dfree(ctx, a, n);
+	dfree(ctx, b, n);
+	free(h);
+	free(out);
+}
+
+/* "Streams already waiting on it still wait for what it captured." */
+TEST(event_destroyed_while_waited_on)
+{
+	const size_t n = 4 << 20;
+	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n), *back;
+	C_Stream s1, s2;
+	C_Event e;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s1));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s2));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	fill_pattern(h, n, 95);
+	OK(accel_async_memory_copy_h2d(ctx->dev, s1, a, h, n));
+	OK(accel_event_record(ctx->dev, s1, e));
+	OK(accel_stream_wait_event(ctx->dev, s2, e));
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_async_memory_copy_d2d(ctx->dev, s2, b, a, n));
+	OK(accel_stream_synchronize(ctx->dev, s2));
+	back = read_back(ctx, b, n);
+	CHECK(check_pattern(back, n, 95));
+	free(back);
+	OK(accel_stream_destroy(ctx->dev, s1));
+	OK(accel_stream_destroy(ctx->dev, s2));
+	dfree(ctx, a, n);
+	dfree(ctx, b, n);
+	free(h);
+}
+
+TEST(event_bad_arguments)
+{
+	C_Stream s;
+	C_Event e;
+	int junk;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	FAILS(accel_event_record(ctx->dev, NULL, e));
+	FAILS(accel_event_record(ctx->dev, s, NULL));
+	FAILS(accel_event_record(ctx->dev, s, (C_Event)&junk));
+	FAILS(accel_stream_wait_event(ctx->dev, s, (C_Event)&junk));
+	FAILS(accel_event_synchronize(ctx->dev, (C_Event)&junk));
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_stream_destroy(ctx->dev, s));
+}
+
+TEST_PEER(event_of_another_device)
+{
+	C_Stream s, ps;
+	C_Event pe;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_stream_create(ctx->peer, &ps));
+	REQUIRE_OK(accel_event_create(ctx->peer, &pe));
+	OK(accel_event_record(ctx->peer, ps, pe));
+	FAILS(accel_event_record(ctx->dev, s, pe));	/* recorded where it lives */
+	FAILS(accel_event_query(ctx->dev, pe));
+	OK(accel_stream_wait_event(ctx->dev, s, pe));	/* a wait may cross */
+	OK(accel_event_destroy(ctx->peer, pe));
+	OK(accel_stream_destroy(ctx->peer, ps));
+	OK(accel_stream_destroy(ctx->dev, s));
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/* "Allocations may come from several threads at once." */
+#include <pthread.h>
+
+#include "suite.h"
+
+enum { THREADS = 8, ROUNDS = 150 };
+
+struct worker {
+	struct suite_ctx *ctx;
+	int index;
+	int errors;
+};
+
+static void *alloc_copy_free(void *arg)
+{
+	struct worker *w = arg;
+	uint32_t seed = (uint32_t)w->index * 7777 + 1;
+	uint8_t *h = malloc(70000), *back = malloc(70000);
+	C_Stream s;
+
+	if (!h || !back || accel_stream_create(w->ctx->dev, &s) != C_SUCCESS) {
+		w->errors++;
+		goto out;
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		size_t n;
+		void *d = NULL;
+
+		seed = seed * 1103515245 + 12345;
+		n = 1 + (seed >> 8) % 70000;
+		if (accel_device_memory_allocate(w->ctx->dev, &d, n) != C_SUCCESS) {
+			w->errors++;
+			continue;
+		}
+		fill_pattern(h, n, seed);
+		if (r % 2) {
+			w->errors += accel_async_memory_copy_h2d(w->ctx->dev, s, d, h, n) != C_SUCCESS;
+			w->errors += accel_async_memory_copy_d2h(w->ctx->dev, s, back, d, n) != C_SUCCESS;
+			w->errors += accel_stream_synchronize(w->ctx->dev, s) != C_SUCCESS;
+		} else {
+			w->errors += accel_memory_copy_h2d(w->ctx->dev, d, h, n) != C_SUCCESS;
+			w->errors += accel_memory_copy_d2h(w->ctx->dev, back, d, n) != C_SUCCESS;
+		}
+		w->errors += memcmp(back, h, n) != 0;
+		w->errors += accel_device_memory_deallocate(w->ctx->dev, d, n) != C_SUCCESS;
+	}
+	w->errors += accel_stream_destroy(w->ctx->dev, s) != C_SUCCESS;
+out:
+	free(h);
+	free(back);
+	return NULL;
+}
+
+TEST(threads_allocate_copy_and_free)
+{
+	struct worker w[THREADS];
+	pthread_t t[THREADS];
+	size_t before = free_memory(ctx);
+
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){ .ctx = ctx, .index = i };
+		REQUIRE(pthread_create(&t[i], NULL, alloc_copy_free, &w[i]) == 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(w[i].errors == 0);
+	}
+	CHECK(free_memory(ctx) == before);
+}
+
+static void *create_and_destroy(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int r = 0; r < ROUNDS; r++) {
+		C_Stream s;
+		C_Event e;
+
+		if (accel_stream_create(w->ctx->dev, &s) != C_SUCCESS ||
+		    accel_event_create(w->ctx->dev, &e) != C_SUCCESS) {
+			w->errors++;
+			return NULL;
+		}
+		w->errors += accel_event_record(w->ctx->dev, s, e) != C_SUCCESS;
+		w->errors += accel_event_synchronize(w->ctx->dev, e) != C_SUCCESS;
+		w->errors += accel_event_destroy(w->ctx->dev, e) != C_SUCCESS;
+		w->errors += accel_stream_destroy(w->ctx->dev, s) != C_SUCCESS;
+	}
+	return NULL;
+}
+
+TEST(threads_create_and_destroy_streams)
+{
+	struct worker w[THREADS];
+	pthread_t t[THREADS];
+
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){ .ctx = ctx, .index = i };
+		REQUIRE(pthread_create(&t[i], NULL, create_and_destroy, &w[i]) == 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(w[i].errors == 0);
+	}
+}
+
+/* The same allocation freed by two threads at once: exactly one wins. */
+static void *free_it(void *arg)
+{
+	void **args = arg;
+	struct suite_ctx *ctx = args[0];
+
+	return (void *)(uintptr_t)(accel_device_memory_deallocate(ctx->dev, args[1], 4096) == C_SUCCESS);
+}
+
+TEST(racing_double_free)
+{
+	for (int r = 0; r < 50; r++) {
+		void *args[2] = { ctx, dalloc(ctx, 4096) };
+		pthread_t a, b;
+		void *ra, *rb;
+
+		REQUIRE(pthread_create(&a, NULL, free_it, args) == 0);
+		REQUIRE(pthread_create(&b, NULL, free_it, args) == 0);
+		pthread_join(a, &ra);
+		pthread_join(b, &rb);
+		CHECK((uintptr_t)ra + (uintptr_t)rb == 1);
+	}
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/* unified_memory_allocate: one pointer for the host and every copy. */
+#include "suite.h"
+
+TEST(unified_is_host_and_device_memory)
+{
+	const size_t n = (1 << 20) + 5;
+	size_t before = free_memory(ctx);
+	uint8_t *u = NULL, *d = dalloc(ctx, n), *h = xmalloc(n), *back;
+
+	REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, (void **)&u, n));
+	REQUIRE(u);
+	CHECK((uintptr_t)u % ctx->min_chunk == 0);
+	/* counts as device memory */
+	CHECK(free_memory(ctx) + n <= before - n);
+
+	/* host writes, device reads */
+	fill_pattern(u, n, 21);
+	OK(accel_memory_copy_d2d(ctx->dev, d, u, n));
+	back = read_back(ctx, d, n);
+	CHECK(check_pattern(back, n, 21));
+	free(back);
+
+	/* device writes (h2d, d2d, set), host reads */
+	fill_pattern(h, n, 22);
+	OK(accel_memory_copy_h2d(ctx->dev, u, h, n));
+	CHECK(check_pattern(u, n, 22));
+	OK(accel_device_memory_set(ctx->dev, u + 3, 0x3c, 1000));
+	CHECK(check_bytes(u + 3, 1000, 0x3c));
+	OK(accel_memory_copy_d2d(ctx->dev, u + 1, d + 1, 500));
+	back = read_back(ctx, d, n);
+	CHECK(!memcmp(u + 1, back + 1, 500));
+	CHECK(check_bytes(u + 501, 502, 0x3c));
+	free(back);
+
+	/* the unified pointer as the host side of copies */
+	OK(accel_memory_copy_d2h(ctx->dev, u + n - 100, d, 100));
+	OK(accel_memory_copy_h2d(ctx->dev, d, u, n));
+	back = read_back(ctx, d, n);
+	CHECK(!memcmp(back, u, n));
+	free(back);
+
+	OK(accel_unified_memory_deallocate(ctx->dev, u, n));
+	CHECK(free_memory(ctx) + n <= before);
+	dfree(ctx, d, n);
+	CHECK(free_memory(ctx) == before);
+	free(h);
+}
+
+TEST(unified_bounds_and_frees)
+{
+	uint8_t *u = NULL, h[8];
+
+	REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, (void **)&u, 4096));
+	FAILS(accel_memory_copy_h2d(ctx->dev, u + 4090, h, 8));
+	FAILS(accel_unified_memory_deallocate(ctx->dev, u, 100));
+	FAILS(accel_device_memory_deallocate(ctx->dev, u, 4096));
+	FAILS(accel_host_memory_deallocate(ctx->dev, u, 4096));
+	OK(accel_unified_memory_deallocate(ctx->dev, u, 4096));
+	FAILS(accel_unified_memory_deallocate(ctx->dev, u, 4096));
+	FAILS(accel_device_memory_set(ctx->dev, u, 0, 1));
+}
