@@ -21,7 +21,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 
 .PHONY: lib install
 
-lib: $(LIB_SO) $(LIB_A) $(LIB_DIR)/libaccel.pc
+lib: $(LIB_SO) $(LIB_A)
 
 $(LIB_DIR)/obj/%.o: lib/src/%.c lib/src/internal.h $(LIB_HDR) uapi/accel.h | deps
 	@mkdir -p $(@D)
@@ -38,12 +38,6 @@ $(LIB_A): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(LIB_DIR)/libaccel.pc: lib/libaccel.pc.in lib/lib.mk
-	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-	    $< >$@
-
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCLUDEDIR)/accel/
@@ -51,7 +45,9 @@ install: lib
 	ln -sf libaccel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libaccel.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(LIB_DIR)/libaccel.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	    lib/libaccel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libaccel.pc
 
 # The conformance suite: natively against the shared library, and static for the VM.
 SUITE_SRC := $(wildcard tests/lib/*.c)

@@ -3,9 +3,13 @@
 #
 #  1. device-model tests through qtest (tests/qemu/test_device)
 #  2. the seeded device-model fuzzer, 100,000 operations
-#  3. the kselftests and module cycles in the VM, two devices, no vIOMMU
-#  4. the kselftests in the VM with a vIOMMU and slub_debug
-#  5. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
+#  3. the libaccel conformance suite on the cpu backend (two devices)
+#  4. libaccel's packaging: exports, soname, install, pkg-config
+#  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles, and
+#     the libaccel suite on accel with two devices, one device, and accel
+#     next to cpu (p2p across backends)
+#  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
+#  7. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -23,15 +27,16 @@ add() {	# suite passed failed [skipped]
 	skipped=$((skipped + ${4:-0}))
 }
 
-# A suite whose last line is "N passed, N failed"; a crash counts as one failure.
+# A suite whose last line is "N passed, N failed[, N skipped]"; a crash
+# counts as one failure.
 run_counted() {
-	local name=$1 rc p f
+	local name=$1 rc p f s
 	shift
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
-	if read -r p f < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$log" | tail -n 1); then
+	if read -r p f s < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/p' "$log" | tail -n 1); then
 		[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
-		add "$name" "$p" "$f"
+		add "$name" "$p" "$f" "${s:-0}"
 	else
 		add "$name" 0 1
 	fi
@@ -64,14 +69,23 @@ run_vm() {
 
 seed=${FUZZ_SEED:-$(date +%s)}
 vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_queue_test"
-	  --file tests/kselftest/module_cycle.sh)
+	  --file tests/kselftest/module_cycle.sh
+	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test")
+lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
 
 run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
+run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
+	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
+run_one "libaccel packaging" scripts/check-lib.sh
 run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" -- \
-	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh
+	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
+	"${lib_on_accel[@]}" \
+	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
+	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
-	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test
+	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test \
+	"${lib_on_accel[@]}"
 run_one "lint" scripts/lint.sh
 
 echo

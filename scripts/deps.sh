@@ -9,7 +9,7 @@ declare -A group=(
 		libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev seabios qemu-system-data"
 	[vm]="busybox-static cpio kmod bc dpkg-dev"
 	[driver]="build-essential linux-headers-amd64 kmod sparse"
-	[tests]="build-essential xz-utils"
+	[tests]="build-essential xz-utils pkg-config"
 )
 
 want=()

@@ -37,8 +37,17 @@ struct stage_buf {
 	struct stage_buf *next;
 };
 
+/*
+ * Every device's VRAM starts at the same device address; the pointers the
+ * library hands out are moved apart by this much per device, so that a
+ * pointer names its device (as CUDA's unified addressing does) and a
+ * pointer of the wrong device is refused.
+ */
+#define DEVICE_VA_STRIDE (1ull << 40)
+
 struct drv_dev {
 	int fd;
+	uint64_t va_offset;	/* pointer minus device address, for VRAM */
 	struct accel_info info;
 	pthread_mutex_t stage_lock;
 	struct stage_buf *idle, *busy;
@@ -126,7 +135,7 @@ static C_Status drv_alloc_kind(struct accel_device *dev, uint32_t kind,
 					 dev->name, size);
 	out->handle = a.handle;
 	out->dev_addr = a.dev_addr;
-	out->addr = (uintptr_t)a.dev_addr;
+	out->addr = a.dev_addr + ((struct drv_dev *)dev->priv)->va_offset;
 	if (kind == ACCEL_MEM_DEVICE)
 		return C_SUCCESS;
 	va = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_of(dev),
@@ -652,6 +661,7 @@ static C_Status open_node(int node, int index, char *why, size_t why_len)
 		return C_FAILED;
 	}
 	dd->fd = fd;
+	dd->va_offset = (uint64_t)index * DEVICE_VA_STRIDE;
 	ret = xioctl(fd, ACCEL_IOCTL_GET_INFO, &dd->info);
 	if (ret || !accel_device_add(&accel_backend_driver, index, dd,
 				     ACCEL_ALLOC_MIN_ALIGN)) {

@@ -50,13 +50,21 @@ TEST(event_covers_work_before_record)
 	free(out);
 }
 
+/* Slow work that keeps a stream busy, so what follows is really queued. */
+static void keep_busy(struct suite_ctx *ctx, C_Stream s, uint8_t *busy,
+		      size_t n)
+{
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, busy + n / 2, busy, n / 2));
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, busy, busy + n / 2, n / 2));
+}
+
 /* Stream B's copy of A's result must wait for A's writes, many times over. */
 TEST(stream_waits_for_event_of_another_stream)
 {
 	enum { ROUNDS = 40 };
-	const size_t n = 256 << 10;
+	const size_t n = 256 << 10, nb = 8 << 20;
 	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n);
-	uint8_t *out = xmalloc(n);
+	uint8_t *out = xmalloc(n), *busy = dalloc(ctx, nb);
 	C_Stream s1, s2;
 	C_Event e;
 
@@ -65,6 +73,7 @@ TEST(stream_waits_for_event_of_another_stream)
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	for (int r = 0; r < ROUNDS; r++) {
 		fill_pattern(h, n, 900 + r);
+		keep_busy(ctx, s1, busy, nb);
 		OK(accel_async_memory_copy_h2d(ctx->dev, s1, a, h, n));
 		OK(accel_event_record(ctx->dev, s1, e));
 		OK(accel_stream_wait_event(ctx->dev, s2, e));
@@ -83,6 +92,7 @@ TEST(stream_waits_for_event_of_another_stream)
 	OK(accel_stream_destroy(ctx->dev, s2));
 	dfree(ctx, a, n);
 	dfree(ctx, b, n);
+	dfree(ctx, busy, nb);
 	free(h);
 	free(out);
 }
@@ -90,8 +100,9 @@ TEST(stream_waits_for_event_of_another_stream)
 /* "Streams already waiting on it still wait for what it captured." */
 TEST(event_destroyed_while_waited_on)
 {
-	const size_t n = 4 << 20;
+	const size_t n = 4 << 20, nb = 8 << 20;
 	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n), *back;
+	uint8_t *busy = dalloc(ctx, nb);
 	C_Stream s1, s2;
 	C_Event e;
 
@@ -99,6 +110,7 @@ TEST(event_destroyed_while_waited_on)
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s2));
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	fill_pattern(h, n, 95);
+	keep_busy(ctx, s1, busy, nb);
 	OK(accel_async_memory_copy_h2d(ctx->dev, s1, a, h, n));
 	OK(accel_event_record(ctx->dev, s1, e));
 	OK(accel_stream_wait_event(ctx->dev, s2, e));
@@ -112,6 +124,7 @@ TEST(event_destroyed_while_waited_on)
 	OK(accel_stream_destroy(ctx->dev, s2));
 	dfree(ctx, a, n);
 	dfree(ctx, b, n);
+	dfree(ctx, busy, nb);
 	free(h);
 }
 

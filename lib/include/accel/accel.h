@@ -18,7 +18,8 @@
  * the library never relies on a "current" device.
  *
  * Pointers. Device memory is addressed linearly: for an allocation of size n
- * at p, p + k with k + len <= n is valid for every copy and set. Pinned host
+ * at p, p + k with k + len <= n is valid for every copy and set. Device
+ * pointers of different devices never coincide. Pinned host
  * memory and unified memory are ordinary host pointers; unified pointers are
  * also accepted wherever a device pointer is.
  *

@@ -1,0 +1,75 @@
+#!/bin/bash
+# libaccel as a user gets it: exactly the public functions exported under
+# LIBACCEL_1.0, soname libaccel.so.1, a header that C and C++ accept, and
+# 'make install' giving a tree that pkg-config finds and programs link
+# against, shared and static.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+work=$(mktemp -d /tmp/accel-lib.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail=0
+say() { echo "check-lib: $*"; }
+bad() { echo "check-lib: FAIL: $*"; fail=1; }
+
+so=build/lib/libaccel.so.1.0.0
+header=lib/include/accel/accel.h
+
+# Exports: the functions the header declares, each versioned, nothing more.
+declared=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' "$header" | sort)
+exported=$(nm -D --defined-only "$so" | awk '$3 != "LIBACCEL_1.0" { print $3 }' | sort)
+[ "$(echo "$exported" | sed 's/@@LIBACCEL_1.0$//')" = "$declared" ] ||
+	bad "exports differ from the header: $(diff <(echo "$declared") <(echo "$exported" | sed 's/@@.*//') | grep '^[<>]' | tr '\n' ' ')"
+echo "$exported" | grep -qv '@@LIBACCEL_1.0$' && bad "unversioned exports"
+say "$(echo "$declared" | wc -l) functions exported under LIBACCEL_1.0"
+
+soname=$(readelf -d "$so" | sed -nE 's/.*\(SONAME\).*\[(.*)\]/\1/p')
+[ "$soname" = libaccel.so.1 ] || bad "soname is '$soname'"
+
+# The header stands alone in C and C++ (Paddle's plugins are C++).
+printf '#include <accel/accel.h>\n' >"$work/h.c"
+gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -Ilib/include "$work/h.c" ||
+	bad "the header does not compile alone as C11"
+g++ -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Ilib/include "$work/h.c" ||
+	bad "the header does not compile as C++"
+
+# Install, then build a program the way a user would.
+make -s install PREFIX=/opt/accel DESTDIR="$work/root" >/dev/null
+cat >"$work/use.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <accel/accel.h>
+
+int main(void)
+{
+	struct C_Device_st dev = { 0 };
+	char in[64] = "through an installed libaccel", out[64] = "";
+	void *d;
+
+	if (accel_device_memory_allocate(&dev, &d, sizeof(in)) ||
+	    accel_memory_copy_h2d(&dev, d, in, sizeof(in)) ||
+	    accel_memory_copy_d2h(&dev, out, d, sizeof(out)) ||
+	    accel_device_memory_deallocate(&dev, d, sizeof(in))) {
+		fprintf(stderr, "%s\n", accel_get_last_error());
+		return 1;
+	}
+	return strcmp(in, out) != 0;
+}
+C
+export PKG_CONFIG_PATH=$work/root/opt/accel/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$work/root
+[ "$(pkg-config --modversion libaccel)" = 1.0.0 ] || bad "pkg-config does not find libaccel"
+# shellcheck disable=SC2046
+gcc -o "$work/use" "$work/use.c" $(pkg-config --cflags --libs libaccel) || bad "shared link"
+# shellcheck disable=SC2046
+gcc -static -o "$work/use-static" "$work/use.c" $(pkg-config --cflags --libs --static libaccel) ||
+	bad "static link"
+for prog in use use-static; do
+	ACCEL_VISIBLE_DEVICES=cpu LD_LIBRARY_PATH=$work/root/opt/accel/lib "$work/$prog" ||
+		bad "$prog did not run"
+done
+LD_LIBRARY_PATH=$work/root/opt/accel/lib ldd "$work/use" | grep -q "libaccel.so.1 => $work/root/opt/accel/lib/" ||
+	bad "the program does not load the installed libaccel.so.1"
+
+[ $fail -eq 0 ] && say "ok"
+exit $fail
