@@ -15,6 +15,13 @@ LIB_CFLAGS := -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 LIB_SO := $(LIB_DIR)/libaccel.so.$(LIB_VERSION)
 LIB_A := $(LIB_DIR)/libaccel.a
 
+# The cuda backend is built when the CUDA headers are there; it loads
+# libcuda.so.1 at run time.
+CUDA_HOME ?= /usr/local/cuda
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+LIB_CFLAGS += -DACCEL_WITH_CUDA -isystem $(CUDA_HOME)/include
+endif
+
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -30,7 +37,7 @@ $(LIB_DIR)/obj/%.o: lib/src/%.c lib/src/internal.h $(LIB_HDR) uapi/accel.h | dep
 $(LIB_SO): $(LIB_OBJ) lib/libaccel.map
 	$(CC) -shared -pthread -Wl,-soname,$(LIB_SONAME) \
 	      -Wl,--version-script=lib/libaccel.map -Wl,--no-undefined \
-	      -o $@ $(LIB_OBJ)
+	      -o $@ $(LIB_OBJ) -ldl
 	ln -sf $(notdir $@) $(LIB_DIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(LIB_DIR)/libaccel.so
 
@@ -62,3 +69,23 @@ $(TESTS)/accel_lib_test: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SO)
 $(TESTS)/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_A)
+
+# Copy bandwidth through libaccel. lib_bench_cuda also times plain
+# cudaMemcpy (the CUDA runtime, linked statically) as its reference; it is
+# built where the CUDA toolkit is, and run where a GPU is.
+LIB_BENCH_FLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Ilib/include
+CUDART_STATIC := $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a)
+
+$(BUILD)/tools/lib_bench: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -o $@ $< -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/tools/lib_bench.static: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -static -pthread -o $@ $< $(LIB_A)
+
+$(BUILD)/tools/lib_bench_cuda: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO) $(CUDART_STATIC)
+	@[ -n "$(CUDART_STATIC)" ] || { echo "lib_bench_cuda needs $(CUDA_HOME)/lib64/libcudart_static.a"; exit 1; }
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -DWITH_CUDART -isystem $(CUDA_HOME)/include -o $@ $< \
+	      -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib' $(CUDART_STATIC) -ldl -lrt -pthread

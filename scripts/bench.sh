@@ -53,3 +53,15 @@ build/tools/memcpy_bench
 scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --timeout 600 \
 	--file build/tools/accel_bench -- ./accel_bench 2>&1 |
 	grep -E 'pinned|pageable|D2D|median'
+
+echo "== libaccel on cpu (build/tools/lib_bench, 64 MiB, median of 10); reference: memcpy above"
+ACCEL_VISIBLE_DEVICES=cpu build/tools/lib_bench -s 64 -r 10
+echo "== libaccel on accel in the VM (lib_bench, 64 MiB, median of 5; 1 vCPU, VRAM 1G, TCG)"
+scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --timeout 600 \
+	--file build/tools/lib_bench.static:/opt/accel/lib_bench -- \
+	'ACCEL_VISIBLE_DEVICES=accel ./lib_bench -s 64 -r 5' 2>&1 |
+	grep -E 'GB/s|^device'
+if [ -n "$(command -v nvidia-smi)" ] && make -s build/tools/lib_bench_cuda 2>/dev/null; then
+	echo "== libaccel on cuda (build/tools/lib_bench_cuda, 256 MiB, median of 30); reference: cudaMemcpy"
+	ACCEL_VISIBLE_DEVICES=cuda build/tools/lib_bench_cuda -s 256 -r 30
+fi

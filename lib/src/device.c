@@ -13,6 +13,7 @@
 
 static const struct accel_backend *const backends[] = {
 	&accel_backend_driver,
+	&accel_backend_cuda,
 	&accel_backend_cpu,
 };
 #define NUM_BACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -76,7 +77,7 @@ static bool select_entry(const char *entry, size_t len)
 
 	if (b < 0) {
 		snprintf(state.init_error, sizeof(state.init_error),
-			 "ACCEL_VISIBLE_DEVICES: '%.*s' is not a backend (accel, cpu) or a device (backend:N)",
+			 "ACCEL_VISIBLE_DEVICES: '%.*s' is not a backend (accel, cuda, cpu) or a device (backend:N)",
 			 (int)len, entry);
 		return false;
 	}
@@ -268,7 +269,7 @@ C_Status accel_get_backend_info(const char *backend, int *available,
 				   !available ? "available" : "reason");
 	b = backend_index(backend, strlen(backend));
 	if (b < 0)
-		return accel_error("'%s' is not a backend (accel, cpu)", backend);
+		return accel_error("'%s' is not a backend (accel, cuda, cpu)", backend);
 	pthread_once(&state.once, probe_all);
 	*available = state.backend_devices[b] > 0;
 	*reason = state.backend_why[b];

@@ -63,6 +63,11 @@ struct accel_device;
  */
 struct accel_backend {
 	const char *name;
+	/*
+	 * Percent of the free memory a single allocation cannot have (the
+	 * driver's own needs); max_alloc_size leaves it out.
+	 */
+	unsigned int reserve_percent;
 	/* find devices; add each with accel_device_add() */
 	C_Status (*probe)(char *why, size_t why_len);
 	C_Status (*alloc)(struct accel_device *dev, enum accel_kind kind,
@@ -188,5 +193,6 @@ int accel_parse_size(const char *s, uint64_t *out);
 
 extern const struct accel_backend accel_backend_driver;
 extern const struct accel_backend accel_backend_cpu;
+extern const struct accel_backend accel_backend_cuda;
 
 #endif /* ACCEL_INTERNAL_H */

@@ -491,7 +491,7 @@ enum policy { MIN_CHUNK, MAX_CHUNK, MAX_ALLOC, EXTRA_PADDING, INIT_ALLOC,
 /*
  * Chunks are an eighth of the device, so that a caching allocator grows in
  * a few steps without holding much more than it needs, and never more than
- * what is free now.
+ * what one allocation can get now.
  */
 static C_Status policy(C_Device device, size_t *size, enum policy what)
 {
@@ -509,7 +509,7 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 	}
 	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
 		return C_FAILED;
-	max_alloc = free & ~(min - 1);
+	max_alloc = (free - free / 100 * dev->be->reserve_percent) & ~(min - 1);
 	max_chunk = (total / 8 < max_alloc ? total / 8 : max_alloc) & ~(min - 1);
 	if (max_chunk < min)
 		max_chunk = min;

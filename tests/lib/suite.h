@@ -128,4 +128,15 @@ void *dalloc(struct suite_ctx *ctx, size_t n);
 /* the device's free memory now */
 size_t free_memory(struct suite_ctx *ctx);
 
+/* The free memory must be back at @before; says by how much it is not. */
+#define CHECK_FREE_IS(ctx, before)					\
+	do {								\
+		size_t now_ = free_memory(ctx);				\
+		if (now_ != (before)) {					\
+			printf("#   free memory %zu, baseline %zu\n", now_, \
+			       (size_t)(before));			\
+			suite_fail(__FILE__, __LINE__, "free memory back at its baseline"); \
+		}							\
+	} while (0)
+
 #endif /* ACCEL_SUITE_H */

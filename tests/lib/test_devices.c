@@ -77,7 +77,7 @@ TEST(backend_info)
 	FAILS(accel_get_backend_info("nosuch", &available, &reason));
 	FAILS(accel_get_backend_info(NULL, &available, &reason));
 	/* every known backend answers, with a reason when unavailable */
-	for (const char *const *b = (const char *const[]){ "accel", "cpu", NULL }; *b; b++) {
+	for (const char *const *b = (const char *const[]){ "accel", "cuda", "cpu", NULL }; *b; b++) {
 		OK(accel_get_backend_info(*b, &available, &reason));
 		CHECK(available || (reason && reason[0]));
 		if (suite_verbose())

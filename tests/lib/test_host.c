@@ -13,7 +13,7 @@ TEST(pinned_memory_is_host_memory)
 	/* every byte is the caller's, and it is not device memory */
 	fill_pattern(p, n, 3);
 	CHECK(check_pattern(p, n, 3));
-	CHECK(free_memory(ctx) == before);
+	CHECK_FREE_IS(ctx, before);
 	OK(accel_host_memory_deallocate(ctx->dev, p, n));
 }
 

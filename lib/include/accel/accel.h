@@ -244,8 +244,11 @@ ACCEL_EXPORT C_Status accel_host_memory_deallocate(const C_Device device,
  * and device memory of @device
  *
  * The one pointer may be dereferenced by the host and passed as the device
- * side or the host side of every copy and set of @device. It counts as
- * device memory in the stats. Rules of accel_device_memory_allocate() apply.
+ * side or the host side of every copy and set of @device. It is device
+ * memory: it must fit in the free memory, and it counts in the stats (the
+ * cuda backend's CUDA managed memory is placed on the device when
+ * allocated; the CUDA driver returns it to the free memory lazily after the
+ * free). Rules of accel_device_memory_allocate() apply.
  */
 ACCEL_EXPORT C_Status accel_unified_memory_allocate(const C_Device device,
 						    void **ptr, size_t size);
