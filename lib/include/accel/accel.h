@@ -8,8 +8,9 @@
  * to them unchanged.
  *
  * Devices. Every device of every available backend gets an id, 0 to
- * count - 1: first the accel driver's devices (/dev/accelN), then host-memory
- * devices ("cpu"). A device is named "backend:N". ACCEL_VISIBLE_DEVICES
+ * count - 1: first the accel driver's devices (/dev/accelN), then NVIDIA GPUs
+ * ("cuda", through libcuda.so.1 loaded at run time), then host-memory devices
+ * ("cpu"). A device is named "backend:N". ACCEL_VISIBLE_DEVICES
  * (comma-separated "backend" or "backend:N" entries, in the order wanted)
  * selects and orders them; an empty value hides every device. The cpu
  * backend has ACCEL_CPU_DEVICES devices (1) of ACCEL_CPU_MEMORY bytes each
@@ -112,7 +113,7 @@ ACCEL_EXPORT C_Status accel_find_device(const char *name, int *id);
 
 /*
  * accel_get_backend_info - whether a backend can be used, and why not
- * @backend: "accel" or "cpu"
+ * @backend: "accel", "cuda" or "cpu"
  * @available: set to 1 if the backend found devices, else 0
  * @reason: set to "" when available, else to why not in words (for
  *	example that no /dev/accelN exists because accel.ko is not loaded)
