@@ -57,6 +57,23 @@ static struct C_Event_st *event_lookup(struct accel_device *dev,
 	return event;
 }
 
+/* @device and its live @stream, or NULL with the error set */
+static struct C_Stream_st *device_stream(const C_Device device,
+					 C_Stream stream,
+					 struct accel_device **dev)
+{
+	*dev = accel_device_lookup(device);
+	return *dev ? accel_stream_lookup(*dev, stream) : NULL;
+}
+
+/* @device and its live @event, or NULL with the error set */
+static struct C_Event_st *device_event(const C_Device device, C_Event event,
+				       struct accel_device **dev)
+{
+	*dev = accel_device_lookup(device);
+	return *dev ? event_lookup(*dev, event, true) : NULL;
+}
+
 C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 {
 	struct accel_device *dev;
@@ -121,13 +138,8 @@ C_Status accel_stream_query(const C_Device device, C_Stream stream)
 	struct C_Stream_st *s;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	s = accel_stream_lookup(dev, stream);
-	if (!s)
-		return C_FAILED;
-	return dev->be->stream_query(dev, s->priv);
+	s = device_stream(device, stream, &dev);
+	return s ? dev->be->stream_query(dev, s->priv) : C_FAILED;
 }
 
 C_Status accel_stream_synchronize(const C_Device device, C_Stream stream)
@@ -136,13 +148,8 @@ C_Status accel_stream_synchronize(const C_Device device, C_Stream stream)
 	struct C_Stream_st *s;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	s = accel_stream_lookup(dev, stream);
-	if (!s)
-		return C_FAILED;
-	return dev->be->stream_sync(dev, s->priv);
+	s = device_stream(device, stream, &dev);
+	return s ? dev->be->stream_sync(dev, s->priv) : C_FAILED;
 }
 
 C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
@@ -153,10 +160,7 @@ C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
 	struct C_Event_st *e;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	s = accel_stream_lookup(dev, stream);
+	s = device_stream(device, stream, &dev);
 	if (!s)
 		return C_FAILED;
 	e = event_lookup(dev, event, false);
@@ -204,16 +208,9 @@ C_Status accel_event_record(const C_Device device, C_Stream stream,
 	struct C_Event_st *e;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	s = accel_stream_lookup(dev, stream);
-	if (!s)
-		return C_FAILED;
-	e = event_lookup(dev, event, true);
-	if (!e)
-		return C_FAILED;
-	return dev->be->event_record(dev, s->priv, e->priv);
+	s = device_stream(device, stream, &dev);
+	e = s ? event_lookup(dev, event, true) : NULL;
+	return e ? dev->be->event_record(dev, s->priv, e->priv) : C_FAILED;
 }
 
 C_Status accel_event_query(const C_Device device, C_Event event)
@@ -222,13 +219,8 @@ C_Status accel_event_query(const C_Device device, C_Event event)
 	struct C_Event_st *e;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	e = event_lookup(dev, event, true);
-	if (!e)
-		return C_FAILED;
-	return dev->be->event_query(dev, e->priv);
+	e = device_event(device, event, &dev);
+	return e ? dev->be->event_query(dev, e->priv) : C_FAILED;
 }
 
 C_Status accel_event_synchronize(const C_Device device, C_Event event)
@@ -237,13 +229,8 @@ C_Status accel_event_synchronize(const C_Device device, C_Event event)
 	struct C_Event_st *e;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	e = event_lookup(dev, event, true);
-	if (!e)
-		return C_FAILED;
-	return dev->be->event_sync(dev, e->priv);
+	e = device_event(device, event, &dev);
+	return e ? dev->be->event_sync(dev, e->priv) : C_FAILED;
 }
 
 C_Status accel_event_destroy(const C_Device device, C_Event event)
@@ -252,10 +239,7 @@ C_Status accel_event_destroy(const C_Device device, C_Event event)
 	struct C_Event_st *e;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	e = event_lookup(dev, event, true);
+	e = device_event(device, event, &dev);
 	if (!e)
 		return C_FAILED;
 	if (!accel_handle_remove(e))	/* another thread destroyed it */
