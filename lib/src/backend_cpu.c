@@ -79,6 +79,16 @@ static void event_reach(struct cpu_event *ev, uint64_t gen)
 	pthread_mutex_unlock(&ev->lock);
 }
 
+static uint64_t event_recorded(struct cpu_event *ev)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&ev->lock);
+	gen = ev->recorded;
+	pthread_mutex_unlock(&ev->lock);
+	return gen;
+}
+
 static void event_wait(struct cpu_event *ev, uint64_t gen)
 {
 	pthread_mutex_lock(&ev->lock);
@@ -473,32 +483,17 @@ static C_Status cpu_event_query(struct accel_device *dev, void *event)
 
 static C_Status cpu_event_sync(struct accel_device *dev, void *event)
 {
-	struct cpu_event *ev = event;
-	uint64_t gen;
-
 	(void)dev;
-	pthread_mutex_lock(&ev->lock);
-	gen = ev->recorded;
-	pthread_mutex_unlock(&ev->lock);
-	event_wait(ev, gen);
+	event_wait(event, event_recorded(event));
 	return C_SUCCESS;
 }
 
 static C_Status cpu_stream_wait_event(struct accel_device *dev, void *stream,
 				      void *event)
 {
-	struct cpu_event *ev = event;
-	uint64_t gen;
-	bool done;
-
-	(void)dev;
-	pthread_mutex_lock(&ev->lock);
-	gen = ev->recorded;
-	done = ev->done >= gen;
-	pthread_mutex_unlock(&ev->lock);
-	if (done)
+	if (cpu_event_query(dev, event) == C_SUCCESS)
 		return C_SUCCESS;
-	return queue_event_op(stream, OP_WAIT, ev, gen);
+	return queue_event_op(stream, OP_WAIT, event, event_recorded(event));
 }
 
 /* ------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,15 +58,15 @@ struct drv_dev {
 struct drv_stream {
 	uint32_t queue;
 	pthread_mutex_t lock;
-	uint64_t last_fence;	/* 0: nothing submitted yet */
+	_Atomic uint64_t last_fence;	/* 0: nothing yet; written under lock */
 	uint64_t *pending;	/* fences not yet checked for errors */
 	size_t n_pending, cap_pending;
 	unsigned int failed;	/* failed work not yet reported */
 };
 
+/* An event is the fence of the last work its record saw (0: complete). */
 struct drv_event {
-	pthread_mutex_t lock;
-	uint64_t fence;		/* 0: complete */
+	_Atomic uint64_t fence;
 };
 
 static int fd_of(struct accel_device *dev)
@@ -316,7 +317,7 @@ static C_Status track_fence(int fd, struct drv_stream *s, uint64_t fence)
 		s->cap_pending = cap;
 	}
 	s->pending[s->n_pending++] = fence;
-	s->last_fence = fence;
+	atomic_store(&s->last_fence, fence);
 	return C_SUCCESS;
 }
 
@@ -478,12 +479,7 @@ static void drv_stream_destroy(struct accel_device *dev, void *stream)
 
 static uint64_t last_fence(struct drv_stream *s)
 {
-	uint64_t f;
-
-	pthread_mutex_lock(&s->lock);
-	f = s->last_fence;
-	pthread_mutex_unlock(&s->lock);
-	return f;
+	return atomic_load(&s->last_fence);
 }
 
 static void drv_stream_drain(struct accel_device *dev, void *stream)
@@ -536,41 +532,29 @@ static C_Status drv_event_create(struct accel_device *dev, void **event)
 	(void)dev;
 	if (!ev)
 		return accel_error("out of host memory");
-	pthread_mutex_init(&ev->lock, NULL);
 	*event = ev;
 	return C_SUCCESS;
 }
 
 static void drv_event_destroy(struct accel_device *dev, void *event)
 {
-	struct drv_event *ev = event;
-
 	(void)dev;
-	pthread_mutex_destroy(&ev->lock);
-	free(ev);
+	free(event);
 }
 
 static C_Status drv_event_record(struct accel_device *dev, void *stream,
 				 void *event)
 {
 	struct drv_event *ev = event;
-	uint64_t f = last_fence(stream);
 
 	(void)dev;
-	pthread_mutex_lock(&ev->lock);
-	ev->fence = f;
-	pthread_mutex_unlock(&ev->lock);
+	atomic_store(&ev->fence, last_fence(stream));
 	return C_SUCCESS;
 }
 
 static uint64_t event_fence(struct drv_event *ev)
 {
-	uint64_t f;
-
-	pthread_mutex_lock(&ev->lock);
-	f = ev->fence;
-	pthread_mutex_unlock(&ev->lock);
-	return f;
+	return atomic_load(&ev->fence);
 }
 
 static C_Status event_wait(struct accel_device *dev, void *event,

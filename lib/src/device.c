@@ -161,16 +161,6 @@ static bool init(void)
 	return true;
 }
 
-int accel_device_total(void)
-{
-	return init() ? state.num_visible : 0;
-}
-
-struct accel_device *accel_device_at(int i)
-{
-	return state.visible[i];
-}
-
 struct accel_device *accel_device_lookup(const C_Device device)
 {
 	if (!init())
@@ -188,16 +178,11 @@ struct accel_device *accel_device_lookup(const C_Device device)
 	return state.visible[device->id];
 }
 
-void accel_device_drain_locked(struct accel_device *dev)
-{
-	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
-		dev->be->stream_drain(dev, s->priv);
-}
-
 void accel_device_drain(struct accel_device *dev)
 {
 	pthread_rwlock_rdlock(&dev->stream_lock);
-	accel_device_drain_locked(dev);
+	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
+		dev->be->stream_drain(dev, s->priv);
 	pthread_rwlock_unlock(&dev->stream_lock);
 }
 

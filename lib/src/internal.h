@@ -160,13 +160,14 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv,
 				      size_t min_chunk);
 struct accel_device *accel_device_lookup(const C_Device device);
-int accel_device_total(void);
-struct accel_device *accel_device_at(int i);
 /* wait for the work of every stream of @dev (no errors reported) */
-void accel_device_drain_locked(struct accel_device *dev);
 void accel_device_drain(struct accel_device *dev);
 
 /* stream.c */
+/* @stream if it is a live stream of @dev, else NULL */
+struct C_Stream_st *accel_stream_find(struct accel_device *dev,
+				      C_Stream stream);
+/* the same, setting the error when it is not */
 struct C_Stream_st *accel_stream_lookup(struct accel_device *dev,
 					C_Stream stream);
 

@@ -393,19 +393,13 @@ static C_Status copy_between(const C_Device dst_device,
 	if (!sd)
 		return C_FAILED;
 	if (stream) {
-		pthread_rwlock_rdlock(&dd->stream_lock);
-		for (st = dd->streams; st && st != stream; st = st->next)
-			;
-		pthread_rwlock_unlock(&dd->stream_lock);
-		run = dd;
-		if (!st) {
-			st = accel_stream_lookup(sd, stream);
-			if (!st)
-				return accel_error("stream %p is not a live stream of %s or %s",
-						   (void *)stream, dd->name,
-						   sd->name);
-			run = sd;
-		}
+		st = accel_stream_find(dd, stream);
+		run = st ? dd : sd;
+		if (!st)
+			st = accel_stream_find(sd, stream);
+		if (!st)
+			return accel_error("stream %p is not a live stream of %s or %s",
+					   (void *)stream, dd->name, sd->name);
 	}
 	if (!size)
 		return C_SUCCESS;

@@ -20,6 +20,17 @@ static struct C_Stream_st *find_stream(struct accel_device *dev,
 	return NULL;
 }
 
+struct C_Stream_st *accel_stream_find(struct accel_device *dev,
+				      C_Stream stream)
+{
+	struct C_Stream_st *s;
+
+	pthread_rwlock_rdlock(&dev->stream_lock);
+	s = find_stream(dev, stream);
+	pthread_rwlock_unlock(&dev->stream_lock);
+	return s;
+}
+
 struct C_Stream_st *accel_stream_lookup(struct accel_device *dev,
 					C_Stream stream)
 {
@@ -29,9 +40,7 @@ struct C_Stream_st *accel_stream_lookup(struct accel_device *dev,
 		accel_error("the stream is NULL");
 		return NULL;
 	}
-	pthread_rwlock_rdlock(&dev->stream_lock);
-	s = find_stream(dev, stream);
-	pthread_rwlock_unlock(&dev->stream_lock);
+	s = accel_stream_find(dev, stream);
 	if (!s)
 		accel_error("stream %p is not a live stream of %s", (void *)stream,
 			    dev->name);
