@@ -164,3 +164,48 @@ TEST_NOINIT(visible_devices_select_and_order)
 	REQUIRE_OK(accel_get_device_name(&d, &name));
 	CHECK(!strcmp(name, want));
 }
+
+/* The cpu backend's settings are checked; a bad one names itself. */
+static void cpu_refuses(const char *var, const char *value)
+{
+	const char *reason = NULL;
+	int available = -1;
+	size_t count;
+
+	setenv(var, value, 1);
+	setenv("ACCEL_VISIBLE_DEVICES", "cpu", 1);	/* read at the first call */
+	OK(accel_get_backend_info("cpu", &available, &reason));
+	CHECK(available == 0);
+	CHECK(reason && strstr(reason, var) != NULL);
+	if (suite_verbose())
+		printf("#   cpu: %s\n", reason);
+	FAILS(accel_get_device_count(&count));
+	CHECK(strstr(accel_get_last_error(), "unavailable") != NULL);
+}
+
+TEST_NOINIT(cpu_memory_setting_is_checked)
+{
+	cpu_refuses("ACCEL_CPU_MEMORY", "lots");
+}
+
+TEST_NOINIT(cpu_device_count_is_checked)
+{
+	cpu_refuses("ACCEL_CPU_DEVICES", "17");
+}
+
+TEST_NOINIT(cpu_devices_and_memory_as_set)
+{
+	struct C_Device_st d = { .id = 2 };
+	size_t count, total, free;
+	const char *name;
+
+	setenv("ACCEL_VISIBLE_DEVICES", "cpu", 1);
+	setenv("ACCEL_CPU_DEVICES", "3", 1);
+	setenv("ACCEL_CPU_MEMORY", "64M", 1);
+	REQUIRE_OK(accel_get_device_count(&count));
+	CHECK(count == 3);
+	REQUIRE_OK(accel_get_device_name(&d, &name));
+	CHECK(!strcmp(name, "cpu:2"));
+	REQUIRE_OK(accel_device_memory_stats(&d, &total, &free));
+	CHECK(total == 64 << 20 && free == total);
+}
