@@ -30,7 +30,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 
 lib: $(LIB_SO) $(LIB_A)
 
-$(LIB_DIR)/obj/%.o: lib/src/%.c lib/src/internal.h $(LIB_HDR) uapi/accel.h | deps
+$(LIB_DIR)/obj/%.o: lib/src/%.c $(wildcard lib/src/*.h) $(LIB_HDR) uapi/accel.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -89,3 +89,13 @@ $(BUILD)/tools/lib_bench_cuda: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO) $(CU
 	@mkdir -p $(@D)
 	$(CC) $(LIB_BENCH_FLAGS) -DWITH_CUDART -isystem $(CUDA_HOME)/include -o $@ $< \
 	      -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib' $(CUDART_STATIC) -ldl -lrt -pthread
+
+# The caching allocator against the device and glibc malloc (RMM's
+# random_allocations).
+$(BUILD)/tools/pool_bench: tools/bench/pool_bench.c $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -o $@ $< -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/tools/pool_bench.static: tools/bench/pool_bench.c $(LIB_HDR) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -static -pthread -o $@ $< $(LIB_A)

@@ -46,6 +46,8 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 	dev->min_chunk = min_chunk;
 	pthread_mutex_init(&dev->reg_lock, NULL);
 	pthread_rwlock_init(&dev->stream_lock, NULL);
+	pthread_mutex_init(&dev->pool_lock, NULL);
+	pthread_mutex_init(&dev->default_pool_lock, NULL);
 	state.all[state.num_all++] = dev;
 	return dev;
 }
@@ -180,6 +182,8 @@ struct accel_device *accel_device_lookup(const C_Device device)
 
 void accel_device_drain(struct accel_device *dev)
 {
+	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
+		return;
 	pthread_rwlock_rdlock(&dev->stream_lock);
 	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
 		dev->be->stream_drain(dev, s->priv);

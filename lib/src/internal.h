@@ -7,6 +7,7 @@
 #define ACCEL_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@ struct accel_allocation {
 	enum accel_kind kind;
 	uint64_t dev_addr;	/* where the device's DMA finds it */
 	uint64_t handle;	/* the backend's name for it */
+	bool pooled;		/* a chunk of a caching pool */
 };
 
 /* Allocations of one address space, sorted by address. */
@@ -112,7 +114,7 @@ struct accel_backend {
 				      void *event);
 };
 
-struct accel_stream_node;
+struct accel_pool;
 
 struct accel_device {
 	int id;			/* visible id, -1 while hidden */
@@ -131,6 +133,12 @@ struct accel_device {
 	 */
 	pthread_rwlock_t stream_lock;
 	struct C_Stream_st *streams;
+	atomic_int nstreams;	/* so that draining no stream costs no lock */
+
+	pthread_mutex_t pool_lock;	/* the list of pools */
+	struct accel_pool *pools;
+	pthread_mutex_t default_pool_lock;
+	struct accel_pool *default_pool;
 };
 
 struct C_Stream_st {
@@ -162,6 +170,16 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 struct accel_device *accel_device_lookup(const C_Device device);
 /* wait for the work of every stream of @dev (no errors reported) */
 void accel_device_drain(struct accel_device *dev);
+
+/* memory.c */
+/* device memory for a pool's chunk (@pooled) or a pool's large block */
+C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
+			    bool pooled, void **ptr);
+/* free what accel_memory_alloc() returned, after the device's queued work */
+void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
+
+/* pool.c: @st was drained and is being destroyed */
+void accel_pools_stream_gone(struct accel_device *dev, struct C_Stream_st *st);
 
 /* stream.c */
 /* @stream if it is a live stream of @dev, else NULL */

@@ -125,25 +125,18 @@ static struct accel_side side_advance(const struct accel_side *s, size_t n)
 /* ------------------------------------------------------------------ */
 /* Allocation */
 
-static C_Status allocate(const C_Device device, void **ptr, size_t size,
-			 enum accel_kind kind)
+/* Allocate and register; the caller has checked its arguments. */
+static C_Status alloc_registered(struct accel_device *dev, size_t size,
+				 enum accel_kind kind, bool pooled, void **ptr)
 {
-	struct accel_device *dev;
 	struct accel_allocation a;
 
-	if (!ptr)
-		return accel_error("ptr is NULL");
-	*ptr = NULL;
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	if (!size)
-		return C_SUCCESS;
 	memset(&a, 0, sizeof(a));
 	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS)
 		return C_FAILED;
 	a.size = size;
 	a.kind = kind;
+	a.pooled = pooled;
 	pthread_mutex_lock(&dev->reg_lock);
 	if (accel_registry_insert(space_of(dev, kind), &a) != C_SUCCESS) {
 		pthread_mutex_unlock(&dev->reg_lock);
@@ -153,6 +146,42 @@ static C_Status allocate(const C_Device device, void **ptr, size_t size,
 	pthread_mutex_unlock(&dev->reg_lock);
 	*ptr = (void *)a.addr;
 	return C_SUCCESS;
+}
+
+static C_Status allocate(const C_Device device, void **ptr, size_t size,
+			 enum accel_kind kind)
+{
+	struct accel_device *dev;
+
+	if (!ptr)
+		return accel_error("ptr is NULL");
+	*ptr = NULL;
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	return alloc_registered(dev, size, kind, false, ptr);
+}
+
+C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
+			    bool pooled, void **ptr)
+{
+	return alloc_registered(dev, size, ACCEL_KIND_DEVICE, pooled, ptr);
+}
+
+void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
+{
+	const struct accel_allocation *a;
+	struct accel_allocation gone;
+
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	gone = *a;
+	accel_registry_remove(&dev->dev_space, a);
+	pthread_mutex_unlock(&dev->reg_lock);
+	accel_device_drain(dev);
+	dev->be->free(dev, &gone);
 }
 
 /* Why @ptr is not an allocation to free here. Caller holds reg_lock. */
@@ -193,6 +222,11 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 		not_freeable(dev, kind, ptr, a);
 		pthread_mutex_unlock(&dev->reg_lock);
 		return C_FAILED;
+	}
+	if (a->pooled) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return accel_error("%p belongs to a caching pool; free it with accel_pool_deallocate()",
+				   ptr);
 	}
 	if (a->size != size) {
 		pthread_mutex_unlock(&dev->reg_lock);
@@ -482,15 +516,27 @@ C_Status accel_device_memory_stats(const C_Device device,
 enum policy { MIN_CHUNK, MAX_CHUNK, MAX_ALLOC, EXTRA_PADDING, INIT_ALLOC,
 	      REALLOC };
 
+/* Chunks a caching allocator grows by: 1/4096 of the device, 2-64 MiB. */
+#define GROWTH_MIN (2ul << 20)
+#define GROWTH_MAX (64ul << 20)
+
+static size_t growth_size(size_t total)
+{
+	size_t g = total / 4096;
+
+	return g < GROWTH_MIN ? GROWTH_MIN : g > GROWTH_MAX ? GROWTH_MAX : g;
+}
+
 /*
- * Chunks are an eighth of the device, so that a caching allocator grows in
- * a few steps without holding much more than it needs, and never more than
- * what one allocation can get now.
+ * Blocks up to an eighth of the device come from a caching allocator's
+ * chunks, and never more than what one allocation can get now. The chunks
+ * themselves are small enough that an allocator holds little more than it
+ * hands out, and large enough that it rarely calls the device.
  */
 static C_Status policy(C_Device device, size_t *size, enum policy what)
 {
 	struct accel_device *dev = accel_device_lookup(device);
-	size_t total, free, min, max_alloc, max_chunk;
+	size_t total, free, min, max_alloc, max_chunk, growth;
 
 	if (!dev)
 		return C_FAILED;
@@ -507,6 +553,7 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 	max_chunk = (total / 8 < max_alloc ? total / 8 : max_alloc) & ~(min - 1);
 	if (max_chunk < min)
 		max_chunk = min;
+	growth = (growth_size(total) + min - 1) & ~(min - 1);
 	switch (what) {
 	case MAX_CHUNK:
 		*size = max_chunk;
@@ -515,7 +562,7 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 		*size = max_alloc;
 		break;
 	default:
-		*size = max_chunk < max_alloc ? max_chunk : max_alloc;
+		*size = growth < max_chunk ? growth : max_chunk;
 		break;
 	}
 	return C_SUCCESS;

@@ -106,6 +106,7 @@ C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 	pthread_rwlock_wrlock(&dev->stream_lock);
 	s->next = dev->streams;
 	dev->streams = s;
+	atomic_fetch_add(&dev->nstreams, 1);
 	pthread_rwlock_unlock(&dev->stream_lock);
 	*stream = s;
 	return C_SUCCESS;
@@ -127,6 +128,7 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 		if (*pp == stream) {
 			s = *pp;
 			*pp = s->next;
+			atomic_fetch_sub(&dev->nstreams, 1);
 			break;
 		}
 	}
@@ -135,6 +137,7 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 		return accel_error("stream %p is not a live stream of %s",
 				   (void *)stream, dev->name);
 	dev->be->stream_drain(dev, s->priv);
+	accel_pools_stream_gone(dev, s);
 	dev->be->stream_destroy(dev, s->priv);
 	s->magic = 0;
 	free(s);

@@ -394,7 +394,8 @@ ACCEL_EXPORT C_Status accel_device_extra_padding_size(C_Device device,
 
 /*
  * accel_device_init_alloc_size - size of a caching allocator's first chunk:
- * the max chunk size, but no more than the max alloc size
+ * a thousandth of the device's memory, at least 2 MiB and at most 64 MiB,
+ * but no more than the max chunk size
  */
 ACCEL_EXPORT C_Status accel_device_init_alloc_size(const C_Device device,
 						   size_t *size);
@@ -405,6 +406,119 @@ ACCEL_EXPORT C_Status accel_device_init_alloc_size(const C_Device device,
  */
 ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
 						size_t *size);
+
+/* ------------------------------------------------------------------ */
+/* Caching allocator */
+
+/*
+ * A pool caches device memory of one device: it takes chunks from the
+ * device (accel_device_init_alloc_size() bytes first, then
+ * accel_device_realloc_size() bytes, or the request if larger) and hands
+ * out blocks carved from them, best fit, merging freed neighbours. Requests
+ * are padded by accel_device_extra_padding_size() and rounded up to
+ * accel_device_min_chunk_size(); larger ones than
+ * accel_device_max_chunk_size() go to the device directly.
+ *
+ * Streams. A block is allocated and freed for a stream (or for none). A
+ * block freed on stream A is reused at once by later allocations for A,
+ * since A runs its work in order; other streams get its memory only behind
+ * an event recorded on A (they wait for A's earlier work on the device), and
+ * allocations with no stream only once that work has completed. Freeing with
+ * no stream first waits for the device's queued work, as
+ * accel_device_memory_deallocate() does.
+ *
+ * Out of device memory, a pool gives back its idle chunks and tries once
+ * more before it fails. Threads allocate with no global lock: each stream,
+ * and each group of threads allocating with no stream, has its own arena.
+ *
+ * ACCEL_POOL=off in the environment makes every pool send every request
+ * to the device (for debugging with tools that watch device allocations).
+ * Block pointers are device pointers of the device: every copy and set
+ * accepts them, with their bounds checked against the chunk they lie in.
+ */
+typedef struct accel_pool *accel_pool_t;
+
+/* A pool's statistics, in bytes unless said otherwise. */
+struct accel_pool_stats {
+	size_t reserved;	/* held from the device: chunks, large blocks */
+	size_t reserved_peak;
+	size_t allocated;	/* in live blocks, padded and rounded */
+	size_t allocated_peak;
+	size_t requested;	/* asked for by the live blocks' callers */
+	size_t requested_peak;
+	size_t chunks;		/* chunks held */
+	size_t blocks;		/* live blocks */
+	size_t free_blocks;	/* free blocks in the chunks */
+	size_t largest_free;	/* the largest of them */
+	size_t backend_allocs;	/* allocations from the device, in all */
+	size_t backend_frees;	/* and frees */
+	int caching;		/* 0 if ACCEL_POOL=off */
+};
+
+/*
+ * accel_pool_create - a new, empty pool for @device
+ *
+ * Fails if ACCEL_POOL has a value other than "on", "off", "1" or "0".
+ */
+ACCEL_EXPORT C_Status accel_pool_create(const C_Device device,
+					accel_pool_t *pool);
+
+/*
+ * accel_device_pool - the device's default pool, created on first use and
+ * kept for the life of the process
+ */
+ACCEL_EXPORT C_Status accel_device_pool(const C_Device device,
+					accel_pool_t *pool);
+
+/*
+ * accel_pool_destroy - wait for the device's queued work, then give all of
+ * the pool's memory back to the device
+ *
+ * Blocks still allocated from it are freed too. The default pool cannot be
+ * destroyed. A destroyed pool's handle is refused by every function.
+ */
+ACCEL_EXPORT C_Status accel_pool_destroy(accel_pool_t pool);
+
+/*
+ * accel_pool_allocate - a block of @size bytes of device memory for work on
+ * @stream (NULL: no stream)
+ *
+ * *ptr is aligned to the min chunk size. A size of 0 sets *ptr to NULL and
+ * succeeds. Out of memory, *ptr is NULL and C_FAILED is returned.
+ */
+ACCEL_EXPORT C_Status accel_pool_allocate(accel_pool_t pool, C_Stream stream,
+					  void **ptr, size_t size);
+
+/*
+ * accel_pool_deallocate - free a block after the work queued on @stream
+ * so far (NULL: after all queued work of the device)
+ * @ptr: exactly what accel_pool_allocate() returned (NULL with a size of 0
+ *	does nothing)
+ * @size: the size it was allocated with
+ *
+ * The stream need not be the one the block was allocated for. A pointer
+ * that is not a live block of @pool, or a wrong size, is an error and frees
+ * nothing.
+ */
+ACCEL_EXPORT C_Status accel_pool_deallocate(accel_pool_t pool,
+					    C_Stream stream, void *ptr,
+					    size_t size);
+
+/*
+ * accel_pool_trim - wait for the device's queued work, then give every
+ * chunk with no live block back to the device
+ */
+ACCEL_EXPORT C_Status accel_pool_trim(accel_pool_t pool);
+
+/* accel_pool_get_stats - the pool's statistics, into *stats */
+ACCEL_EXPORT C_Status accel_pool_get_stats(accel_pool_t pool,
+					   struct accel_pool_stats *stats);
+
+/*
+ * accel_pool_reset_peaks - start the peaks afresh from the current
+ * reserved, allocated and requested bytes
+ */
+ACCEL_EXPORT C_Status accel_pool_reset_peaks(accel_pool_t pool);
 
 #ifdef __cplusplus
 }
