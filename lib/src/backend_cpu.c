@@ -466,6 +466,11 @@ static C_Status cpu_event_record(struct accel_device *dev, void *stream,
 	pthread_mutex_lock(&ev->lock);
 	gen = ++ev->recorded;
 	pthread_mutex_unlock(&ev->lock);
+	if (claim_idle(stream)) {	/* nothing to wait for: reached now */
+		event_reach(ev, gen);
+		release_claim(stream);
+		return C_SUCCESS;
+	}
 	return queue_event_op(stream, OP_SIGNAL, ev, gen);
 }
 

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The caching allocator and streams: "a block freed on stream A is reusable
+ * at once by later work on A, and by other streams only after A's work up
+ * to the free has completed".
+ */
+#include "suite.h"
+
+struct busy {
+	uint8_t *mem;
+	size_t n;
+};
+
+static struct busy busy_new(struct suite_ctx *ctx)
+{
+	struct busy b = { .n = 16 << 20 };
+
+	b.mem = dalloc(ctx, b.n);
+	return b;
+}
+
+/* Slow work that keeps @s busy, so that what follows is really queued. */
+static void keep_busy(struct suite_ctx *ctx, C_Stream s, struct busy *b)
+{
+	for (int i = 0; i < 4; i++) {
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, b->mem + b->n / 2,
+					       b->mem, b->n / 2));
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, b->mem,
+					       b->mem + b->n / 2, b->n / 2));
+	}
+}
+
+static bool stats_reserved_is_zero(accel_pool_t p)
+{
+	struct accel_pool_stats s;
+
+	return accel_pool_get_stats(p, &s) == C_SUCCESS && !s.reserved;
+}
+
+/* A block's size that gets a chunk of its own. */
+static size_t own_chunk_size(struct suite_ctx *ctx)
+{
+	size_t re, max_chunk;
+
+	REQUIRE_OK(accel_device_realloc_size(ctx->dev, &re));
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	REQUIRE(re + ctx->min_chunk <= max_chunk);
+	return re + ctx->min_chunk;
+}
+
+TEST(pool_same_stream_reuses_at_once)
+{
+	struct busy b = busy_new(ctx);
+	accel_pool_t p;
+	C_Stream s;
+	void *x, *y;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pool_allocate(p, s, &x, 4096));
+	keep_busy(ctx, s, &b);
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, x, b.mem, 4096));
+	OK(accel_pool_deallocate(p, s, x, 4096));
+	/* the stream is still busy: reuse on it is ordered anyway */
+	REQUIRE_OK(accel_pool_allocate(p, s, &y, 4096));
+	CHECK(y == x);
+	OK(accel_pool_deallocate(p, s, y, 4096));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_pool_destroy(p));
+	dfree(ctx, b.mem, b.n);
+}
+
+/*
+ * Stream B may get memory stream A freed while A is still writing it; B's
+ * work must then wait for A's: what B writes is what stays.
+ */
+TEST(pool_other_stream_waits_for_the_freeing_stream)
+{
+	enum { ROUNDS = 8 };
+	size_t n = own_chunk_size(ctx);
+	struct busy b = busy_new(ctx);
+	uint8_t *h = xmalloc(n), *fives = xmalloc(n);
+	accel_pool_t p;
+	C_Stream sa, sb;
+	int reused = 0;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
+	fill_pattern(h, n, 77);
+	memset(fives, 0x5a, n);
+	for (int r = 0; r < ROUNDS; r++) {
+		uint8_t *x, *y, *back;
+
+		REQUIRE_OK(accel_pool_allocate(p, sa, (void **)&x, n));
+		keep_busy(ctx, sa, &b);
+		OK(accel_async_memory_copy_h2d(ctx->dev, sa, x, h, n));
+		OK(accel_pool_deallocate(p, sa, x, n));
+		REQUIRE_OK(accel_pool_allocate(p, sb, (void **)&y, n));
+		reused += y == x;
+		OK(accel_async_memory_copy_h2d(ctx->dev, sb, y, fives, n));
+		OK(accel_stream_synchronize(ctx->dev, sb));
+		OK(accel_stream_synchronize(ctx->dev, sa));
+		back = read_back(ctx, y, n);
+		if (!check_bytes(back, n, 0x5a))
+			CHECK(!"stream A's copy landed after stream B's");
+		free(back);
+		OK(accel_pool_deallocate(p, sb, y, n));
+	}
+	CHECK(reused > 0);	/* the memory did move between the streams */
+	OK(accel_stream_destroy(ctx->dev, sa));
+	OK(accel_stream_destroy(ctx->dev, sb));
+	OK(accel_pool_destroy(p));
+	dfree(ctx, b.mem, b.n);
+	free(h);
+	free(fives);
+}
+
+/*
+ * The ordering itself: A writes a pattern into x and frees it; B gets the
+ * memory and sets it. With B waiting for A, the set comes last.
+ */
+TEST(pool_reuse_across_streams_is_ordered)
+{
+	enum { ROUNDS = 8 };
+	size_t n = own_chunk_size(ctx);
+	struct busy b = busy_new(ctx);
+	uint8_t *h = xmalloc(n), *out = xmalloc(n);
+	accel_pool_t p;
+	C_Stream sa, sb;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
+	fill_pattern(h, n, 78);
+	for (int r = 0; r < ROUNDS; r++) {
+		uint8_t *x, *y;
+
+		REQUIRE_OK(accel_pool_allocate(p, sa, (void **)&x, n));
+		keep_busy(ctx, sa, &b);
+		OK(accel_async_memory_copy_h2d(ctx->dev, sa, x, h, n));
+		OK(accel_pool_deallocate(p, sa, x, n));
+		REQUIRE_OK(accel_pool_allocate(p, sb, (void **)&y, n));
+		if (y != x) {
+			OK(accel_pool_deallocate(p, sb, y, n));
+			OK(accel_stream_synchronize(ctx->dev, sa));
+			continue;
+		}
+		/* B reads what it sees: A's data, complete */
+		OK(accel_async_memory_copy_d2h(ctx->dev, sb, out, y, n));
+		OK(accel_stream_synchronize(ctx->dev, sb));
+		if (!check_pattern(out, n, 78)) {
+			CHECK(!"stream B saw the memory before A's copy into it had completed");
+			break;
+		}
+		OK(accel_pool_deallocate(p, sb, y, n));
+		OK(accel_stream_synchronize(ctx->dev, sa));
+	}
+	OK(accel_stream_destroy(ctx->dev, sa));
+	OK(accel_stream_destroy(ctx->dev, sb));
+	OK(accel_pool_destroy(p));
+	dfree(ctx, b.mem, b.n);
+	free(h);
+	free(out);
+}
+
+/* With no stream, memory a busy stream freed is not handed out. */
+TEST(pool_no_stream_takes_only_completed_memory)
+{
+	size_t n = own_chunk_size(ctx);
+	struct busy b = busy_new(ctx);
+	accel_pool_t p;
+	C_Stream sa;
+	void *x, *y, *z;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
+	REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
+	keep_busy(ctx, sa, &b);
+	OK(accel_async_memory_copy_d2d(ctx->dev, sa, x, b.mem, n));
+	keep_busy(ctx, sa, &b);
+	OK(accel_pool_deallocate(p, sa, x, n));
+	REQUIRE_OK(accel_pool_allocate(p, NULL, &y, n));
+	CHECK(y != x);
+	OK(accel_stream_synchronize(ctx->dev, sa));
+	REQUIRE_OK(accel_pool_allocate(p, NULL, &z, n));
+	CHECK(z == x);		/* completed: now it may */
+	OK(accel_pool_deallocate(p, NULL, y, n));
+	OK(accel_pool_deallocate(p, NULL, z, n));
+	OK(accel_stream_destroy(ctx->dev, sa));
+	OK(accel_pool_destroy(p));
+	dfree(ctx, b.mem, b.n);
+}
+
+/*
+ * Freed on another stream than its own: the block is free once that
+ * stream's work up to the free has completed, and not before.
+ */
+TEST(pool_free_on_another_stream)
+{
+	size_t before = free_memory(ctx);
+	size_t n = own_chunk_size(ctx);
+	struct busy b = busy_new(ctx);
+	accel_pool_t p;
+	C_Stream sa, sb;
+	void *x, *y;
+
+	before -= b.n;
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
+	REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
+	keep_busy(ctx, sb, &b);
+	OK(accel_async_memory_copy_d2d(ctx->dev, sb, x, b.mem, n));
+	keep_busy(ctx, sb, &b);
+	OK(accel_pool_deallocate(p, sb, x, n));
+	FAILS(accel_pool_deallocate(p, sb, x, n));	/* freed already */
+	REQUIRE_OK(accel_pool_allocate(p, sa, &y, n));
+	CHECK(y != x);		/* B may still be writing x */
+	OK(accel_pool_deallocate(p, sa, y, n));
+	OK(accel_stream_synchronize(ctx->dev, sb));
+	OK(accel_pool_trim(p));
+	CHECK(stats_reserved_is_zero(p));
+	OK(accel_stream_destroy(ctx->dev, sa));
+	OK(accel_stream_destroy(ctx->dev, sb));
+	OK(accel_pool_destroy(p));
+	CHECK_FREE_IS(ctx, before);
+	dfree(ctx, b.mem, b.n);
+}
+
+/* A stream destroyed with live blocks: they stay valid and free later. */
+TEST(pool_blocks_outlive_their_stream)
+{
+	size_t before = free_memory(ctx);
+	accel_pool_t p;
+	C_Stream s;
+	uint8_t *x, *back, h[300];
+	void *q;
+
+	fill_pattern(h, sizeof(h), 5);
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pool_allocate(p, s, (void **)&x, 300));
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, x, h, 300));
+	OK(accel_stream_destroy(ctx->dev, s));
+	FAILS(accel_pool_allocate(p, s, &q, 16));
+	FAILS(accel_pool_deallocate(p, s, x, 300));
+	back = read_back(ctx, x, 300);
+	CHECK(check_pattern(back, 300, 5));
+	free(back);
+	OK(accel_pool_deallocate(p, NULL, x, 300));
+	OK(accel_pool_trim(p));
+	CHECK(stats_reserved_is_zero(p));
+	OK(accel_pool_destroy(p));
+	CHECK_FREE_IS(ctx, before);
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The caching allocator under many threads: "Thread safety without a
+ * global lock on the fast path; a test with many threads allocating and
+ * freeing at once."
+ */
+#include <pthread.h>
+
+#include "suite.h"
+
+enum { THREADS = 8, ROUNDS = 300, HANDOFF = 4 };
+
+struct pool_worker {
+	struct suite_ctx *ctx;
+	accel_pool_t pool;
+	int index;
+	int errors;
+	bool own_stream;	/* half the threads use a stream each */
+};
+
+/* Blocks one thread allocated and the next one frees. */
+static struct {
+	pthread_mutex_t lock;
+	void *ptr[THREADS][HANDOFF];
+	size_t size[THREADS][HANDOFF];
+} handoff = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int write_and_check(struct pool_worker *w, C_Stream s, uint8_t *d,
+			   size_t n, uint32_t seed, uint8_t *h, uint8_t *back)
+{
+	C_Device dev = w->ctx->dev;
+	int errors = 0;
+
+	fill_pattern(h, n, seed);
+	if (s) {
+		errors += accel_async_memory_copy_h2d(dev, s, d, h, n) != C_SUCCESS;
+		errors += accel_async_memory_copy_d2h(dev, s, back, d, n) != C_SUCCESS;
+		errors += accel_stream_synchronize(dev, s) != C_SUCCESS;
+	} else {
+		errors += accel_memory_copy_h2d(dev, d, h, n) != C_SUCCESS;
+		errors += accel_memory_copy_d2h(dev, back, d, n) != C_SUCCESS;
+	}
+	return errors + (memcmp(back, h, n) != 0);
+}
+
+/* Free what the previous thread left, leave some for the next one. */
+static void pass_on(struct pool_worker *w, int round, void *d, size_t n)
+{
+	int prev = (w->index + THREADS - 1) % THREADS, slot = round % HANDOFF;
+	void *theirs;
+	size_t their_size;
+
+	pthread_mutex_lock(&handoff.lock);
+	theirs = handoff.ptr[prev][slot];
+	their_size = handoff.size[prev][slot];
+	handoff.ptr[prev][slot] = NULL;
+	pthread_mutex_unlock(&handoff.lock);
+	if (theirs)
+		w->errors += accel_pool_deallocate(w->pool, NULL, theirs,
+						   their_size) != C_SUCCESS;
+	pthread_mutex_lock(&handoff.lock);
+	if (!handoff.ptr[w->index][slot]) {
+		handoff.ptr[w->index][slot] = d;
+		handoff.size[w->index][slot] = n;
+		d = NULL;
+	}
+	pthread_mutex_unlock(&handoff.lock);
+	if (d)
+		w->errors += accel_pool_deallocate(w->pool, NULL, d, n) != C_SUCCESS;
+}
+
+static void *pool_worker(void *arg)
+{
+	struct pool_worker *w = arg;
+	uint32_t seed = (uint32_t)w->index * 7919 + 3;
+	uint8_t *h = malloc(100000), *back = malloc(100000);
+	C_Stream s = NULL;
+
+	if (!h || !back || (w->own_stream &&
+			    accel_stream_create(w->ctx->dev, &s) != C_SUCCESS)) {
+		w->errors++;
+		goto out;
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		void *d[3] = { NULL };
+		size_t n[3];
+
+		for (int k = 0; k < 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			n[k] = 1 + (seed >> 8) % 100000;
+			if (accel_pool_allocate(w->pool, s, &d[k], n[k]) != C_SUCCESS) {
+				w->errors++;
+				goto out;
+			}
+			w->errors += write_and_check(w, s, d[k], n[k], seed, h, back);
+		}
+		/* the blocks are still intact after their neighbours' writes */
+		w->errors += write_and_check(w, s, d[0], n[0], seed + 1, h, back);
+		w->errors += accel_pool_deallocate(w->pool, s, d[1], n[1]) != C_SUCCESS;
+		w->errors += accel_pool_deallocate(w->pool, s, d[2], n[2]) != C_SUCCESS;
+		if (s)	/* freed on its stream, the block may move to others */
+			w->errors += accel_pool_deallocate(w->pool, s, d[0], n[0]) != C_SUCCESS;
+		else
+			pass_on(w, r, d[0], n[0]);
+	}
+	if (s)
+		w->errors += accel_stream_destroy(w->ctx->dev, s) != C_SUCCESS;
+out:
+	free(h);
+	free(back);
+	return NULL;
+}
+
+TEST(pool_threads_allocate_and_free_at_once)
+{
+	size_t before = free_memory(ctx);
+	struct pool_worker w[THREADS];
+	pthread_t t[THREADS];
+	struct accel_pool_stats st;
+	accel_pool_t p;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct pool_worker){ .ctx = ctx, .pool = p, .index = i,
+					     .own_stream = i % 2 };
+		REQUIRE(pthread_create(&t[i], NULL, pool_worker, &w[i]) == 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(w[i].errors == 0);
+	}
+	for (int i = 0; i < THREADS; i++)	/* what is left to hand on */
+		for (int k = 0; k < HANDOFF; k++)
+			if (handoff.ptr[i][k])
+				OK(accel_pool_deallocate(p, NULL, handoff.ptr[i][k],
+							 handoff.size[i][k]));
+	REQUIRE_OK(accel_pool_get_stats(p, &st));
+	CHECK(st.blocks == 0 && st.allocated == 0 && st.requested == 0);
+	CHECK(st.requested_peak > 0);
+	OK(accel_pool_trim(p));
+	REQUIRE_OK(accel_pool_get_stats(p, &st));
+	CHECK(st.reserved == 0 && st.chunks == 0);
+	CHECK(st.backend_allocs == st.backend_frees);
+	CHECK_FREE_IS(ctx, before);
+	OK(accel_pool_destroy(p));
+}
