@@ -8,7 +8,7 @@
 
 #include "suite.h"
 
-enum { THREADS = 8, ROUNDS = 300, HANDOFF = 4 };
+enum { THREADS = 8, ROUNDS = 300, HANDOFF = 4, CROWD = 24 };
 
 struct pool_worker {
 	struct suite_ctx *ctx;
@@ -16,6 +16,7 @@ struct pool_worker {
 	int index;
 	int errors;
 	bool own_stream;	/* half the threads use a stream each */
+	C_Stream shared;	/* or all of them one stream */
 };
 
 /* Blocks one thread allocated and the next one frees. */
@@ -74,7 +75,7 @@ static void *pool_worker(void *arg)
 	struct pool_worker *w = arg;
 	uint32_t seed = (uint32_t)w->index * 7919 + 3;
 	uint8_t *h = malloc(100000), *back = malloc(100000);
-	C_Stream s = NULL;
+	C_Stream s = w->shared;
 
 	if (!h || !back || (w->own_stream &&
 			    accel_stream_create(w->ctx->dev, &s) != C_SUCCESS)) {
@@ -92,10 +93,14 @@ static void *pool_worker(void *arg)
 				w->errors++;
 				goto out;
 			}
+			if (w->shared)	/* small work, to crowd the allocator */
+				continue;
 			w->errors += write_and_check(w, s, d[k], n[k], seed, h, back);
 		}
 		/* the blocks are still intact after their neighbours' writes */
 		w->errors += write_and_check(w, s, d[0], n[0], seed + 1, h, back);
+		if (w->shared && d[1] == d[2])
+			w->errors++;
 		w->errors += accel_pool_deallocate(w->pool, s, d[1], n[1]) != C_SUCCESS;
 		w->errors += accel_pool_deallocate(w->pool, s, d[2], n[2]) != C_SUCCESS;
 		if (s)	/* freed on its stream, the block may move to others */
@@ -103,7 +108,7 @@ static void *pool_worker(void *arg)
 		else
 			pass_on(w, r, d[0], n[0]);
 	}
-	if (s)
+	if (w->own_stream)
 		w->errors += accel_stream_destroy(w->ctx->dev, s) != C_SUCCESS;
 out:
 	free(h);
@@ -143,4 +148,32 @@ TEST(pool_threads_allocate_and_free_at_once)
 	CHECK(st.backend_allocs == st.backend_frees);
 	CHECK_FREE_IS(ctx, before);
 	OK(accel_pool_destroy(p));
+}
+
+/* Many threads on one stream share its arena and its lock. */
+TEST(pool_threads_share_one_stream)
+{
+	size_t before = free_memory(ctx);
+	struct pool_worker w[CROWD];
+	pthread_t t[CROWD];
+	struct accel_pool_stats st;
+	accel_pool_t p;
+	C_Stream s;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (int i = 0; i < CROWD; i++) {
+		w[i] = (struct pool_worker){ .ctx = ctx, .pool = p, .index = i,
+					     .shared = s };
+		REQUIRE(pthread_create(&t[i], NULL, pool_worker, &w[i]) == 0);
+	}
+	for (int i = 0; i < CROWD; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(w[i].errors == 0);
+	}
+	REQUIRE_OK(accel_pool_get_stats(p, &st));
+	CHECK(st.blocks == 0 && st.allocated == 0);
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_pool_destroy(p));
+	CHECK_FREE_IS(ctx, before);
 }
