@@ -86,7 +86,8 @@ $(BUILD)/examples/accel_info: examples/accel_info.c uapi/accel.h | deps
 	$(CC) -static -O2 -Wall -o $@ $<
 
 bench: qemu driver tests $(BUILD)/tools/accel_bench $(BUILD)/tools/memcpy_bench \
-       $(BUILD)/tools/lib_bench $(BUILD)/tools/lib_bench.static
+       $(BUILD)/tools/lib_bench $(BUILD)/tools/lib_bench.static \
+       $(BUILD)/tools/pool_bench $(BUILD)/tools/pool_bench.static
 	@scripts/bench.sh
 
 # A long fuzzing campaign: make fuzz FUZZ_OPS=10000000 FUZZ_SEED=...

@@ -61,6 +61,13 @@ scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --timeout 600 \
 	--file build/tools/lib_bench.static:/opt/accel/lib_bench -- \
 	'ACCEL_VISIBLE_DEVICES=accel ./lib_bench -s 64 -r 5' 2>&1 |
 	grep -E 'GB/s|^device'
+echo "== caching allocator on cpu (build/tools/pool_bench, sizes 1..64 KiB, median of 5, a 16 GiB cpu device)"
+ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_MEMORY=16G build/tools/pool_bench -n 1000,10000,100000 -m 65536 -r 5
+echo "== caching allocator on accel in the VM (pool_bench, sizes 1..16 KiB, median of 3; 1 vCPU, VRAM 1G, TCG)"
+scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --timeout 600 \
+	--file build/tools/pool_bench.static:/opt/accel/pool_bench -- \
+	'ACCEL_VISIBLE_DEVICES=accel ./pool_bench -n 1000,10000 -m 16384 -r 3' 2>&1 |
+	grep -E '^ +[0-9]|blocks|random_allocations'
 if [ -n "$(command -v nvidia-smi)" ] && make -s build/tools/lib_bench_cuda 2>/dev/null; then
 	echo "== libaccel on cuda (build/tools/lib_bench_cuda, 256 MiB, median of 30); reference: cudaMemcpy"
 	ACCEL_VISIBLE_DEVICES=cuda build/tools/lib_bench_cuda -s 256 -r 30
