@@ -21,75 +21,15 @@
  * The slow path (growing, stealing, trimming) runs under the pool's lock;
  * lock order is device pool_lock, then pool lock, then arena locks.
  */
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "pool.h"
 
 #define POOL_MAGIC 0x504f4f4cU		/* "POOL" */
 #define POOL_DEAD 0x44454144U		/* "DEAD" */
-#define THREAD_ARENAS 8
-#define THREAD_CACHE 4
-#define SLAB_BLOCKS 64			/* block structs per allocation */
-
-/* Where the next block structs come from: the rest of the current slab. */
-struct slab_cursor {
-	struct pool_block *next, *end;
-};
-
-/* Slabs are linked through their first block struct. */
-struct pool_slab {
-	struct pool_slab *next;
-};
-
-struct pool_pending {
-	struct pool_block *block;
-	void *event;			/* the backend's; recorded at the free */
-	struct pool_pending *next;
-};
-
-struct pool_arena {
-	pthread_mutex_t lock;
-	struct C_Stream_st *stream;	/* NULL for a thread arena */
-	bool orphan;			/* its stream was destroyed */
-	struct pool_index index;
-	struct pool_map map;
-	struct pool_chunk *chunks;
-	struct pool_block *spare;	/* block structs to reuse */
-	struct slab_cursor cursor;
-	struct pool_pending *pending;
-	struct pool_arena *next;	/* in the pool's list */
-};
-
-struct accel_pool {
-	uint32_t magic;
-	uint64_t id;			/* unique; names the pool in caches */
-	struct accel_device *dev;
-	bool caching;			/* false: ACCEL_POOL=off */
-	bool grown;			/* init_alloc_size was taken */
-	size_t granule, padding, max_chunk, init_size, realloc_size;
-
-	pthread_mutex_t lock;
-	atomic_uint_fast64_t epoch;	/* bumped when an arena leaves */
-	struct pool_arena *_Atomic threads[THREAD_ARENAS];
-	struct pool_arena *arenas;	/* every arena */
-	struct pool_chunk *shared;	/* idle chunks of no arena */
-	struct pool_map direct;		/* blocks straight from the backend */
-	struct pool_block *spare;	/* for chunks and large blocks */
-	struct slab_cursor cursor;
-	struct pool_slab *_Atomic slabs;	/* every block struct */
-
-	atomic_size_t reserved, reserved_peak;
-	atomic_size_t allocated, allocated_peak;
-	atomic_size_t requested, requested_peak;
-	atomic_size_t chunks, backend_allocs, backend_frees;
-
-	struct accel_pool *next;	/* in the device's list, or dead */
-};
 
 /* The stream arenas this thread used last, so it finds them with no lock. */
 struct thread_cache_entry {
@@ -110,317 +50,6 @@ static atomic_uint_fast64_t pool_ids = 1;
 static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct accel_pool *dead_pools;
 
-/* ------------------------------------------------------------------ */
-/* Statistics */
-
-static void stat_add(atomic_size_t *v, atomic_size_t *peak, size_t n)
-{
-	size_t now = atomic_fetch_add_explicit(v, n, memory_order_relaxed) + n;
-	size_t old = atomic_load_explicit(peak, memory_order_relaxed);
-
-	while (now > old &&
-	       !atomic_compare_exchange_weak_explicit(peak, &old, now,
-						      memory_order_relaxed,
-						      memory_order_relaxed))
-		;
-}
-
-static void stat_sub(atomic_size_t *v, size_t n)
-{
-	atomic_fetch_sub_explicit(v, n, memory_order_relaxed);
-}
-
-static void count_use(struct accel_pool *pool, size_t size, size_t requested)
-{
-	stat_add(&pool->allocated, &pool->allocated_peak, size);
-	stat_add(&pool->requested, &pool->requested_peak, requested);
-}
-
-static void count_unuse(struct accel_pool *pool, size_t size, size_t requested)
-{
-	stat_sub(&pool->allocated, size);
-	stat_sub(&pool->requested, requested);
-}
-
-/* ------------------------------------------------------------------ */
-/* Backend memory */
-
-static void *backend_alloc(struct accel_pool *pool, size_t size)
-{
-	void *p;
-
-	if (accel_memory_alloc(pool->dev, size, true, &p) != C_SUCCESS)
-		return NULL;
-	stat_add(&pool->reserved, &pool->reserved_peak, size);
-	atomic_fetch_add(&pool->backend_allocs, 1);
-	return p;
-}
-
-static void backend_free(struct accel_pool *pool, uintptr_t addr, size_t size)
-{
-	accel_memory_free_pooled(pool->dev, (void *)addr);
-	stat_sub(&pool->reserved, size);
-	atomic_fetch_add(&pool->backend_frees, 1);
-}
-
-/* ------------------------------------------------------------------ */
-/* Blocks within an arena (arena lock held) */
-
-/*
- * A zeroed block struct. They come in slabs, one cache line each, so that
- * walking blocks touches as few lines as possible; slabs are the pool's
- * until it is destroyed, whichever arena the blocks wander to.
- */
-static struct pool_block *slab_take(struct accel_pool *pool,
-				    struct slab_cursor *cur)
-{
-	struct pool_block *b;
-
-	if (cur->next == cur->end) {
-		struct pool_block *s;
-		struct pool_slab *link;
-
-		s = aligned_alloc(_Alignof(struct pool_block),
-				  SLAB_BLOCKS * sizeof(*s));
-		if (!s)
-			return NULL;
-		link = (struct pool_slab *)s;
-		link->next = atomic_load(&pool->slabs);
-		while (!atomic_compare_exchange_weak(&pool->slabs, &link->next,
-						     link))
-			;
-		cur->next = s + 1;
-		cur->end = s + SLAB_BLOCKS;
-	}
-	b = cur->next++;
-	memset(b, 0, sizeof(*b));
-	return b;
-}
-
-static struct pool_block *block_take(struct accel_pool *pool,
-				     struct pool_block **spare,
-				     struct slab_cursor *cur)
-{
-	struct pool_block *b = *spare;
-
-	if (!b)
-		return slab_take(pool, cur);
-	*spare = b->next;
-	memset(b, 0, sizeof(*b));
-	return b;
-}
-
-static void block_give(struct pool_block **spare, struct pool_block *b)
-{
-	b->next = *spare;
-	*spare = b;
-}
-
-/* Arena lock held. */
-static struct pool_block *block_get(struct accel_pool *pool,
-				    struct pool_arena *a)
-{
-	return block_take(pool, &a->spare, &a->cursor);
-}
-
-static void block_put(struct pool_arena *a, struct pool_block *b)
-{
-	block_give(&a->spare, b);
-}
-
-/* Pool lock held. */
-static struct pool_block *pool_block_get(struct accel_pool *pool)
-{
-	return block_take(pool, &pool->spare, &pool->cursor);
-}
-
-static void pool_block_put(struct accel_pool *pool, struct pool_block *b)
-{
-	block_give(&pool->spare, b);
-}
-
-/* Take @need bytes from the front of the free block @b and mark them used. */
-static C_Status carve(struct accel_pool *pool, struct pool_arena *a,
-		      struct pool_block *b, size_t need, size_t requested)
-{
-	struct pool_block *rest = NULL;
-
-	if (b->size > need) {
-		rest = block_get(pool, a);
-		if (!rest)
-			return accel_error("out of host memory");
-	}
-	if (!pool_map_insert(&a->map, b)) {
-		if (rest)
-			block_put(a, rest);
-		return accel_error("out of host memory");
-	}
-	pool_index_remove(&a->index, b);
-	if (rest) {
-		rest->addr = b->addr + need;
-		rest->size = b->size - need;
-		rest->state = BLOCK_FREE;
-		rest->prev = b;
-		rest->next = b->next;
-		if (rest->next)
-			rest->next->prev = rest;
-		b->next = rest;
-		b->size = need;
-		pool_index_insert(&a->index, rest);
-	}
-	b->state = BLOCK_USED;
-	b->requested = requested;
-	return C_SUCCESS;
-}
-
-/* Merge @b with its free right neighbour. */
-static void absorb_next(struct pool_arena *a, struct pool_block *b)
-{
-	struct pool_block *n = b->next;
-
-	pool_index_remove(&a->index, n);
-	b->size += n->size;
-	b->next = n->next;
-	if (b->next)
-		b->next->prev = b;
-	block_put(a, n);
-}
-
-/* Return a used or pending block to the free index, merged with free neighbours. */
-static void make_free(struct pool_arena *a, struct pool_block *b)
-{
-	b->state = BLOCK_FREE;
-	if (b->next && b->next->state == BLOCK_FREE)
-		absorb_next(a, b);
-	if (b->prev && b->prev->state == BLOCK_FREE) {
-		struct pool_block *p = b->prev;
-
-		pool_index_remove(&a->index, p);
-		p->size += b->size;
-		p->next = b->next;
-		if (p->next)
-			p->next->prev = p;
-		block_put(a, b);
-		b = p;
-	}
-	pool_index_insert(&a->index, b);
-}
-
-/* ------------------------------------------------------------------ */
-/* Chunks within an arena (arena lock held) */
-
-static void chunk_link(struct pool_chunk **list, struct pool_chunk *c)
-{
-	c->prev = NULL;
-	c->next = *list;
-	if (c->next)
-		c->next->prev = c;
-	*list = c;
-}
-
-static void chunk_unlink(struct pool_chunk **list, struct pool_chunk *c)
-{
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		*list = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-}
-
-static void adopt(struct pool_arena *a, struct pool_chunk *c)
-{
-	c->arena = a;
-	chunk_link(&a->chunks, c);
-	pool_index_insert(&a->index, c->first);
-}
-
-/* Take an idle chunk out of its arena. */
-static void detach(struct pool_arena *a, struct pool_chunk *c)
-{
-	pool_index_remove(&a->index, c->first);
-	chunk_unlink(&a->chunks, c);
-	c->arena = NULL;
-}
-
-static bool chunk_idle(const struct pool_chunk *c)
-{
-	return c->first->state == BLOCK_FREE && !c->first->next;
-}
-
-/* The smallest idle chunk of @list of at least @need bytes. */
-static struct pool_chunk *idle_fit(struct pool_chunk *list, size_t need)
-{
-	struct pool_chunk *best = NULL;
-
-	for (struct pool_chunk *c = list; c; c = c->next)
-		if (chunk_idle(c) && c->size >= need &&
-		    (!best || c->size < best->size))
-			best = c;
-	return best;
-}
-
-/* ------------------------------------------------------------------ */
-/* Arenas */
-
-static struct pool_arena *arena_new(struct accel_pool *pool,
-				    struct C_Stream_st *stream)
-{
-	struct pool_arena *a = calloc(1, sizeof(*a));
-
-	if (!a || !pool_map_init(&a->map)) {
-		free(a);
-		accel_error("out of host memory");
-		return NULL;
-	}
-	pthread_mutex_init(&a->lock, NULL);
-	pool_index_init(&a->index, pool->granule);
-	a->stream = stream;
-	a->next = pool->arenas;
-	pool->arenas = a;
-	return a;
-}
-
-static void arena_free(struct pool_arena *a)
-{
-	pool_map_destroy(&a->map);
-	pthread_mutex_destroy(&a->lock);
-	free(a);
-}
-
-/* Pool lock held: forget an arena with no chunks left. */
-static void arena_drop(struct accel_pool *pool, struct pool_arena *a)
-{
-	struct pool_arena **pp = &pool->arenas;
-
-	while (*pp != a)
-		pp = &(*pp)->next;
-	*pp = a->next;
-	arena_free(a);
-}
-
-/*
- * Pool lock held. An orphan's idle chunks go to the shared list; the orphan
- * goes when nothing is left in it.
- */
-static void orphan_tidy(struct accel_pool *pool, struct pool_arena *a)
-{
-	struct pool_chunk *c, *next;
-	bool empty;
-
-	pthread_mutex_lock(&a->lock);
-	for (c = a->chunks; c; c = next) {
-		next = c->next;
-		if (chunk_idle(c)) {
-			detach(a, c);
-			chunk_link(&pool->shared, c);
-		}
-	}
-	empty = !a->chunks && !a->pending;
-	pthread_mutex_unlock(&a->lock);
-	if (empty)
-		arena_drop(pool, a);
-}
 
 static struct pool_arena *thread_arena(struct accel_pool *pool)
 {
@@ -436,7 +65,7 @@ static struct pool_arena *thread_arena(struct accel_pool *pool)
 	pthread_mutex_lock(&pool->lock);
 	a = atomic_load(&pool->threads[thread_slot]);
 	if (!a) {
-		a = arena_new(pool, NULL);
+		a = pool_arena_new(pool, NULL);
 		atomic_store_explicit(&pool->threads[thread_slot], a,
 				      memory_order_release);
 	}
@@ -478,7 +107,7 @@ static struct pool_arena *stream_arena(struct accel_pool *pool,
 		if (a->stream == st)
 			break;
 	if (!a)
-		a = arena_new(pool, st);
+		a = pool_arena_new(pool, st);
 	epoch = atomic_load(&pool->epoch);
 	pthread_mutex_unlock(&pool->lock);
 	if (a) {
@@ -496,201 +125,6 @@ static struct pool_arena *arena_of(struct accel_pool *pool, C_Stream stream)
 }
 
 /* ------------------------------------------------------------------ */
-/* Events */
-
-/*
- * Record an event after the work queued so far on @st; NULL with the error
- * set if the backend cannot.
- */
-static void *record_event(struct accel_device *dev, struct C_Stream_st *st)
-{
-	void *ev;
-
-	if (dev->be->event_create(dev, &ev) != C_SUCCESS)
-		return NULL;
-	if (dev->be->event_record(dev, st->priv, ev) != C_SUCCESS) {
-		dev->be->event_destroy(dev, ev);
-		return NULL;
-	}
-	return ev;
-}
-
-/* Pool lock held: free the pending blocks whose event has completed. */
-static void reclaim_pending(struct accel_pool *pool)
-{
-	struct accel_device *dev = pool->dev;
-	struct pool_arena *a, *next;
-
-	for (a = pool->arenas; a; a = next) {
-		struct pool_pending **pp;
-
-		next = a->next;
-		pthread_mutex_lock(&a->lock);
-		for (pp = &a->pending; *pp;) {
-			struct pool_pending *p = *pp;
-
-			if (dev->be->event_query(dev, p->event) == C_WARNING) {
-				pp = &p->next;
-				continue;
-			}
-			*pp = p->next;
-			dev->be->event_destroy(dev, p->event);
-			make_free(a, p->block);
-			free(p);
-		}
-		pthread_mutex_unlock(&a->lock);
-		if (a->orphan)
-			orphan_tidy(pool, a);
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Finding a chunk (pool lock held) */
-
-static struct pool_chunk *take_shared(struct accel_pool *pool, size_t need)
-{
-	struct pool_chunk *c = idle_fit(pool->shared, need);
-
-	if (c)
-		chunk_unlink(&pool->shared, c);
-	return c;
-}
-
-/*
- * May work on @to (NULL: the caller, with no stream) use memory that work
- * on @from may still be using? Yes, behind an event: @to waits for it on
- * the device; a caller with no stream only if it has completed.
- */
-static bool order_after(struct accel_device *dev, struct C_Stream_st *from,
-			struct C_Stream_st *to)
-{
-	void *ev = record_event(dev, from);
-	bool ok;
-
-	if (!ev)
-		return false;
-	if (to)
-		ok = dev->be->stream_wait_event(dev, to->priv, ev) == C_SUCCESS;
-	else
-		ok = dev->be->event_query(dev, ev) == C_SUCCESS;
-	dev->be->event_destroy(dev, ev);
-	return ok;
-}
-
-/* An idle chunk of another arena, made safe for work on @st. */
-static struct pool_chunk *steal(struct accel_pool *pool,
-				struct pool_arena *self, size_t need,
-				struct C_Stream_st *st)
-{
-	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
-		struct pool_chunk *c;
-		bool busy;
-
-		if (a == self)
-			continue;
-		pthread_mutex_lock(&a->lock);
-		c = idle_fit(a->chunks, need);
-		if (c)
-			detach(a, c);
-		busy = a->stream && a->stream != st;
-		pthread_mutex_unlock(&a->lock);
-		if (!c)
-			continue;
-		if (!busy || order_after(pool->dev, a->stream, st))
-			return c;
-		pthread_mutex_lock(&a->lock);
-		adopt(a, c);
-		pthread_mutex_unlock(&a->lock);
-	}
-	accel_clear_last_error();
-	return NULL;
-}
-
-static struct pool_chunk *chunk_new(struct accel_pool *pool, size_t size)
-{
-	struct pool_chunk *c = calloc(1, sizeof(*c));
-	struct pool_block *b = pool_block_get(pool);
-	void *p = NULL;
-
-	if (!c || !b)
-		accel_error("out of host memory");
-	else
-		p = backend_alloc(pool, size);
-	if (!p) {
-		free(c);
-		if (b)
-			pool_block_put(pool, b);
-		return NULL;
-	}
-	c->addr = b->addr = (uintptr_t)p;
-	c->size = b->size = size;
-	c->first = b;
-	b->state = BLOCK_FREE;
-	atomic_fetch_add(&pool->chunks, 1);
-	return c;
-}
-
-static void chunk_release(struct accel_pool *pool, struct pool_chunk *c)
-{
-	backend_free(pool, c->addr, c->size);
-	pool_block_put(pool, c->first);
-	free(c);
-	stat_sub(&pool->chunks, 1);
-}
-
-/* Pool lock held: give every idle chunk back to the backend. */
-static size_t release_idle(struct accel_pool *pool)
-{
-	struct pool_chunk *idle = NULL, *c, *next;
-	size_t n = 0;
-
-	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
-		pthread_mutex_lock(&a->lock);
-		for (c = a->chunks; c; c = next) {
-			next = c->next;
-			if (chunk_idle(c)) {
-				detach(a, c);
-				chunk_link(&idle, c);
-			}
-		}
-		pthread_mutex_unlock(&a->lock);
-	}
-	while (pool->shared) {
-		c = pool->shared;
-		chunk_unlink(&pool->shared, c);
-		chunk_link(&idle, c);
-	}
-	for (c = idle; c; c = next, n++) {
-		next = c->next;
-		chunk_release(pool, c);
-	}
-	return n;
-}
-
-static size_t chunk_size_for(struct accel_pool *pool, size_t need)
-{
-	size_t size = pool->grown ? pool->realloc_size : pool->init_size;
-
-	return size > need ? size : need;
-}
-
-/*
- * A new chunk for @need bytes. Out of device memory, the pool gives its
- * idle chunks back and tries once more.
- */
-static struct pool_chunk *grow(struct accel_pool *pool, size_t need)
-{
-	size_t size = chunk_size_for(pool, need);
-	struct pool_chunk *c = chunk_new(pool, size);
-
-	if (!c && (release_idle(pool) || size > need))
-		c = chunk_new(pool, need);
-	if (c)
-		pool->grown = true;
-	return c;
-}
-
-/* ------------------------------------------------------------------ */
 /* Allocation */
 
 static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
@@ -700,7 +134,7 @@ static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
 
 	if (!b)
 		return false;
-	*ret = carve(pool, a, b, need, requested);
+	*ret = pool_carve(pool, a, b, need, requested);
 	if (*ret == C_SUCCESS)
 		*ptr = (void *)b->addr;
 	return true;
@@ -726,23 +160,23 @@ static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 	bool done;
 
 	pthread_mutex_lock(&pool->lock);
-	reclaim_pending(pool);
+	pool_reclaim_pending(pool);
 	pthread_mutex_lock(&a->lock);
 	done = take_fit(pool, a, need, requested, ptr, &ret);
 	pthread_mutex_unlock(&a->lock);
 	if (done)
 		goto out;
-	c = take_shared(pool, need);
+	c = pool_take_shared(pool, need);
 	if (!c)
-		c = steal(pool, a, need, a->stream);
+		c = pool_steal(pool, a, need, a->stream);
 	if (!c)
-		c = grow(pool, need);
+		c = pool_grow(pool, need);
 	if (!c) {
 		ret = out_of_memory(pool, requested);
 		goto out;
 	}
 	pthread_mutex_lock(&a->lock);
-	adopt(a, c);
+	pool_adopt(a, c);
 	take_fit(pool, a, need, requested, ptr, &ret);
 	pthread_mutex_unlock(&a->lock);
 out:
@@ -762,9 +196,9 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	pthread_mutex_lock(&pool->lock);
 	b = pool_block_get(pool);
 	if (b) {
-		p = backend_alloc(pool, size);
-		if (!p && release_idle(pool))
-			p = backend_alloc(pool, size);
+		p = pool_backend_alloc(pool, size);
+		if (!p && pool_release_idle(pool))
+			p = pool_backend_alloc(pool, size);
 	}
 	if (!b) {
 		ret = accel_error("out of host memory");
@@ -776,7 +210,7 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 		b->requested = requested;
 		b->state = BLOCK_USED;
 		if (!pool_map_insert(&pool->direct, b)) {
-			backend_free(pool, b->addr, size);
+			pool_backend_free(pool, b->addr, size);
 			ret = accel_error("out of host memory");
 		}
 	}
@@ -811,13 +245,13 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 
 	if (!st || st == a->stream) {
 		pool_map_remove(&a->map, b);
-		make_free(a, b);
+		pool_make_free(a, b);
 		return C_SUCCESS;
 	}
 	p = malloc(sizeof(*p));
 	if (!p)
 		return accel_error("out of host memory");
-	p->event = record_event(pool->dev, st);
+	p->event = pool_record_event(pool->dev, st);
 	if (!p->event) {
 		free(p);
 		return C_FAILED;
@@ -868,7 +302,7 @@ static bool free_direct(struct accel_pool *pool, void *ptr, size_t size,
 		return true;
 	}
 	pool_map_remove(&pool->direct, b);
-	backend_free(pool, b->addr, b->size);
+	pool_backend_free(pool, b->addr, b->size);
 	count_unuse(pool, b->size, b->requested);
 	pool_block_put(pool, b);
 	*ret = C_SUCCESS;
@@ -888,7 +322,7 @@ static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
 		if (a == self || !free_in(pool, a, st, ptr, size, &ret))
 			continue;
 		if (a->orphan)
-			orphan_tidy(pool, a);	/* may free a */
+			pool_orphan_tidy(pool, a);	/* may free a */
 		found = true;
 		break;
 	}
@@ -1007,7 +441,7 @@ static void pool_free_everything(struct accel_pool *pool)
 		struct pool_block *b = pool->direct.slots[i].block;
 
 		if (b)
-			backend_free(pool, b->addr, b->size);
+			pool_backend_free(pool, b->addr, b->size);
 	}
 	pool_map_destroy(&pool->direct);
 	while ((a = pool->arenas)) {
@@ -1017,22 +451,22 @@ static void pool_free_everything(struct accel_pool *pool)
 
 			a->pending = p->next;
 			pool->dev->be->event_destroy(pool->dev, p->event);
-			make_free(a, p->block);
+			pool_make_free(a, p->block);
 			free(p);
 		}
 		while (a->chunks) {
 			struct pool_chunk *c = a->chunks;
 
-			chunk_unlink(&a->chunks, c);
-			chunk_link(&pool->shared, c);
+			pool_chunk_unlink(&a->chunks, c);
+			pool_chunk_link(&pool->shared, c);
 		}
-		arena_free(a);
+		pool_arena_free(a);
 	}
 	while (pool->shared) {
 		struct pool_chunk *c = pool->shared;
 
-		chunk_unlink(&pool->shared, c);
-		chunk_release(pool, c);
+		pool_chunk_unlink(&pool->shared, c);
+		pool_chunk_release(pool, c);
 	}
 	pthread_mutex_unlock(&pool->lock);
 	pthread_mutex_destroy(&pool->lock);
@@ -1059,7 +493,7 @@ void accel_pools_stream_gone(struct accel_device *dev, struct C_Stream_st *st)
 			a->stream = NULL;
 			a->orphan = true;
 			atomic_fetch_add(&pool->epoch, 1);
-			orphan_tidy(pool, a);
+			pool_orphan_tidy(pool, a);
 			break;
 		}
 		pthread_mutex_unlock(&pool->lock);
@@ -1200,8 +634,8 @@ C_Status accel_pool_trim(accel_pool_t handle)
 		return C_FAILED;
 	accel_device_drain(pool->dev);
 	pthread_mutex_lock(&pool->lock);
-	reclaim_pending(pool);
-	release_idle(pool);
+	pool_reclaim_pending(pool);
+	pool_release_idle(pool);
 	pthread_mutex_unlock(&pool->lock);
 	return C_SUCCESS;
 }

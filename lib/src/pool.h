@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The caching allocator's building blocks: blocks and chunks, the best-fit
- * index of free blocks, and the map from addresses to live blocks. None of
- * them locks; their owner (an arena) does.
+ * The caching allocator's insides: blocks and chunks, the best-fit index of
+ * free blocks, the map from addresses to live blocks (none of which locks;
+ * their owner, an arena, does), and the pools and arenas themselves.
  */
 #ifndef ACCEL_POOL_H
 #define ACCEL_POOL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "internal.h"
 
 struct pool_arena;
 
@@ -86,5 +90,133 @@ void pool_map_destroy(struct pool_map *m);
 bool pool_map_insert(struct pool_map *m, struct pool_block *b);
 struct pool_block *pool_map_find(const struct pool_map *m, uintptr_t addr);
 void pool_map_remove(struct pool_map *m, struct pool_block *b);
+
+/* ------------------------------------------------------------------ */
+/* Pools and arenas */
+
+#define THREAD_ARENAS 8
+#define THREAD_CACHE 4
+#define SLAB_BLOCKS 64			/* block structs per allocation */
+
+/* Where the next block structs come from: the rest of the current slab. */
+struct slab_cursor {
+	struct pool_block *next, *end;
+};
+
+/* Slabs are linked through their first block struct. */
+struct pool_slab {
+	struct pool_slab *next;
+};
+
+struct pool_pending {
+	struct pool_block *block;
+	void *event;			/* the backend's; recorded at the free */
+	struct pool_pending *next;
+};
+
+struct pool_arena {
+	pthread_mutex_t lock;
+	struct C_Stream_st *stream;	/* NULL for a thread arena */
+	bool orphan;			/* its stream was destroyed */
+	struct pool_index index;
+	struct pool_map map;
+	struct pool_chunk *chunks;
+	struct pool_block *spare;	/* block structs to reuse */
+	struct slab_cursor cursor;
+	struct pool_pending *pending;
+	struct pool_arena *next;	/* in the pool's list */
+};
+
+struct accel_pool {
+	uint32_t magic;
+	uint64_t id;			/* unique; names the pool in caches */
+	struct accel_device *dev;
+	bool caching;			/* false: ACCEL_POOL=off */
+	bool grown;			/* init_alloc_size was taken */
+	size_t granule, padding, max_chunk, init_size, realloc_size;
+
+	pthread_mutex_t lock;
+	atomic_uint_fast64_t epoch;	/* bumped when an arena leaves */
+	struct pool_arena *_Atomic threads[THREAD_ARENAS];
+	struct pool_arena *arenas;	/* every arena */
+	struct pool_chunk *shared;	/* idle chunks of no arena */
+	struct pool_map direct;		/* blocks straight from the backend */
+	struct pool_block *spare;	/* for chunks and large blocks */
+	struct slab_cursor cursor;
+	struct pool_slab *_Atomic slabs;	/* every block struct */
+
+	atomic_size_t reserved, reserved_peak;
+	atomic_size_t allocated, allocated_peak;
+	atomic_size_t requested, requested_peak;
+	atomic_size_t chunks, backend_allocs, backend_frees;
+
+	struct accel_pool *next;	/* in the device's list, or dead */
+};
+
+/* ------------------------------------------------------------------ */
+/* Statistics */
+
+static inline void stat_add(atomic_size_t *v, atomic_size_t *peak, size_t n)
+{
+	size_t now = atomic_fetch_add_explicit(v, n, memory_order_relaxed) + n;
+	size_t old = atomic_load_explicit(peak, memory_order_relaxed);
+
+	while (now > old &&
+	       !atomic_compare_exchange_weak_explicit(peak, &old, now,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+static inline void stat_sub(atomic_size_t *v, size_t n)
+{
+	atomic_fetch_sub_explicit(v, n, memory_order_relaxed);
+}
+
+static inline void count_use(struct accel_pool *pool, size_t size, size_t requested)
+{
+	stat_add(&pool->allocated, &pool->allocated_peak, size);
+	stat_add(&pool->requested, &pool->requested_peak, requested);
+}
+
+static inline void count_unuse(struct accel_pool *pool, size_t size, size_t requested)
+{
+	stat_sub(&pool->allocated, size);
+	stat_sub(&pool->requested, requested);
+}
+
+
+/* pool_arena.c: blocks, chunks and arenas */
+struct pool_block *pool_block_get(struct accel_pool *pool);	/* pool lock */
+void pool_block_put(struct accel_pool *pool, struct pool_block *b);
+/* arena lock held from here to pool_idle_fit() */
+C_Status pool_carve(struct accel_pool *pool, struct pool_arena *a,
+		    struct pool_block *b, size_t need, size_t requested);
+void pool_make_free(struct pool_arena *a, struct pool_block *b);
+void pool_chunk_link(struct pool_chunk **list, struct pool_chunk *c);
+void pool_chunk_unlink(struct pool_chunk **list, struct pool_chunk *c);
+void pool_adopt(struct pool_arena *a, struct pool_chunk *c);
+void pool_detach(struct pool_arena *a, struct pool_chunk *c);
+bool pool_chunk_idle(const struct pool_chunk *c);
+struct pool_chunk *pool_idle_fit(struct pool_chunk *list, size_t need);
+/* pool lock held from here on */
+struct pool_arena *pool_arena_new(struct accel_pool *pool,
+				  struct C_Stream_st *stream);
+void pool_arena_free(struct pool_arena *a);
+void pool_arena_drop(struct accel_pool *pool, struct pool_arena *a);
+void pool_orphan_tidy(struct accel_pool *pool, struct pool_arena *a);
+
+/* pool_grow.c: device memory, events, growing, stealing, trimming */
+void *pool_backend_alloc(struct accel_pool *pool, size_t size);
+void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size);
+void *pool_record_event(struct accel_device *dev, struct C_Stream_st *st);
+/* pool lock held from here on */
+void pool_reclaim_pending(struct accel_pool *pool);
+struct pool_chunk *pool_take_shared(struct accel_pool *pool, size_t need);
+struct pool_chunk *pool_steal(struct accel_pool *pool, struct pool_arena *self,
+			      size_t need, struct C_Stream_st *st);
+struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need);
+void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c);
+size_t pool_release_idle(struct accel_pool *pool);
 
 #endif /* ACCEL_POOL_H */
