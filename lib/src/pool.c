@@ -504,17 +504,26 @@ void accel_pools_stream_gone(struct accel_device *dev, struct C_Stream_st *st)
 /* ------------------------------------------------------------------ */
 /* The public functions */
 
+/* The device a pool is asked for, or NULL with the error set. */
+static struct accel_device *pool_device(const C_Device device,
+					accel_pool_t *pool)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+
+	if (dev && !pool) {
+		accel_error("pool is NULL");
+		return NULL;
+	}
+	return dev;
+}
+
 C_Status accel_pool_create(const C_Device device, accel_pool_t *pool)
 {
 	struct accel_device *dev;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	if (!pool)
-		return accel_error("pool is NULL");
-	return pool_new(device, dev, pool);
+	dev = pool_device(device, pool);
+	return dev ? pool_new(device, dev, pool) : C_FAILED;
 }
 
 C_Status accel_device_pool(const C_Device device, accel_pool_t *pool)
@@ -523,11 +532,9 @@ C_Status accel_device_pool(const C_Device device, accel_pool_t *pool)
 	C_Status ret = C_SUCCESS;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
+	dev = pool_device(device, pool);
 	if (!dev)
 		return C_FAILED;
-	if (!pool)
-		return accel_error("pool is NULL");
 	pthread_mutex_lock(&dev->default_pool_lock);
 	if (!dev->default_pool)
 		ret = pool_new(device, dev, &dev->default_pool);
