@@ -165,32 +165,54 @@ TEST(pool_reuse_across_streams_is_ordered)
 	free(out);
 }
 
+/*
+ * Whether @s was still busy after what the test just did: only then does a
+ * round prove anything, since a fast device may finish the work first.
+ */
+static bool still_busy(struct suite_ctx *ctx, C_Stream s)
+{
+	return accel_stream_query(ctx->dev, s) == C_WARNING;
+}
+
+enum { BUSY_ROUNDS = 10 };
+
 /* With no stream, memory a busy stream freed is not handed out. */
 TEST(pool_no_stream_takes_only_completed_memory)
 {
 	size_t n = own_chunk_size(ctx);
 	struct busy b = busy_new(ctx);
+	int observed = 0;
 	accel_pool_t p;
 	C_Stream sa;
-	void *x, *y, *z;
 
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
-	REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
-	keep_busy(ctx, sa, &b);
-	OK(accel_async_memory_copy_d2d(ctx->dev, sa, x, b.mem, n));
-	keep_busy(ctx, sa, &b);
-	OK(accel_pool_deallocate(p, sa, x, n));
-	REQUIRE_OK(accel_pool_allocate(p, NULL, &y, n));
-	CHECK(y != x);
-	OK(accel_stream_synchronize(ctx->dev, sa));
-	REQUIRE_OK(accel_pool_allocate(p, NULL, &z, n));
-	CHECK(z == x);		/* completed: now it may */
-	OK(accel_pool_deallocate(p, NULL, y, n));
-	OK(accel_pool_deallocate(p, NULL, z, n));
+	for (int r = 1; r <= BUSY_ROUNDS; r++) {
+		void *x, *y, *z;
+
+		REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
+		OK(accel_async_memory_copy_d2d(ctx->dev, sa, x, b.mem, n));
+		for (int k = 0; k < r; k++)
+			keep_busy(ctx, sa, &b);
+		OK(accel_pool_deallocate(p, sa, x, n));
+		REQUIRE_OK(accel_pool_allocate(p, NULL, &y, n));
+		if (still_busy(ctx, sa)) {
+			observed++;
+			CHECK(y != x);
+		}
+		OK(accel_stream_synchronize(ctx->dev, sa));
+		if (y != x) {	/* completed: now it may */
+			REQUIRE_OK(accel_pool_allocate(p, NULL, &z, n));
+			CHECK(z == x);
+			OK(accel_pool_deallocate(p, NULL, z, n));
+		}
+		OK(accel_pool_deallocate(p, NULL, y, n));
+	}
 	OK(accel_stream_destroy(ctx->dev, sa));
 	OK(accel_pool_destroy(p));
 	dfree(ctx, b.mem, b.n);
+	if (!observed)
+		suite_skip("the stream's work always completed before it could be observed");
 }
 
 /*
@@ -202,24 +224,31 @@ TEST(pool_free_on_another_stream)
 	size_t before = free_memory(ctx);
 	size_t n = own_chunk_size(ctx);
 	struct busy b = busy_new(ctx);
+	int observed = 0;
 	accel_pool_t p;
 	C_Stream sa, sb;
-	void *x, *y;
 
 	before -= b.n;
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
-	REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
-	keep_busy(ctx, sb, &b);
-	OK(accel_async_memory_copy_d2d(ctx->dev, sb, x, b.mem, n));
-	keep_busy(ctx, sb, &b);
-	OK(accel_pool_deallocate(p, sb, x, n));
-	FAILS(accel_pool_deallocate(p, sb, x, n));	/* freed already */
-	REQUIRE_OK(accel_pool_allocate(p, sa, &y, n));
-	CHECK(y != x);		/* B may still be writing x */
-	OK(accel_pool_deallocate(p, sa, y, n));
-	OK(accel_stream_synchronize(ctx->dev, sb));
+	for (int r = 1; r <= BUSY_ROUNDS; r++) {
+		void *x, *y;
+
+		REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
+		OK(accel_async_memory_copy_d2d(ctx->dev, sb, x, b.mem, n));
+		for (int k = 0; k < r; k++)
+			keep_busy(ctx, sb, &b);
+		OK(accel_pool_deallocate(p, sb, x, n));
+		FAILS(accel_pool_deallocate(p, sb, x, n));	/* freed already */
+		REQUIRE_OK(accel_pool_allocate(p, sa, &y, n));
+		if (still_busy(ctx, sb)) {
+			observed++;
+			CHECK(y != x);	/* B may still be writing x */
+		}
+		OK(accel_pool_deallocate(p, sa, y, n));
+		OK(accel_stream_synchronize(ctx->dev, sb));
+	}
 	OK(accel_pool_trim(p));
 	CHECK(stats_reserved_is_zero(p));
 	OK(accel_stream_destroy(ctx->dev, sa));
@@ -227,6 +256,8 @@ TEST(pool_free_on_another_stream)
 	OK(accel_pool_destroy(p));
 	CHECK_FREE_IS(ctx, before);
 	dfree(ctx, b.mem, b.n);
+	if (!observed)
+		suite_skip("the stream's work always completed before it could be observed");
 }
 
 /* A stream destroyed with live blocks: they stay valid and free later. */
