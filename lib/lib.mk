@@ -70,19 +70,24 @@ $(TESTS)/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_A)
 
-# Copy bandwidth through libaccel. lib_bench_cuda also times plain
-# cudaMemcpy (the CUDA runtime, linked statically) as its reference; it is
-# built where the CUDA toolkit is, and run where a GPU is.
+# Benchmarks over libaccel, against the shared library here and static for
+# the VM: lib_bench (copy bandwidth) and pool_bench (the caching allocator
+# against the device and glibc malloc, RMM's random_allocations).
 LIB_BENCH_FLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Ilib/include
-CUDART_STATIC := $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a)
+LIB_TOOLS := $(BUILD)/tools/lib_bench $(BUILD)/tools/pool_bench
 
-$(BUILD)/tools/lib_bench: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO)
+$(LIB_TOOLS): $(BUILD)/tools/%: tools/bench/%.c $(LIB_HDR) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_BENCH_FLAGS) -o $@ $< -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(BUILD)/tools/lib_bench.static: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_A)
+$(LIB_TOOLS:%=%.static): $(BUILD)/tools/%.static: tools/bench/%.c $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_BENCH_FLAGS) -static -pthread -o $@ $< $(LIB_A)
+
+# lib_bench_cuda also times plain cudaMemcpy (the CUDA runtime, linked
+# statically) as its reference; it is built where the CUDA toolkit is, and
+# run where a GPU is.
+CUDART_STATIC := $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a)
 
 $(BUILD)/tools/lib_bench_cuda: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO) $(CUDART_STATIC)
 	@[ -n "$(CUDART_STATIC)" ] || { echo "lib_bench_cuda needs $(CUDA_HOME)/lib64/libcudart_static.a"; exit 1; }
@@ -90,12 +95,3 @@ $(BUILD)/tools/lib_bench_cuda: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO) $(CU
 	$(CC) $(LIB_BENCH_FLAGS) -DWITH_CUDART -isystem $(CUDA_HOME)/include -o $@ $< \
 	      -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib' $(CUDART_STATIC) -ldl -lrt -pthread
 
-# The caching allocator against the device and glibc malloc (RMM's
-# random_allocations).
-$(BUILD)/tools/pool_bench: tools/bench/pool_bench.c $(LIB_HDR) $(LIB_SO)
-	@mkdir -p $(@D)
-	$(CC) $(LIB_BENCH_FLAGS) -o $@ $< -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib'
-
-$(BUILD)/tools/pool_bench.static: tools/bench/pool_bench.c $(LIB_HDR) $(LIB_A)
-	@mkdir -p $(@D)
-	$(CC) $(LIB_BENCH_FLAGS) -static -pthread -o $@ $< $(LIB_A)

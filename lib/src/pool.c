@@ -50,7 +50,6 @@ static atomic_uint_fast64_t pool_ids = 1;
 static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct accel_pool *dead_pools;
 
-
 static struct pool_arena *thread_arena(struct accel_pool *pool)
 {
 	struct pool_arena *a;
@@ -451,14 +450,13 @@ static void pool_free_everything(struct accel_pool *pool)
 
 			a->pending = p->next;
 			pool->dev->be->event_destroy(pool->dev, p->event);
-			pool_make_free(a, p->block);
 			free(p);
 		}
 		while (a->chunks) {
 			struct pool_chunk *c = a->chunks;
 
 			pool_chunk_unlink(&a->chunks, c);
-			pool_chunk_link(&pool->shared, c);
+			pool_chunk_release(pool, c);
 		}
 		pool_arena_free(a);
 	}

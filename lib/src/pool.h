@@ -199,6 +199,8 @@ void pool_adopt(struct pool_arena *a, struct pool_chunk *c);
 void pool_detach(struct pool_arena *a, struct pool_chunk *c);
 bool pool_chunk_idle(const struct pool_chunk *c);
 struct pool_chunk *pool_idle_fit(struct pool_chunk *list, size_t need);
+/* move every idle chunk of @a to the list @to */
+void pool_detach_idle(struct pool_arena *a, struct pool_chunk **to);
 /* pool lock held from here on */
 struct pool_arena *pool_arena_new(struct accel_pool *pool,
 				  struct C_Stream_st *stream);

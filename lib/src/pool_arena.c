@@ -245,23 +245,29 @@ void pool_arena_drop(struct accel_pool *pool, struct pool_arena *a)
 	pool_arena_free(a);
 }
 
+void pool_detach_idle(struct pool_arena *a, struct pool_chunk **to)
+{
+	struct pool_chunk *c, *next;
+
+	for (c = a->chunks; c; c = next) {
+		next = c->next;
+		if (pool_chunk_idle(c)) {
+			pool_detach(a, c);
+			pool_chunk_link(to, c);
+		}
+	}
+}
+
 /*
  * Pool lock held. An orphan's idle chunks go to the shared list; the orphan
  * goes when nothing is left in it.
  */
 void pool_orphan_tidy(struct accel_pool *pool, struct pool_arena *a)
 {
-	struct pool_chunk *c, *next;
 	bool empty;
 
 	pthread_mutex_lock(&a->lock);
-	for (c = a->chunks; c; c = next) {
-		next = c->next;
-		if (pool_chunk_idle(c)) {
-			pool_detach(a, c);
-			pool_chunk_link(&pool->shared, c);
-		}
-	}
+	pool_detach_idle(a, &pool->shared);
 	empty = !a->chunks && !a->pending;
 	pthread_mutex_unlock(&a->lock);
 	if (empty)

@@ -177,25 +177,16 @@ void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c)
 /* Pool lock held: give every idle chunk back to the backend. */
 size_t pool_release_idle(struct accel_pool *pool)
 {
-	struct pool_chunk *idle = NULL, *c, *next;
+	struct pool_chunk *idle = pool->shared, *c, *next;
 	size_t n = 0;
 
+	pool->shared = NULL;
 	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
 		pthread_mutex_lock(&a->lock);
-		for (c = a->chunks; c; c = next) {
-			next = c->next;
-			if (pool_chunk_idle(c)) {
-				pool_detach(a, c);
-				pool_chunk_link(&idle, c);
-			}
-		}
+		pool_detach_idle(a, &idle);
 		pthread_mutex_unlock(&a->lock);
 	}
-	while (pool->shared) {
-		c = pool->shared;
-		pool_chunk_unlink(&pool->shared, c);
-		pool_chunk_link(&idle, c);
-	}
+	/* outside the arena locks: the device waits for queued work */
 	for (c = idle; c; c = next, n++) {
 		next = c->next;
 		pool_chunk_release(pool, c);
@@ -212,7 +203,7 @@ static size_t chunk_size_for(struct accel_pool *pool, size_t need)
 
 /*
  * A new chunk for @need bytes. Out of device memory, the pool gives its
- * idle chunks back and tries once more.
+ * idle chunks back and tries once more, for @need bytes only.
  */
 struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need)
 {

@@ -61,8 +61,6 @@ TEST(pool_blocks_hold_their_data)
 
 		CHECK(check_pattern(back, size[i], 50 + i));
 		free(back);
-		/* one byte past a block's end stays inside its chunk: allowed,
-		 * but the whole block itself is what the caller owns */
 	}
 	for (int i = 0; i < N; i++)
 		OK(accel_pool_deallocate(p, NULL, blk[i], size[i]));
