@@ -8,7 +8,7 @@ LIB_SONAME := libaccel.so.1
 LIB_DIR := $(BUILD)/lib
 LIB_SRC := $(wildcard lib/src/*.c)
 LIB_OBJ := $(patsubst lib/src/%.c,$(LIB_DIR)/obj/%.o,$(LIB_SRC))
-LIB_HDR := lib/include/accel/accel.h
+LIB_HDR := lib/include/accel/accel.h lib/include/accel/memory.h
 LIB_CFLAGS := -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	      -Wno-missing-field-initializers -fPIC -fvisibility=hidden \
 	      -pthread -Ilib/include -I.

@@ -14,10 +14,10 @@ say() { echo "check-lib: $*"; }
 bad() { echo "check-lib: FAIL: $*"; fail=1; }
 
 so=build/lib/libaccel.so.1.0.0
-header=lib/include/accel/accel.h
+headers="lib/include/accel/accel.h lib/include/accel/memory.h"
 
 # Exports: the functions the header declares, each versioned, nothing more.
-declared=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' "$header" | sort)
+declared=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' $headers | sort)
 exported=$(nm -D --defined-only "$so" | awk '$3 != "LIBACCEL_1.0" { print $3 }' | sort)
 [ "$(echo "$exported" | sed 's/@@LIBACCEL_1.0$//')" = "$declared" ] ||
 	bad "exports differ from the header: $(diff <(echo "$declared") <(echo "$exported" | sed 's/@@.*//') | grep '^[<>]' | tr '\n' ' ')"
@@ -27,8 +27,8 @@ say "$(echo "$declared" | wc -l) functions exported under LIBACCEL_1.0"
 soname=$(readelf -d "$so" | sed -nE 's/.*\(SONAME\).*\[(.*)\]/\1/p')
 [ "$soname" = libaccel.so.1 ] || bad "soname is '$soname'"
 
-# The header stands alone in C and C++ (Paddle's plugins are C++).
-printf '#include <accel/accel.h>\n' >"$work/h.c"
+# The headers stand alone in C and C++ (Paddle's plugins are C++).
+printf '#include <accel/accel.h>\n#include <accel/memory.h>\n' >"$work/h.c"
 gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -Ilib/include "$work/h.c" ||
 	bad "the header does not compile alone as C11"
 g++ -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Ilib/include "$work/h.c" ||

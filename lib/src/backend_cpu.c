@@ -308,6 +308,24 @@ static C_Status cpu_free(struct accel_device *dev, const struct accel_allocation
 	return C_SUCCESS;
 }
 
+/* Host memory is the device's memory: there is nothing to pin. */
+static C_Status cpu_host_register(struct accel_device *dev, void *ptr,
+				  size_t size, struct accel_allocation *out)
+{
+	(void)dev;
+	(void)size;
+	out->dev_addr = (uintptr_t)ptr;
+	return C_SUCCESS;
+}
+
+static C_Status cpu_host_unregister(struct accel_device *dev,
+				    const struct accel_allocation *a)
+{
+	(void)dev;
+	(void)a;
+	return C_SUCCESS;
+}
+
 static C_Status cpu_copy(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size)
@@ -547,6 +565,8 @@ const struct accel_backend accel_backend_cpu = {
 	.probe = cpu_probe,
 	.alloc = cpu_alloc,
 	.free = cpu_free,
+	.host_register = cpu_host_register,
+	.host_unregister = cpu_host_unregister,
 	.copy = cpu_copy,
 	.set = cpu_set,
 	.copy_peer = cpu_copy_peer,

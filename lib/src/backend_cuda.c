@@ -44,6 +44,7 @@ const struct accel_backend accel_backend_cuda = {
 	X(cuInit) X(cuDeviceGetCount) X(cuDeviceGet)			\
 	X(cuDevicePrimaryCtxRetain) X(cuCtxPushCurrent) X(cuCtxPopCurrent) \
 	X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)	\
+	X(cuMemHostRegister) X(cuMemHostUnregister)			\
 	X(cuMemAllocManaged) X(cuMemcpy) X(cuMemcpyAsync) X(cuMemcpyPeer) \
 	X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyHtoDAsync) \
 	X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) \
@@ -199,6 +200,25 @@ static C_Status cuda_free(struct accel_device *dev,
 	else
 		r = cu.cuMemFree((CUdeviceptr)a->addr);
 	return done(r, dev, "freeing memory");
+}
+
+static C_Status cuda_host_register(struct accel_device *dev, void *ptr,
+				   size_t size, struct accel_allocation *out)
+{
+	if (push(dev) != C_SUCCESS)
+		return C_FAILED;
+	out->dev_addr = (uintptr_t)ptr;
+	return done(cu.cuMemHostRegister(ptr, size, CU_MEMHOSTREGISTER_PORTABLE),
+		    dev, "pinning host memory");
+}
+
+static C_Status cuda_host_unregister(struct accel_device *dev,
+				     const struct accel_allocation *a)
+{
+	if (push(dev) != C_SUCCESS)
+		return C_FAILED;
+	return done(cu.cuMemHostUnregister((void *)a->addr), dev,
+		    "unpinning host memory");
 }
 
 /* Synchronous work runs on the legacy default stream, then waits for it. */
@@ -507,6 +527,8 @@ const struct accel_backend accel_backend_cuda = {
 	.probe = cuda_probe,
 	.alloc = cuda_alloc,
 	.free = cuda_free,
+	.host_register = cuda_host_register,
+	.host_unregister = cuda_host_unregister,
 	.copy = cuda_copy,
 	.set = cuda_set,
 	.copy_peer = cuda_copy_peer,

@@ -183,6 +183,27 @@ static C_Status drv_free(struct accel_device *dev, const struct accel_allocation
 	return drv_free_handle(dev, (uint32_t)a->handle);
 }
 
+/* The driver pins the pages and maps them for the device's DMA. */
+static C_Status drv_host_register(struct accel_device *dev, void *ptr,
+				  size_t size, struct accel_allocation *out)
+{
+	struct accel_userptr u = { .user_addr = (uintptr_t)ptr, .size = size };
+	int ret = xioctl(fd_of(dev), ACCEL_IOCTL_USERPTR, &u);
+
+	if (ret)
+		return accel_errno_error(-ret, "%s cannot pin %zu bytes at %p",
+					 dev->name, size, ptr);
+	out->handle = u.handle;
+	out->dev_addr = u.dev_addr;
+	return C_SUCCESS;
+}
+
+static C_Status drv_host_unregister(struct accel_device *dev,
+				    const struct accel_allocation *a)
+{
+	return drv_free_handle(dev, (uint32_t)a->handle);
+}
+
 static C_Status drv_stats(struct accel_device *dev, size_t *total,
 			  size_t *free)
 {
@@ -679,6 +700,8 @@ const struct accel_backend accel_backend_driver = {
 	.probe = drv_probe,
 	.alloc = drv_alloc,
 	.free = drv_free,
+	.host_register = drv_host_register,
+	.host_unregister = drv_host_unregister,
 	.copy = drv_copy,
 	.set = drv_set,
 	.copy_peer = drv_copy_peer,

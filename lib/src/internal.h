@@ -30,6 +30,7 @@ struct accel_allocation {
 	uint64_t dev_addr;	/* where the device's DMA finds it */
 	uint64_t handle;	/* the backend's name for it */
 	bool pooled;		/* a chunk of a caching pool */
+	bool registered;	/* the caller's host memory, pinned for us */
 };
 
 /* Allocations of one address space, sorted by address. */
@@ -76,6 +77,11 @@ struct accel_backend {
 			  size_t size, struct accel_allocation *out);
 	C_Status (*free)(struct accel_device *dev,
 			 const struct accel_allocation *alloc);
+	/* pin the caller's host memory [ptr, ptr + size) for transfers */
+	C_Status (*host_register)(struct accel_device *dev, void *ptr,
+				  size_t size, struct accel_allocation *out);
+	C_Status (*host_unregister)(struct accel_device *dev,
+				    const struct accel_allocation *alloc);
 	C_Status (*copy)(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size);
@@ -178,6 +184,13 @@ C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 /* free what accel_memory_alloc() returned, after the device's queued work */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
 
+/*
+ * What [ptr, ptr + size) is to @dev: *found false if no allocation of it
+ * holds ptr; an error if one does but the range runs past its end
+ */
+C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
+			      size_t size, bool *found, enum accel_kind *kind);
+
 /* pool.c: @st was drained and is being destroyed */
 void accel_pools_stream_gone(struct accel_device *dev, struct C_Stream_st *st);
 
@@ -206,6 +219,9 @@ const struct accel_allocation *accel_registry_find_addr(const struct accel_regis
 						   uintptr_t addr);
 void accel_registry_remove(struct accel_registry *r,
 			   const struct accel_allocation *a);
+/* an allocation sharing a byte with [addr, addr + size), or NULL */
+const struct accel_allocation *accel_registry_overlap(const struct accel_registry *r,
+						 uintptr_t addr, size_t size);
 
 /* util.c */
 int accel_parse_size(const char *s, uint64_t *out);

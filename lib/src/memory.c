@@ -223,9 +223,11 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 		pthread_mutex_unlock(&dev->reg_lock);
 		return C_FAILED;
 	}
-	if (a->pooled) {
+	if (a->pooled || a->registered) {
 		pthread_mutex_unlock(&dev->reg_lock);
-		return accel_error("%p belongs to a caching pool; free it with accel_pool_deallocate()",
+		return accel_error(a->pooled ?
+				   "%p belongs to a caching pool; free it with accel_pool_deallocate()" :
+				   "%p is the caller's memory, registered with accel_host_memory_register(); unregister it instead",
 				   ptr);
 	}
 	if (a->size != size) {
@@ -281,6 +283,112 @@ C_Status accel_unified_memory_deallocate(const C_Device device, void *ptr,
 {
 	ACCEL_ENTER();
 	return deallocate(device, ptr, size, ACCEL_KIND_UNIFIED);
+}
+
+C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
+			      size_t size, bool *found, enum accel_kind *kind)
+{
+	const struct accel_allocation *a;
+	C_Status ret = C_SUCCESS;
+
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (!a)
+		a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
+	*found = a != NULL;
+	if (a) {
+		*kind = a->kind;
+		if (size > a->size - ((uintptr_t)ptr - a->addr))
+			ret = accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
+					  ptr, size, kind_names[a->kind],
+					  (void *)a->addr, a->size, dev->name);
+	}
+	pthread_mutex_unlock(&dev->reg_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Registered host memory */
+
+/* Why [ptr, ptr + size) cannot be registered. Caller holds reg_lock. */
+static C_Status overlap_error(struct accel_device *dev, const void *ptr,
+			      size_t size)
+{
+	const struct accel_allocation *a;
+
+	a = accel_registry_overlap(&dev->host_space, (uintptr_t)ptr, size);
+	if (!a)
+		a = accel_registry_overlap(&dev->dev_space, (uintptr_t)ptr,
+					   size);
+	if (!a)
+		return C_SUCCESS;
+	if (a->registered)
+		return accel_error("%p + %zu overlaps host memory already registered with %s at %p (%zu bytes)",
+				   ptr, size, dev->name, (void *)a->addr,
+				   a->size);
+	return accel_error("%p + %zu overlaps the %s allocation at %p (%zu bytes) of %s, which needs no registering",
+			   ptr, size, kind_names[a->kind], (void *)a->addr,
+			   a->size, dev->name);
+}
+
+C_Status accel_host_memory_register(const C_Device device, void *ptr,
+				    size_t size)
+{
+	struct accel_device *dev;
+	struct accel_allocation a;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!ptr || !size)
+		return accel_error("nothing to register: ptr %p, size %zu",
+				   ptr, size);
+	if (size > UINTPTR_MAX - (uintptr_t)ptr)
+		return accel_error("%p + %zu wraps around the address space",
+				   ptr, size);
+	memset(&a, 0, sizeof(a));
+	pthread_mutex_lock(&dev->reg_lock);
+	ret = overlap_error(dev, ptr, size);
+	if (ret == C_SUCCESS)
+		ret = dev->be->host_register(dev, ptr, size, &a);
+	if (ret == C_SUCCESS) {
+		a.addr = (uintptr_t)ptr;
+		a.size = size;
+		a.kind = ACCEL_KIND_HOST;
+		a.registered = true;
+		ret = accel_registry_insert(&dev->host_space, &a);
+		if (ret != C_SUCCESS)
+			dev->be->host_unregister(dev, &a);
+	}
+	pthread_mutex_unlock(&dev->reg_lock);
+	return ret;
+}
+
+C_Status accel_host_memory_unregister(const C_Device device, void *ptr)
+{
+	const struct accel_allocation *a;
+	struct accel_allocation gone;
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
+	if (!a || !a->registered || a->addr != (uintptr_t)ptr) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return accel_error("%p is not the start of host memory registered with %s",
+				   ptr, dev->name);
+	}
+	gone = *a;
+	accel_registry_remove(&dev->host_space, a);
+	pthread_mutex_unlock(&dev->reg_lock);
+
+	accel_device_drain(dev);	/* no transfer may still use it */
+	return dev->be->host_unregister(dev, &gone);
 }
 
 /* ------------------------------------------------------------------ */

@@ -73,3 +73,13 @@ void accel_registry_remove(struct accel_registry *r,
 	memmove(&r->v[at], &r->v[at + 1], (r->n - at - 1) * sizeof(*r->v));
 	r->n--;
 }
+
+const struct accel_allocation *accel_registry_overlap(const struct accel_registry *r,
+						 uintptr_t addr, size_t size)
+{
+	long i = floor_index(r, addr + size - 1);
+
+	if (i < 0 || r->v[i].addr + r->v[i].size <= addr)
+		return NULL;
+	return &r->v[i];
+}

@@ -263,6 +263,28 @@ ACCEL_EXPORT C_Status accel_unified_memory_allocate(const C_Device device,
 ACCEL_EXPORT C_Status accel_unified_memory_deallocate(const C_Device device,
 						      void *ptr, size_t size);
 
+/*
+ * accel_host_memory_register - pin the caller's host memory for @device
+ * @ptr: start of the memory, any alignment
+ * @size: bytes, at least 1
+ *
+ * Until unregistered, the range counts as pinned host memory of @device:
+ * copies use it directly, and asynchronous ones read and write it when they
+ * run (like cudaHostRegister). The memory stays the caller's; it must not
+ * be freed before it is unregistered. A range that overlaps registered
+ * memory or an allocation of @device is refused.
+ */
+ACCEL_EXPORT C_Status accel_host_memory_register(const C_Device device,
+						 void *ptr, size_t size);
+
+/*
+ * accel_host_memory_unregister - wait for the device's queued work, then
+ * unpin memory registered at @ptr
+ * @ptr: exactly what accel_host_memory_register() was given
+ */
+ACCEL_EXPORT C_Status accel_host_memory_unregister(const C_Device device,
+						   void *ptr);
+
 /* ------------------------------------------------------------------ */
 /* Memory: copies and set */
 

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory handles (OCCA's occa::memory): typed views of a storage, with
+ * slices, casts, clones, reference counting and an explicit free.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "object.h"
+
+struct accel_memory *memory_lookup(accel_memory_t mem)
+{
+	if (!mem || !accel_handle_live(mem) || mem->magic != MEMORY_MAGIC) {
+		accel_error("%p is not a live memory handle (released, or never one)",
+			    (void *)mem);
+		return NULL;
+	}
+	return mem;
+}
+
+/* A new handle on @st (whose reference it takes over). */
+static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
+			   accel_dtype_t dtype, accel_memory_t *out)
+{
+	struct accel_memory *m = calloc(1, sizeof(*m));
+
+	if (!m || !accel_handle_add(m)) {
+		free(m);
+		storage_put(st);
+		return accel_error("out of host memory for a memory handle");
+	}
+	m->magic = MEMORY_MAGIC;
+	m->st = st;
+	m->offset = offset;
+	m->entries = entries;
+	m->dtype = dtype;
+	*out = m;
+	return C_SUCCESS;
+}
+
+static C_Status check_dtype(accel_dtype_t dtype, size_t entries, size_t *bytes)
+{
+	if (!dtype)
+		return accel_error("the dtype is NULL");
+	if (!mul_ok(entries, dtype->size, bytes))
+		return accel_error("%zu entries of %s (%zu bytes each) overflow",
+				   entries, dtype->name, dtype->size);
+	return C_SUCCESS;
+}
+
+C_Status accel_memory_create(const C_Device device, size_t entries,
+			     accel_dtype_t dtype, const void *src,
+			     unsigned int flags, accel_memory_t *mem)
+{
+	struct xfer_end to = { 0 }, from = { 0 };
+	struct storage *st;
+	size_t bytes = 0;
+
+	ACCEL_ENTER();
+	if (!mem)
+		return accel_error("mem is NULL");
+	*mem = NULL;
+	if (!device)
+		return accel_error("the device is NULL");
+	if (flags & ~ACCEL_MEMORY_FLAGS_VALID)
+		return accel_error("unknown flags %#x", flags & ~ACCEL_MEMORY_FLAGS_VALID);
+	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS)
+		return C_FAILED;
+	if (storage_alloc(device->id, flags ? STORAGE_UNIFIED : STORAGE_DEVICE,
+			  bytes, flags, NULL, &st) != C_SUCCESS)
+		return C_FAILED;
+	to.st = st;
+	from.host = (void *)src;
+	if (src && bytes && transfer(&to, &from, bytes, NULL) != C_SUCCESS) {
+		storage_put(st);
+		return C_FAILED;
+	}
+	return handle_new(st, 0, entries, dtype, mem);
+}
+
+C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
+			   accel_dtype_t dtype, accel_memory_t *mem)
+{
+	struct storage *st;
+	size_t bytes = 0;
+
+	ACCEL_ENTER();
+	if (!mem)
+		return accel_error("mem is NULL");
+	*mem = NULL;
+	if (!device)
+		return accel_error("the device is NULL");
+	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS ||
+	    storage_wrap(device->id, ptr, bytes, false, &st) != C_SUCCESS)
+		return C_FAILED;
+	return handle_new(st, 0, entries, dtype, mem);
+}
+
+static C_Status handle_release(struct accel_memory *m)
+{
+	struct storage *st = m->st;
+
+	accel_handle_remove(m);
+	m->magic = 0;
+	free(m);
+	return storage_put(st);
+}
+
+C_Status accel_memory_release(accel_memory_t mem)
+{
+	ACCEL_ENTER();
+	if (!mem)
+		return C_SUCCESS;
+	if (!memory_lookup(mem))
+		return C_FAILED;
+	return handle_release(mem);
+}
+
+C_Status accel_memory_free(accel_memory_t mem)
+{
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (!memory_lookup(mem))
+		return C_FAILED;
+	if (atomic_load(&mem->st->maps))
+		return accel_error("the memory is mapped: unmap it before freeing it");
+	ret = storage_free(mem->st);
+	if (handle_release(mem) != C_SUCCESS)
+		ret = C_FAILED;
+	return ret;
+}
+
+int accel_memory_is_valid(accel_memory_t mem)
+{
+	int valid;
+
+	if (!mem || !accel_handle_live(mem) || mem->magic != MEMORY_MAGIC)
+		return 0;
+	pthread_rwlock_rdlock(&mem->st->lock);
+	valid = !mem->st->freed;
+	pthread_rwlock_unlock(&mem->st->lock);
+	return valid;
+}
+
+struct accel_memory *memory_use(accel_memory_t mem)
+{
+	if (!memory_lookup(mem) || storage_use(mem->st, "the memory") != C_SUCCESS)
+		return NULL;
+	return mem;
+}
+
+C_Status accel_memory_get_info(accel_memory_t mem,
+			       struct accel_memory_info *info)
+{
+	struct storage *st;
+
+	ACCEL_ENTER();
+	if (!info)
+		return accel_error("info is NULL");
+	if (!memory_use(mem))
+		return C_FAILED;
+	st = mem->st;
+	memset(info, 0, sizeof(*info));
+	info->entries = mem->entries;
+	info->bytes = mem->entries * mem->dtype->size;
+	info->dtype = mem->dtype;
+	info->device = st->dev_id;
+	info->ptr = st->ptr ? (char *)st->ptr + mem->offset : NULL;
+	info->flags = st->flags;
+	info->wrapped = !st->owned;
+	info->mapped = atomic_load(&st->maps);
+	storage_done(st);
+	return C_SUCCESS;
+}
+
+/* [offset, offset + *count) within @entries; ACCEL_ALL is the rest. */
+C_Status entry_range(size_t entries, size_t offset, size_t *count)
+{
+	if (offset > entries)
+		return accel_error("offset %zu is past the end of %zu entries",
+				   offset, entries);
+	if (*count == ACCEL_ALL)
+		*count = entries - offset;
+	if (*count > entries - offset)
+		return accel_error("%zu entries from offset %zu run past the end of %zu entries",
+				   *count, offset, entries);
+	return C_SUCCESS;
+}
+
+C_Status accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
+			    accel_memory_t *slice)
+{
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (!slice)
+		return accel_error("slice is NULL");
+	*slice = NULL;
+	if (!memory_use(mem))
+		return C_FAILED;
+	ret = entry_range(mem->entries, offset, &count);
+	if (ret == C_SUCCESS) {
+		storage_get(mem->st);
+		ret = handle_new(mem->st, mem->offset + offset * mem->dtype->size,
+				 count, mem->dtype, slice);
+	}
+	storage_done(mem->st);
+	return ret;
+}
+
+C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
+			   accel_memory_t *cast)
+{
+	size_t bytes;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (!cast)
+		return accel_error("cast is NULL");
+	*cast = NULL;
+	if (!dtype)
+		return accel_error("the dtype is NULL");
+	if (!memory_use(mem))
+		return C_FAILED;
+	bytes = mem->entries * mem->dtype->size;
+	if (bytes % dtype->size) {
+		ret = accel_error("%zu bytes of %s are no whole number of %s (%zu bytes each)",
+				  bytes, mem->dtype->name, dtype->name,
+				  dtype->size);
+	} else {
+		storage_get(mem->st);
+		ret = handle_new(mem->st, mem->offset, bytes / dtype->size,
+				 dtype, cast);
+	}
+	storage_done(mem->st);
+	return ret;
+}
+
+/*
+ * The kind a clone of @st gets: its own, but the library's; a cpu device's
+ * wrapped host memory becomes unified memory, host-accessible like it.
+ */
+static enum storage_kind clone_kind(const struct storage *st)
+{
+	return st->kind == STORAGE_HOST ? STORAGE_UNIFIED : st->kind;
+}
+
+C_Status accel_memory_clone(accel_memory_t mem, accel_memory_t *clone)
+{
+	struct xfer_end to = { 0 }, from = { 0 };
+	struct storage *st;
+	size_t bytes = 0;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (!clone)
+		return accel_error("clone is NULL");
+	*clone = NULL;
+	if (!memory_use(mem))
+		return C_FAILED;
+	bytes = mem->entries * mem->dtype->size;
+	ret = storage_alloc(mem->st->dev_id, clone_kind(mem->st), bytes,
+			    mem->st->flags, NULL, &st);
+	if (ret == C_SUCCESS) {
+		to.st = st;
+		from.st = mem->st;
+		from.offset = mem->offset;
+		ret = transfer(&to, &from, bytes, NULL);
+		if (ret != C_SUCCESS)
+			storage_put(st);
+	}
+	storage_done(mem->st);
+	if (ret != C_SUCCESS)
+		return C_FAILED;
+	return handle_new(st, 0, mem->entries, mem->dtype, clone);
+}
