@@ -119,6 +119,29 @@ size_t free_memory(struct suite_ctx *ctx)
 	return free;
 }
 
+size_t pool_blocks(struct suite_ctx *ctx)
+{
+	struct accel_pool_stats st;
+	accel_pool_t pool;
+
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	REQUIRE_OK(accel_pool_get_stats(pool, &st));
+	return st.blocks;
+}
+
+void pool_trim(struct suite_ctx *ctx)
+{
+	accel_pool_t pool;
+
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	REQUIRE_OK(accel_pool_trim(pool));
+}
+
+bool is_cpu(struct suite_ctx *ctx)
+{
+	return !strncmp(ctx->name, "cpu", 3);
+}
+
 static void run_child(struct suite_test *t)
 {
 	struct suite_ctx ctx = { 0 };

@@ -128,6 +128,13 @@ void *dalloc(struct suite_ctx *ctx, size_t n);
 /* the device's free memory now */
 size_t free_memory(struct suite_ctx *ctx);
 
+/* live blocks of the device's default pool */
+size_t pool_blocks(struct suite_ctx *ctx);
+/* give the default pool's idle chunks back to the device */
+void pool_trim(struct suite_ctx *ctx);
+/* whether the device is a cpu device, whose memory is host memory */
+bool is_cpu(struct suite_ctx *ctx);
+
 /* The free memory must be back at @before; says by how much it is not. */
 #define CHECK_FREE_IS(ctx, before)					\
 	do {								\

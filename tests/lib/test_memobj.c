@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory handles, sentence by sentence of OCCA's occa::memory page
+ * (seed 000): a handle to memory allocated by a device; copyTo/copyFrom
+ * defaulting to the full array; slices; clone; cast; free and reference
+ * counting.
+ */
+#include <accel/memory.h>
+
+#include "suite.h"
+
+#define F64 accel_dtype(ACCEL_FLOAT64)
+#define I32 accel_dtype(ACCEL_INT32)
+
+static void iota(double *v, size_t n, double from)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = from + (double)i;
+}
+
+/* "a handle to memory allocated by a device" */
+TEST(memory_is_a_handle_to_device_memory)
+{
+	const size_t n = 1000;
+	double in[1000], out[1000];
+	struct accel_memory_info info;
+	accel_memory_t m;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, n, F64, NULL, 0, &m));
+	CHECK(accel_memory_is_valid(m));
+	OK(accel_memory_get_info(m, &info));
+	CHECK(info.entries == n && info.bytes == n * 8 && info.dtype == F64);
+	CHECK(info.device == ctx->dev->id && info.ptr && !info.flags &&
+	      !info.wrapped && !info.mapped);
+	/* the native pointer is device memory of the device */
+	iota(in, n, 1);
+	OK(accel_memory_copy_h2d(ctx->dev, info.ptr, in, sizeof(in)));
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	CHECK(pool_blocks(ctx) == 1);	/* from the device's pool */
+	OK(accel_memory_release(m));
+	CHECK(pool_blocks(ctx) == 0);
+}
+
+TEST(memory_initialised_from_host)
+{
+	double in[64], out[64];
+	accel_memory_t m;
+
+	iota(in, 64, -5);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 64, F64, in, 0, &m));
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	OK(accel_memory_release(m));
+}
+
+/* "passing the bytes to copy defaults to the full array" */
+TEST(copies_default_to_the_full_memory)
+{
+	double in[300], out[300];
+	accel_memory_t m;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 300, F64, NULL, 0, &m));
+	iota(in, 300, 7);
+	memset(out, 0, sizeof(out));
+	OK(accel_memory_copy_from(m, in, ACCEL_ALL, 0));
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	/* from an offset, the default is the rest */
+	memset(out, 0, sizeof(out));
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 100));
+	CHECK(!memcmp(out, in + 100, 200 * sizeof(double)));
+	CHECK(check_bytes(out + 200, 100 * sizeof(double), 0));
+	OK(accel_memory_release(m));
+}
+
+TEST(copy_counts_and_offsets_are_in_entries)
+{
+	double zero[50] = { 0 }, in[10], out[50];
+	accel_memory_t m;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 50, F64, zero, 0, &m));
+	iota(in, 10, 1);
+	OK(accel_memory_copy_from(m, in, 10, 5));
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	for (size_t i = 0; i < 50; i++)
+		CHECK(out[i] == (i >= 5 && i < 15 ? (double)(i - 4) : 0.0));
+	OK(accel_memory_copy_to(m, out, 3, 6));
+	CHECK(out[0] == 2 && out[1] == 3 && out[2] == 4);
+	OK(accel_memory_release(m));
+}
+
+TEST(copy_ranges_are_checked)
+{
+	double in[20], out[20];
+	accel_memory_t m;
+
+	iota(in, 20, 1);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 20, F64, in, 0, &m));
+	FAILS(accel_memory_copy_from(m, in, 21, 0));
+	FAILS(accel_memory_copy_from(m, in, 1, 20));
+	FAILS(accel_memory_copy_from(m, in, ACCEL_ALL, 21));
+	FAILS(accel_memory_copy_from(m, in, SIZE_MAX - 1, 2));
+	FAILS(accel_memory_copy_to(m, out, 5, 16));
+	CHECK(strstr(accel_get_last_error(), "past the end") != NULL);
+	FAILS(accel_memory_copy_from(m, NULL, 1, 0));
+	FAILS(accel_memory_copy_to(m, NULL, ACCEL_ALL, 0));
+	FAILS(accel_memory_copy_from(NULL, in, 1, 0));
+	/* an empty range at the end is fine */
+	OK(accel_memory_copy_from(m, in, ACCEL_ALL, 20));
+	OK(accel_memory_copy_from(m, in, 0, 20));
+	/* nothing was written by the failures */
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	OK(accel_memory_release(m));
+}
+
+TEST(memory_to_memory_copies)
+{
+	double in[40], out[40];
+	accel_memory_t a, b, c, lo, hi;
+
+	iota(in, 40, 100);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 40, F64, in, 0, &a));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 40, F64, NULL, 0, &b));
+	OK(accel_memory_copy(b, a, ACCEL_ALL, 0, 0));
+	OK(accel_memory_copy_to(b, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	OK(accel_memory_copy(b, a, 10, 3, 7));
+	OK(accel_memory_copy_to(b, out, 10, 3));
+	CHECK(!memcmp(out, in + 7, 10 * sizeof(double)));
+	/* checked: ranges on both sides, entry sizes, overlap */
+	FAILS(accel_memory_copy(b, a, 10, 31, 0));
+	FAILS(accel_memory_copy(b, a, ACCEL_ALL, 1, 0));
+	FAILS(accel_memory_copy(b, a, 1, 0, 40));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 80, I32, NULL, 0, &c));
+	FAILS(accel_memory_copy(c, a, 1, 0, 0));
+	CHECK(strstr(accel_get_last_error(), "cast") != NULL);
+	FAILS(accel_memory_copy(a, a, 10, 5, 0));
+	/* disjoint parts of one storage may be copied */
+	REQUIRE_OK(accel_memory_slice(a, 0, 20, &lo));
+	REQUIRE_OK(accel_memory_slice(a, 20, 20, &hi));
+	OK(accel_memory_copy(hi, lo, ACCEL_ALL, 0, 0));
+	OK(accel_memory_copy_to(a, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(out + 20, in, 20 * sizeof(double)));
+	FAILS(accel_memory_copy(lo, a, 20, 0, 10));
+	OK(accel_memory_release(lo));
+	OK(accel_memory_release(hi));
+	OK(accel_memory_release(a));
+	OK(accel_memory_release(b));
+	OK(accel_memory_release(c));
+}
+
+TEST(async_copies_take_a_stream)
+{
+	double in[500], out[500];
+	accel_memory_t a, b;
+	C_Stream s;
+
+	iota(in, 500, 3);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 500, F64, NULL, 0, &a));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 500, F64, NULL, 0, &b));
+	OK(accel_memory_copy_from_async(a, s, in, ACCEL_ALL, 0));
+	memset(in, 0, sizeof(in));	/* pageable: captured at the call */
+	OK(accel_memory_copy_async(b, a, s, ACCEL_ALL, 0, 0));
+	OK(accel_memory_copy_to_async(b, s, out, 100, 400));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	for (size_t i = 0; i < 100; i++)
+		CHECK(out[i] == 403.0 + (double)i);
+	FAILS(accel_memory_copy_from_async(a, NULL, in, ACCEL_ALL, 0));
+	FAILS(accel_memory_copy_to_async(a, s, out, 501, 0));
+	OK(accel_stream_destroy(ctx->dev, s));
+	/* a stream of another device is refused */
+	if (ctx->peer) {
+		REQUIRE_OK(accel_stream_create(ctx->peer, &s));
+		FAILS(accel_memory_copy_from_async(a, s, in, ACCEL_ALL, 0));
+		OK(accel_stream_destroy(ctx->peer, s));
+	}
+	OK(accel_memory_release(a));
+	OK(accel_memory_release(b));
+}
+
+/* "a reference to the original but will keep track of the offset and size" */
+TEST(slices_share_storage_with_their_own_offset_and_size)
+{
+	double in[200], out[200], v[5] = { -1, -2, -3, -4, -5 };
+	struct accel_memory_info mi, si, ti;
+	accel_memory_t m, s, t, rest;
+
+	iota(in, 200, 0);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 200, F64, in, 0, &m));
+	REQUIRE_OK(accel_memory_slice(m, 100, 50, &s));
+	OK(accel_memory_get_info(m, &mi));
+	OK(accel_memory_get_info(s, &si));
+	CHECK(si.entries == 50 && si.bytes == 400);
+	CHECK((char *)si.ptr == (char *)mi.ptr + 800);
+	OK(accel_memory_copy_to(s, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(out, in + 100, 50 * sizeof(double)));
+	/* writes through the slice land in the original */
+	OK(accel_memory_copy_from(s, v, 5, 2));
+	OK(accel_memory_copy_to(m, out, 5, 102));
+	CHECK(!memcmp(out, v, sizeof(v)));
+	/* a slice of a slice, and the default count */
+	REQUIRE_OK(accel_memory_slice(s, 10, ACCEL_ALL, &t));
+	OK(accel_memory_get_info(t, &ti));
+	CHECK(ti.entries == 40 && (char *)ti.ptr == (char *)mi.ptr + 110 * 8);
+	/* bounds are checked against the slice, not the storage */
+	FAILS(accel_memory_copy_from(s, in, 51, 0));
+	FAILS(accel_memory_slice(s, 51, 0, &rest));
+	CHECK(rest == NULL);
+	FAILS(accel_memory_slice(s, 10, 41, &rest));
+	FAILS(accel_memory_slice(m, 0, 1, NULL));
+	REQUIRE_OK(accel_memory_slice(m, 200, ACCEL_ALL, &rest));
+	OK(accel_memory_get_info(rest, &si));
+	CHECK(si.entries == 0);
+	OK(accel_memory_release(rest));
+	OK(accel_memory_release(t));
+	OK(accel_memory_release(s));
+	OK(accel_memory_release(m));
+}
+
+TEST(clone_copies_into_new_memory)
+{
+	double in[100], out[100], v = 42;
+	struct accel_memory_info mi, ci;
+	accel_memory_t m, s, c, cs;
+
+	iota(in, 100, 1);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 100, F64, in, 0, &m));
+	REQUIRE_OK(accel_memory_clone(m, &c));
+	OK(accel_memory_get_info(m, &mi));
+	OK(accel_memory_get_info(c, &ci));
+	CHECK(ci.ptr != mi.ptr && ci.entries == 100 && ci.dtype == F64 &&
+	      ci.device == mi.device && !ci.wrapped);
+	OK(accel_memory_copy_to(c, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	/* independent of the original */
+	OK(accel_memory_copy_from(c, &v, 1, 0));
+	OK(accel_memory_copy_to(m, out, 1, 0));
+	CHECK(out[0] == 1);
+	/* a clone of a slice holds just the slice */
+	REQUIRE_OK(accel_memory_slice(m, 60, 10, &s));
+	REQUIRE_OK(accel_memory_clone(s, &cs));
+	OK(accel_memory_get_info(cs, &ci));
+	CHECK(ci.entries == 10);
+	OK(accel_memory_copy_to(cs, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(out, in + 60, 10 * sizeof(double)));
+	CHECK(pool_blocks(ctx) == 3);
+	OK(accel_memory_release(cs));
+	OK(accel_memory_release(s));
+	OK(accel_memory_release(c));
+	OK(accel_memory_release(m));
+	CHECK(pool_blocks(ctx) == 0);
+}
+
+/* "a reference to the original memory object but with a different type" */
+TEST(cast_views_the_same_bytes_as_another_type)
+{
+	double in[10];
+	int32_t words[20];
+	struct accel_memory_info mi, ci;
+	accel_memory_t m, c, odd, bad = NULL;
+	accel_dtype_t three;
+
+	iota(in, 10, 0.5);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 10, F64, in, 0, &m));
+	REQUIRE_OK(accel_memory_cast(m, I32, &c));
+	OK(accel_memory_get_info(m, &mi));
+	OK(accel_memory_get_info(c, &ci));
+	CHECK(ci.entries == 20 && ci.dtype == I32 && ci.ptr == mi.ptr);
+	OK(accel_memory_copy_to(c, words, ACCEL_ALL, 0));
+	CHECK(!memcmp(words, in, sizeof(in)));
+	/* the size must divide */
+	REQUIRE_OK(accel_dtype_register("three", 3, &three));
+	FAILS(accel_memory_cast(m, three, &bad));
+	CHECK(bad == NULL);
+	REQUIRE_OK(accel_memory_slice(c, 0, 5, &odd));
+	FAILS(accel_memory_cast(odd, F64, &bad));
+	FAILS(accel_memory_cast(m, NULL, &bad));
+	OK(accel_memory_release(odd));
+	OK(accel_memory_release(c));
+	OK(accel_memory_release(m));
+}
+
+/* "OCCA implemented reference counting by default" */
+TEST(handles_keep_the_storage_alive)
+{
+	double in[30], out[30];
+	accel_memory_t m, s, c;
+
+	iota(in, 30, 9);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 30, F64, in, 0, &m));
+	REQUIRE_OK(accel_memory_slice(m, 10, 10, &s));
+	REQUIRE_OK(accel_memory_cast(m, I32, &c));
+	OK(accel_memory_release(m));
+	CHECK(!accel_memory_is_valid(m));
+	FAILS(accel_memory_get_info(m, &(struct accel_memory_info){ 0 }));
+	CHECK(accel_memory_is_valid(s) && accel_memory_is_valid(c));
+	CHECK(pool_blocks(ctx) == 1);
+	OK(accel_memory_copy_to(s, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(out, in + 10, 10 * sizeof(double)));
+	OK(accel_memory_release(s));
+	CHECK(pool_blocks(ctx) == 1);
+	OK(accel_memory_release(c));
+	CHECK(pool_blocks(ctx) == 0);	/* the last one freed it */
+	FAILS(accel_memory_release(c));
+	OK(accel_memory_release(NULL));
+}
+
+/* "The free function can be called to free the memory" */
+TEST(free_releases_the_storage_for_every_handle)
+{
+	size_t before = free_memory(ctx);
+	double in[1 << 16], out[4];
+	accel_memory_t m, s, c;
+
+	iota(in, 1 << 16, 0);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 1 << 16, F64, in, 0, &m));
+	REQUIRE_OK(accel_memory_slice(m, 8, 4, &s));
+	REQUIRE_OK(accel_memory_cast(s, I32, &c));
+	OK(accel_memory_free(m));
+	CHECK(pool_blocks(ctx) == 0);
+	CHECK(!accel_memory_is_valid(s) && !accel_memory_is_valid(c));
+	FAILS(accel_memory_copy_to(s, out, ACCEL_ALL, 0));
+	CHECK(strstr(accel_get_last_error(), "freed") != NULL);
+	FAILS(accel_memory_copy_from(c, in, ACCEL_ALL, 0));
+	FAILS(accel_memory_get_info(c, &(struct accel_memory_info){ 0 }));
+	FAILS(accel_memory_clone(s, &m));
+	FAILS(accel_memory_slice(s, 0, 1, &m));
+	/* the other handles are still released, one by free */
+	OK(accel_memory_free(c));
+	OK(accel_memory_release(s));
+	pool_trim(ctx);
+	CHECK_FREE_IS(ctx, before);
+}
+
+TEST(zero_entries_make_an_empty_handle)
+{
+	struct accel_memory_info info;
+	accel_memory_t m, c;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 0, F64, NULL, 0, &m));
+	OK(accel_memory_get_info(m, &info));
+	CHECK(info.entries == 0 && info.bytes == 0 && info.ptr == NULL);
+	OK(accel_memory_copy_from(m, NULL, ACCEL_ALL, 0));
+	OK(accel_memory_copy_to(m, NULL, ACCEL_ALL, 0));
+	REQUIRE_OK(accel_memory_clone(m, &c));
+	OK(accel_memory_release(c));
+	OK(accel_memory_free(m));
+}
+
+TEST(creation_mistakes_are_refused)
+{
+	accel_memory_t m = (accel_memory_t)1;
+	struct C_Device_st nodev = { 999 };
+	size_t total, free_now;
+
+	FAILS(accel_memory_create(ctx->dev, 10, NULL, NULL, 0, &m));
+	CHECK(m == NULL);
+	FAILS(accel_memory_create(ctx->dev, 10, F64, NULL, 0, NULL));
+	FAILS(accel_memory_create(ctx->dev, 10, F64, NULL, 4, &m));
+	FAILS(accel_memory_create(NULL, 10, F64, NULL, 0, &m));
+	FAILS(accel_memory_create(&nodev, 10, F64, NULL, 0, &m));
+	FAILS(accel_memory_create(ctx->dev, SIZE_MAX / 4, F64, NULL, 0, &m));
+	REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
+	FAILS(accel_memory_create(ctx->dev, total / 8 + 1024, F64, NULL, 0, &m));
+	CHECK(m == NULL);
+	CHECK(pool_blocks(ctx) == 0);
+}
