@@ -95,3 +95,20 @@ $(BUILD)/tools/lib_bench_cuda: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO) $(CU
 	$(CC) $(LIB_BENCH_FLAGS) -DWITH_CUDART -isystem $(CUDA_HOME)/include -o $@ $< \
 	      -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib' $(CUDART_STATIC) -ldl -lrt -pthread
 
+
+# The examples: one program per seed (OCCA memory and wrapMemory, Taichi's
+# memory example, Numba's memory management), against the shared library
+# here and static for the VM.
+LIB_EXAMPLES := $(addprefix $(BUILD)/examples/,occa_memory occa_wrap_memory \
+		taichi_memory numba_memory)
+
+.PHONY: examples
+examples: $(LIB_EXAMPLES) $(LIB_EXAMPLES:%=%.static)
+
+$(LIB_EXAMPLES): $(BUILD)/examples/%: examples/%.c examples/example.h $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -o $@ $< -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(LIB_EXAMPLES:%=%.static): $(BUILD)/examples/%.static: examples/%.c examples/example.h $(LIB_HDR) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -static -pthread -o $@ $< $(LIB_A)

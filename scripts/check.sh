@@ -4,10 +4,11 @@
 #  1. device-model tests through qtest (tests/qemu/test_device)
 #  2. the seeded device-model fuzzer, 100,000 operations
 #  3. the libaccel conformance suite on the cpu backend (two devices)
-#  4. libaccel's packaging: exports, soname, install, pkg-config
-#  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles, and
-#     the libaccel suite on accel with two devices, one device, and accel
-#     next to cpu (p2p across backends)
+#  4. libaccel's packaging: exports, soname, install, pkg-config; the
+#     examples (one per seed) on cpu
+#  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles, the
+#     libaccel suite on accel with two devices, one device, and accel next
+#     to cpu (p2p across backends), and the examples on accel
 #  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
 #  7. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
@@ -72,15 +73,24 @@ vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_que
 	  --file tests/kselftest/module_cycle.sh
 	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
+examples=(occa_memory occa_wrap_memory taichi_memory numba_memory)
+example_files=() examples_on_accel=()
+for e in "${examples[@]}"; do
+	example_files+=(--file "build/examples/$e.static:/opt/accel/$e")
+	examples_on_accel+=("if ACCEL_VISIBLE_DEVICES=accel ./$e; then echo 'ok: example $e on accel'; else echo 'not ok: example $e on accel'; fi")
+done
 
 run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
 run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
 	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
 run_one "libaccel packaging" scripts/check-lib.sh
-run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" -- \
+for e in "${examples[@]}"; do
+	run_one "example $e on cpu" env ACCEL_VISIBLE_DEVICES=cpu "build/examples/$e"
+done
+run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" -- \
 	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
-	"${lib_on_accel[@]}" \
+	"${lib_on_accel[@]}" "${examples_on_accel[@]}" \
 	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
 	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \

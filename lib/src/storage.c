@@ -254,7 +254,7 @@ C_Status storage_use(struct storage *st, const char *what)
 	if (!st->freed)
 		return C_SUCCESS;
 	pthread_rwlock_unlock(&st->lock);
-	return accel_error("%s: its memory was freed with accel_memory_free()",
+	return accel_error("%s was freed with accel_memory_free()",
 			   what);
 }
 
