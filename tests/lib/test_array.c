@@ -299,3 +299,24 @@ TEST(strided_arrays_keep_their_layout)
 	OK(accel_array_release(d));
 	OK(accel_array_release(h));
 }
+
+/* "Allocate and transfer a numpy ndarray or structured scalar to the device" */
+TEST(to_device_a_structured_scalar)
+{
+	struct { int32_t id; float x, y; } point = { 7, 1.5f, -2.5f }, back;
+	accel_dtype_t pt;
+	accel_array_t h, d, hb;
+	struct accel_array_info i;
+
+	REQUIRE_OK(accel_dtype_register("point", sizeof(point), &pt));
+	REQUIRE_OK(accel_host_array(&point, 0, NULL, pt, NULL, 'C', 0, &h));
+	REQUIRE_OK(accel_to_device(ctx->dev, h, NULL, &d));
+	i = info_of(d);
+	CHECK(i.ndim == 0 && i.size == 1 && i.nbytes == sizeof(point));
+	REQUIRE_OK(accel_array_copy_to_host(d, NULL, NULL, &hb));
+	memcpy(&back, info_of(hb).data, sizeof(back));
+	CHECK(back.id == 7 && back.x == 1.5f && back.y == -2.5f);
+	OK(accel_array_release(hb));
+	OK(accel_array_release(d));
+	OK(accel_array_release(h));
+}

@@ -5,6 +5,9 @@
  * defaulting to the full array; slices; clone; cast; free and reference
  * counting.
  */
+#include <pthread.h>
+#include <sched.h>
+
 #include <accel/memory.h>
 
 #include "suite.h"
@@ -366,5 +369,54 @@ TEST(creation_mistakes_are_refused)
 	REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
 	FAILS(accel_memory_create(ctx->dev, total / 8 + 1024, F64, NULL, 0, &m));
 	CHECK(m == NULL);
+	CHECK(pool_blocks(ctx) == 0);
+}
+
+struct reader {
+	accel_memory_t slice;
+	int copies, refused, other;
+};
+
+static void *read_until_freed(void *arg)
+{
+	struct reader *r = arg;
+	double v[64];
+
+	for (int i = 0; i < 20000 && r->refused < 5; i++) {
+		C_Status s = accel_memory_copy_to(r->slice, v, ACCEL_ALL, 0);
+
+		if (s == C_SUCCESS)
+			r->copies++;
+		else if (strstr(accel_get_last_error(), "freed"))
+			r->refused++;
+		else
+			r->other++;
+	}
+	return NULL;
+}
+
+/* a free racing with copies through other handles: each copy is whole or refused */
+TEST(free_while_other_threads_copy)
+{
+	enum { THREADS = 4 };
+	struct reader r[THREADS];
+	pthread_t t[THREADS];
+	accel_memory_t m;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, THREADS * 64, F64, NULL, 0, &m));
+	for (int i = 0; i < THREADS; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		REQUIRE_OK(accel_memory_slice(m, (size_t)i * 64, 64, &r[i].slice));
+		REQUIRE(!pthread_create(&t[i], NULL, read_until_freed, &r[i]));
+	}
+	while (r[0].copies < 10)
+		sched_yield();
+	OK(accel_memory_free(m));
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(r[i].other == 0);
+		CHECK(!accel_memory_is_valid(r[i].slice));
+		OK(accel_memory_release(r[i].slice));
+	}
 	CHECK(pool_blocks(ctx) == 0);
 }

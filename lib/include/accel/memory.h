@@ -149,7 +149,8 @@ ACCEL_EXPORT C_Status accel_memory_release(accel_memory_t mem);
  * Waits for the device's queued work first. Every other handle on the
  * storage stays to be released but is no longer valid: functions given one
  * fail and say so. On a handle whose storage is freed already, this only
- * releases it.
+ * releases it. Mapped memory is not freed: the call fails until it is
+ * unmapped.
  */
 ACCEL_EXPORT C_Status accel_memory_free(accel_memory_t mem);
 
