@@ -42,6 +42,21 @@ C_Status array_new(struct storage *st, size_t offset,
 	return C_SUCCESS;
 }
 
+C_Status array_out(accel_array_t *out, const char *name)
+{
+	if (!out)
+		return accel_error("%s is NULL", name);
+	*out = NULL;
+	return C_SUCCESS;
+}
+
+C_Status array_out_on(accel_array_t *out, const C_Device device)
+{
+	if (array_out(out, "ary") != C_SUCCESS)
+		return C_FAILED;
+	return device ? C_SUCCESS : accel_error("the device is NULL");
+}
+
 void array_layout_of(const struct accel_array *a, struct array_layout *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -75,40 +90,28 @@ static C_Status make_array(const C_Device device, enum storage_kind kind,
 {
 	struct array_layout l;
 
-	if (!ary)
-		return accel_error("ary is NULL");
-	*ary = NULL;
-	if (!device)
-		return accel_error("the device is NULL");
+	if (array_out_on(ary, device) != C_SUCCESS)
+		return C_FAILED;
 	if (layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS)
 		return C_FAILED;
 	return array_alloc(device->id, kind, mapped, &l, stream, ary);
 }
 
-/* @like's layout with contiguous strides in its axis order. */
-static C_Status like_layout(accel_array_t like, struct array_layout *l)
-{
-	if (!array_lookup(like))
-		return C_FAILED;
-	array_layout_of(like, l);
-	layout_contiguous_like(l);
-	return C_SUCCESS;
-}
-
+/* make_array() with @like's shape and dtype, contiguous in its axis order */
 static C_Status make_like(const C_Device device, enum storage_kind kind,
 			  bool mapped, accel_array_t like, C_Stream stream,
 			  accel_array_t *ary)
 {
 	struct array_layout l;
 
-	if (!ary)
-		return accel_error("ary is NULL");
-	*ary = NULL;
-	if (!device)
-		return accel_error("the device is NULL");
-	if (like_layout(like, &l) != C_SUCCESS)
+	if (ary)
+		*ary = NULL;
+	if (!array_lookup(like))
 		return C_FAILED;
-	return array_alloc(device->id, kind, mapped, &l, stream, ary);
+	array_layout_of(like, &l);
+	layout_contiguous_like(&l);
+	return make_array(device, kind, mapped, l.ndim, l.shape, l.dtype,
+			  l.strides, 'C', stream, ary);
 }
 
 C_Status accel_device_array(const C_Device device, int ndim,
@@ -171,10 +174,8 @@ C_Status accel_host_array(void *data, int ndim, const size_t *shape,
 	size_t extent;
 
 	ACCEL_ENTER();
-	if (!ary)
-		return accel_error("ary is NULL");
-	*ary = NULL;
-	if (layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
+	if (array_out(ary, "ary") != C_SUCCESS ||
+	    layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
 	    layout_extent(&l, &extent) != C_SUCCESS)
 		return C_FAILED;
 	if (!data)

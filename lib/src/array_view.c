@@ -62,10 +62,7 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 	char as;
 
 	ACCEL_ENTER();
-	if (!flat)
-		return accel_error("flat is NULL");
-	*flat = NULL;
-	if (!array_lookup(ary) || check_order(order) != C_SUCCESS)
+	if (array_out(flat, "flat") != C_SUCCESS || !array_lookup(ary) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(ary, &l);
 	if (l.ndim > 1) {
@@ -122,10 +119,7 @@ C_Status accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
 	char as;
 
 	ACCEL_ENTER();
-	if (!view)
-		return accel_error("view is NULL");
-	*view = NULL;
-	if (!array_lookup(ary) || check_order(order) != C_SUCCESS)
+	if (array_out(view, "view") != C_SUCCESS || !array_lookup(ary) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(ary, &l);
 	to = l;
@@ -211,9 +205,8 @@ C_Status accel_array_from_interface(const C_Device device,
 	size_t extent;
 
 	ACCEL_ENTER();
-	if (!ary)
-		return accel_error("ary is NULL");
-	*ary = NULL;
+	if (array_out(ary, "ary") != C_SUCCESS)
+		return C_FAILED;
 	if (!device || !iface)
 		return accel_error("%s is NULL", device ? "iface" : "the device");
 	if (interface_layout(iface, &l, &extent) != C_SUCCESS)

@@ -55,11 +55,8 @@ C_Status accel_to_device(const C_Device device, accel_array_t host,
 	size_t extent;
 
 	ACCEL_ENTER();
-	if (!ary)
-		return accel_error("ary is NULL");
-	*ary = NULL;
-	if (!device)
-		return accel_error("the device is NULL");
+	if (array_out_on(ary, device) != C_SUCCESS)
+		return C_FAILED;
 	if (!array_lookup(host))
 		return C_FAILED;
 	array_layout_of(host, &l);

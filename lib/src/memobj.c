@@ -38,6 +38,17 @@ static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
 	return C_SUCCESS;
 }
 
+/* No handle in *@mem until one is made; a device is needed. */
+static C_Status memory_out(accel_memory_t *mem, const C_Device device)
+{
+	if (!mem)
+		return accel_error("mem is NULL");
+	*mem = NULL;
+	if (!device)
+		return accel_error("the device is NULL");
+	return C_SUCCESS;
+}
+
 static C_Status check_dtype(accel_dtype_t dtype, size_t entries, size_t *bytes)
 {
 	if (!dtype)
@@ -57,11 +68,8 @@ C_Status accel_memory_create(const C_Device device, size_t entries,
 	size_t bytes = 0;
 
 	ACCEL_ENTER();
-	if (!mem)
-		return accel_error("mem is NULL");
-	*mem = NULL;
-	if (!device)
-		return accel_error("the device is NULL");
+	if (memory_out(mem, device) != C_SUCCESS)
+		return C_FAILED;
 	if (flags & ~ACCEL_MEMORY_FLAGS_VALID)
 		return accel_error("unknown flags %#x", flags & ~ACCEL_MEMORY_FLAGS_VALID);
 	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS)
@@ -85,11 +93,8 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 	size_t bytes = 0;
 
 	ACCEL_ENTER();
-	if (!mem)
-		return accel_error("mem is NULL");
-	*mem = NULL;
-	if (!device)
-		return accel_error("the device is NULL");
+	if (memory_out(mem, device) != C_SUCCESS)
+		return C_FAILED;
 	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS ||
 	    storage_wrap(device->id, ptr, bytes, false, &st) != C_SUCCESS)
 		return C_FAILED;
@@ -123,11 +128,9 @@ C_Status accel_memory_free(accel_memory_t mem)
 	ACCEL_ENTER();
 	if (!memory_lookup(mem))
 		return C_FAILED;
-	if (atomic_load(&mem->st->maps))
-		return accel_error("the memory is mapped: unmap it before freeing it");
 	ret = storage_free(mem->st);
-	if (handle_release(mem) != C_SUCCESS)
-		ret = C_FAILED;
+	if (ret == C_SUCCESS)
+		ret = handle_release(mem);
 	return ret;
 }
 

@@ -243,7 +243,10 @@ C_Status storage_free(struct storage *st)
 	C_Status ret;
 
 	pthread_rwlock_wrlock(&st->lock);
-	ret = release_bytes(st);
+	if (atomic_load(&st->maps))
+		ret = accel_error("the memory is mapped: unmap it before freeing it");
+	else
+		ret = release_bytes(st);
 	pthread_rwlock_unlock(&st->lock);
 	return ret;
 }
