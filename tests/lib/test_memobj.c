@@ -420,3 +420,54 @@ TEST(free_while_other_threads_copy)
 	}
 	CHECK(pool_blocks(ctx) == 0);
 }
+
+/* memory of two devices is copied peer to peer, sync and on either's stream */
+TEST_PEER(memory_copies_between_devices_p2p)
+{
+	double in[256], out[256];
+	accel_memory_t a, b;
+	struct accel_memory_info info;
+	C_Stream s;
+
+	iota(in, 256, 11);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 256, F64, in, 0, &a));
+	REQUIRE_OK(accel_memory_create(ctx->peer, 256, F64, NULL, 0, &b));
+	OK(accel_memory_get_info(b, &info));
+	CHECK(info.device == ctx->peer->id);
+	OK(accel_memory_copy(b, a, ACCEL_ALL, 0, 0));
+	OK(accel_memory_copy_to(b, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	/* on a stream of the destination's device, then of the source's */
+	OK(accel_memory_copy_from(b, in + 128, 128, 0));
+	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
+	OK(accel_memory_copy_async(a, b, s, 128, 0, 0));
+	OK(accel_stream_synchronize(ctx->peer, s));
+	OK(accel_stream_destroy(ctx->peer, s));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	OK(accel_memory_copy_async(b, a, s, 64, 128, 0));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_memory_copy_to(a, out, 128, 0));
+	CHECK(!memcmp(out, in + 128, 128 * sizeof(double)));
+	OK(accel_memory_copy_to(b, out, 64, 128));
+	CHECK(!memcmp(out, in + 128, 64 * sizeof(double)));
+	OK(accel_memory_release(a));
+	OK(accel_memory_release(b));
+}
+
+TEST(handles_of_another_kind_are_refused)
+{
+	const size_t n = 4;
+	accel_memory_t m;
+	accel_array_t a;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 4, F64, NULL, 0, &m));
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, &n, F64, NULL, 'C', NULL, &a));
+	FAILS(accel_memory_get_info((accel_memory_t)a, &(struct accel_memory_info){ 0 }));
+	FAILS(accel_array_get_info((accel_array_t)m, &(struct accel_array_info){ 0 }));
+	FAILS(accel_memory_release((accel_memory_t)a));
+	FAILS(accel_array_release((accel_array_t)m));
+	CHECK(!accel_memory_is_valid((accel_memory_t)a));
+	OK(accel_array_release(a));
+	OK(accel_memory_release(m));
+}
