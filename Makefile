@@ -22,7 +22,7 @@ DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/a
 
 .PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean FORCE
 
-all: qemu driver lib tests examples
+all: qemu driver lib tests examples plugin $(PLUGIN_TESTS)
 
 include lib/lib.mk
 

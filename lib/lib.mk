@@ -45,8 +45,10 @@ $(LIB_A): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel
+install: lib plugin
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel \
+		   $(DESTDIR)$(LIBDIR)/paddle-plugins
+	install -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/paddle-plugins/
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCLUDEDIR)/accel/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libaccel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
@@ -112,3 +114,41 @@ $(LIB_EXAMPLES): $(BUILD)/examples/%: examples/%.c examples/example.h $(LIB_HDR)
 $(LIB_EXAMPLES:%=%.static): $(BUILD)/examples/%.static: examples/%.c examples/example.h $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_BENCH_FLAGS) -static -pthread -o $@ $< $(LIB_A)
+
+# libpaddle-accel.so: the PaddlePaddle custom-device plugin over
+# libaccel.so.1 (found next to it, in .. or ../lib, or installed),
+# exporting InitPlugin alone. 'make install' puts it in
+# $(LIBDIR)/paddle-plugins, the directory to name in CUSTOM_DEVICE_ROOT.
+PLUGIN := $(BUILD)/plugin/libpaddle-accel.so
+PLUGIN_SRC := $(wildcard plugin/*.c)
+PLUGIN_OBJ := $(patsubst plugin/%.c,$(BUILD)/plugin/obj/%.o,$(PLUGIN_SRC))
+
+.PHONY: plugin
+plugin: $(PLUGIN)
+
+$(BUILD)/plugin/obj/%.o: plugin/%.c $(wildcard plugin/*.h) $(LIB_HDR) | deps
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(PLUGIN): $(PLUGIN_OBJ) $(LIB_SO) plugin/plugin.map
+	$(CC) -shared -pthread -Wl,--version-script=plugin/plugin.map \
+	      -Wl,--no-undefined -o $@ $(PLUGIN_OBJ) -L$(LIB_DIR) -laccel \
+	      -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..:$$ORIGIN/../lib'
+
+# The plugin's tests, dynamic since they dlopen() it: the loader test (what
+# Paddle's loader does, then the plugin's contract through the table), and
+# the libaccel conformance suite with every function the table has called
+# through the table.
+PLUGIN_TESTS := $(TESTS)/plugin_test $(TESTS)/plugin_suite
+
+$(TESTS)/plugin_test: tests/plugin/plugin_test.c tests/plugin/load.c tests/plugin/load.h \
+		      plugin/paddle_abi.h $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(SUITE_CFLAGS) -Iplugin -o $@ $(filter %.c,$^) -ldl
+
+$(TESTS)/plugin_suite: $(SUITE_SRC) tests/lib/suite.h tests/plugin/load.c tests/plugin/load.h \
+		       tests/plugin/through_table.h plugin/paddle_abi.h $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(SUITE_CFLAGS) -Iplugin -Itests/plugin -include through_table.h -o $@ \
+	      $(SUITE_SRC) tests/plugin/load.c -L$(LIB_DIR) -laccel -ldl \
+	      -Wl,-rpath,'$$ORIGIN/../lib'

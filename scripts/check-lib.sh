@@ -2,7 +2,7 @@
 # libaccel as a user gets it: exactly the public functions exported under
 # LIBACCEL_1.0, soname libaccel.so.1, a header that C and C++ accept, and
 # 'make install' giving a tree that pkg-config finds and programs link
-# against, shared and static.
+# against, shared and static, with the Paddle plugin that finds it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +26,11 @@ say "$(echo "$declared" | wc -l) functions exported under LIBACCEL_1.0"
 
 soname=$(readelf -d "$so" | sed -nE 's/.*\(SONAME\).*\[(.*)\]/\1/p')
 [ "$soname" = libaccel.so.1 ] || bad "soname is '$soname'"
+
+# The Paddle plugin exports its entry point alone.
+plugin_exports=$(nm -D --defined-only build/plugin/libpaddle-accel.so | awk '{ print $3 }')
+[ "$plugin_exports" = InitPlugin ] ||
+	bad "libpaddle-accel.so exports $(echo "$plugin_exports" | tr '\n' ' ')"
 
 # The headers stand alone in C and C++ (Paddle's plugins are C++).
 printf '#include <accel/accel.h>\n#include <accel/memory.h>\n' >"$work/h.c"
@@ -70,6 +75,10 @@ for prog in use use-static; do
 done
 LD_LIBRARY_PATH=$work/root/opt/accel/lib ldd "$work/use" | grep -q "libaccel.so.1 => $work/root/opt/accel/lib/" ||
 	bad "the program does not load the installed libaccel.so.1"
+# The installed plugin finds the installed libaccel by itself.
+ldd "$work/root/opt/accel/lib/paddle-plugins/libpaddle-accel.so" |
+	grep -q "libaccel.so.1 => $work/root/opt/accel/lib/" ||
+	bad "the installed plugin does not load the installed libaccel.so.1"
 
 [ $fail -eq 0 ] && say "ok"
 exit $fail

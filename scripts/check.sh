@@ -5,10 +5,12 @@
 #  2. the seeded device-model fuzzer, 100,000 operations
 #  3. the libaccel conformance suite on the cpu backend (two devices)
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the
-#     examples (one per seed) on cpu
+#     examples (one per seed) on cpu; the Paddle plugin's loader test and
+#     the libaccel suite through the plugin's function table, on cpu
 #  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles, the
 #     libaccel suite on accel with two devices, one device, and accel next
-#     to cpu (p2p across backends), and the examples on accel
+#     to cpu (p2p across backends), the examples, and the plugin's tests
+#     on accel
 #  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
 #  7. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
@@ -73,6 +75,15 @@ vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_que
 	  --file tests/kselftest/module_cycle.sh
 	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
+# The plugin's tests are dynamic: the guest gets the C library too.
+plugin_files=(--file "$T/plugin_test" --file "$T/plugin_suite"
+	      --file build/plugin/libpaddle-accel.so:/opt/plugin/libpaddle-accel.so
+	      --file build/lib/libaccel.so.1.0.0:/opt/lib/libaccel.so.1)
+for so in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
+	plugin_files+=(--file "$(readlink -f "$so"):$so")
+done
+plugin_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./plugin_test"
+		 "ACCEL_VISIBLE_DEVICES=accel ./plugin_suite")
 examples=(occa_memory occa_wrap_memory taichi_memory numba_memory)
 example_files=() examples_on_accel=()
 for e in "${examples[@]}"; do
@@ -88,9 +99,15 @@ run_one "libaccel packaging" scripts/check-lib.sh
 for e in "${examples[@]}"; do
 	run_one "example $e on cpu" env ACCEL_VISIBLE_DEVICES=cpu "build/examples/$e"
 done
-run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" -- \
+run_counted "Paddle plugin loader on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
+	ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G "$T/plugin_test"
+run_counted "libaccel suite through the Paddle plugin on cpu" env \
+	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+	"$T/plugin_suite"
+run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" \
+	"${plugin_files[@]}" -- \
 	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
-	"${lib_on_accel[@]}" "${examples_on_accel[@]}" \
+	"${lib_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
 	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
 	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
