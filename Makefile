@@ -22,7 +22,7 @@ DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/a
 
 .PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean FORCE
 
-all: qemu driver lib tests examples plugin $(PLUGIN_TESTS)
+all: qemu driver lib tests examples plugin
 
 include lib/lib.mk
 
@@ -47,7 +47,8 @@ accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static \
-       $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test
+       $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
+       $(PLUGIN_TESTS)
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
