@@ -137,6 +137,17 @@ void pool_trim(struct suite_ctx *ctx)
 	REQUIRE_OK(accel_pool_trim(pool));
 }
 
+void needs_caching(struct suite_ctx *ctx)
+{
+	struct accel_pool_stats st;
+	accel_pool_t pool;
+
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	REQUIRE_OK(accel_pool_get_stats(pool, &st));
+	if (!st.caching)
+		suite_skip("ACCEL_POOL=off: the pools do not cache");
+}
+
 bool is_cpu(struct suite_ctx *ctx)
 {
 	return !strncmp(ctx->name, "cpu", 3);

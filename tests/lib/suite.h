@@ -132,6 +132,8 @@ size_t free_memory(struct suite_ctx *ctx);
 size_t pool_blocks(struct suite_ctx *ctx);
 /* give the default pool's idle chunks back to the device */
 void pool_trim(struct suite_ctx *ctx);
+/* skip a test of caching when ACCEL_POOL=off sends everything to the device */
+void needs_caching(struct suite_ctx *ctx);
 /* whether the device is a cpu device, whose memory is host memory */
 bool is_cpu(struct suite_ctx *ctx);
 

@@ -80,6 +80,7 @@ TEST(pool_rounds_requests_to_the_min_chunk)
 	size_t want = 0, asked = 0;
 	struct accel_pool_stats s;
 
+	needs_caching(ctx);
 	for (int i = 0; i < 5; i++) {
 		ptr[i] = palloc(p, NULL, sizes[i]);
 		want += round_up(sizes[i] + pad, min);
@@ -111,6 +112,7 @@ TEST(pool_chunks_follow_the_policy)
 	struct accel_pool_stats s;
 	void *a, *b, *big, *large;
 
+	needs_caching(ctx);
 	a = palloc(p, NULL, init);		/* fills the first chunk */
 	s = stats_of(p);
 	CHECK(s.chunks == 1 && s.reserved == init && s.backend_allocs == 1);
@@ -146,6 +148,7 @@ TEST(pool_best_fit_split_and_merge)
 	struct accel_pool_stats s;
 	size_t chunk;
 
+	needs_caching(ctx);
 	/* holes of 4g (lower) and 2g (higher), kept apart by used blocks */
 	blk[0] = palloc(p, NULL, 4 * g);
 	blk[1] = palloc(p, NULL, g);
@@ -185,6 +188,7 @@ TEST(pool_reuses_memory)
 	size_t calls = 0;
 	void *ptr[64];
 
+	needs_caching(ctx);
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < 64; i++)
 			ptr[i] = palloc(p, NULL, 1000 + (size_t)i * 3000);
@@ -207,6 +211,7 @@ TEST(pool_trim_releases_idle_chunks)
 	void *keep, *ptr[8];
 	struct accel_pool_stats s;
 
+	needs_caching(ctx);
 	keep = palloc(p, NULL, 100);
 	for (int i = 0; i < 8; i++)
 		ptr[i] = palloc(p, NULL, re);
@@ -237,6 +242,7 @@ TEST(pool_out_of_memory_releases_and_retries)
 	void **ptr = xmalloc(cap * sizeof(*ptr)), *q = (void *)1;
 	struct accel_pool_stats s;
 
+	needs_caching(ctx);
 	/* fill the device with chunks of p, one block each */
 	while (n < cap && accel_pool_allocate(p, NULL, &ptr[n], re) == C_SUCCESS)
 		n++;
@@ -269,6 +275,7 @@ TEST(pool_statistics_peaks)
 	void *a = palloc(p, NULL, 5000), *b = palloc(p, NULL, 7000);
 	struct accel_pool_stats s;
 
+	needs_caching(ctx);
 	OK(accel_pool_deallocate(p, NULL, b, 7000));
 	s = stats_of(p);
 	CHECK(s.requested == 5000 && s.requested_peak == 12000);

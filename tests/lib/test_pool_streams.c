@@ -130,6 +130,7 @@ TEST(pool_reuse_across_streams_is_ordered)
 	accel_pool_t p;
 	C_Stream sa, sb;
 
+	needs_caching(ctx);
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
