@@ -22,7 +22,7 @@ DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/a
 
 .PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean FORCE
 
-all: qemu driver lib tests examples plugin
+all: qemu driver lib tests examples plugin $(BUILD)/tools/accel-smi
 
 include lib/lib.mk
 
@@ -48,7 +48,7 @@ accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static \
        $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
-       $(PLUGIN_TESTS)
+       $(PLUGIN_TESTS) $(TESTS)/hold_device
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
@@ -61,6 +61,10 @@ $(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c tools/bench/
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
 # Guest programs are static: the VM has busybox and no C library.
+$(TESTS)/hold_device: tests/tools/hold_device.c uapi/accel.h | deps
+	@mkdir -p $(@D)
+	$(CC) -static -O2 -Wall -o $@ $<
+
 $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
 		$(TESTS)/%: tests/kselftest/%.c tests/kselftest/accel_util.h \
 		     uapi/accel.h include/accel_hw.h $(BUILD)/kernel.env
@@ -81,6 +85,15 @@ $(BUILD)/tools/accel_bench: tools/bench/accel_bench.c tools/bench/bench_common.h
 $(BUILD)/tools/memcpy_bench: tools/bench/memcpy_bench.c tools/bench/bench_common.h | deps
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -o $@ $<
+
+# accel-smi links the distribution's libpci, which has no static library:
+# the VM gets its shared libraries with it.
+SMI_SRC := $(wildcard tools/accel-smi/*.c)
+$(BUILD)/tools/accel-smi: $(SMI_SRC) tools/accel-smi/accel_smi.h include/accel_hw.h
+	@scripts/deps.sh tools
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -DACCEL_SMI_VERSION='"$(LIB_VERSION)"' \
+	      $$(pkg-config --cflags libpci) -o $@ $(SMI_SRC) $$(pkg-config --libs libpci)
 
 $(BUILD)/examples/accel_info: examples/accel_info.c uapi/accel.h | deps
 	@mkdir -p $(@D)

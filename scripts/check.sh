@@ -7,7 +7,8 @@
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
 #     the libaccel suite through the plugin's function table, on cpu
-#  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles, the
+#  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles,
+#     accel-smi against sysfs and a process holding VRAM, the
 #     libaccel suite on accel with two devices, one device, and accel next
 #     to cpu (p2p across backends), the examples, and the plugin's tests
 #     on accel
@@ -75,13 +76,23 @@ vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_que
 	  --file tests/kselftest/module_cycle.sh
 	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
-# The plugin's tests are dynamic: the guest gets the C library too.
+# --file options giving the guest the system libraries of dynamic programs
+guest_libs() {
+	local lib
+	for lib in $(ldd "$@" | awk '$3 ~ /^\/(usr\/)?lib/ { print $3 } $1 ~ /^\/lib/ { print $1 }' | sort -u); do
+		printf '%s\n' --file "$(readlink -f "$lib"):$lib"
+	done
+}
+
+# The plugin's tests and accel-smi are dynamic (Debian has no static
+# libpci): the guest gets the libraries they need.
+mapfile -t system_libs < <(guest_libs "$T/plugin_test" "$T/plugin_suite" build/tools/accel-smi)
 plugin_files=(--file "$T/plugin_test" --file "$T/plugin_suite"
 	      --file build/plugin/libpaddle-accel.so:/opt/plugin/libpaddle-accel.so
 	      --file build/lib/libaccel.so.1.0.0:/opt/lib/libaccel.so.1)
-for so in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
-	plugin_files+=(--file "$(readlink -f "$so"):$so")
-done
+smi_files=(--file build/tools/accel-smi --file "$T/hold_device"
+	   --file tests/tools/accel_smi_test.sh
+	   --file /usr/share/misc/pci.ids:/usr/share/misc/pci.ids)
 plugin_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./plugin_test"
 		 "ACCEL_VISIBLE_DEVICES=accel ./plugin_suite")
 examples=(occa_memory occa_wrap_memory taichi_memory numba_memory)
@@ -96,6 +107,7 @@ run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
 run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
 	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
 run_one "libaccel packaging" scripts/check-lib.sh
+run_one "accel-smi without a device" scripts/smi-no-device.sh
 for e in "${examples[@]}"; do
 	run_one "example $e on cpu" env ACCEL_VISIBLE_DEVICES=cpu "build/examples/$e"
 done
@@ -105,8 +117,9 @@ run_counted "libaccel suite through the Paddle plugin on cpu" env \
 	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	"$T/plugin_suite"
 run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" \
-	"${plugin_files[@]}" -- \
+	"${plugin_files[@]}" "${smi_files[@]}" "${system_libs[@]}" -- \
 	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
+	./accel_smi_test.sh \
 	"${lib_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
 	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
 	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"

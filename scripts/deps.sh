@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests)
+# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests tools)
 set -euo pipefail
 
 declare -A group=(
@@ -10,6 +10,7 @@ declare -A group=(
 	[vm]="busybox-static cpio kmod bc dpkg-dev"
 	[driver]="build-essential linux-headers-amd64 kmod sparse"
 	[tests]="build-essential xz-utils pkg-config"
+	[tools]="build-essential pkg-config libpci-dev pci.ids"
 )
 
 want=()

@@ -1,0 +1,62 @@
+#!/bin/sh
+# accel-smi in the VM, against what the guest's sysfs and the driver say:
+# two devices of 256 MiB with accel.ko bound, a process holding VRAM, and
+# the driver unloaded. Prints "ok: ..." or "not ok: ..." per check.
+#
+#   accel_smi_test.sh   (from /opt/accel, with accel-smi, hold_device and
+#                        accel.ko beside it)
+fails=0
+check() {	# description, then a command that must succeed
+	what=$1
+	shift
+	if "$@"; then
+		echo "ok: accel-smi $what"
+	else
+		echo "not ok: accel-smi $what"
+		fails=$((fails + 1))
+	fi
+}
+has() { grep -q -- "$1" "$2"; }
+
+./accel-smi >table.txt 2>err.txt
+check "exits 0 with devices and the driver" [ $? -eq 0 ]
+cat table.txt
+for n in 0 1; do
+	bdf=$(basename "$(readlink /sys/class/misc/accel$n/device)")
+	check "lists accel$n at $bdf" grep -q "accel$n *| $bdf" table.txt
+done
+check "shows 256 MiB of VRAM per device" [ "$(grep -c '0 / 256 MiB' table.txt)" -eq 2 ]
+check "says no process uses a device" has "no process is using a device" table.txt
+
+./hold_device /dev/accel1 4 ready.txt &
+holder=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s ready.txt ] && break; sleep 1; done
+./accel-smi >table.txt
+./accel-smi -q >query.txt
+./accel-smi --json >json.txt
+cat table.txt
+check "shows the holder's pid and VRAM" grep -q "| *1 | *$holder | hold_device *| *4 MiB" table.txt
+check "counts the holder's VRAM as used" has "4 / 256 MiB" table.txt
+check "-q names the kernel driver" has "Kernel driver         : accel" query.txt
+check "-q shows the VRAM BAR" grep -q "BAR2 .*256 MiB, 64-bit, prefetchable" query.txt
+check "-q shows the PCIe link" grep -q "PCIe link             : [0-9.]*GT/s x[0-9]" query.txt
+check "-q shows the holder" grep -q "PID $holder .*hold_device, VRAM 4 MiB" query.txt
+check "--json has both devices bound" [ "$(grep -o '"kernel_driver": "accel"' json.txt | wc -l)" -eq 2 ]
+check "--json has the VRAM total" has '"total_bytes": 268435456' json.txt
+check "--json has the holder" has "\"pid\": $holder, \"name\": \"hold_device\", \"vram_bytes\": 4194304" json.txt
+kill "$holder"
+wait "$holder" 2>/dev/null
+
+rmmod accel
+./accel-smi >table.txt 2>err.txt
+check "exits 2 without the driver" [ $? -eq 2 ]
+check "says the driver is not loaded" has "not loaded" err.txt
+check "still lists the devices, unbound" [ "$(grep -c 'not bound' table.txt)" -eq 2 ]
+./accel-smi --json >json.txt 2>/dev/null
+check "--json says the driver is not loaded" has '"loaded": false' json.txt
+./accel-smi --bogus >/dev/null 2>&1
+check "refuses a bad option with 64" [ $? -eq 64 ]
+insmod ./accel.ko
+./accel-smi >/dev/null
+check "exits 0 once the driver is back" [ $? -eq 0 ]
+exit $((fails != 0))
