@@ -72,9 +72,11 @@ $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC -o $@ $<
 
 check: all
+	@scripts/deps.sh tools
 	@scripts/check.sh
 
-demo: qemu driver $(BUILD)/examples/accel_info
+demo: qemu driver $(BUILD)/examples/accel_info $(BUILD)/tools/accel-smi \
+      $(BUILD)/examples/numba_memory.static
 	@scripts/demo.sh
 
 $(BUILD)/tools/accel_bench: tools/bench/accel_bench.c tools/bench/bench_common.h \

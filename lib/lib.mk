@@ -1,4 +1,5 @@
-# libaccel: built into build/lib, installed by 'make install'.
+# libaccel: built into build/lib. 'make install' installs it with the rest of
+# the stack: the Paddle plugin, accel-smi, the man pages and the udev rule.
 #
 # Internal functions are hidden (-fvisibility=hidden); the version script
 # gives the public ones the version node LIBACCEL_1.0.
@@ -25,8 +26,12 @@ endif
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+# udev reads rules from /etc and /lib, not from under /usr/local
+UDEVRULESDIR ?= /etc/udev/rules.d
 
-.PHONY: lib install
+.PHONY: lib install install-dkms
 
 lib: $(LIB_SO) $(LIB_A)
 
@@ -45,7 +50,7 @@ $(LIB_A): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-install: lib plugin
+install: lib plugin $(BUILD)/tools/accel-smi
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel \
 		   $(DESTDIR)$(LIBDIR)/paddle-plugins
 	install -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/paddle-plugins/
@@ -57,6 +62,21 @@ install: lib plugin
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
 	    lib/libaccel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libaccel.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UDEVRULESDIR)
+	install -m 755 $(BUILD)/tools/accel-smi $(DESTDIR)$(BINDIR)/
+	install -m 644 udev/70-accel.rules $(DESTDIR)$(UDEVRULESDIR)/
+	scripts/install-man.sh $(DESTDIR)$(MANDIR)
+
+# The driver's sources where DKMS looks for them, with dkms.conf.
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+DKMS_SRC := $(DESTDIR)/usr/src/accel-$(DKMS_VERSION)
+
+install-dkms:
+	install -d $(DKMS_SRC)/driver $(DKMS_SRC)/include $(DKMS_SRC)/uapi
+	install -m 644 dkms.conf Kbuild $(DKMS_SRC)/
+	install -m 644 driver/*.c driver/*.h $(DKMS_SRC)/driver/
+	install -m 644 include/accel_hw.h $(DKMS_SRC)/include/
+	install -m 644 uapi/accel.h $(DKMS_SRC)/uapi/
 
 # The conformance suite: natively against the shared library, and static for the VM.
 SUITE_SRC := $(wildcard tests/lib/*.c)

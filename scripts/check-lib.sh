@@ -2,7 +2,8 @@
 # libaccel as a user gets it: exactly the public functions exported under
 # LIBACCEL_1.0, soname libaccel.so.1, a header that C and C++ accept, and
 # 'make install' giving a tree that pkg-config finds and programs link
-# against, shared and static, with the Paddle plugin that finds it.
+# against, shared and static, with the Paddle plugin that finds it, and
+# accel-smi, the man pages and the udev rule.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,6 +76,12 @@ for prog in use use-static; do
 done
 LD_LIBRARY_PATH=$work/root/opt/accel/lib ldd "$work/use" | grep -q "libaccel.so.1 => $work/root/opt/accel/lib/" ||
 	bad "the program does not load the installed libaccel.so.1"
+# The rest of the stack: the tool, the man pages, the udev rule.
+for f in opt/accel/bin/accel-smi opt/accel/share/man/man1/accel-smi.1 \
+	 opt/accel/share/man/man4/accel.4 opt/accel/share/man/man7/libaccel.7 \
+	 opt/accel/share/man/man3/accel_pool_allocate.3 etc/udev/rules.d/70-accel.rules; do
+	[ -f "$work/root/$f" ] || bad "make install did not install /$f"
+done
 # The installed plugin finds the installed libaccel by itself.
 ldd "$work/root/opt/accel/lib/paddle-plugins/libpaddle-accel.so" |
 	grep -q "libaccel.so.1 => $work/root/opt/accel/lib/" ||

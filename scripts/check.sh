@@ -4,7 +4,8 @@
 #  1. device-model tests through qtest (tests/qemu/test_device)
 #  2. the seeded device-model fuzzer, 100,000 operations
 #  3. the libaccel conformance suite on the cpu backend (two devices)
-#  4. libaccel's packaging: exports, soname, install, pkg-config; the
+#  4. libaccel's packaging: exports, soname, install, pkg-config; the man
+#     pages (man --warnings); dkms; accel-smi with no device; the
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
 #     the libaccel suite through the plugin's function table, on cpu
 #  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles,
@@ -76,17 +77,10 @@ vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_que
 	  --file tests/kselftest/module_cycle.sh
 	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
-# --file options giving the guest the system libraries of dynamic programs
-guest_libs() {
-	local lib
-	for lib in $(ldd "$@" | awk '$3 ~ /^\/(usr\/)?lib/ { print $3 } $1 ~ /^\/lib/ { print $1 }' | sort -u); do
-		printf '%s\n' --file "$(readlink -f "$lib"):$lib"
-	done
-}
-
 # The plugin's tests and accel-smi are dynamic (Debian has no static
 # libpci): the guest gets the libraries they need.
-mapfile -t system_libs < <(guest_libs "$T/plugin_test" "$T/plugin_suite" build/tools/accel-smi)
+mapfile -t system_libs < <(scripts/guest-libs.sh "$T/plugin_test" "$T/plugin_suite" \
+			    build/tools/accel-smi)
 plugin_files=(--file "$T/plugin_test" --file "$T/plugin_suite"
 	      --file build/plugin/libpaddle-accel.so:/opt/plugin/libpaddle-accel.so
 	      --file build/lib/libaccel.so.1.0.0:/opt/lib/libaccel.so.1)
@@ -108,6 +102,8 @@ run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 
 	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
 run_one "libaccel packaging" scripts/check-lib.sh
 run_one "accel-smi without a device" scripts/smi-no-device.sh
+run_one "man pages" scripts/check-man.sh
+run_one "dkms add, build, install" scripts/check-dkms.sh
 for e in "${examples[@]}"; do
 	run_one "example $e on cpu" env ACCEL_VISIBLE_DEVICES=cpu "build/examples/$e"
 done

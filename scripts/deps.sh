@@ -10,7 +10,7 @@ declare -A group=(
 	[vm]="busybox-static cpio kmod bc dpkg-dev"
 	[driver]="build-essential linux-headers-amd64 kmod sparse"
 	[tests]="build-essential xz-utils pkg-config"
-	[tools]="build-essential pkg-config libpci-dev pci.ids"
+	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 )
 
 want=()
