@@ -16,6 +16,7 @@
 #include <linux/moduleparam.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "accel_drv.h"
 
@@ -115,22 +116,30 @@ static int accel_side_user(struct accel_device *adev, struct accel_side *side,
 			   u64 uaddr, u64 len, enum dma_data_direction dir)
 {
 	unsigned int offset = offset_in_page(uaddr);
+	u64 npages;
 	int pinned, ret;
 
+	if (uaddr + len < uaddr || !access_ok(u64_to_user_ptr(uaddr), len))
+		return -EFAULT;
+	/* more than the RAM cannot be pinned: fail before the page array */
+	npages = DIV_ROUND_UP(offset + len, PAGE_SIZE);
+	if (npages > totalram_pages())
+		return -ENOMEM;
 	side->dir = dir;
-	side->npages = DIV_ROUND_UP(offset + len, PAGE_SIZE);
-	side->pages = kvmalloc_array(side->npages, sizeof(*side->pages), GFP_KERNEL);
+	side->pages = kvmalloc_array(npages, sizeof(*side->pages),
+				     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!side->pages)
 		return -ENOMEM;
-	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, side->npages,
+	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, (int)npages,
 				     dir == DMA_FROM_DEVICE ? FOLL_WRITE : 0,
 				     side->pages);
-	if (pinned != side->npages) {
+	if (pinned != (int)npages) {
 		if (pinned > 0)
 			unpin_user_pages(side->pages, pinned);
-		side->npages = 0;
 		return pinned < 0 ? pinned : -EFAULT;
 	}
+	/* from here on the release unpins them */
+	side->npages = npages;
 	ret = sg_alloc_table_from_pages(&side->sgt, side->pages, side->npages,
 					offset, len, GFP_KERNEL);
 	if (ret)

@@ -344,15 +344,19 @@ static int accel_host_reserve(struct accel_bo *bo, u64 align)
 /*
  * Up to 2^order zeroed pages in one physically contiguous piece, split
  * into single pages, trying smaller pieces when memory is fragmented.
- * Contiguous pieces become long DMA runs, hence few descriptors.
+ * Contiguous pieces become long DMA runs, hence few descriptors. The size
+ * is the caller's to choose: when memory runs out the allocation fails
+ * rather than invoke the OOM killer, and it is charged to the caller's
+ * memory cgroup.
  */
 static struct page *accel_host_alloc_chunk(unsigned int *order)
 {
-	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN;
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN;
 	struct page *page;
 
 	for (;; (*order)--) {
-		page = alloc_pages(gfp | (*order ? __GFP_NORETRY : 0), *order);
+		page = alloc_pages(gfp | (*order ? __GFP_NORETRY :
+					  __GFP_RETRY_MAYFAIL), *order);
 		if (page || !*order)
 			break;
 	}
@@ -368,7 +372,8 @@ static int accel_host_alloc_pages(struct accel_bo *bo)
 
 	bo->npages = DIV_ROUND_UP(bo->size, PAGE_SIZE);
 	bo->writable = true;
-	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages), GFP_KERNEL);
+	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages),
+			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!bo->pages)
 		return -ENOMEM;
 	atomic64_add((u64)bo->npages << PAGE_SHIFT, &bo->adev->host_pinned);
@@ -439,7 +444,8 @@ int accel_bo_userptr(struct accel_ctx *ctx, struct accel_userptr *args)
 	if (args->user_addr + args->size < args->user_addr ||
 	    !access_ok(u64_to_user_ptr(args->user_addr), args->size))
 		return -EFAULT;
-	if (DIV_ROUND_UP(offset + args->size, PAGE_SIZE) > INT_MAX)
+	/* more than the RAM cannot be pinned: fail before the page array */
+	if (DIV_ROUND_UP(offset + args->size, PAGE_SIZE) > totalram_pages())
 		return -ENOMEM;
 
 	bo = accel_bo_new(ctx->adev, ACCEL_BO_USERPTR, args->size);
@@ -447,7 +453,8 @@ int accel_bo_userptr(struct accel_ctx *ctx, struct accel_userptr *args)
 		return -ENOMEM;
 	bo->writable = !(args->flags & ACCEL_USERPTR_READ_ONLY);
 	bo->npages = DIV_ROUND_UP(offset + args->size, PAGE_SIZE);
-	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages), GFP_KERNEL);
+	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages),
+			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!bo->pages) {
 		bo->npages = 0;
 		accel_bo_put(bo);

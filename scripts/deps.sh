@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests tools)
+# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests tools debug)
 set -euo pipefail
 
 declare -A group=(
@@ -11,6 +11,7 @@ declare -A group=(
 	[driver]="build-essential linux-headers-amd64 kmod sparse"
 	[tests]="build-essential xz-utils pkg-config"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
+	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 )
 
 want=()

@@ -780,7 +780,7 @@ TEST_F(mem, userptr_read_only)
 TEST_F(mem, userptr_rejects)
 {
 	struct accel_userptr u;
-	void *ro, *gone;
+	void *ro, *gone, *heap;
 	uint8_t buf[64];
 
 	EXPECT_EQ(-1, userptr(self->fd, buf, 0, 0, &u));
@@ -793,6 +793,12 @@ TEST_F(mem, userptr_rejects)
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(-1, userptr(self->fd, (void *)(~0ull - 100), 4096, 0, &u));
 	EXPECT_EQ(EFAULT, errno);
+	/* larger than the RAM: refused before the page array is allocated */
+	heap = malloc(64);
+	ASSERT_NE(NULL, heap);
+	EXPECT_EQ(-1, userptr(self->fd, heap, 1ull << 40, 0, &u));
+	EXPECT_EQ(ENOMEM, errno);
+	free(heap);
 	gone = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, gone);

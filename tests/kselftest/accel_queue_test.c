@@ -204,7 +204,7 @@ TEST_F(q, submit_rejects_bad_input)
 {
 	uint64_t a = alloc_vram(self->fd, 4096), f;
 	struct accel_submit s = { 0 };
-	uint8_t buf[64];
+	uint8_t buf[64], *heap;
 
 	ASSERT_NE(0, a);
 	EXPECT_EQ(0, submit_fill(self->fd, 0, a, 64, 1));
@@ -228,6 +228,15 @@ TEST_F(q, submit_rejects_bad_input)
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(0, submit_d2h(self->fd, self->queue, NULL, a, 64));
 	EXPECT_EQ(EFAULT, errno);
+	/* user ranges larger than the RAM: refused before anything is pinned */
+	heap = malloc(64);
+	ASSERT_NE(NULL, heap);
+	EXPECT_EQ(0, submit(self->fd, self->queue, ACCEL_SUBMIT_COPY,
+			    (uintptr_t)heap, (uintptr_t)heap + (1ull << 40),
+			    1ull << 40, ACCEL_COPY_SRC_USER | ACCEL_COPY_DST_USER,
+			    0, 0));
+	EXPECT_EQ(ENOMEM, errno);
+	free(heap);
 	/* a fence nobody issued */
 	f = submit_fill(self->fd, self->queue, a, 64, 1);
 	ASSERT_NE(0, f);

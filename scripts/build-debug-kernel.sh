@@ -1,0 +1,102 @@
+#!/bin/bash
+# Build the debug kernel: the distribution's kernel source of the same
+# version as the guest kernel, configured from x86_64_defconfig with KASAN,
+# lockdep (PROVE_LOCKING), DMA-API debugging, kmemleak and fault injection
+# (failslab, fail_page_alloc), and what the VM needs. The build is cached
+# under $ACCEL_CACHE by the hash of its configuration fragment and version,
+# like QEMU's; accel.ko is built against it in build/debug-driver.
+#
+# Writes build/debug-kernel.env with VMLINUZ (the debug image) and
+# DEBUG_KO (the module built for it).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${ACCEL_CACHE:-$HOME/.cache/accel}
+"$top/scripts/deps.sh" driver vm debug
+[ -f "$top/build/kernel.env" ] || "$top/scripts/fetch-kernel.sh" >/dev/null
+# shellcheck source=/dev/null
+. "$top/build/kernel.env"
+series=$(echo "$KREL" | cut -d. -f1,2)
+
+# The options on top of x86_64_defconfig: debugging, and the VM's needs.
+fragment='
+CONFIG_KASAN=y
+CONFIG_KASAN_GENERIC=y
+CONFIG_KASAN_INLINE=y
+CONFIG_PROVE_LOCKING=y
+CONFIG_DEBUG_ATOMIC_SLEEP=y
+CONFIG_DMA_API_DEBUG=y
+CONFIG_DEBUG_KMEMLEAK=y
+CONFIG_DEBUG_KMEMLEAK_MEM_POOL_SIZE=16000
+CONFIG_FAULT_INJECTION=y
+CONFIG_FAILSLAB=y
+CONFIG_FAIL_PAGE_ALLOC=y
+CONFIG_FAULT_INJECTION_DEBUG_FS=y
+CONFIG_DEBUG_FS=y
+CONFIG_DEBUG_INFO_NONE=y
+CONFIG_MODULES=y
+CONFIG_MODULE_UNLOAD=y
+CONFIG_BLK_DEV_INITRD=y
+CONFIG_DEVTMPFS=y
+CONFIG_SERIAL_8250=y
+CONFIG_SERIAL_8250_CONSOLE=y
+CONFIG_PCI=y
+CONFIG_PCIEPORTBUS=y
+CONFIG_HOTPLUG_PCI=y
+CONFIG_HOTPLUG_PCI_PCIE=y
+CONFIG_PCI_MSI=y
+CONFIG_INTEL_IOMMU=y
+CONFIG_IOMMU_SUPPORT=y
+CONFIG_DRM=n
+CONFIG_SOUND=n
+CONFIG_USB_SUPPORT=n
+CONFIG_WLAN=n
+CONFIG_WIRELESS=n
+CONFIG_NETFILTER=n
+'
+hash=$(printf '%s\n%s\n' "$KVER" "$fragment" | sha256sum | cut -c1-16)
+dir=$cache/debug-kernel/$KREL-$hash
+src=$dir/src
+
+if [ ! -f "$dir/vmlinuz" ]; then
+	if [ ! -f "$src/Makefile" ]; then
+		rm -rf "$dir.tmp" "$src"
+		mkdir -p "$dir.tmp"
+		(cd "$dir.tmp" && apt-get -q -o APT::Sandbox::User=root download \
+			"linux-source-$series=$KVER" >&2)
+		dpkg-deb --fsys-tarfile "$dir.tmp"/linux-source-*.deb |
+			tar -x -C "$dir.tmp" --wildcards './usr/src/linux-source-*.tar.xz'
+		mkdir -p "$src"
+		tar -xJf "$dir.tmp"/usr/src/linux-source-*.tar.xz -C "$src" \
+			--strip-components=1
+		rm -rf "$dir.tmp"
+	fi
+	echo "$fragment" >"$dir/debug.config"
+	make -s -C "$src" x86_64_defconfig
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$src" "$src/.config" \
+		"$dir/debug.config" >/dev/null
+	make -s -C "$src" olddefconfig
+	# every option of the fragment must have survived olddefconfig
+	grep -E '^CONFIG_[A-Z0-9_]+=y$' "$dir/debug.config" | while read -r opt; do
+		grep -qx "$opt" "$src/.config" ||
+			{ echo "build-debug-kernel: $opt did not take" >&2; exit 1; }
+	done
+	make -s -C "$src" -j"$(nproc)" bzImage modules_prepare
+	cp "$src/arch/x86/boot/bzImage" "$dir/vmlinuz"
+fi
+
+# accel.ko for this kernel, from a copy of the sources (the tree's own
+# objects belong to the distribution kernel's build)
+out=$top/build/debug-driver
+mkdir -p "$out"
+cp "$top/Kbuild" "$out/"
+for d in driver include uapi; do
+	mkdir -p "$out/$d"
+	cp "$top/$d"/*.[ch] "$out/$d/"
+done
+make -s -C "$src" M="$out" modules
+cat >"$top/build/debug-kernel.env" <<EOT
+VMLINUZ=$dir/vmlinuz
+DEBUG_KO=$out/accel.ko
+EOT
+cat "$top/build/debug-kernel.env"
