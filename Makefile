@@ -20,7 +20,7 @@ QTEST_LIB := tests/qemu/qtest.c tests/qemu/accel_dev.c
 QTEST_HDR := tests/qemu/qtest.h tests/qemu/accel_dev.h include/accel_hw.h
 DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/accel.h
 
-.PHONY: all deps qemu kernel driver tests check demo bench fuzz clean distclean FORCE
+.PHONY: all deps qemu kernel driver tests check check-debug demo bench fuzz clean distclean FORCE
 
 all: qemu driver lib tests examples plugin $(BUILD)/tools/accel-smi
 
@@ -48,7 +48,8 @@ accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static \
        $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
-       $(PLUGIN_TESTS) $(TESTS)/hold_device
+       $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/ioctl_fuzz \
+       $(TESTS)/load_test
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
@@ -61,6 +62,10 @@ $(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c tools/bench/
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
 # Guest programs are static: the VM has busybox and no C library.
+$(TESTS)/ioctl_fuzz: tests/fuzz/ioctl_fuzz.c uapi/accel.h | deps
+	@mkdir -p $(@D)
+	$(CC) -static -O2 -g -std=gnu11 -Wall -Wextra -o $@ $<
+
 $(TESTS)/hold_device: tests/tools/hold_device.c uapi/accel.h | deps
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -Wall -o $@ $<
@@ -74,6 +79,11 @@ $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
 check: all
 	@scripts/deps.sh tools
 	@scripts/check.sh
+
+# The driver on a debug kernel (KASAN, lockdep, DMA-API debugging, kmemleak,
+# fault injection), built from the distribution's source once and cached.
+check-debug: all
+	@scripts/check-debug.sh
 
 demo: qemu driver $(BUILD)/examples/accel_info $(BUILD)/tools/accel-smi \
       $(BUILD)/examples/numba_memory.static
@@ -106,10 +116,15 @@ bench: qemu driver tests $(BUILD)/tools/accel_bench $(BUILD)/tools/memcpy_bench 
        $(BUILD)/tools/pool_bench $(BUILD)/tools/pool_bench.static
 	@scripts/bench.sh
 
-# A long fuzzing campaign: make fuzz FUZZ_OPS=10000000 FUZZ_SEED=...
+# A long fuzzing campaign: the device model through qtest, then the driver's
+# ioctls in the VM, e.g. make fuzz FUZZ_OPS=10000000 IOCTL_FUZZ_OPS=1000000
+# FUZZ_SEED=... (each prints its seed; --seed repeats a run).
 FUZZ_OPS ?= 2000000
-fuzz: qemu $(TESTS)/fuzz_device
+IOCTL_FUZZ_OPS ?= 200000
+fuzz: qemu driver $(TESTS)/fuzz_device $(TESTS)/ioctl_fuzz
 	$(TESTS)/fuzz_device --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+	scripts/vm-run.sh --devices 2 --timeout 3600 --file $(TESTS)/ioctl_fuzz -- \
+		"./ioctl_fuzz --ops $(IOCTL_FUZZ_OPS) --procs 8 $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))"
 
 clean:
 	rm -rf $(BUILD)

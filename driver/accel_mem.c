@@ -181,6 +181,34 @@ void accel_mem_unmap_all(struct accel_device *adev)
 	mutex_unlock(&adev->host_lock);
 }
 
+/*
+ * Host memory pinned for all the devices, and its limit: half of the RAM,
+ * the share TTM lets GPU drivers pin, so that no caller can pin the machine
+ * into the OOM killer.
+ */
+static atomic64_t accel_pinned_total = ATOMIC64_INIT(0);
+
+static int accel_pin_charge(struct accel_device *adev, unsigned int npages)
+{
+	u64 bytes = (u64)npages << PAGE_SHIFT;
+	u64 limit = (u64)totalram_pages() << (PAGE_SHIFT - 1);
+
+	if (atomic64_add_return(bytes, &accel_pinned_total) > limit) {
+		atomic64_sub(bytes, &accel_pinned_total);
+		return -ENOMEM;
+	}
+	atomic64_add(bytes, &adev->host_pinned);
+	return 0;
+}
+
+static void accel_pin_uncharge(struct accel_device *adev, unsigned int npages)
+{
+	u64 bytes = (u64)npages << PAGE_SHIFT;
+
+	atomic64_sub(bytes, &accel_pinned_total);
+	atomic64_sub(bytes, &adev->host_pinned);
+}
+
 static void accel_host_release(struct accel_bo *bo)
 {
 	struct accel_device *adev = bo->adev;
@@ -201,7 +229,7 @@ static void accel_host_release(struct accel_bo *bo)
 			__free_page(bo->pages[i]);
 	}
 	kvfree(bo->pages);
-	atomic64_sub((u64)bo->npages << PAGE_SHIFT, &adev->host_pinned);
+	accel_pin_uncharge(adev, bo->npages);
 }
 
 static void accel_bo_release(struct kref *ref)
@@ -367,16 +395,17 @@ static struct page *accel_host_alloc_chunk(unsigned int *order)
 
 static int accel_host_alloc_pages(struct accel_bo *bo)
 {
+	unsigned int npages = DIV_ROUND_UP(bo->size, PAGE_SIZE);
 	unsigned int i = 0, j, order;
 	struct page *page;
 
-	bo->npages = DIV_ROUND_UP(bo->size, PAGE_SIZE);
 	bo->writable = true;
-	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages),
+	bo->pages = kvcalloc(npages, sizeof(*bo->pages),
 			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
-	if (!bo->pages)
+	if (!bo->pages || accel_pin_charge(bo->adev, npages))
 		return -ENOMEM;
-	atomic64_add((u64)bo->npages << PAGE_SHIFT, &bo->adev->host_pinned);
+	/* from here on the release frees the pages and the charge */
+	bo->npages = npages;
 	while (i < bo->npages) {
 		order = min_t(unsigned int, ACCEL_HOST_CHUNK_ORDER,
 			      ilog2(bo->npages - i));
@@ -452,21 +481,19 @@ int accel_bo_userptr(struct accel_ctx *ctx, struct accel_userptr *args)
 	if (!bo)
 		return -ENOMEM;
 	bo->writable = !(args->flags & ACCEL_USERPTR_READ_ONLY);
-	bo->npages = DIV_ROUND_UP(offset + args->size, PAGE_SIZE);
-	bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages),
+	want = DIV_ROUND_UP(offset + args->size, PAGE_SIZE);
+	bo->pages = kvcalloc(want, sizeof(*bo->pages),
 			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
-	if (!bo->pages) {
-		bo->npages = 0;
+	if (!bo->pages || accel_pin_charge(ctx->adev, want)) {
 		accel_bo_put(bo);
 		return -ENOMEM;
 	}
-	want = bo->npages;
 	pinned = pin_user_pages_fast(args->user_addr & PAGE_MASK, want,
 				     FOLL_LONGTERM | (bo->writable ? FOLL_WRITE : 0),
 				     bo->pages);
-	/* what is pinned is released with the bo, and accounted until then */
+	/* what is pinned is released with the bo, and charged until then */
 	bo->npages = max(pinned, 0);
-	atomic64_add((u64)bo->npages << PAGE_SHIFT, &ctx->adev->host_pinned);
+	accel_pin_uncharge(ctx->adev, want - bo->npages);
 	if (pinned != want) {
 		accel_bo_put(bo);
 		return pinned < 0 ? pinned : -EFAULT;

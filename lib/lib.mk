@@ -92,6 +92,11 @@ $(TESTS)/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_A)
 
+# The load test (static: it runs in the VM).
+$(TESTS)/load_test: tests/load/load_test.c $(LIB_HDR) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(SUITE_CFLAGS) -static -o $@ $< $(LIB_A)
+
 # Benchmarks over libaccel, against the shared library here and static for
 # the VM: lib_bench (copy bandwidth) and pool_bench (the caching allocator
 # against the device and glibc malloc, RMM's random_allocations).

@@ -9,7 +9,9 @@
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
 #     the libaccel suite through the plugin's function table, on cpu
 #  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles,
-#     accel-smi against sysfs and a process holding VRAM, the
+#     accel-smi against sysfs and a process holding VRAM, the ioctl fuzzer
+#     (10,000 operations, the seed of the device fuzzer), the load test
+#     (16 threads in 4 processes on both devices for 10 s), the
 #     libaccel suite on accel with two devices, one device, and accel next
 #     to cpu (p2p across backends), the examples, and the plugin's tests
 #     on accel
@@ -21,59 +23,12 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 T=build/tests
-passed=0 failed=0 skipped=0
-log=$(mktemp /tmp/accel-check.XXXXXX)
-trap 'rm -f "$log"' EXIT
-
-add() {	# suite passed failed [skipped]
-	echo "== $1: $2 passed, $3 failed${4:+, $4 skipped}"
-	passed=$((passed + $2))
-	failed=$((failed + $3))
-	skipped=$((skipped + ${4:-0}))
-}
-
-# A suite whose last line is "N passed, N failed[, N skipped]"; a crash
-# counts as one failure.
-run_counted() {
-	local name=$1 rc p f s
-	shift
-	"$@" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	if read -r p f s < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/p' "$log" | tail -n 1); then
-		[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
-		add "$name" "$p" "$f" "${s:-0}"
-	else
-		add "$name" 0 1
-	fi
-}
-
-# A program that is one test: its exit status decides.
-run_one() {
-	local name=$1
-	shift
-	if "$@"; then add "$name" 1 0; else add "$name" 0 1; fi
-}
-
-# A VM run: kselftest totals, "ok:"/"not ok" lines of scripts, and the run
-# itself (boot, kernel log, time limit) as one more test.
-run_vm() {
-	local name=$1 rc p f s ok nok
-	shift
-	scripts/vm-run.sh "$@" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	p=0 f=0 s=0
-	while read -r tp tf ts; do
-		p=$((p + tp)) f=$((f + tf)) s=$((s + ts))
-	done < <(sed -nE 's/^# Totals: pass:([0-9]+) fail:([0-9]+) xfail:[0-9]+ xpass:[0-9]+ skip:([0-9]+) error:([0-9]+).*/\1 \2 \3/p' "$log")
-	ok=$(grep -c '^ok: ' "$log")
-	nok=$(grep -c '^not ok: ' "$log")
-	p=$((p + ok + (rc == 0 ? 1 : 0)))
-	f=$((f + nok + (rc != 0 ? 1 : 0)))
-	add "$name" "$p" "$f" "$s"
-}
+# shellcheck source=scripts/suites.sh
+. scripts/suites.sh
 
 seed=${FUZZ_SEED:-$(date +%s)}
 vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_queue_test"
+	  --file "$T/ioctl_fuzz" --file "$T/load_test"
 	  --file tests/kselftest/module_cycle.sh
 	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
@@ -115,15 +70,13 @@ run_counted "libaccel suite through the Paddle plugin on cpu" env \
 run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" \
 	"${plugin_files[@]}" "${smi_files[@]}" "${system_libs[@]}" -- \
 	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
-	./accel_smi_test.sh \
+	./accel_smi_test.sh "./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
+	"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
 	"${lib_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
 	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
 	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test \
-	"${lib_on_accel[@]}"
+	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 run_one "lint" scripts/lint.sh
-
-echo
-echo "$passed passed, $failed failed${skipped:+, $skipped skipped}" | sed 's/, 0 skipped$//'
-[ "$failed" -eq 0 ]
+summary

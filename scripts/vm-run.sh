@@ -13,6 +13,8 @@
 #   --timeout SECS    kill the VM after SECS seconds (300)
 #   --memory SIZE     guest RAM (1G)
 #   --smp N           guest CPUs (2)
+#   --kernel PATH     boot this kernel image instead of the distribution's
+#   --module PATH     load this accel.ko instead of the tree's
 #
 # The guest runs the commands in order from /opt/accel, prints their
 # output on the serial console, and powers off. The exit status is the
@@ -23,6 +25,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 devices=1 vram=256M props="" iommu=0 slub=0 driver=1 timeout=300 memory=1G smp=2
+kernel="" module=""
 files=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -36,6 +39,8 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--module) module=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
@@ -45,10 +50,12 @@ done
 [ -f "$top/build/kernel.env" ] || "$top/scripts/fetch-kernel.sh" >/dev/null
 # shellcheck source=/dev/null
 . "$top/build/kernel.env"
+VMLINUZ=${kernel:-$VMLINUZ}
+module=${module:-$top/accel.ko}
 qemu=$top/build/qemu-system-x86_64
 [ -x "$qemu" ] || { echo "vm-run: $qemu missing: run 'make qemu'" >&2; exit 2; }
-[ $driver -eq 0 ] || [ -f "$top/accel.ko" ] ||
-	{ echo "vm-run: accel.ko missing: run 'make driver'" >&2; exit 2; }
+[ $driver -eq 0 ] || [ -f "$module" ] ||
+	{ echo "vm-run: $module missing: run 'make driver'" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/accel-vm.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -65,7 +72,7 @@ make_initramfs() {
 		mkdir -p "$root$(dirname "$dst")"
 		cp -r "$src" "$root$dst"
 	done
-	[ $driver -eq 0 ] || cp "$top/accel.ko" "$root/opt/accel/accel.ko"
+	[ $driver -eq 0 ] || cp "$module" "$root/opt/accel/accel.ko"
 	[ $driver -eq 0 ] || touch "$root/opt/accel/.load-driver"
 	printf '%s\n' "$@" >"$root/opt/accel/.commands"
 	cat >"$root/init" <<'INIT'

@@ -533,6 +533,28 @@ static void op_fault(struct file *f)
 	close(fd);
 }
 
+/* Leave no fault armed for whatever runs next. */
+static void disarm_faults(void)
+{
+	char path[96];
+
+	for (int d = 0; d < ndevs; d++) {
+		for (int q = 0; q < 16; q++) {
+			int fd;
+
+			snprintf(path, sizeof(path),
+				 "/sys/kernel/debug/accel/accel%d/fault_inject_q%d",
+				 d, q);
+			fd = open(path, O_WRONLY);
+			if (fd < 0)
+				continue;
+			if (write(fd, "0", 1) != 1)
+				perror(path);
+			close(fd);
+		}
+	}
+}
+
 static void run_ops(unsigned long n);
 
 /* A child shares the files (and so the contexts), acts, and dies. */
@@ -705,6 +727,7 @@ int main(int argc, char **argv)
 	close(pipefd[1]);
 	while (wait(NULL) > 0)
 		;
+	disarm_faults();
 	for (;;) {
 		struct totals t;
 
