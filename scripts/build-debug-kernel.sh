@@ -2,9 +2,11 @@
 # Build the debug kernel: the distribution's kernel source of the same
 # version as the guest kernel, configured from x86_64_defconfig with KASAN,
 # lockdep (PROVE_LOCKING), DMA-API debugging, kmemleak and fault injection
-# (failslab, fail_page_alloc), and what the VM needs. The build is cached
+# (failslab, fail_page_alloc), and what the VM needs. The image is cached
 # under $ACCEL_CACHE by the hash of its configuration fragment and version,
-# like QEMU's; accel.ko is built against it in build/debug-driver.
+# like QEMU's; the source tree, by version, is reused for a new fragment
+# (Kbuild then rebuilds only what the changed options touch). accel.ko is
+# built against it in build/debug-driver.
 #
 # Writes build/debug-kernel.env with VMLINUZ (the debug image) and
 # DEBUG_KO (the module built for it).
@@ -45,6 +47,7 @@ CONFIG_PCIEPORTBUS=y
 CONFIG_HOTPLUG_PCI=y
 CONFIG_HOTPLUG_PCI_PCIE=y
 CONFIG_PCI_MSI=y
+CONFIG_VFIO=y
 CONFIG_INTEL_IOMMU=y
 CONFIG_IOMMU_SUPPORT=y
 CONFIG_DRM=n
@@ -56,32 +59,35 @@ CONFIG_NETFILTER=n
 '
 hash=$(printf '%s\n%s\n' "$KVER" "$fragment" | sha256sum | cut -c1-16)
 dir=$cache/debug-kernel/$KREL-$hash
-src=$dir/src
+src=$cache/debug-kernel/src-$KVER
 
 if [ ! -f "$dir/vmlinuz" ]; then
 	if [ ! -f "$src/Makefile" ]; then
-		rm -rf "$dir.tmp" "$src"
-		mkdir -p "$dir.tmp"
-		(cd "$dir.tmp" && apt-get -q -o APT::Sandbox::User=root download \
+		rm -rf "$src.tmp" "$src"
+		mkdir -p "$src.tmp"
+		(cd "$src.tmp" && apt-get -q -o APT::Sandbox::User=root download \
 			"linux-source-$series=$KVER" >&2)
-		dpkg-deb --fsys-tarfile "$dir.tmp"/linux-source-*.deb |
-			tar -x -C "$dir.tmp" --wildcards './usr/src/linux-source-*.tar.xz'
+		dpkg-deb --fsys-tarfile "$src.tmp"/linux-source-*.deb |
+			tar -x -C "$src.tmp" --wildcards './usr/src/linux-source-*.tar.xz'
 		mkdir -p "$src"
-		tar -xJf "$dir.tmp"/usr/src/linux-source-*.tar.xz -C "$src" \
+		tar -xJf "$src.tmp"/usr/src/linux-source-*.tar.xz -C "$src" \
 			--strip-components=1
-		rm -rf "$dir.tmp"
+		rm -rf "$src.tmp"
 	fi
+	mkdir -p "$dir"
 	echo "$fragment" >"$dir/debug.config"
 	make -s -C "$src" x86_64_defconfig
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$src" "$src/.config" \
 		"$dir/debug.config" >/dev/null
 	make -s -C "$src" olddefconfig
-	# every option of the fragment must have survived olddefconfig
-	grep -E '^CONFIG_[A-Z0-9_]+=y$' "$dir/debug.config" | while read -r opt; do
+	# every option of the fragment must have survived olddefconfig, and
+	# VFIO must have brought the interval tree that accel.ko uses
+	{ grep -E '^CONFIG_[A-Z0-9_]+=y$' "$dir/debug.config"; echo CONFIG_INTERVAL_TREE=y; } |
+	while read -r opt; do
 		grep -qx "$opt" "$src/.config" ||
 			{ echo "build-debug-kernel: $opt did not take" >&2; exit 1; }
 	done
-	make -s -C "$src" -j"$(nproc)" bzImage modules_prepare
+	make -s -C "$src" -j"$(nproc)" bzImage modules
 	cp "$src/arch/x86/boot/bzImage" "$dir/vmlinuz"
 fi
 
