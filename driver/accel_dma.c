@@ -127,7 +127,8 @@ static int accel_side_user(struct accel_device *adev, struct accel_side *side,
 		return -ENOMEM;
 	side->dir = dir;
 	side->pages = kvmalloc_array(npages, sizeof(*side->pages),
-				     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+				     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+				     __GFP_NOWARN);
 	if (!side->pages)
 		return -ENOMEM;
 	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, (int)npages,

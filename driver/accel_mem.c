@@ -401,7 +401,8 @@ static int accel_host_alloc_pages(struct accel_bo *bo)
 
 	bo->writable = true;
 	bo->pages = kvcalloc(npages, sizeof(*bo->pages),
-			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+			     __GFP_NOWARN);
 	if (!bo->pages || accel_pin_charge(bo->adev, npages))
 		return -ENOMEM;
 	/* from here on the release frees the pages and the charge */
@@ -483,7 +484,8 @@ int accel_bo_userptr(struct accel_ctx *ctx, struct accel_userptr *args)
 	bo->writable = !(args->flags & ACCEL_USERPTR_READ_ONLY);
 	want = DIV_ROUND_UP(offset + args->size, PAGE_SIZE);
 	bo->pages = kvcalloc(want, sizeof(*bo->pages),
-			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+			     __GFP_NOWARN);
 	if (!bo->pages || accel_pin_charge(ctx->adev, want)) {
 		accel_bo_put(bo);
 		return -ENOMEM;
@@ -637,7 +639,15 @@ int accel_mmap(struct file *file, struct vm_area_struct *vma)
 	bo = accel_mmap_lookup(ctx, offset);
 	if (!bo)
 		return -EINVAL;
-	down_read(&ctx->adev->remove_lock);
+	/*
+	 * mmap() holds mmap_lock, which ioctls take under remove_lock when
+	 * they pin user pages: waiting here could deadlock against a removal
+	 * waiting for such an ioctl. A removal under way is a refusal anyway.
+	 */
+	if (!down_read_trylock(&ctx->adev->remove_lock)) {
+		accel_bo_put(bo);
+		return -ENODEV;
+	}
 	ret = ctx->adev->removed ? -ENODEV :
 	      accel_mmap_bo(bo, vma, offset & ((1ull << ACCEL_MMAP_SHIFT) - 1));
 	up_read(&ctx->adev->remove_lock);

@@ -10,7 +10,10 @@
  * baseline. A kernel report, a hang or a leak fails the run (the VM runner
  * watches the kernel log and the time).
  *
- *   ioctl_fuzz [--seed N] [--ops N] [--procs N]
+ *   ioctl_fuzz [--seed N] [--ops N] [--procs N] [--kernel-faults]
+ *
+ * --kernel-faults has the workers ask for the kernel's fault injection
+ * (/proc/self/make-it-fail), once the devices are found and measured.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -612,10 +615,19 @@ struct totals {
 	unsigned long ops, ok, err, faults;
 };
 
+static bool kernel_faults;
+
 static void worker(uint64_t seed, unsigned long n, int report_fd)
 {
 	struct totals t;
 
+	if (kernel_faults) {
+		int fd = open("/proc/self/make-it-fail", O_WRONLY);
+
+		if (fd < 0 || write(fd, "1", 1) != 1)
+			_exit(2);
+		close(fd);
+	}
 	rng = seed * 0x9e3779b97f4a7c15ull + 1;
 	for (int i = 0; i < MAX_FDS; i++)
 		files[i].fd = -1;
@@ -677,6 +689,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "ops", required_argument, NULL, 'n' },
 		{ "procs", required_argument, NULL, 'p' },
+		{ "kernel-faults", no_argument, NULL, 'k' },
 		{ 0 }
 	};
 	uint64_t seed = (uint64_t)time(NULL), base_vram[MAX_DEVS], base_pinned[MAX_DEVS];
@@ -691,6 +704,8 @@ int main(int argc, char **argv)
 			ops = strtoul(optarg, NULL, 0);
 		else if (c == 'p')
 			procs = strtoul(optarg, NULL, 0);
+		else if (c == 'k')
+			kernel_faults = true;
 		else
 			return 64;
 	}
