@@ -77,26 +77,17 @@ static C_Status device_copy(const struct xfer_end *dst,
 			accel_memory_copy_d2d(&d, to, from, bytes);
 }
 
-static C_Status to_device(const struct xfer_end *dst,
-			  const struct xfer_end *src, size_t bytes,
-			  C_Stream stream)
+/* Between host memory and memory of device @id: h2d or d2h. */
+static C_Status host_device_copy(int id, bool h2d, void *to, void *from,
+				 size_t bytes, C_Stream stream)
 {
-	struct C_Device_st d = { end_dev(dst) };
-	void *to = end_ptr(dst), *from = end_ptr(src);
+	struct C_Device_st d = { id };
 
-	return stream ? accel_async_memory_copy_h2d(&d, stream, to, from, bytes) :
-			accel_memory_copy_h2d(&d, to, from, bytes);
-}
-
-static C_Status to_host(const struct xfer_end *dst,
-			const struct xfer_end *src, size_t bytes,
-			C_Stream stream)
-{
-	struct C_Device_st s = { end_dev(src) };
-	void *to = end_ptr(dst), *from = end_ptr(src);
-
-	return stream ? accel_async_memory_copy_d2h(&s, stream, to, from, bytes) :
-			accel_memory_copy_d2h(&s, to, from, bytes);
+	if (h2d)
+		return stream ? accel_async_memory_copy_h2d(&d, stream, to, from, bytes) :
+				accel_memory_copy_h2d(&d, to, from, bytes);
+	return stream ? accel_async_memory_copy_d2h(&d, stream, to, from, bytes) :
+			accel_memory_copy_d2h(&d, to, from, bytes);
 }
 
 /* Host bytes a queued transfer uses must outlive it. */
@@ -110,6 +101,8 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 		  size_t bytes, C_Stream stream)
 {
 	bool dd = end_on_device(dst), sd = end_on_device(src);
+	/* the device whose engine runs it: the destination's, or the source's */
+	int runner = dd ? end_dev(dst) : end_dev(src);
 	C_Status ret;
 
 	if (!bytes)
@@ -118,17 +111,16 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 		return C_FAILED;
 	if (!end_ptr(dst) || !end_ptr(src))
 		return accel_error("host memory for %zu bytes is NULL", bytes);
+	if (!dd && !sd)
+		return host_copy(dst, src, bytes, stream);
 	if (dd && sd)
 		ret = device_copy(dst, src, bytes, stream);
-	else if (dd)
-		ret = to_device(dst, src, bytes, stream);
-	else if (sd)
-		ret = to_host(dst, src, bytes, stream);
 	else
-		return host_copy(dst, src, bytes, stream);
+		ret = host_device_copy(runner, dd, end_ptr(dst), end_ptr(src),
+				       bytes, stream);
 	if (ret == C_SUCCESS && stream) {
-		note_async(dst, dd ? end_dev(dst) : end_dev(src));
-		note_async(src, dd ? end_dev(dst) : end_dev(src));
+		note_async(dst, runner);
+		note_async(src, runner);
 	}
 	return ret;
 }
