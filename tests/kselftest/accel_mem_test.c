@@ -704,6 +704,22 @@ TEST_F(mem, host_alloc_rejects)
 	EXPECT_EQ(self->base_pinned, stats(self->fd).host_pinned);
 }
 
+/* Pinned host memory, all contexts together, stays under half of the RAM. */
+TEST_F(mem, host_pin_limit)
+{
+	uint64_t third = (uint64_t)sysconf(_SC_PHYS_PAGES) * 4096 * 3 / 10;
+	struct accel_alloc a, b;
+
+	ASSERT_EQ(0, mem_alloc(self->fd, third, 0, ACCEL_MEM_HOST, &a));
+	/* below the RAM, but past the limit with the first */
+	EXPECT_EQ(-1, mem_alloc(self->fd, third, 0, ACCEL_MEM_HOST, &b));
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(0, mem_free(self->fd, a.handle));
+	EXPECT_EQ(self->base_pinned, stats(self->fd).host_pinned);
+	ASSERT_EQ(0, mem_alloc(self->fd, third, 0, ACCEL_MEM_HOST, &b));
+	EXPECT_EQ(0, mem_free(self->fd, b.handle));
+}
+
 static int userptr(int fd, void *addr, uint64_t size, uint32_t flags,
 		   struct accel_userptr *u)
 {
