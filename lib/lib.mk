@@ -122,6 +122,15 @@ $(BUILD)/tools/lib_bench_cuda: tools/bench/lib_bench.c $(LIB_HDR) $(LIB_SO) $(CU
 	$(CC) $(LIB_BENCH_FLAGS) -DWITH_CUDART -isystem $(CUDA_HOME)/include -o $@ $< \
 	      -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib' $(CUDART_STATIC) -ldl -lrt -pthread
 
+# pool_bench_cuda also times CUDA's own allocators, cuMemAlloc and
+# cuMemAllocAsync (linked against the toolkit's stub of libcuda.so.1).
+CUDA_STUB := $(wildcard $(CUDA_HOME)/lib64/stubs/libcuda.so)
+
+$(BUILD)/tools/pool_bench_cuda: tools/bench/pool_bench.c $(LIB_HDR) $(LIB_SO) $(CUDA_STUB)
+	@[ -n "$(CUDA_STUB)" ] || { echo "pool_bench_cuda needs $(CUDA_HOME)/lib64/stubs/libcuda.so"; exit 1; }
+	@mkdir -p $(@D)
+	$(CC) $(LIB_BENCH_FLAGS) -DWITH_CUDA -isystem $(CUDA_HOME)/include -o $@ $< \
+	      -L$(LIB_DIR) -laccel -Wl,-rpath,'$$ORIGIN/../lib' $(CUDA_STUB)
 
 # The examples: one program per seed (OCCA memory and wrapMemory, Taichi's
 # memory example, Numba's memory management), against the shared library
@@ -177,3 +186,8 @@ $(TESTS)/plugin_suite: $(SUITE_SRC) tests/lib/suite.h tests/plugin/load.c tests/
 	$(CC) $(SUITE_CFLAGS) -Iplugin -Itests/plugin -include through_table.h -o $@ \
 	      $(SUITE_SRC) tests/plugin/load.c -L$(LIB_DIR) -laccel -ldl \
 	      -Wl,-rpath,'$$ORIGIN/../lib'
+
+# What scripts/gpu-check.sh runs on a machine with a GPU.
+.PHONY: gpu
+gpu: $(LIB_SO) $(TESTS)/accel_lib_test $(PLUGIN_TESTS) $(PLUGIN) $(LIB_EXAMPLES) \
+     $(BUILD)/tools/lib_bench_cuda $(BUILD)/tools/pool_bench_cuda

@@ -72,3 +72,7 @@ if [ -n "$(command -v nvidia-smi)" ] && make -s build/tools/lib_bench_cuda 2>/de
 	echo "== libaccel on cuda (build/tools/lib_bench_cuda, 256 MiB, median of 30); reference: cudaMemcpy"
 	ACCEL_VISIBLE_DEVICES=cuda build/tools/lib_bench_cuda -s 256 -r 30
 fi
+if [ -n "$(command -v nvidia-smi)" ] && make -s build/tools/pool_bench_cuda 2>/dev/null; then
+	echo "== caching allocator on cuda (build/tools/pool_bench_cuda, sizes 1..64 KiB, median of 5); references: cuMemAlloc, cuMemAllocAsync"
+	ACCEL_VISIBLE_DEVICES=cuda build/tools/pool_bench_cuda -n 1000,10000,100000 -m 65536 -r 5
+fi

@@ -3,11 +3,13 @@
 #
 #  1. device-model tests through qtest (tests/qemu/test_device)
 #  2. the seeded device-model fuzzer, 100,000 operations
-#  3. the libaccel conformance suite on the cpu backend (two devices)
+#  3. the libaccel conformance suite on the cpu backend (two devices), and
+#     on cuda (every test skipped, with the reason, where there is no GPU)
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the man
 #     pages (man --warnings); dkms; accel-smi with no device; the
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
-#     the libaccel suite through the plugin's function table, on cpu
+#     the libaccel suite through the plugin's function table, on cpu and
+#     cuda
 #  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles,
 #     accel-smi against sysfs and a process holding VRAM, the ioctl fuzzer
 #     (10,000 operations, the seed of the device fuzzer), the load test
@@ -55,6 +57,8 @@ run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
 run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
 	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
+# Where there is no GPU, the cuda backend says why and its tests are skipped.
+run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test" -u
 run_one "libaccel packaging" scripts/check-lib.sh
 run_one "accel-smi without a device" scripts/smi-no-device.sh
 run_one "man pages" scripts/check-man.sh
@@ -67,6 +71,8 @@ run_counted "Paddle plugin loader on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
 run_counted "libaccel suite through the Paddle plugin on cpu" env \
 	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	"$T/plugin_suite"
+run_counted "libaccel suite through the Paddle plugin on cuda" env \
+	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
 run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" \
 	"${plugin_files[@]}" "${smi_files[@]}" "${system_libs[@]}" -- \
 	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \

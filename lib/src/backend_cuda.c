@@ -56,7 +56,8 @@ const struct accel_backend accel_backend_cuda = {
 	X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess)
 
 /* Newer than some drivers: used when present. */
-#define CUDA_OPTIONAL_FUNCTIONS(X) X(cuMemPrefetchAsync)
+#define CUDA_OPTIONAL_FUNCTIONS(X)					\
+	X(cuMemPrefetchAsync) X(cuMemGetAllocationGranularity)
 
 #define FIELD(f) __typeof__(f) *f;
 static struct {
@@ -470,9 +471,32 @@ static bool load_driver(char *why, size_t why_len)
 	return true;
 }
 
+/*
+ * The page the device backs its allocations with (2 MiB on current GPUs):
+ * what the caching allocator's chunks are multiples of, so that none of
+ * the memory they occupy is wasted. The min chunk where the driver cannot
+ * tell.
+ */
+static size_t page_of(int ordinal)
+{
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = ordinal },
+	};
+	size_t page = 0;
+
+	if (!cu.cuMemGetAllocationGranularity ||
+	    cu.cuMemGetAllocationGranularity(&page, &prop,
+					     CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) ||
+	    !page || page % CUDA_MIN_CHUNK)
+		return CUDA_MIN_CHUNK;
+	return page;
+}
+
 static C_Status add_device(int ordinal, char *why, size_t why_len)
 {
 	struct cuda_dev *cd = calloc(1, sizeof(*cd));
+	struct accel_device *dev;
 	const char *msg = "";
 	CUresult r;
 
@@ -491,10 +515,14 @@ static C_Status add_device(int ordinal, char *why, size_t why_len)
 		return C_FAILED;
 	}
 	pthread_mutex_init(&cd->peer_lock, NULL);
-	if (!accel_device_add(&accel_backend_cuda, ordinal, cd, CUDA_MIN_CHUNK)) {
+	dev = accel_device_add(&accel_backend_cuda, ordinal, cd, CUDA_MIN_CHUNK);
+	if (!dev) {
 		snprintf(why, why_len, "too many devices");
+		pthread_mutex_destroy(&cd->peer_lock);
+		free(cd);
 		return C_FAILED;
 	}
+	dev->chunk_granule = page_of(ordinal);
 	return C_SUCCESS;
 }
 

@@ -44,6 +44,7 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 	dev->be = be;
 	dev->priv = priv;
 	dev->min_chunk = min_chunk;
+	dev->chunk_granule = min_chunk;
 	pthread_mutex_init(&dev->reg_lock, NULL);
 	pthread_rwlock_init(&dev->stream_lock, NULL);
 	pthread_mutex_init(&dev->pool_lock, NULL);

@@ -128,6 +128,13 @@ struct accel_device {
 	const struct accel_backend *be;
 	void *priv;		/* the backend's device */
 	size_t min_chunk;	/* allocation granule, a power of two */
+	/*
+	 * What the device rounds an allocation's memory to (its page), a
+	 * multiple of min_chunk: a caching allocator's chunks are multiples
+	 * of it, so that none of what they occupy is lost. min_chunk unless
+	 * the backend knows better.
+	 */
+	size_t chunk_granule;
 
 	pthread_mutex_t reg_lock;
 	struct accel_registry dev_space;	/* DEVICE allocations */

@@ -624,9 +624,17 @@ C_Status accel_device_memory_stats(const C_Device device,
 enum policy { MIN_CHUNK, MAX_CHUNK, MAX_ALLOC, EXTRA_PADDING, INIT_ALLOC,
 	      REALLOC };
 
-/* Chunks a caching allocator grows by: 1/4096 of the device, 2-64 MiB. */
+/*
+ * Chunks a caching allocator grows by: 1/4096 of the device, 2-64 MiB,
+ * whole pages of the device.
+ */
 #define GROWTH_MIN (2ul << 20)
 #define GROWTH_MAX (64ul << 20)
+
+static size_t round_up(size_t size, size_t granule)
+{
+	return (size + granule - 1) / granule * granule;
+}
 
 static size_t growth_size(size_t total)
 {
@@ -659,9 +667,11 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 		return C_FAILED;
 	max_alloc = (free - free / 100 * dev->be->reserve_percent) & ~(min - 1);
 	max_chunk = (total / 8 < max_alloc ? total / 8 : max_alloc) & ~(min - 1);
+	if (max_chunk >= dev->chunk_granule)
+		max_chunk -= max_chunk % dev->chunk_granule;
 	if (max_chunk < min)
 		max_chunk = min;
-	growth = (growth_size(total) + min - 1) & ~(min - 1);
+	growth = round_up(growth_size(total), dev->chunk_granule);
 	switch (what) {
 	case MAX_CHUNK:
 		*size = max_chunk;

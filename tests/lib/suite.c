@@ -2,11 +2,15 @@
 /*
  * The conformance suite's runner.
  *
- *   accel_lib_test [-d DEVICE] [-p PEER] [-t SUBSTRING] [-v]
+ *   accel_lib_test [-d DEVICE] [-p PEER] [-t SUBSTRING] [-u] [-v]
  *
  * DEVICE and PEER are device names ("accel:0", "cpu:1"); by default the
  * first and second visible devices. Prints kselftest-style TAP and ends
  * with "# Totals: ..." and "N passed, N failed, N skipped".
+ *
+ * -u: where a backend that ACCEL_VISIBLE_DEVICES names is unavailable (the
+ * cuda backend on a machine without a GPU), every test is reported skipped
+ * with the backend's reason instead of failing.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -186,6 +190,33 @@ static void run_child(struct suite_test *t)
 	exit(failed ? 1 : 0);
 }
 
+/*
+ * Why a backend that ACCEL_VISIBLE_DEVICES names cannot be used, or NULL
+ * when all can (or the variable names none).
+ */
+static const char *unavailable_backend(char *why, size_t len)
+{
+	const char *visible = getenv("ACCEL_VISIBLE_DEVICES");
+	char name[32];
+
+	for (const char *p = visible; p && *p; p += *p == ',') {
+		size_t n = strcspn(p, ":,");
+		const char *reason;
+		int available;
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		p += strcspn(p, ",");
+		if (accel_get_backend_info(name, &available, &reason) != C_SUCCESS)
+			return NULL;	/* a bad name: the tests say so */
+		if (!available) {
+			snprintf(why, len, "backend %s is unavailable: %s", name,
+				 reason);
+			return why;
+		}
+	}
+	return NULL;
+}
+
 /* 0 passed, 1 failed, 2 skipped */
 static int run_test(struct suite_test *t)
 {
@@ -212,22 +243,27 @@ static int run_test(struct suite_test *t)
 
 int main(int argc, char **argv)
 {
-	const char *filter = NULL;
+	const char *filter = NULL, *unavailable = NULL;
 	int n = 0, counts[3] = { 0 }, c, i = 0;
 	static const char *const verdict[] = { "ok", "not ok", "ok" };
+	bool skip_unavailable = false;
+	char why[512];
 
-	while ((c = getopt(argc, argv, "d:p:t:v")) != -1) {
+	while ((c = getopt(argc, argv, "d:p:t:uv")) != -1) {
 		switch (c) {
 		case 'd': opt_device = optarg; break;
 		case 'p': opt_peer = optarg; break;
 		case 't': filter = optarg; break;
+		case 'u': skip_unavailable = true; break;
 		case 'v': verbose = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEVICE] [-p PEER] [-t FILTER] [-v]\n",
+			fprintf(stderr, "usage: %s [-d DEVICE] [-p PEER] [-t FILTER] [-u] [-v]\n",
 				argv[0]);
 			return 2;
 		}
 	}
+	if (skip_unavailable)
+		unavailable = unavailable_backend(why, sizeof(why));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (struct suite_test *t = tests; t; t = t->next)
 		n += !filter || strstr(t->name, filter);
@@ -238,10 +274,10 @@ int main(int argc, char **argv)
 		if (filter && !strstr(t->name, filter))
 			continue;
 		printf("# %s\n", t->name);
-		r = run_test(t);
+		r = unavailable ? 2 : run_test(t);
 		counts[r]++;
-		printf("%s %d %s%s\n", verdict[r], ++i, t->name,
-		       r == 2 ? " # SKIP" : "");
+		printf("%s %d %s%s%s\n", verdict[r], ++i, t->name,
+		       r == 2 ? " # SKIP " : "", unavailable ? unavailable : "");
 	}
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
 	       counts[0], counts[1], counts[2]);

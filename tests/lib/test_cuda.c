@@ -72,3 +72,47 @@ TEST(cuda_caller_context_left_alone)
 	CHECK(cu.ctx_get_current(&cur) == 0 && cur == NULL);
 	CHECK(cu.ctx_destroy(foreign) == 0);
 }
+
+/* cuda.h's CUmemAllocationProp (CUDA 10.2 on), for a device's memory */
+struct cuda_alloc_prop {
+	int type;			/* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+	int handle_types;
+	int location_type;		/* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+	int location_id;
+	void *win32_meta;
+	unsigned char alloc_flags[8];
+};
+
+/* The device's page: CU_MEM_ALLOC_GRANULARITY_RECOMMENDED. */
+static size_t cuda_page(int ordinal)
+{
+	int (*granularity)(size_t *g, const struct cuda_alloc_prop *prop,
+			   int option);
+	struct cuda_alloc_prop prop = { .type = 1, .location_type = 1,
+					.location_id = ordinal };
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	size_t page = 0;
+
+	REQUIRE(lib);
+	*(void **)&granularity = dlsym(lib, "cuMemGetAllocationGranularity");
+	if (!granularity)
+		suite_skip("the CUDA driver has no cuMemGetAllocationGranularity");
+	REQUIRE(granularity(&page, &prop, 1) == 0 && page);
+	return page;
+}
+
+/* A caching allocator's chunks waste none of the pages they occupy. */
+TEST(cuda_chunks_are_whole_pages)
+{
+	size_t page, init, re, max_chunk;
+
+	if (strncmp(ctx->name, "cuda:", 5))
+		suite_skip("a test of the cuda backend");
+	page = cuda_page(atoi(ctx->name + 5));
+	REQUIRE_OK(accel_device_init_alloc_size(ctx->dev, &init));
+	REQUIRE_OK(accel_device_realloc_size(ctx->dev, &re));
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	CHECK(init % page == 0 && init >= page);
+	CHECK(re % page == 0 && re >= page);
+	CHECK(max_chunk % page == 0);
+}

@@ -12,6 +12,12 @@
  * fragmentation: peak bytes reserved from the device over peak bytes
  * requested, over both runs.
  *
+ * Built with WITH_CUDA (pool_bench_cuda, for a cuda device), it also runs
+ * the pool on a stream, and CUDA's own allocators: cuMemAlloc/cuMemFree,
+ * and cuMemAllocAsync/cuMemFreeAsync on a stream from the device's default
+ * memory pool, which keeps what is freed (release threshold: unlimited).
+ * The stream runs end with a synchronization of the stream, timed.
+ *
  *   pool_bench [-d DEVICE] [-n N[,N...]] [-m MAX_BYTES] [-s SEED] [-r REPS] [-p] [-v]
  *
  * -p runs the pool alone (for profiling); -v prints the pool's statistics
@@ -27,14 +33,36 @@
 
 #include <accel/accel.h>
 
+#ifdef WITH_CUDA
+#include <cuda.h>
+#endif
+
 #define MAX_REPS 101
 
-enum allocator { POOL, RAW, MALLOC };
+enum allocator {
+	POOL, RAW, MALLOC,
+#ifdef WITH_CUDA
+	POOL_STREAM, CU_ALLOC, CU_ASYNC,
+#endif
+	NUM_ALLOCATORS
+};
+
+static const char *const column[NUM_ALLOCATORS] = {
+	[POOL] = "pool ns", [RAW] = "raw ns", [MALLOC] = "malloc ns",
+#ifdef WITH_CUDA
+	[POOL_STREAM] = "pool+stream", [CU_ALLOC] = "cuMemAlloc",
+	[CU_ASYNC] = "cuMemAllocAsync",
+#endif
+};
 
 struct run {
 	enum allocator which;
 	struct C_Device_st dev;
 	accel_pool_t pool;
+	C_Stream stream;	/* POOL_STREAM's */
+#ifdef WITH_CUDA
+	CUstream cu_stream;	/* CU_ASYNC's */
+#endif
 	void **ptrs;
 	size_t *sizes;
 };
@@ -65,6 +93,45 @@ static void die(const char *what)
 	exit(1);
 }
 
+#ifdef WITH_CUDA
+static void cu_check(CUresult r, const char *what)
+{
+	const char *msg = "unknown error";
+
+	if (r == CUDA_SUCCESS)
+		return;
+	cuGetErrorString(r, &msg);
+	fprintf(stderr, "pool_bench: %s: %s (CUDA error %d)\n", what, msg, (int)r);
+	exit(1);
+}
+
+/*
+ * Make the device's primary context current for CUDA's allocators, and
+ * let its default memory pool keep what is freed, as libaccel's pool does.
+ */
+static void cu_setup(struct run *r, const char *name)
+{
+	cuuint64_t keep_all = UINT64_MAX;
+	CUmemoryPool mempool;
+	CUcontext ctx;
+	CUdevice dev;
+	int ordinal;
+
+	if (sscanf(name, "cuda:%d", &ordinal) != 1) {
+		fprintf(stderr, "pool_bench: %s is not a cuda device\n", name);
+		exit(1);
+	}
+	cu_check(cuInit(0), "cuInit");
+	cu_check(cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+	cu_check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	cu_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	cu_check(cuDeviceGetDefaultMemPool(&mempool, dev), "cuDeviceGetDefaultMemPool");
+	cu_check(cuMemPoolSetAttribute(mempool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+				       &keep_all), "cuMemPoolSetAttribute");
+	cu_check(cuStreamCreate(&r->cu_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+#endif
+
 static void *take(struct run *r, size_t size)
 {
 	void *p = NULL;
@@ -85,6 +152,21 @@ static void *take(struct run *r, size_t size)
 			exit(1);
 		}
 		break;
+#ifdef WITH_CUDA
+	case POOL_STREAM:
+		if (accel_pool_allocate(r->pool, r->stream, &p, size) != C_SUCCESS)
+			die("accel_pool_allocate");
+		break;
+	case CU_ALLOC:
+		cu_check(cuMemAlloc((CUdeviceptr *)&p, size), "cuMemAlloc");
+		break;
+	case CU_ASYNC:
+		cu_check(cuMemAllocAsync((CUdeviceptr *)&p, size, r->cu_stream),
+			 "cuMemAllocAsync");
+		break;
+#endif
+	default:
+		abort();
 	}
 	return p;
 }
@@ -102,6 +184,38 @@ static void give(struct run *r, void *p, size_t size)
 		break;
 	case MALLOC:
 		free(p);
+		break;
+#ifdef WITH_CUDA
+	case POOL_STREAM:
+		if (accel_pool_deallocate(r->pool, r->stream, p, size) != C_SUCCESS)
+			die("accel_pool_deallocate");
+		break;
+	case CU_ALLOC:
+		cu_check(cuMemFree((CUdeviceptr)p), "cuMemFree");
+		break;
+	case CU_ASYNC:
+		cu_check(cuMemFreeAsync((CUdeviceptr)p, r->cu_stream), "cuMemFreeAsync");
+		break;
+#endif
+	default:
+		abort();
+	}
+}
+
+/* The end of a run on a stream: its work is done. */
+static void finish(struct run *r)
+{
+	switch (r->which) {
+#ifdef WITH_CUDA
+	case POOL_STREAM:
+		if (accel_stream_synchronize(&r->dev, r->stream) != C_SUCCESS)
+			die("accel_stream_synchronize");
+		break;
+	case CU_ASYNC:
+		cu_check(cuStreamSynchronize(r->cu_stream), "cuStreamSynchronize");
+		break;
+#endif
+	default:
 		break;
 	}
 }
@@ -126,6 +240,7 @@ static double random_allocations(struct run *r, size_t n, size_t max,
 	}
 	for (size_t i = 0; i < n; i++)
 		give(r, r->ptrs[i], r->sizes[i]);
+	finish(r);
 	return (now() - t0) * 1e9 / (4.0 * n);
 }
 
@@ -150,11 +265,72 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static bool uses_pool(enum allocator w)
+{
+#ifdef WITH_CUDA
+	if (w == POOL_STREAM)
+		return true;
+#endif
+	return w == POOL;
+}
+
+static void open_allocator(struct run *r, enum allocator w)
+{
+	r->which = w;
+	if (uses_pool(w) && accel_pool_create(&r->dev, &r->pool) != C_SUCCESS)
+		die("accel_pool_create");
+#ifdef WITH_CUDA
+	if (w == POOL_STREAM && accel_stream_create(&r->dev, &r->stream) != C_SUCCESS)
+		die("accel_stream_create");
+#endif
+}
+
+/* Fragmentation: for the pool without a stream, 0 for the others. */
+static double close_allocator(struct run *r, bool verbose)
+{
+	struct accel_pool_stats s;
+	double frag = 0;
+
+	if (!uses_pool(r->which))
+		return 0;
+	if (accel_pool_get_stats(r->pool, &s) != C_SUCCESS)
+		die("accel_pool_get_stats");
+	if (r->which == POOL)
+		frag = (double)s.reserved_peak / s.requested_peak;
+	if (verbose)
+		print_stats(r->pool);
+	if (accel_pool_destroy(r->pool) != C_SUCCESS)
+		die("accel_pool_destroy");
+	if (r->stream && accel_stream_destroy(&r->dev, r->stream) != C_SUCCESS)
+		die("accel_stream_destroy");
+	r->stream = NULL;
+	return frag;
+}
+
+/* The median of @reps timed runs of @w, after an untimed one. */
+static double time_allocator(struct run *r, size_t n, size_t max,
+			     uint64_t seed, int reps)
+{
+	double t[MAX_REPS];
+
+	random_allocations(r, n, max, seed);
+	for (int i = 0; i < reps; i++)
+		t[i] = random_allocations(r, n, max, seed);
+	qsort(t, reps, sizeof(t[0]), cmp_double);
+	return t[reps / 2];
+}
+
+static int width(enum allocator w)
+{
+	int len = (int)strlen(column[w]);
+
+	return len > 10 ? len : 10;
+}
+
 static void bench(struct run *r, size_t n, size_t max, uint64_t seed,
 		  int reps, bool pool_only, bool verbose)
 {
-	double ns[3] = { 0 };
-	struct accel_pool_stats s;
+	double ns[NUM_ALLOCATORS] = { 0 }, frag = 0;
 
 	r->ptrs = calloc(n, sizeof(*r->ptrs));
 	r->sizes = calloc(n, sizeof(*r->sizes));
@@ -162,27 +338,15 @@ static void bench(struct run *r, size_t n, size_t max, uint64_t seed,
 		fprintf(stderr, "pool_bench: out of memory\n");
 		exit(1);
 	}
-	for (int w = POOL; w <= (pool_only ? POOL : MALLOC); w++) {
-		r->which = w;
-		if (w == POOL && accel_pool_create(&r->dev, &r->pool) != C_SUCCESS)
-			die("accel_pool_create");
-		double t[MAX_REPS];
-
-		random_allocations(r, n, max, seed);
-		for (int i = 0; i < reps; i++)
-			t[i] = random_allocations(r, n, max, seed);
-		qsort(t, reps, sizeof(t[0]), cmp_double);
-		ns[w] = t[reps / 2];
+	for (int w = 0; w < (pool_only ? POOL + 1 : NUM_ALLOCATORS); w++) {
+		open_allocator(r, w);
+		ns[w] = time_allocator(r, n, max, seed, reps);
+		frag += close_allocator(r, verbose);
 	}
-	if (accel_pool_get_stats(r->pool, &s) != C_SUCCESS)
-		die("accel_pool_get_stats");
-	printf("%8zu %10.1f %10.1f %10.1f %9.1fx %10.3f\n", n, ns[POOL],
-	       ns[RAW], ns[MALLOC], ns[RAW] / ns[POOL],
-	       (double)s.reserved_peak / s.requested_peak);
-	if (verbose)
-		print_stats(r->pool);
-	if (accel_pool_destroy(r->pool) != C_SUCCESS)
-		die("accel_pool_destroy");
+	printf("%8zu", n);
+	for (int w = 0; w < NUM_ALLOCATORS; w++)
+		printf(" %*.1f", width(w), ns[w]);
+	printf(" %9.1fx %10.3f\n", ns[RAW] / ns[POOL], frag);
 	free(r->ptrs);
 	free(r->sizes);
 }
@@ -222,10 +386,15 @@ int main(int argc, char **argv)
 		die(device);
 	if (accel_get_device_name(&r.dev, &name) != C_SUCCESS)
 		die("no device");
-	printf("random_allocations on %s: sizes 1..%zu bytes, seed %llu, no stream, median of %d\n",
+#ifdef WITH_CUDA
+	cu_setup(&r, name);
+#endif
+	printf("random_allocations on %s: sizes 1..%zu bytes, seed %llu, median of %d\n",
 	       name, max, (unsigned long long)seed, reps);
-	printf("%8s %10s %10s %10s %10s %10s\n", "blocks", "pool ns", "raw ns",
-	       "malloc ns", "raw/pool", "frag");
+	printf("%8s", "blocks");
+	for (int w = 0; w < NUM_ALLOCATORS; w++)
+		printf(" %*s", width(w), column[w]);
+	printf(" %10s %10s\n", "raw/pool", "frag");
 	for (const char *p = counts; *p;) {
 		char *end;
 		size_t n = strtoull(p, &end, 10);
