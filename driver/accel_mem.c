@@ -19,6 +19,7 @@
  * allocations in an interval tree by device address, so that any address
  * inside an allocation resolves to it and ranges that leave it are refused.
  */
+#include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -32,6 +33,7 @@
 /* mmap offset of a handle: handle << ACCEL_MMAP_SHIFT (objects < 64 GiB) */
 #define ACCEL_MMAP_SHIFT	36
 #define ACCEL_MAX_HANDLE	((1u << 24) - 1)
+#define ACCEL_VM_PREFAULT	512	/* VRAM pages mapped per fault: 2 MiB */
 
 static struct gen_pool *accel_pool_create(int order, unsigned long base,
 					  u64 size, int nid)
@@ -45,10 +47,36 @@ static struct gen_pool *accel_pool_create(int order, unsigned long base,
 	return pool;
 }
 
+static void accel_vram_memtype_free(void *data)
+{
+	struct accel_device *adev = data;
+
+	arch_io_free_memtype_wc(adev->vram_bar, adev->vram_size);
+}
+
+/*
+ * User mappings of VRAM are filled at fault time (accel_vm_fault()), so
+ * the BAR is made write-combining once here, where io_remap_pfn_range()
+ * would have done it for each mapping. Undone after the device is removed.
+ */
+static int accel_vram_memtype_reserve(struct accel_device *adev)
+{
+	int ret = arch_io_reserve_memtype_wc(adev->vram_bar, adev->vram_size);
+
+	if (ret)
+		return ret;
+	return devm_add_action_or_reset(&adev->pdev->dev,
+					accel_vram_memtype_free, adev);
+}
+
 int accel_mem_init(struct accel_device *adev)
 {
 	int nid = dev_to_node(&adev->pdev->dev);
+	int ret;
 
+	ret = accel_vram_memtype_reserve(adev);
+	if (ret)
+		return ret;
 	INIT_LIST_HEAD(&adev->host_bos);
 	mutex_init(&adev->host_lock);
 	adev->vram_pool = accel_pool_create(ACCEL_VRAM_ORDER, ACCEL_VRAM_BASE,
@@ -564,15 +592,57 @@ static void accel_vm_close(struct vm_area_struct *vma)
 }
 
 /*
+ * VRAM: from the faulting page on, up to ACCEL_VM_PREFAULT pages of the
+ * mapping at once. Nothing is mapped before the first touch, so a mapping
+ * that mmap() links after the device was removed (and its mappings
+ * revoked) has nothing in it, and its faults see the removal.
+ */
+static vm_fault_t accel_vm_fault_vram(struct vm_fault *vmf,
+				      struct accel_bo *bo, pgoff_t page)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct accel_device *adev = bo->adev;
+	unsigned long addr = vmf->address;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	unsigned long pfn;
+	unsigned int i;
+
+	if (page >= DIV_ROUND_UP(bo->alloc_size, PAGE_SIZE))
+		return VM_FAULT_SIGBUS;
+	/* mmap_lock is held: trylock, for the reason given in accel_mmap() */
+	if (!down_read_trylock(&adev->remove_lock))
+		return VM_FAULT_SIGBUS;
+	if (adev->removed)
+		goto out;
+	pfn = ((adev->vram_bar + bo->pool_addr - ACCEL_VRAM_BASE) >> PAGE_SHIFT) +
+	      page;
+	for (i = 0; i < ACCEL_VM_PREFAULT && addr < vma->vm_end; i++) {
+		ret = vmf_insert_pfn_prot(vma, addr, pfn + i, vma->vm_page_prot);
+		if (ret & VM_FAULT_ERROR) {
+			/* the faulting page is what must be there */
+			if (i)
+				ret = VM_FAULT_NOPAGE;
+			break;
+		}
+		addr += PAGE_SIZE;
+	}
+out:
+	up_read(&adev->remove_lock);
+	return ret;
+}
+
+/*
  * Host memory is inserted page by page on first touch, and again after the
- * mappings were revoked; VRAM is mapped whole at mmap() time and faults only
- * once revoked.
+ * mappings were revoked: its pages stay with the mapping after the device
+ * is gone. VRAM faults once removed.
  */
 static vm_fault_t accel_vm_fault(struct vm_fault *vmf)
 {
 	struct accel_bo *bo = vmf->vma->vm_private_data;
 	pgoff_t page = vmf->pgoff & ((1ul << (ACCEL_MMAP_SHIFT - PAGE_SHIFT)) - 1);
 
+	if (bo->kind == ACCEL_MEM_HOST_VISIBLE)
+		return accel_vm_fault_vram(vmf, bo, page);
 	if (bo->kind != ACCEL_MEM_HOST || page >= bo->npages)
 		return VM_FAULT_SIGBUS;
 	return vmf_insert_pfn(vmf->vma, vmf->address,
@@ -597,19 +667,6 @@ static struct accel_bo *accel_mmap_lookup(struct accel_ctx *ctx, u64 offset)
 	return bo;
 }
 
-static int accel_mmap_vram(struct accel_bo *bo, struct vm_area_struct *vma,
-			   u64 inner)
-{
-	unsigned long len = vma->vm_end - vma->vm_start;
-	phys_addr_t phys;
-
-	phys = bo->adev->vram_bar + (bo->pool_addr - ACCEL_VRAM_BASE) + inner;
-	vma->vm_flags |= VM_IO;
-	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
-	return io_remap_pfn_range(vma, vma->vm_start, phys >> PAGE_SHIFT, len,
-				  vma->vm_page_prot);
-}
-
 static int accel_mmap_bo(struct accel_bo *bo, struct vm_area_struct *vma,
 			 u64 inner)
 {
@@ -622,11 +679,14 @@ static int accel_mmap_bo(struct accel_bo *bo, struct vm_area_struct *vma,
 	if (inner >= mappable || len > mappable - inner)
 		return -EINVAL;
 	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	if (bo->kind == ACCEL_MEM_HOST_VISIBLE) {
+		vma->vm_flags |= VM_IO;
+		vma->vm_page_prot =
+			pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
+	}
 	vma->vm_private_data = bo;
 	vma->vm_ops = &accel_vm_ops;
-	if (bo->kind == ACCEL_MEM_HOST)
-		return 0;
-	return accel_mmap_vram(bo, vma, inner);
+	return 0;
 }
 
 int accel_mmap(struct file *file, struct vm_area_struct *vma)
@@ -636,6 +696,9 @@ int accel_mmap(struct file *file, struct vm_area_struct *vma)
 	struct accel_bo *bo;
 	int ret;
 
+	/* Copy-on-write cannot copy pages the kernel does not own. */
+	if (is_cow_mapping(vma->vm_flags))
+		return -EINVAL;
 	bo = accel_mmap_lookup(ctx, offset);
 	if (!bo)
 		return -EINVAL;

@@ -474,8 +474,9 @@ static void op_garbage(struct file *f)
 
 static void op_mmap(struct file *f)
 {
-	uint64_t off, len;
+	uint64_t off, len, page;
 	void *p;
+	int prot;
 
 	if (nmaps && chance(40)) {
 		int i = (int)below((uint64_t)nmaps);
@@ -496,8 +497,9 @@ static void op_mmap(struct file *f)
 	}
 	if (!len || len > (64u << 20))
 		len = 4096;
-	p = mmap(NULL, len, chance(80) ? PROT_READ | PROT_WRITE : PROT_READ,
-		 MAP_SHARED, f->fd, (off_t)off);
+	prot = chance(80) ? PROT_READ | PROT_WRITE : PROT_READ;
+	p = mmap(NULL, len, prot, chance(90) ? MAP_SHARED : MAP_PRIVATE, f->fd,
+		 (off_t)off);
 	if (p == MAP_FAILED) {
 		err_count++;
 		return;
@@ -508,7 +510,12 @@ static void op_mmap(struct file *f)
 		return;
 	}
 	maps[nmaps++] = (struct map){ p, len };
-	((volatile uint8_t *)p)[0];	/* fault the first page in */
+	/* fault a page in, the first or any */
+	page = len >= 8192 && chance(50) ? below(len / 4096) * 4096 : 0;
+	if (prot & PROT_WRITE && chance(50))
+		((volatile uint8_t *)p)[page] = (uint8_t)rnd();
+	else
+		((volatile uint8_t *)p)[page];
 }
 
 static void op_poll(struct file *f)

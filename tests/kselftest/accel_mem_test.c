@@ -458,6 +458,39 @@ TEST_F(mem, mmap_host_visible)
 	munmap(map, 4096);
 }
 
+/*
+ * A mapping larger than what one fault maps (2 MiB), from the second page
+ * of the allocation: every page is the right one, whichever is touched
+ * first.
+ */
+TEST_F(mem, mmap_host_visible_large)
+{
+	const uint64_t n = (5 << 20) + 3 * 4096, len = n - 4096;
+	uint8_t *in = malloc(n), *out = malloc(n), *map;
+	struct accel_alloc a;
+
+	ASSERT_NE(NULL, in);
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, mem_alloc(self->fd, n, 0, ACCEL_MEM_HOST_VISIBLE, &a));
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		   a.mmap_offset + 4096);
+	ASSERT_NE(MAP_FAILED, map);
+	pattern(in, n, 31);
+	ASSERT_EQ(0, h2d(self->fd, a.dev_addr, in, n));
+	/* the last page first, then one in the middle, then all */
+	EXPECT_EQ(0, memcmp(in + n - 4096, map + len - 4096, 4096));
+	EXPECT_EQ(0, memcmp(in + (3 << 20), map + (3 << 20) - 4096, 4096));
+	EXPECT_EQ(0, memcmp(in + 4096, map, len));
+	/* CPU writes through the mapping land at the right device address */
+	pattern(in, n, 32);
+	memcpy(map, in + 4096, len);
+	ASSERT_EQ(0, d2h(self->fd, out, a.dev_addr + 4096, len));
+	EXPECT_EQ(0, memcmp(in + 4096, out, len));
+	munmap(map, len);
+	free(in);
+	free(out);
+}
+
 TEST_F(mem, mmap_rejects)
 {
 	struct accel_alloc dev, vis;
@@ -482,6 +515,45 @@ TEST_F(mem, mmap_rejects)
 	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, 0);
 	EXPECT_EQ(MAP_FAILED, map);
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * Only shared mappings: a private one would be copy-on-write, which pages
+ * the kernel does not own cannot be. Refused, whatever its protection;
+ * touched if it was not, as a program would.
+ */
+TEST_F(mem, mmap_private_refused)
+{
+	static const uint32_t kinds[] = { ACCEL_MEM_HOST_VISIBLE, ACCEL_MEM_HOST };
+	static const int prots[] = { PROT_READ | PROT_WRITE, PROT_READ };
+	struct accel_alloc a;
+	uint8_t *map;
+
+	for (unsigned int k = 0; k < 2; k++) {
+		ASSERT_EQ(0, mem_alloc(self->fd, 4096, 0, kinds[k], &a));
+		for (unsigned int p = 0; p < 2; p++) {
+			map = mmap(NULL, 4096, prots[p], MAP_PRIVATE, self->fd,
+				   a.mmap_offset);
+			if (map == MAP_FAILED) {
+				EXPECT_EQ(EINVAL, errno);
+				continue;
+			}
+			TH_LOG("kind %u, prot %d: mapped", kinds[k], prots[p]);
+			if (prots[p] & PROT_WRITE)
+				map[0] = 1;
+			EXPECT_EQ(0, map[1]);
+			munmap(map, 4096);
+			EXPECT_EQ(MAP_FAILED, map);
+		}
+		/* the allocation is still whole and can be shared */
+		map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   self->fd, a.mmap_offset);
+		ASSERT_NE(MAP_FAILED, map);
+		map[0] = 7;
+		EXPECT_EQ(7, map[0]);
+		munmap(map, 4096);
+		ASSERT_EQ(0, mem_free(self->fd, a.handle));
+	}
 }
 
 /* A mapping keeps its memory: freeing the handle does not free VRAM. */

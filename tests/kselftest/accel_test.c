@@ -356,7 +356,7 @@ TEST(unbind_with_mapped_memory)
 	struct accel_alloc host = { .size = 8192, .kind = ACCEL_MEM_HOST };
 	struct accel_alloc vram = { .size = 4096, .kind = ACCEL_MEM_DEVICE };
 	struct accel_alloc vis = { .size = 4096, .kind = ACCEL_MEM_HOST_VISIBLE };
-	uint8_t *map, *vis_map;
+	uint8_t *map, *vis_map, *untouched;
 	char addr[64];
 	int fd, status;
 	pid_t pid;
@@ -373,6 +373,9 @@ TEST(unbind_with_mapped_memory)
 	vis_map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		       vis.mmap_offset);
 	ASSERT_NE(MAP_FAILED, vis_map);
+	/* VRAM is mapped on first touch: one mapping is never touched */
+	untouched = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, vis.mmap_offset);
+	ASSERT_NE(MAP_FAILED, untouched);
 	vis_map[0] = 1;
 	map[100] = 7;
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
@@ -388,6 +391,13 @@ TEST(unbind_with_mapped_memory)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		_exit(untouched[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+	munmap(untouched, 4096);
 	munmap(vis_map, 4096);
 	EXPECT_EQ(-1, ioctl(fd, ACCEL_IOCTL_ALLOC, &vram));
 	EXPECT_EQ(ENODEV, errno);
