@@ -14,9 +14,19 @@
 static _Thread_local char last_error[ACCEL_ERROR_LEN];
 static _Thread_local const char *current_func;
 
-void accel_enter(const char *func)
+/* What was current before: accel_leave() puts it back. */
+const char *accel_enter(const char *func)
 {
-	current_func = func;
+	const char *outer = current_func;
+
+	if (!outer)
+		current_func = func;
+	return outer;
+}
+
+void accel_leave(const char *const *outer)
+{
+	current_func = *outer;
 }
 
 static void set_error(int err, const char *fmt, va_list ap)

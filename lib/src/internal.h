@@ -172,9 +172,16 @@ C_Status accel_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 C_Status accel_errno_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* name the public function whose errors follow, for their messages */
-void accel_enter(const char *func);
-#define ACCEL_ENTER() accel_enter(__func__)
+/*
+ * Name the public function whose errors follow, for their messages, until
+ * it returns. A public function that another one calls does not rename
+ * the error: the caller named in a message is the one the program called.
+ */
+const char *accel_enter(const char *func);
+void accel_leave(const char *const *outer);
+#define ACCEL_ENTER()							\
+	const char *accel_outer_ __attribute__((cleanup(accel_leave), unused)) = \
+		accel_enter(__func__)
 
 /* device.c */
 struct accel_device *accel_device_add(const struct accel_backend *be,

@@ -173,6 +173,9 @@ TEST(mapped_scope_over_an_existing_host_array)
 	/* only host arrays are registered */
 	FAILS(accel_array_register(ctx->dev, d, 0));
 	FAILS(accel_array_register(NULL, h, 0));
+	/* a failure inside the library's own calls names the one called */
+	FAILS(accel_array_register(&(struct C_Device_st){ .id = 9999 }, h, 0));
+	CHECK(!strncmp(accel_get_last_error(), "accel_array_register: ", 22));
 	OK(accel_array_release(d));
 	OK(accel_array_release(h));
 	free(a);
