@@ -47,11 +47,13 @@ static struct gen_pool *accel_pool_create(int order, unsigned long base,
 	return pool;
 }
 
+/* After remove(), when @adev may be gone: the BAR is read off the PCI device. */
 static void accel_vram_memtype_free(void *data)
 {
-	struct accel_device *adev = data;
+	struct pci_dev *pdev = data;
 
-	arch_io_free_memtype_wc(adev->vram_bar, adev->vram_size);
+	arch_io_free_memtype_wc(pci_resource_start(pdev, ACCEL_BAR_VRAM),
+				pci_resource_len(pdev, ACCEL_BAR_VRAM));
 }
 
 /*
@@ -66,7 +68,7 @@ static int accel_vram_memtype_reserve(struct accel_device *adev)
 	if (ret)
 		return ret;
 	return devm_add_action_or_reset(&adev->pdev->dev,
-					accel_vram_memtype_free, adev);
+					accel_vram_memtype_free, adev->pdev);
 }
 
 int accel_mem_init(struct accel_device *adev)

@@ -357,13 +357,17 @@ TEST_F(q, stall_is_recovered)
 
 /*
  * Another context's work on the same hardware queue is not starved: it runs
- * after at most a few jobs of a long backlog, not after all of it.
+ * after at most a few jobs of a long backlog, not after all of it. How long
+ * "long" must be depends on how fast the other context gets its wait in (a
+ * debug kernel is slow), so the backlog grows until it outlasts that: a
+ * device that ran all of it first is never caught with some left.
  */
 TEST_F(q, contexts_share_the_hardware)
 {
-	int other = dev_open(), i, tries;
+	int other = dev_open(), i, tries, round;
 	uint64_t n = 64 * MiB, a = alloc_vram(self->fd, n), b, last = 0, f;
 	uint32_t q2 = 0, hw2 = 0;
+	bool overtaken = false;
 
 	ASSERT_GE(other, 0);
 	ASSERT_NE(0, a);
@@ -373,15 +377,19 @@ TEST_F(q, contexts_share_the_hardware)
 	for (tries = 0; tries < 16 && hw2 != self->hw; tries++)
 		q2 = queue_create(other, &hw2);
 	ASSERT_EQ(self->hw, hw2);
-	for (i = 0; i < 40; i++) {
-		last = submit_fill(self->fd, self->queue, a, n, i);
-		ASSERT_NE(0, last);
+	for (round = 0; round < 3 && !overtaken; round++) {
+		for (i = 0; i < 40 << (2 * round); i++) {
+			last = submit_fill(self->fd, self->queue, a, n, i);
+			ASSERT_NE(0, last);
+		}
+		f = submit_fill(other, q2, b, 4096, 9);
+		ASSERT_NE(0, f);
+		ASSERT_EQ(0, wait_fence(other, f, -1));
+		overtaken = wait_fence(self->fd, last, 0) == -EBUSY;
+		ASSERT_EQ(0, wait_fence(self->fd, last, -1));
 	}
-	f = submit_fill(other, q2, b, 4096, 9);
-	ASSERT_NE(0, f);
-	ASSERT_EQ(0, wait_fence(other, f, -1));
-	EXPECT_EQ(-EBUSY, wait_fence(self->fd, last, 0));
-	EXPECT_EQ(0, wait_fence(self->fd, last, -1));
+	EXPECT_TRUE(overtaken) TH_LOG("the other context waited for %d jobs",
+				      40 << (2 * (round - 1)));
 	close(other);
 }
 
