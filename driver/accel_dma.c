@@ -172,7 +172,7 @@ static int accel_side_peer(struct accel_device *adev, struct accel_side *side,
 			   enum dma_data_direction dir)
 {
 	struct accel_device *peer = bo->adev;
-	phys_addr_t phys = peer->vram_bar + (addr - ACCEL_VRAM_BASE);
+	phys_addr_t phys = accel_vram_phys(peer, addr);
 	dma_addr_t dma;
 
 	dma = dma_map_resource(&adev->pdev->dev, phys, len, dir, 0);

@@ -230,6 +230,13 @@ static inline bool accel_bo_is_host(const struct accel_bo *bo)
 	return bo->kind == ACCEL_MEM_HOST || bo->kind == ACCEL_BO_USERPTR;
 }
 
+/* Where device address @addr of @adev's VRAM is on the bus: in its BAR. */
+static inline phys_addr_t accel_vram_phys(const struct accel_device *adev,
+					  u64 addr)
+{
+	return adev->vram_bar + (addr - ACCEL_VRAM_BASE);
+}
+
 static inline u32 accel_read(struct accel_device *adev, u32 reg)
 {
 	return readl(adev->regs + reg);

@@ -616,8 +616,7 @@ static vm_fault_t accel_vm_fault_vram(struct vm_fault *vmf,
 		return VM_FAULT_SIGBUS;
 	if (adev->removed)
 		goto out;
-	pfn = ((adev->vram_bar + bo->pool_addr - ACCEL_VRAM_BASE) >> PAGE_SHIFT) +
-	      page;
+	pfn = (accel_vram_phys(adev, bo->pool_addr) >> PAGE_SHIFT) + page;
 	for (i = 0; i < ACCEL_VM_PREFAULT && addr < vma->vm_end; i++) {
 		ret = vmf_insert_pfn_prot(vma, addr, pfn + i, vma->vm_page_prot);
 		if (ret & VM_FAULT_ERROR) {
