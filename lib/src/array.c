@@ -11,7 +11,7 @@
 struct accel_array *array_lookup(accel_array_t ary)
 {
 	if (!ary || !accel_handle_live(ary) || ary->magic != ARRAY_MAGIC) {
-		accel_error("%p is not a live array (released, or never one)",
+		accel_handle_error("%p is not a live array (released, or never one)",
 			    (void *)ary);
 		return NULL;
 	}
@@ -27,7 +27,7 @@ C_Status array_new(struct storage *st, size_t offset,
 	if (!a || !accel_handle_add(a)) {
 		free(a);
 		storage_put(st);
-		return accel_error("out of host memory for an array");
+		return accel_oom_error("out of host memory for an array");
 	}
 	a->magic = ARRAY_MAGIC;
 	a->st = st;

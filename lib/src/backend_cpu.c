@@ -167,7 +167,7 @@ static struct cpu_op *new_op(enum cpu_op_type type)
 	struct cpu_op *op = calloc(1, sizeof(*op));
 
 	if (!op)
-		accel_error("out of host memory");
+		accel_oom_error("out of host memory");
 	else
 		op->type = type;
 	return op;
@@ -236,7 +236,7 @@ static C_Status queue_copy(struct cpu_stream *s, void *dst, const void *src,
 		op->staged = malloc(size);
 		if (!op->staged) {
 			free(op);
-			return accel_error("out of host memory staging %zu bytes",
+			return accel_oom_error("out of host memory staging %zu bytes",
 					   size);
 		}
 		memcpy(op->staged, src, size);
@@ -271,7 +271,7 @@ static C_Status cpu_alloc(struct accel_device *dev, enum accel_kind kind,
 			size_t free = cd->capacity - cd->used;
 
 			pthread_mutex_unlock(&cd->lock);
-			return accel_error("out of memory on %s: %zu bytes requested, %zu of %zu free",
+			return accel_oom_error("out of memory on %s: %zu bytes requested, %zu of %zu free",
 					   dev->name, size, free, cd->capacity);
 		}
 		cd->used += need;
@@ -392,7 +392,7 @@ static C_Status cpu_stream_create(struct accel_device *dev, void **stream)
 
 	(void)dev;
 	if (!s)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->idle, NULL);
@@ -446,7 +446,7 @@ static C_Status cpu_event_create(struct accel_device *dev, void **event)
 
 	(void)dev;
 	if (!ev)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	pthread_mutex_init(&ev->lock, NULL);
 	pthread_cond_init(&ev->cond, NULL);
 	atomic_init(&ev->refs, 1);

@@ -74,6 +74,30 @@ struct cuda_dev {
 	uint64_t peers_enabled;		/* bit i: access to ordinal i tried */
 };
 
+/* The library's code for a CUDA driver error. */
+static enum accel_error cuda_code(CUresult r)
+{
+	switch (r) {
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return ACCEL_ERROR_OUT_OF_MEMORY;
+	case CUDA_ERROR_INVALID_VALUE:
+		return ACCEL_ERROR_INVALID_VALUE;
+	case CUDA_ERROR_INVALID_HANDLE:
+	case CUDA_ERROR_INVALID_CONTEXT:
+		return ACCEL_ERROR_INVALID_HANDLE;
+	case CUDA_ERROR_NOT_READY:
+		return ACCEL_ERROR_NOT_READY;
+	case CUDA_ERROR_NOT_SUPPORTED:
+		return ACCEL_ERROR_NOT_SUPPORTED;
+	case CUDA_ERROR_NO_DEVICE:
+	case CUDA_ERROR_NOT_INITIALIZED:
+	case CUDA_ERROR_DEINITIALIZED:
+		return ACCEL_ERROR_UNAVAILABLE;
+	default:
+		return ACCEL_ERROR_DEVICE_FAULT;
+	}
+}
+
 static C_Status cuda_error(CUresult r, struct accel_device *dev,
 			   const char *what)
 {
@@ -81,8 +105,8 @@ static C_Status cuda_error(CUresult r, struct accel_device *dev,
 
 	if (cu.cuGetErrorString(r, &msg) != CUDA_SUCCESS || !msg)
 		msg = "unknown CUDA error";
-	return accel_error("%s: %s failed: %s (CUDA error %d)", dev->name,
-			   what, msg, (int)r);
+	return accel_fail(cuda_code(r), "%s: %s failed: %s (CUDA error %d)",
+			  dev->name, what, msg, (int)r);
 }
 
 static CUcontext ctx_of(struct accel_device *dev)
@@ -181,7 +205,7 @@ static C_Status cuda_alloc(struct accel_device *dev, enum accel_kind kind,
 
 		cu.cuMemGetInfo(&free, &total);
 		pop();
-		return accel_error("out of memory on %s: %zu bytes requested, %zu of %zu free",
+		return accel_oom_error("out of memory on %s: %zu bytes requested, %zu of %zu free",
 				   dev->name, size, free, total);
 	}
 	out->addr = (uintptr_t)p;

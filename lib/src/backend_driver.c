@@ -112,9 +112,9 @@ static C_Status no_memory(struct accel_device *dev, size_t size)
 	struct accel_mem_stats st = { 0 };
 
 	if (xioctl(fd_of(dev), ACCEL_IOCTL_MEM_STATS, &st))
-		return accel_error("out of memory on %s: %zu bytes requested",
+		return accel_oom_error("out of memory on %s: %zu bytes requested",
 				   dev->name, size);
-	return accel_error("out of memory on %s: %zu bytes requested, %llu of %llu free",
+	return accel_oom_error("out of memory on %s: %zu bytes requested, %llu of %llu free",
 			   dev->name, size, (unsigned long long)st.vram_free,
 			   (unsigned long long)st.vram_total);
 }
@@ -271,7 +271,7 @@ static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 		cap *= 2;
 	b = calloc(1, sizeof(*b));
 	if (!b) {
-		accel_error("out of host memory");
+		accel_oom_error("out of host memory");
 		return NULL;
 	}
 	if (drv_alloc_kind(dev, ACCEL_MEM_HOST, cap, &a) != C_SUCCESS) {
@@ -333,7 +333,7 @@ static C_Status track_fence(int fd, struct drv_stream *s, uint64_t fence)
 		uint64_t *p = realloc(s->pending, cap * sizeof(*p));
 
 		if (!p)
-			return accel_error("out of host memory");
+			return accel_oom_error("out of host memory");
 		s->pending = p;
 		s->cap_pending = cap;
 	}
@@ -414,7 +414,7 @@ static C_Status drv_copy(struct accel_device *dev, void *stream,
 	if (submit(dev, s, &sub) != C_SUCCESS)
 		return C_FAILED;
 	if (wait_fence(fd_of(dev), sub.fence, -1))
-		return accel_error("%s: the copy of %zu bytes failed", dev->name,
+		return accel_fault_error("%s: the copy of %zu bytes failed", dev->name,
 				   size);
 	return C_SUCCESS;
 }
@@ -474,7 +474,7 @@ static C_Status drv_stream_create(struct accel_device *dev, void **stream)
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	ret = xioctl(fd_of(dev), ACCEL_IOCTL_QUEUE_CREATE, &qc);
 	if (ret) {
 		free(s);
@@ -519,7 +519,7 @@ static C_Status report_failures(struct accel_device *dev, struct drv_stream *s)
 	s->failed = 0;
 	if (!failed)
 		return C_SUCCESS;
-	return accel_error("%u operation(s) on a stream of %s failed: the device reported an error or stopped making progress",
+	return accel_fault_error("%u operation(s) on a stream of %s failed: the device reported an error or stopped making progress",
 			   failed, dev->name);
 }
 
@@ -552,7 +552,7 @@ static C_Status drv_event_create(struct accel_device *dev, void **event)
 
 	(void)dev;
 	if (!ev)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	*event = ev;
 	return C_SUCCESS;
 }

@@ -158,7 +158,7 @@ static bool init(void)
 {
 	pthread_once(&state.once, probe_all);
 	if (state.init_error[0]) {
-		accel_error("%s", state.init_error);
+		accel_fail(ACCEL_ERROR_UNAVAILABLE, "%s", state.init_error);
 		return false;
 	}
 	return true;
@@ -245,7 +245,8 @@ C_Status accel_find_device(const char *name, int *id)
 			return C_SUCCESS;
 		}
 	}
-	return accel_error("no visible device is called '%s'", name);
+	return accel_fail(ACCEL_ERROR_UNAVAILABLE,
+			  "no visible device is called '%s'", name);
 }
 
 C_Status accel_get_backend_info(const char *backend, int *available,

@@ -27,7 +27,7 @@ static C_Status may_access(const struct storage *st, unsigned int access)
 		return accel_error("access %#x is not ACCEL_MAP_READ and/or ACCEL_MAP_WRITE",
 				   access);
 	if (!st->flags)
-		return accel_error("device-only memory cannot be mapped, read or written by the host; allocate it with ACCEL_MEMORY_HOST_READ and/or ACCEL_MEMORY_HOST_WRITE");
+		return accel_fail(ACCEL_ERROR_NOT_SUPPORTED, "device-only memory cannot be mapped, read or written by the host; allocate it with ACCEL_MEMORY_HOST_READ and/or ACCEL_MEMORY_HOST_WRITE");
 	if (access & ~st->flags)
 		return accel_error("the memory was allocated without host %s access",
 				   access_name(access & ~st->flags));

@@ -168,8 +168,16 @@ struct C_Event_st {
 };
 
 /* error.c */
+/* an error with the code ACCEL_ERROR_INVALID_VALUE: a bad argument */
 C_Status accel_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+/* an error with another code */
+C_Status accel_fail(enum accel_error code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define accel_oom_error(...) accel_fail(ACCEL_ERROR_OUT_OF_MEMORY, __VA_ARGS__)
+#define accel_handle_error(...) accel_fail(ACCEL_ERROR_INVALID_HANDLE, __VA_ARGS__)
+#define accel_fault_error(...) accel_fail(ACCEL_ERROR_DEVICE_FAULT, __VA_ARGS__)
+/* an error with the code that @err (an errno) implies, and its text */
 C_Status accel_errno_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*

@@ -11,7 +11,7 @@
 struct accel_memory *memory_lookup(accel_memory_t mem)
 {
 	if (!mem || !accel_handle_live(mem) || mem->magic != MEMORY_MAGIC) {
-		accel_error("%p is not a live memory handle (released, or never one)",
+		accel_handle_error("%p is not a live memory handle (released, or never one)",
 			    (void *)mem);
 		return NULL;
 	}
@@ -27,7 +27,7 @@ static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
 	if (!m || !accel_handle_add(m)) {
 		free(m);
 		storage_put(st);
-		return accel_error("out of host memory for a memory handle");
+		return accel_oom_error("out of host memory for a memory handle");
 	}
 	m->magic = MEMORY_MAGIC;
 	m->st = st;

@@ -506,7 +506,7 @@ static C_Status copy_bounce(struct accel_device *dst_dev,
 
 	host.ptr = malloc(chunk);
 	if (!host.ptr)
-		return accel_error("out of host memory for a %zu-byte bounce buffer",
+		return accel_oom_error("out of host memory for a %zu-byte bounce buffer",
 				   chunk);
 	for (size_t done = 0; done < size && ret == C_SUCCESS; done += chunk) {
 		struct accel_side dn = side_advance(d, done);
@@ -540,7 +540,7 @@ static C_Status copy_between(const C_Device dst_device,
 		if (!st)
 			st = accel_stream_find(sd, stream);
 		if (!st)
-			return accel_error("stream %p is not a live stream of %s or %s",
+			return accel_handle_error("stream %p is not a live stream of %s or %s",
 					   (void *)stream, dd->name, sd->name);
 	}
 	if (!size)

@@ -145,7 +145,7 @@ static C_Status out_of_memory(struct accel_pool *pool, size_t requested)
 	char why[256];
 
 	snprintf(why, sizeof(why), "%s", accel_get_last_error());
-	return accel_error("out of device memory for %zu bytes on %s; the pool holds %zu bytes, %zu of them allocated (%s)",
+	return accel_oom_error("out of device memory for %zu bytes on %s; the pool holds %zu bytes, %zu of them allocated (%s)",
 			   requested, pool->dev->name,
 			   atomic_load(&pool->reserved),
 			   atomic_load(&pool->allocated), why);
@@ -200,7 +200,7 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 			p = pool_backend_alloc(pool, size);
 	}
 	if (!b) {
-		ret = accel_error("out of host memory");
+		ret = accel_oom_error("out of host memory");
 	} else if (!p) {
 		ret = out_of_memory(pool, requested);
 	} else {
@@ -210,7 +210,7 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 		b->state = BLOCK_USED;
 		if (!pool_map_insert(&pool->direct, b)) {
 			pool_backend_free(pool, b->addr, size);
-			ret = accel_error("out of host memory");
+			ret = accel_oom_error("out of host memory");
 		}
 	}
 	if (b && ret != C_SUCCESS)
@@ -249,7 +249,7 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 	}
 	p = malloc(sizeof(*p));
 	if (!p)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	p->event = pool_record_event(pool->dev, st);
 	if (!p->event) {
 		free(p);
@@ -393,12 +393,12 @@ static C_Status pool_new(const C_Device device, struct accel_device *dev,
 	bool caching;
 
 	if (!pool)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	if (caching_setting(&caching) != C_SUCCESS ||
 	    read_policy(pool, device) != C_SUCCESS)
 		goto fail;
 	if (!pool_map_init(&pool->direct)) {
-		accel_error("out of host memory");
+		accel_oom_error("out of host memory");
 		goto fail;
 	}
 	pool->caching = caching;
@@ -424,7 +424,7 @@ static struct accel_pool *pool_lookup(accel_pool_t pool)
 		return NULL;
 	}
 	if (pool->magic != POOL_MAGIC) {
-		accel_error("pool %p is not a live pool", (void *)pool);
+		accel_handle_error("pool %p is not a live pool", (void *)pool);
 		return NULL;
 	}
 	return pool;

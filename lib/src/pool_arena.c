@@ -94,12 +94,12 @@ C_Status pool_carve(struct accel_pool *pool, struct pool_arena *a,
 	if (b->size > need) {
 		rest = block_get(pool, a);
 		if (!rest)
-			return accel_error("out of host memory");
+			return accel_oom_error("out of host memory");
 	}
 	if (!pool_map_insert(&a->map, b)) {
 		if (rest)
 			block_put(a, rest);
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	}
 	pool_index_remove(&a->index, b);
 	if (rest) {
@@ -216,7 +216,7 @@ struct pool_arena *pool_arena_new(struct accel_pool *pool,
 
 	if (!a || !pool_map_init(&a->map)) {
 		free(a);
-		accel_error("out of host memory");
+		accel_oom_error("out of host memory");
 		return NULL;
 	}
 	pthread_mutex_init(&a->lock, NULL);

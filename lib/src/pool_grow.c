@@ -149,7 +149,7 @@ static struct pool_chunk *pool_chunk_new(struct accel_pool *pool, size_t size)
 	void *p = NULL;
 
 	if (!c || !b)
-		accel_error("out of host memory");
+		accel_oom_error("out of host memory");
 	else
 		p = pool_backend_alloc(pool, size);
 	if (!p) {

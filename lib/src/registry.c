@@ -35,7 +35,7 @@ C_Status accel_registry_insert(struct accel_registry *r,
 		struct accel_allocation *v = realloc(r->v, cap * sizeof(*v));
 
 		if (!v)
-			return accel_error("out of host memory for the allocation registry");
+			return accel_oom_error("out of host memory for the allocation registry");
 		r->v = v;
 		r->cap = cap;
 	}

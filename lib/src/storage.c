@@ -23,7 +23,7 @@ static struct storage *storage_new(int dev_id, enum storage_kind kind,
 	struct storage *st = calloc(1, sizeof(*st));
 
 	if (!st) {
-		accel_error("out of host memory for a memory handle");
+		accel_oom_error("out of host memory for a memory handle");
 		return NULL;
 	}
 	atomic_init(&st->refs, 1);
@@ -58,7 +58,7 @@ static C_Status bytes_alloc(int dev_id, enum storage_kind kind, size_t bytes,
 	case STORAGE_HOST:
 		*ptr = malloc(bytes ? bytes : 1);
 		if (!*ptr)
-			return accel_error("out of host memory: %zu bytes",
+			return accel_oom_error("out of host memory: %zu bytes",
 					   bytes);
 		return C_SUCCESS;
 	}
@@ -244,7 +244,7 @@ C_Status storage_free(struct storage *st)
 
 	pthread_rwlock_wrlock(&st->lock);
 	if (atomic_load(&st->maps))
-		ret = accel_error("the memory is mapped: unmap it before freeing it");
+		ret = accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before freeing it");
 	else
 		ret = release_bytes(st);
 	pthread_rwlock_unlock(&st->lock);
@@ -257,7 +257,7 @@ C_Status storage_use(struct storage *st, const char *what)
 	if (!st->freed)
 		return C_SUCCESS;
 	pthread_rwlock_unlock(&st->lock);
-	return accel_error("%s was freed with accel_memory_free()",
+	return accel_handle_error("%s was freed with accel_memory_free()",
 			   what);
 }
 

@@ -42,7 +42,7 @@ struct C_Stream_st *accel_stream_lookup(struct accel_device *dev,
 	}
 	s = accel_stream_find(dev, stream);
 	if (!s)
-		accel_error("stream %p is not a live stream of %s", (void *)stream,
+		accel_handle_error("stream %p is not a live stream of %s", (void *)stream,
 			    dev->name);
 	return s;
 }
@@ -55,7 +55,7 @@ static struct C_Event_st *event_lookup(struct accel_device *dev,
 		return NULL;
 	}
 	if (!accel_handle_live(event) || event->magic != EVENT_MAGIC) {
-		accel_error("event %p is not a live event", (void *)event);
+		accel_handle_error("event %p is not a live event", (void *)event);
 		return NULL;
 	}
 	if (same_device && event->dev != dev) {
@@ -96,7 +96,7 @@ C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 		return accel_error("stream is NULL");
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	if (dev->be->stream_create(dev, &s->priv) != C_SUCCESS) {
 		free(s);
 		return C_FAILED;
@@ -134,7 +134,7 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 	}
 	pthread_rwlock_unlock(&dev->stream_lock);
 	if (!s)
-		return accel_error("stream %p is not a live stream of %s",
+		return accel_handle_error("stream %p is not a live stream of %s",
 				   (void *)stream, dev->name);
 	dev->be->stream_drain(dev, s->priv);
 	accel_pools_stream_gone(dev, s);
@@ -196,7 +196,7 @@ C_Status accel_event_create(const C_Device device, C_Event *event)
 		return accel_error("event is NULL");
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	if (dev->be->event_create(dev, &e->priv) != C_SUCCESS) {
 		free(e);
 		return C_FAILED;
@@ -206,7 +206,7 @@ C_Status accel_event_create(const C_Device device, C_Event *event)
 	if (!accel_handle_add(e)) {
 		dev->be->event_destroy(dev, e->priv);
 		free(e);
-		return accel_error("out of host memory");
+		return accel_oom_error("out of host memory");
 	}
 	*event = e;
 	return C_SUCCESS;
@@ -255,7 +255,7 @@ C_Status accel_event_destroy(const C_Device device, C_Event event)
 	if (!e)
 		return C_FAILED;
 	if (!accel_handle_remove(e))	/* another thread destroyed it */
-		return accel_error("event %p is not a live event", (void *)e);
+		return accel_handle_error("event %p is not a live event", (void *)e);
 	dev->be->event_destroy(dev, e->priv);
 	e->magic = 0;
 	free(e);

@@ -25,7 +25,7 @@ static int end_dev(const struct xfer_end *e)
 static C_Status not_mapped(const struct xfer_end *e)
 {
 	if (e->st && atomic_load(&e->st->maps))
-		return accel_error("the memory is mapped for the host: unmap it before the device uses it");
+		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped for the host: unmap it before the device uses it");
 	return C_SUCCESS;
 }
 

@@ -91,6 +91,18 @@ const char *suite_device_name(void);
 			printf("#   expected: %s\n", accel_get_last_error()); \
 	} while (0)
 
+/* The call must fail as FAILS() does, with the error code @code. */
+#define FAILS_WITH(code, call)						\
+	do {								\
+		FAILS(call);						\
+		if (accel_peek_last_error_code() != (code)) {		\
+			printf("#   code %s, not %s\n",			\
+			       accel_error_name(accel_peek_last_error_code()), \
+			       accel_error_name(code));			\
+			suite_fail(__FILE__, __LINE__, #call " gave the wrong code"); \
+		}							\
+	} while (0)
+
 /* ------------------------------------------------------------------ */
 /* Helpers for tests */
 

@@ -25,8 +25,10 @@
  * also accepted wherever a device pointer is.
  *
  * Errors. Every function returns C_SUCCESS or an error status; after an
- * error, accel_get_last_error() describes what failed and why. Bad arguments
- * are reported, never acted on: nothing is freed, written or leaked.
+ * error, accel_get_last_error() describes what failed and why, and
+ * accel_peek_last_error_code() tells what kind of failure it was. Bad
+ * arguments are reported, never acted on: nothing is freed, written or
+ * leaked.
  *
  * Threads. Every function may be called from any number of threads at once.
  *
@@ -83,6 +85,50 @@ ACCEL_EXPORT const char *accel_get_last_error(void);
 
 /* accel_clear_last_error - forget the calling thread's last error */
 ACCEL_EXPORT void accel_clear_last_error(void);
+
+/*
+ * What kind of failure a call reported, beside its message. A failed call
+ * returns C_FAILED and sets both; the values are stable across versions.
+ */
+enum accel_error {
+	ACCEL_ERROR_NONE = 0,		/* no call has failed since the reset */
+	ACCEL_ERROR_INVALID_VALUE,	/* an argument is out of its range */
+	ACCEL_ERROR_OUT_OF_MEMORY,	/* device or host memory ran short */
+	ACCEL_ERROR_INVALID_HANDLE,	/* not a live handle: released,
+					 * destroyed, never made, or of
+					 * another kind */
+	ACCEL_ERROR_NOT_READY,		/* work is still pending: what
+					 * C_WARNING from a query means (a
+					 * query records no error) */
+	ACCEL_ERROR_DEVICE_FAULT,	/* the device or its driver failed the
+					 * work */
+	ACCEL_ERROR_UNAVAILABLE,	/* the backend or device cannot be used */
+	ACCEL_ERROR_IN_USE,		/* the object is in use (mapped memory,
+					 * a registered range) */
+	ACCEL_ERROR_NOT_SUPPORTED,	/* this device or kind of memory cannot
+					 * do that */
+	ACCEL_ERROR_SYSTEM,		/* a system call failed */
+	ACCEL_ERROR_COUNT
+};
+
+/*
+ * accel_peek_last_error_code - the code of the calling thread's last failed
+ * call, leaving it in place (cudaPeekAtLastError)
+ */
+ACCEL_EXPORT enum accel_error accel_peek_last_error_code(void);
+
+/*
+ * accel_get_last_error_code - the code of the calling thread's last failed
+ * call; resets the code to ACCEL_ERROR_NONE and the message to ""
+ * (cudaGetLastError)
+ */
+ACCEL_EXPORT enum accel_error accel_get_last_error_code(void);
+
+/*
+ * accel_error_name - the code's name, such as "ACCEL_ERROR_OUT_OF_MEMORY",
+ * or "ACCEL_ERROR_UNKNOWN" for a value that is not a code
+ */
+ACCEL_EXPORT const char *accel_error_name(enum accel_error code);
 
 /* ------------------------------------------------------------------ */
 /* Devices and backends */

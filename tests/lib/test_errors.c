@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Error codes: each kind of failure has its own code beside the message,
+ * peeked at or taken (and reset) as cudaPeekAtLastError and
+ * cudaGetLastError do.
+ */
+#include <pthread.h>
+
+#include <accel/memory.h>
+
+#include "suite.h"
+
+TEST(error_code_is_none_until_a_call_fails)
+{
+	void *p;
+
+	accel_clear_last_error();
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	OK(accel_device_memory_allocate(ctx->dev, &p, 4096));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	OK(accel_device_memory_deallocate(ctx->dev, p, 4096));
+}
+
+TEST(peek_keeps_the_code_get_resets_it)
+{
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE, accel_stream_create(ctx->dev, NULL));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	CHECK(accel_get_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	CHECK(accel_get_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(accel_get_last_error()[0] == '\0');
+}
+
+/* A success after a failure leaves the failure's code, as CUDA does. */
+TEST(success_leaves_the_code_alone)
+{
+	C_Stream s;
+
+	FAILS(accel_stream_create(ctx->dev, NULL));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_stream_destroy(ctx->dev, s));
+}
+
+TEST(out_of_memory_has_its_code)
+{
+	size_t total, free_mem;
+	void *p = (void *)1;
+
+	OK(accel_device_memory_stats(ctx->dev, &total, &free_mem));
+	FAILS_WITH(ACCEL_ERROR_OUT_OF_MEMORY,
+		   accel_device_memory_allocate(ctx->dev, &p, total + (total >> 1)));
+	CHECK(p == NULL);
+}
+
+TEST(stale_handles_have_their_code)
+{
+	C_Stream s;
+	C_Event e;
+	void *p;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE, accel_stream_synchronize(ctx->dev, s));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	OK(accel_event_destroy(ctx->dev, e));
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE, accel_event_query(ctx->dev, e));
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, 4096));
+	OK(accel_device_memory_deallocate(ctx->dev, p, 4096));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_memory_deallocate(ctx->dev, p, 4096));
+}
+
+TEST(a_device_that_does_not_exist_is_an_invalid_value)
+{
+	struct C_Device_st none = { .id = 1 << 20 };
+	size_t total, free_mem;
+
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_memory_stats(&none, &total, &free_mem));
+}
+
+TEST_NOINIT(an_unavailable_backend_has_its_code)
+{
+	size_t count;
+
+	setenv("ACCEL_VISIBLE_DEVICES", "accel:63", 1);
+	FAILS_WITH(ACCEL_ERROR_UNAVAILABLE, accel_get_device_count(&count));
+}
+
+TEST(mapped_memory_is_in_use)
+{
+	accel_memory_t m;
+	void *p;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, accel_dtype(ACCEL_UINT8), NULL,
+				       ACCEL_MEMORY_HOST_READ, &m));
+	REQUIRE_OK(accel_memory_map(m, ACCEL_MAP_READ, &p));
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_memory_free(m));
+	OK(accel_memory_unmap(m));
+	OK(accel_memory_free(m));
+}
+
+TEST(device_only_memory_cannot_be_mapped)
+{
+	accel_memory_t m;
+	void *p;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, accel_dtype(ACCEL_UINT8), NULL,
+				       0, &m));
+	FAILS_WITH(ACCEL_ERROR_NOT_SUPPORTED, accel_memory_map(m, ACCEL_MAP_READ, &p));
+	OK(accel_memory_release(m));
+}
+
+TEST_NOINIT(every_code_has_a_name)
+{
+	CHECK(!strcmp(accel_error_name(ACCEL_ERROR_NONE), "ACCEL_ERROR_NONE"));
+	CHECK(!strcmp(accel_error_name(ACCEL_ERROR_OUT_OF_MEMORY),
+		      "ACCEL_ERROR_OUT_OF_MEMORY"));
+	for (int c = 0; c < ACCEL_ERROR_COUNT; c++)
+		CHECK(strncmp(accel_error_name((enum accel_error)c), "ACCEL_ERROR_", 12) == 0 &&
+		      strcmp(accel_error_name((enum accel_error)c), "ACCEL_ERROR_UNKNOWN"));
+	CHECK(!strcmp(accel_error_name((enum accel_error)-1), "ACCEL_ERROR_UNKNOWN"));
+	CHECK(!strcmp(accel_error_name(ACCEL_ERROR_COUNT), "ACCEL_ERROR_UNKNOWN"));
+}
+
+/* The code, like the message, belongs to the thread. */
+static void *fail_elsewhere(void *arg)
+{
+	(void)arg;
+	accel_stream_create(NULL, NULL);
+	return (void *)(uintptr_t)accel_peek_last_error_code();
+}
+
+TEST(the_code_is_per_thread)
+{
+	pthread_t t;
+	void *code;
+
+	accel_clear_last_error();
+	REQUIRE(pthread_create(&t, NULL, fail_elsewhere, NULL) == 0);
+	pthread_join(t, &code);
+	CHECK((uintptr_t)code == ACCEL_ERROR_INVALID_VALUE);
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+}
