@@ -2,7 +2,8 @@
 # the stack: the Paddle plugin, accel-smi, the man pages and the udev rule.
 #
 # Internal functions are hidden (-fvisibility=hidden); the version script
-# gives the public ones the version node LIBACCEL_1.0.
+# gives the public ones the version node LIBACCEL_1.0, and the static
+# library keeps them local.
 
 LIB_VERSION := 1.0.0
 LIB_SONAME := libaccel.so.1
@@ -46,9 +47,14 @@ $(LIB_SO): $(LIB_OBJ) lib/libaccel.map
 	ln -sf $(notdir $@) $(LIB_DIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(LIB_DIR)/libaccel.so
 
+# The static library is one relocatable object whose internal (hidden)
+# symbols are made local, so that a program linking it sees the public API
+# alone and none of the library's internal names can collide with its own.
 $(LIB_A): $(LIB_OBJ)
 	rm -f $@
-	ar rcs $@ $^
+	$(LD) -r -o $(LIB_DIR)/libaccel.o $^
+	objcopy --localize-hidden $(LIB_DIR)/libaccel.o
+	ar rcs $@ $(LIB_DIR)/libaccel.o
 
 install: lib plugin $(BUILD)/tools/accel-smi
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel \

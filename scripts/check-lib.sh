@@ -70,7 +70,38 @@ gcc -o "$work/use" "$work/use.c" $(pkg-config --cflags --libs libaccel) || bad "
 # shellcheck disable=SC2046
 gcc -static -o "$work/use-static" "$work/use.c" $(pkg-config --cflags --libs --static libaccel) ||
 	bad "static link"
-for prog in use use-static; do
+# The static library defines the public functions alone: a program may
+# have functions of its own named like the library's internal ones.
+static_defs=$(nm -g --defined-only build/lib/libaccel.a | awk 'NF == 3 { print $3 }' | sort)
+[ "$static_defs" = "$declared" ] ||
+	bad "libaccel.a defines more than the header: $(comm -13 <(echo "$declared") <(echo "$static_defs") | head -5 | tr '\n' ' ')"
+cat >"$work/clash.c" <<'C'
+/* Functions named like libaccel's internal ones; the library must not call them. */
+#include <stdlib.h>
+#include <accel/memory.h>
+
+void storage_get(void) { abort(); }
+void storage_put(void) { abort(); }
+void transfer(void) { abort(); }
+void pool_grow(void) { abort(); }
+void memory_lookup(void) { abort(); }
+
+int main(void)
+{
+	struct C_Device_st dev = { 0 };
+	char in[16] = "no clash", out[16] = "";
+	accel_memory_t m;
+
+	if (accel_memory_create(&dev, sizeof(in), accel_dtype(ACCEL_UINT8), in, 0, &m) ||
+	    accel_memory_copy_to(m, out, ACCEL_ALL, 0) || accel_memory_release(m))
+		return 1;
+	return out[0] != 'n';
+}
+C
+# shellcheck disable=SC2046
+gcc -static -o "$work/use-clash" "$work/clash.c" $(pkg-config --cflags --libs --static libaccel) ||
+	bad "a program with the library's internal names does not link statically"
+for prog in use use-static use-clash; do
 	ACCEL_VISIBLE_DEVICES=cpu LD_LIBRARY_PATH=$work/root/opt/accel/lib "$work/$prog" ||
 		bad "$prog did not run"
 done
