@@ -504,7 +504,7 @@ ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
  * Block pointers are device pointers of the device: every copy and set
  * accepts them, with their bounds checked against the chunk they lie in.
  */
-typedef struct accel_pool *accel_pool_t;
+typedef struct accel_pool_handle *accel_pool_t;
 
 /* A pool's statistics, in bytes unless said otherwise. */
 struct accel_pool_stats {

@@ -85,7 +85,7 @@ ACCEL_EXPORT const char *accel_dtype_typestr(accel_dtype_t dtype);
 /* ------------------------------------------------------------------ */
 /* Memory handles */
 
-typedef struct accel_memory *accel_memory_t;
+typedef struct accel_memory_handle *accel_memory_t;
 
 /* Allocation flags: the host may map the memory to read, to write. */
 #define ACCEL_MEMORY_HOST_READ	(1u << 0)
@@ -289,7 +289,7 @@ ACCEL_EXPORT C_Status accel_memory_write(accel_memory_t mem,
 /* ------------------------------------------------------------------ */
 /* Arrays */
 
-typedef struct accel_array *accel_array_t;
+typedef struct accel_array_handle *accel_array_t;
 
 /* The most dimensions an array has (NumPy's NPY_MAXDIMS). */
 #define ACCEL_MAX_DIMS 32
