@@ -19,6 +19,7 @@
  */
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -170,9 +171,18 @@ bool accel_handle_end(void *obj)
 			return false;
 	} while (!atomic_compare_exchange_weak(&s->state, &state,
 					       state & ~LIVE));
-	/* the calls under way finish; ours is the one reference left */
-	while ((atomic_load_explicit(&s->state, memory_order_acquire) & REFS) > 1)
-		sched_yield();
+	/*
+	 * The calls under way finish; ours is the one reference left. Most
+	 * take microseconds; a synchronize may take seconds: back off.
+	 */
+	for (unsigned int spins = 0;
+	     (atomic_load_explicit(&s->state, memory_order_acquire) & REFS) > 1;
+	     spins++) {
+		if (spins < 64)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+	}
 	gen++;
 	atomic_store_explicit(&s->state, (uint64_t)gen << 32,
 			      memory_order_release);

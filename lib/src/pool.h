@@ -150,7 +150,7 @@ struct accel_pool {
 	atomic_size_t requested, requested_peak;
 	atomic_size_t chunks, backend_allocs, backend_frees;
 
-	struct accel_pool *next;	/* in the device's list, or dead */
+	struct accel_pool *next;	/* in the device's list */
 };
 
 /* ------------------------------------------------------------------ */
