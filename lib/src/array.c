@@ -10,12 +10,12 @@
 
 struct accel_array *array_lookup(accel_array_t ary)
 {
-	if (!ary || !accel_handle_live(ary) || ary->magic != ARRAY_MAGIC) {
+	struct accel_array *a = accel_handle_get(ary, ACCEL_HANDLE_ARRAY);
+
+	if (!a)
 		accel_handle_error("%p is not a live array (released, or never one)",
-			    (void *)ary);
-		return NULL;
-	}
-	return ary;
+				   (void *)ary);
+	return a;
 }
 
 C_Status array_new(struct storage *st, size_t offset,
@@ -24,12 +24,11 @@ C_Status array_new(struct storage *st, size_t offset,
 {
 	struct accel_array *a = calloc(1, sizeof(*a));
 
-	if (!a || !accel_handle_add(a)) {
+	if (!a || !accel_handle_new(ACCEL_HANDLE_ARRAY, a)) {
 		free(a);
 		storage_put(st);
 		return accel_oom_error("out of host memory for an array");
 	}
-	a->magic = ARRAY_MAGIC;
 	a->st = st;
 	a->offset = offset;
 	a->ndim = l->ndim;
@@ -38,7 +37,7 @@ C_Status array_new(struct storage *st, size_t offset,
 	a->dtype = l->dtype;
 	a->stream = stream;
 	a->readonly = readonly;
-	*out = a;
+	*out = (accel_array_t)a->handle;
 	return C_SUCCESS;
 }
 
@@ -102,13 +101,15 @@ static C_Status make_like(const C_Device device, enum storage_kind kind,
 			  bool mapped, accel_array_t like, C_Stream stream,
 			  accel_array_t *ary)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
 	struct array_layout l;
 
 	if (ary)
 		*ary = NULL;
-	if (!array_lookup(like))
+	a = array_lookup(like);
+	if (!a)
 		return C_FAILED;
-	array_layout_of(like, &l);
+	array_layout_of(a, &l);
 	layout_contiguous_like(&l);
 	return make_array(device, kind, mapped, l.ndim, l.shape, l.dtype,
 			  l.strides, 'C', stream, ary);
@@ -189,17 +190,23 @@ C_Status accel_host_array(void *data, int ndim, const size_t *shape,
 
 C_Status accel_array_release(accel_array_t ary)
 {
+	struct accel_array *a;
 	struct storage *st;
 
 	ACCEL_ENTER();
 	if (!ary)
 		return C_SUCCESS;
-	if (!array_lookup(ary))
+	a = array_lookup(ary);
+	if (!a)
 		return C_FAILED;
-	st = ary->st;
-	accel_handle_remove(ary);
-	ary->magic = 0;
-	free(ary);
+	/* the calls under way on it return first */
+	if (!accel_handle_end(a)) {
+		accel_handle_put(a);
+		return accel_handle_error("array %p was released by another thread",
+					  (void *)ary);
+	}
+	st = a->st;
+	free(a);
 	return storage_put(st);
 }
 
@@ -225,22 +232,25 @@ void *array_data(const struct accel_array *a)
 
 C_Status accel_array_get_info(accel_array_t ary, struct accel_array_info *info)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
+
 	ACCEL_ENTER();
 	if (!info)
 		return accel_error("info is NULL");
-	if (!array_lookup(ary))
+	a = array_lookup(ary);
+	if (!a)
 		return C_FAILED;
 	memset(info, 0, sizeof(*info));
-	info->kind = array_kind(ary);
-	info->device = ary->st->dev_id;
-	info->ndim = ary->ndim;
-	memcpy(info->shape, ary->shape, sizeof(info->shape));
-	memcpy(info->strides, ary->strides, sizeof(info->strides));
-	info->dtype = ary->dtype;
-	info->size = layout_size(ary->ndim, ary->shape);
-	info->nbytes = info->size * ary->dtype->size;
-	info->data = array_data(ary);
-	info->stream = ary->stream;
-	info->readonly = ary->readonly;
+	info->kind = array_kind(a);
+	info->device = a->st->dev_id;
+	info->ndim = a->ndim;
+	memcpy(info->shape, a->shape, sizeof(info->shape));
+	memcpy(info->strides, a->strides, sizeof(info->strides));
+	info->dtype = a->dtype;
+	info->size = layout_size(a->ndim, a->shape);
+	info->nbytes = info->size * a->dtype->size;
+	info->data = array_data(a);
+	info->stream = a->stream;
+	info->readonly = a->readonly;
 	return C_SUCCESS;
 }

@@ -10,21 +10,23 @@
 
 int accel_array_is_c_contiguous(accel_array_t ary)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
 	struct array_layout l;
 
-	if (!array_lookup(ary))
+	if (!a)
 		return 0;
-	array_layout_of(ary, &l);
+	array_layout_of(a, &l);
 	return layout_is_c_contiguous(&l);
 }
 
 int accel_array_is_f_contiguous(accel_array_t ary)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
 	struct array_layout l;
 
-	if (!array_lookup(ary))
+	if (!a)
 		return 0;
-	array_layout_of(ary, &l);
+	array_layout_of(a, &l);
 	return layout_is_f_contiguous(&l);
 }
 
@@ -58,13 +60,14 @@ static C_Status check_order(char order)
 C_Status accel_array_ravel(accel_array_t ary, char order,
 			   accel_array_t *flat)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
 	struct array_layout l;
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(flat, "flat") != C_SUCCESS || !array_lookup(ary) || check_order(order) != C_SUCCESS)
+	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
-	array_layout_of(ary, &l);
+	array_layout_of(a, &l);
 	if (l.ndim > 1) {
 		as = contiguous_order(&l, order);
 		if (!as)
@@ -74,7 +77,7 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 		l.ndim = 1;
 		layout_contiguous(&l, as);
 	}
-	return view_of(ary, &l, flat);
+	return view_of(a, &l, flat);
 }
 
 /* @shape with its one -1 (if any) worked out to give @size entries. */
@@ -115,63 +118,71 @@ static C_Status resolve_shape(int ndim, const size_t *shape, size_t size,
 C_Status accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
 			     char order, accel_array_t *view)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
 	struct array_layout l, to;
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(view, "view") != C_SUCCESS || !array_lookup(ary) || check_order(order) != C_SUCCESS)
+	if (array_out(view, "view") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
-	array_layout_of(ary, &l);
+	array_layout_of(a, &l);
 	to = l;
 	if (resolve_shape(ndim, shape, layout_size(l.ndim, l.shape),
 			  to.shape) != C_SUCCESS)
 		return C_FAILED;
 	to.ndim = ndim;
 	if (ndim == l.ndim && !memcmp(to.shape, l.shape, (size_t)ndim * sizeof(*to.shape)))
-		return view_of(ary, &l, view);
+		return view_of(a, &l, view);
 	as = contiguous_order(&l, order);
 	if (!as)
 		return accel_error("the array is not contiguous in order '%c': reshaping it would need a copy",
 				   order);
 	memset(to.strides, 0, sizeof(to.strides));
 	layout_contiguous(&to, as);
-	return view_of(ary, &to, view);
+	return view_of(a, &to, view);
+}
+
+static bool has_interface(const struct accel_array *a)
+{
+	enum accel_array_kind kind = array_kind(a);
+
+	return kind == ACCEL_ARRAY_DEVICE || kind == ACCEL_ARRAY_MAPPED;
 }
 
 int accel_array_has_interface(accel_array_t ary)
 {
-	enum accel_array_kind kind;
+	struct accel_array *a ACCEL_HANDLE_REF =
+		accel_handle_get(ary, ACCEL_HANDLE_ARRAY);
 
-	if (!ary || !accel_handle_live(ary) || ary->magic != ARRAY_MAGIC)
-		return 0;
-	kind = array_kind(ary);
-	return kind == ACCEL_ARRAY_DEVICE || kind == ACCEL_ARRAY_MAPPED;
+	return a && has_interface(a);
 }
 
 C_Status accel_array_get_interface(accel_array_t ary,
 				   struct accel_array_interface *iface)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
 	struct array_layout l;
 
 	ACCEL_ENTER();
 	if (!iface)
 		return accel_error("iface is NULL");
-	if (!array_lookup(ary))
+	a = array_lookup(ary);
+	if (!a)
 		return C_FAILED;
-	if (!accel_array_has_interface(ary))
+	if (!has_interface(a))
 		return accel_error("a host or pinned array has no CUDA array interface; use a device or mapped array");
-	array_layout_of(ary, &l);
+	array_layout_of(a, &l);
 	memset(iface, 0, sizeof(*iface));
 	iface->version = 3;
 	iface->ndim = l.ndim;
 	memcpy(iface->shape, l.shape, sizeof(iface->shape));
 	snprintf(iface->typestr, sizeof(iface->typestr), "%s", l.dtype->typestr);
-	iface->data = array_data(ary);
-	iface->readonly = ary->readonly;
+	iface->data = array_data(a);
+	iface->readonly = a->readonly;
 	iface->has_strides = !layout_is_c_contiguous(&l);
 	if (iface->has_strides)
 		memcpy(iface->strides, l.strides, sizeof(iface->strides));
-	iface->stream = ary->stream;
+	iface->stream = a->stream;
 	return C_SUCCESS;
 }
 

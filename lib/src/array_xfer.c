@@ -50,73 +50,92 @@ static C_Status check_pair(struct accel_array *dst, struct accel_array *src)
 C_Status accel_to_device(const C_Device device, accel_array_t host,
 			 C_Stream stream, accel_array_t *ary)
 {
+	struct accel_array *h ACCEL_HANDLE_REF = NULL, *made;
 	struct array_layout l;
 	struct storage *st;
 	size_t extent;
+	C_Status ret;
 
 	ACCEL_ENTER();
 	if (array_out_on(ary, device) != C_SUCCESS)
 		return C_FAILED;
-	if (!array_lookup(host))
+	h = array_lookup(host);
+	if (!h)
 		return C_FAILED;
-	array_layout_of(host, &l);
+	array_layout_of(h, &l);
 	if (layout_extent(&l, &extent) != C_SUCCESS ||
 	    storage_alloc(device->id, STORAGE_DEVICE, extent, 0, stream,
 			  &st) != C_SUCCESS)
 		return C_FAILED;
 	if (array_new(st, 0, &l, stream, false, ary) != C_SUCCESS)
 		return C_FAILED;
-	if (array_transfer(*ary, host, stream) != C_SUCCESS) {
+	made = array_lookup(*ary);
+	ret = made ? array_transfer(made, h, stream) : C_FAILED;
+	if (made)	/* before the release below, which waits for it */
+		accel_handle_put(made);
+	if (ret != C_SUCCESS) {
 		accel_array_release(*ary);
 		*ary = NULL;
-		return C_FAILED;
 	}
-	return C_SUCCESS;
+	return ret;
 }
 
 C_Status accel_array_copy_to_device(accel_array_t dst, accel_array_t src,
 				    C_Stream stream)
 {
+	struct accel_array *d ACCEL_HANDLE_REF = NULL;
+	struct accel_array *s ACCEL_HANDLE_REF = NULL;
 	enum accel_array_kind kind;
 
 	ACCEL_ENTER();
-	if (!array_lookup(dst) || !array_lookup(src))
+	if (!(d = array_lookup(dst)) || !(s = array_lookup(src)))
 		return C_FAILED;
-	kind = array_kind(dst);
+	kind = array_kind(d);
 	if (kind != ACCEL_ARRAY_DEVICE && kind != ACCEL_ARRAY_MAPPED)
 		return accel_error("the destination is a host array, not a device or mapped array");
-	if (check_pair(dst, src) != C_SUCCESS)
+	if (check_pair(d, s) != C_SUCCESS)
 		return C_FAILED;
-	return array_transfer(dst, src, stream);
+	return array_transfer(d, s, stream);
 }
 
 C_Status accel_array_copy_to_host(accel_array_t ary, accel_array_t dst,
 				  C_Stream stream, accel_array_t *host)
 {
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
+	struct accel_array *d = NULL;
 	struct array_layout l;
 	accel_array_t made = NULL;
+	C_Status ret;
 
 	ACCEL_ENTER();
 	if (host)
 		*host = NULL;
-	if (!array_lookup(ary))
+	a = array_lookup(ary);
+	if (!a)
 		return C_FAILED;
 	if (!dst && !host)
 		return accel_error("host is NULL: nowhere to return the new host array");
-	if (dst && !array_lookup(dst))
-		return C_FAILED;
-	if (dst && array_kind(dst) == ACCEL_ARRAY_DEVICE)
-		return accel_error("the destination is a device array, not a host array");
-	if (dst && check_pair(dst, ary) != C_SUCCESS)
-		return C_FAILED;
 	if (!dst) {
-		array_layout_of(ary, &l);
+		array_layout_of(a, &l);
 		if (accel_host_array(NULL, l.ndim, l.shape, l.dtype, l.strides,
 				     'C', 0, &made) != C_SUCCESS)
 			return C_FAILED;
 		dst = made;
 	}
-	if (array_transfer(dst, ary, stream) != C_SUCCESS) {
+	d = array_lookup(dst);
+	if (!d)
+		ret = C_FAILED;
+	else if (!made && array_kind(d) == ACCEL_ARRAY_DEVICE)
+		ret = accel_error("the destination is a device array, not a host array");
+	else if (!made)
+		ret = check_pair(d, a);
+	else
+		ret = C_SUCCESS;
+	if (ret == C_SUCCESS)
+		ret = array_transfer(d, a, stream);
+	if (d)		/* before the release below, which waits for it */
+		accel_handle_put(d);
+	if (ret != C_SUCCESS) {
 		accel_array_release(made);
 		return C_FAILED;
 	}
@@ -128,15 +147,17 @@ C_Status accel_array_copy_to_host(accel_array_t ary, accel_array_t dst,
 C_Status accel_array_register(const C_Device device, accel_array_t host,
 			      int mapped)
 {
+	struct accel_array *h ACCEL_HANDLE_REF = NULL;
 	struct storage *st;
 	C_Status ret = C_SUCCESS;
 
 	ACCEL_ENTER();
 	if (!device)
 		return accel_error("the device is NULL");
-	if (!array_lookup(host))
+	h = array_lookup(host);
+	if (!h)
 		return C_FAILED;
-	st = host->st;
+	st = h->st;
 	pthread_rwlock_wrlock(&st->lock);
 	if (st->kind != STORAGE_HOST || st->dev_id >= 0)
 		ret = accel_error(st->registered_dev >= 0 ?
@@ -156,8 +177,11 @@ C_Status accel_array_register(const C_Device device, accel_array_t host,
 
 C_Status accel_array_unregister(accel_array_t host)
 {
+	struct accel_array *h ACCEL_HANDLE_REF = NULL;
+
 	ACCEL_ENTER();
-	if (!array_lookup(host))
+	h = array_lookup(host);
+	if (!h)
 		return C_FAILED;
-	return storage_unregister(host->st);
+	return storage_unregister(h->st);
 }

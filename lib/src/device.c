@@ -186,7 +186,7 @@ void accel_device_drain(struct accel_device *dev)
 	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
 		return;
 	pthread_rwlock_rdlock(&dev->stream_lock);
-	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
+	for (struct accel_stream *s = dev->streams; s; s = s->next)
 		dev->be->stream_drain(dev, s->priv);
 	pthread_rwlock_unlock(&dev->stream_lock);
 }
@@ -277,7 +277,7 @@ C_Status accel_device_synchronize(const C_Device device)
 	if (!dev)
 		return C_FAILED;
 	pthread_rwlock_rdlock(&dev->stream_lock);
-	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
+	for (struct accel_stream *s = dev->streams; s; s = s->next)
 		if (dev->be->stream_sync(dev, s->priv) != C_SUCCESS)
 			ret = C_FAILED;
 	pthread_rwlock_unlock(&dev->stream_lock);

@@ -68,28 +68,32 @@ static C_Status unmap_used(struct accel_memory *mem)
 C_Status accel_memory_map(accel_memory_t mem, unsigned int access,
 			  void **ptr)
 {
+	struct accel_memory *m;
 	C_Status ret;
 
 	ACCEL_ENTER();
 	if (!ptr)
 		return accel_error("ptr is NULL");
 	*ptr = NULL;
-	if (!memory_use(mem))
+	m = memory_use(mem);
+	if (!m)
 		return C_FAILED;
-	ret = map_used(mem, access, ptr);
-	storage_done(mem->st);
+	ret = map_used(m, access, ptr);
+	memory_done(m);
 	return ret;
 }
 
 C_Status accel_memory_unmap(accel_memory_t mem)
 {
+	struct accel_memory *m;
 	C_Status ret;
 
 	ACCEL_ENTER();
-	if (!memory_use(mem))
+	m = memory_use(mem);
+	if (!m)
 		return C_FAILED;
-	ret = unmap_used(mem);
-	storage_done(mem->st);
+	ret = unmap_used(m);
+	memory_done(m);
 	return ret;
 }
 
@@ -97,26 +101,28 @@ C_Status accel_memory_unmap(accel_memory_t mem)
 static C_Status through_map(accel_memory_t mem, void *host, size_t bytes,
 			    unsigned int access)
 {
+	struct accel_memory *m;
 	void *mapped;
 	C_Status ret;
 
-	if (!memory_use(mem))
+	m = memory_use(mem);
+	if (!m)
 		return C_FAILED;
-	if (bytes > mem->entries * mem->dtype->size)
+	if (bytes > m->entries * m->dtype->size)
 		ret = accel_error("%zu bytes are more than the memory's %zu",
-				  bytes, mem->entries * mem->dtype->size);
+				  bytes, m->entries * m->dtype->size);
 	else if (bytes && !host)
 		ret = accel_error("the host buffer is NULL");
 	else
-		ret = map_used(mem, access, &mapped);
+		ret = map_used(m, access, &mapped);
 	if (ret == C_SUCCESS) {
 		if (bytes && access == ACCEL_MAP_READ)
 			memcpy(host, mapped, bytes);
 		else if (bytes)
 			memcpy(mapped, host, bytes);
-		ret = unmap_used(mem);
+		ret = unmap_used(m);
 	}
-	storage_done(mem->st);
+	memory_done(m);
 	return ret;
 }
 

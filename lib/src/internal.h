@@ -145,7 +145,7 @@ struct accel_device {
 	 * remove a stream.
 	 */
 	pthread_rwlock_t stream_lock;
-	struct C_Stream_st *streams;
+	struct accel_stream *streams;
 	atomic_int nstreams;	/* so that draining no stream costs no lock */
 
 	pthread_mutex_t pool_lock;	/* the list of pools */
@@ -154,15 +154,20 @@ struct accel_device {
 	struct accel_pool *default_pool;
 };
 
-struct C_Stream_st {
-	uint32_t magic;
+/*
+ * A stream and an event. The public struct C_Stream_st and C_Event_st are
+ * never defined: a C_Stream or C_Event is a handle value, resolved through
+ * the handle table, and cannot be dereferenced by mistake.
+ */
+struct accel_stream {
+	uintptr_t handle;	/* first: see handles.c */
 	struct accel_device *dev;
-	struct C_Stream_st *next;
+	struct accel_stream *next;
 	void *priv;
 };
 
-struct C_Event_st {
-	uint32_t magic;
+struct accel_event {
+	uintptr_t handle;	/* first: see handles.c */
 	struct accel_device *dev;
 	void *priv;
 };
@@ -214,21 +219,49 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			      size_t size, bool *found, enum accel_kind *kind);
 
 /* pool.c: @st was drained and is being destroyed */
-void accel_pools_stream_gone(struct accel_device *dev, struct C_Stream_st *st);
+void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
 
 /* stream.c */
-/* @stream if it is a live stream of @dev, else NULL */
-struct C_Stream_st *accel_stream_find(struct accel_device *dev,
-				      C_Stream stream);
-/* the same, setting the error when it is not */
-struct C_Stream_st *accel_stream_lookup(struct accel_device *dev,
-					C_Stream stream);
+/*
+ * @stream if it is a live stream (of @dev, unless NULL), referenced
+ * (accel_handle_put() it); else NULL with the error set
+ */
+struct accel_stream *accel_stream_lookup(struct accel_device *dev,
+					 C_Stream stream);
 
-/* handles.c: live events */
-bool accel_handle_add(void *p);
-bool accel_handle_live(const void *p);
-/* false if @p was not live */
-bool accel_handle_remove(const void *p);
+/*
+ * handles.c: the handle table. The values of accel_pool_t, accel_memory_t,
+ * accel_array_t, C_Stream and C_Event name slots of it, not addresses: an
+ * object the table serves begins with its uintptr_t handle value, which
+ * accel_handle_new() sets.
+ */
+enum accel_handle_kind {
+	ACCEL_HANDLE_POOL = 1,
+	ACCEL_HANDLE_MEMORY,
+	ACCEL_HANDLE_ARRAY,
+	ACCEL_HANDLE_STREAM,
+	ACCEL_HANDLE_EVENT,
+};
+/* give @obj a handle value (its first member); false when out of memory */
+bool accel_handle_new(enum accel_handle_kind kind, void *obj);
+/*
+ * The live object of @kind that @value names, with a reference that keeps
+ * it from being freed until accel_handle_put(); NULL for anything else:
+ * ended handles, other kinds, forged values, NULL. Lock-free.
+ */
+void *accel_handle_get(const void *value, enum accel_handle_kind kind);
+void accel_handle_put(const void *obj);
+/* for __attribute__((cleanup)): put *@objp if not NULL */
+void accel_handle_drop(void *objp);
+#define ACCEL_HANDLE_REF __attribute__((cleanup(accel_handle_drop)))
+/*
+ * With a reference to @obj held: end its handle, so that every lookup of it
+ * fails from now on, wait for the other calls that hold references to
+ * return, and take the caller's reference with it; then the object is the
+ * caller's alone, to free. False if another thread ended it first: the
+ * caller's reference is still held.
+ */
+bool accel_handle_end(void *obj);
 
 /* registry.c */
 C_Status accel_registry_insert(struct accel_registry *r,

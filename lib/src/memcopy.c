@@ -9,21 +9,23 @@
 static C_Status copy_host(accel_memory_t mem, C_Stream stream, void *host,
 			  bool into_mem, size_t count, size_t offset)
 {
+	struct accel_memory *obj;
 	struct xfer_end m = { 0 }, h = { .host = host };
 	C_Status ret;
 
-	if (!memory_use(mem))
+	obj = memory_use(mem);
+	if (!obj)
 		return C_FAILED;
-	ret = entry_range(mem->entries, offset, &count);
+	ret = entry_range(obj->entries, offset, &count);
 	if (ret == C_SUCCESS) {
-		size_t bytes = count * mem->dtype->size;
+		size_t bytes = count * obj->dtype->size;
 
-		m.st = mem->st;
-		m.offset = mem->offset + offset * mem->dtype->size;
+		m.st = obj->st;
+		m.offset = obj->offset + offset * obj->dtype->size;
 		ret = into_mem ? transfer(&m, &h, bytes, stream) :
 				 transfer(&h, &m, bytes, stream);
 	}
-	storage_done(mem->st);
+	memory_done(obj);
 	return ret;
 }
 
@@ -93,21 +95,24 @@ static C_Status copy_memory(accel_memory_t dst, accel_memory_t src,
 {
 	struct xfer_end to = { 0 }, from = { 0 };
 	size_t bytes = 0;
+	struct accel_memory *d, *s;
 	C_Status ret;
 
-	if (!memory_use(dst))
+	d = memory_use(dst);
+	if (!d)
 		return C_FAILED;
-	if (src != dst && !memory_use(src)) {
-		storage_done(dst->st);
+	s = src == dst ? d : memory_use(src);
+	if (!s) {
+		memory_done(d);
 		return C_FAILED;
 	}
-	ret = copy_ranges(dst, src, count, dst_offset, src_offset, &to, &from,
+	ret = copy_ranges(d, s, count, dst_offset, src_offset, &to, &from,
 			  &bytes);
 	if (ret == C_SUCCESS)
 		ret = transfer(&to, &from, bytes, stream);
-	if (src != dst)
-		storage_done(src->st);
-	storage_done(dst->st);
+	if (s != d)
+		memory_done(s);
+	memory_done(d);
 	return ret;
 }
 

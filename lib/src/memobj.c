@@ -10,12 +10,12 @@
 
 struct accel_memory *memory_lookup(accel_memory_t mem)
 {
-	if (!mem || !accel_handle_live(mem) || mem->magic != MEMORY_MAGIC) {
+	struct accel_memory *m = accel_handle_get(mem, ACCEL_HANDLE_MEMORY);
+
+	if (!m)
 		accel_handle_error("%p is not a live memory handle (released, or never one)",
-			    (void *)mem);
-		return NULL;
-	}
-	return mem;
+				   (void *)mem);
+	return m;
 }
 
 /* A new handle on @st (whose reference it takes over). */
@@ -24,17 +24,16 @@ static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
 {
 	struct accel_memory *m = calloc(1, sizeof(*m));
 
-	if (!m || !accel_handle_add(m)) {
+	if (!m || !accel_handle_new(ACCEL_HANDLE_MEMORY, m)) {
 		free(m);
 		storage_put(st);
 		return accel_oom_error("out of host memory for a memory handle");
 	}
-	m->magic = MEMORY_MAGIC;
 	m->st = st;
 	m->offset = offset;
 	m->entries = entries;
 	m->dtype = dtype;
-	*out = m;
+	*out = (accel_memory_t)m->handle;
 	return C_SUCCESS;
 }
 
@@ -101,79 +100,100 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 	return handle_new(st, 0, entries, dtype, mem);
 }
 
+/* End @m's handle (referenced) and free it, after the calls under way on it. */
 static C_Status handle_release(struct accel_memory *m)
 {
 	struct storage *st = m->st;
 
-	accel_handle_remove(m);
-	m->magic = 0;
+	if (!accel_handle_end(m)) {
+		accel_handle_put(m);
+		return accel_handle_error("the memory handle was released by another thread");
+	}
 	free(m);
 	return storage_put(st);
 }
 
 C_Status accel_memory_release(accel_memory_t mem)
 {
+	struct accel_memory *m;
+
 	ACCEL_ENTER();
 	if (!mem)
 		return C_SUCCESS;
-	if (!memory_lookup(mem))
-		return C_FAILED;
-	return handle_release(mem);
+	m = memory_lookup(mem);
+	return m ? handle_release(m) : C_FAILED;
 }
 
 C_Status accel_memory_free(accel_memory_t mem)
 {
+	struct accel_memory *m;
 	C_Status ret;
 
 	ACCEL_ENTER();
-	if (!memory_lookup(mem))
+	m = memory_lookup(mem);
+	if (!m)
 		return C_FAILED;
-	ret = storage_free(mem->st);
+	ret = storage_free(m->st);
 	if (ret == C_SUCCESS)
-		ret = handle_release(mem);
+		return handle_release(m);
+	accel_handle_put(m);
 	return ret;
 }
 
 int accel_memory_is_valid(accel_memory_t mem)
 {
+	struct accel_memory *m ACCEL_HANDLE_REF =
+		accel_handle_get(mem, ACCEL_HANDLE_MEMORY);
 	int valid;
 
-	if (!mem || !accel_handle_live(mem) || mem->magic != MEMORY_MAGIC)
+	if (!m)
 		return 0;
-	pthread_rwlock_rdlock(&mem->st->lock);
-	valid = !mem->st->freed;
-	pthread_rwlock_unlock(&mem->st->lock);
+	pthread_rwlock_rdlock(&m->st->lock);
+	valid = !m->st->freed;
+	pthread_rwlock_unlock(&m->st->lock);
 	return valid;
 }
 
 struct accel_memory *memory_use(accel_memory_t mem)
 {
-	if (!memory_lookup(mem) || storage_use(mem->st, "the memory") != C_SUCCESS)
+	struct accel_memory *m = memory_lookup(mem);
+
+	if (m && storage_use(m->st, "the memory") != C_SUCCESS) {
+		accel_handle_put(m);
 		return NULL;
-	return mem;
+	}
+	return m;
+}
+
+void memory_done(struct accel_memory *m)
+{
+	storage_done(m->st);
+	accel_handle_put(m);
 }
 
 C_Status accel_memory_get_info(accel_memory_t mem,
 			       struct accel_memory_info *info)
 {
+	struct accel_memory *m;
 	struct storage *st;
 
 	ACCEL_ENTER();
 	if (!info)
 		return accel_error("info is NULL");
-	if (!memory_use(mem))
+	m = memory_use(mem);
+	if (!m)
 		return C_FAILED;
-	st = mem->st;
+	st = m->st;
 	memset(info, 0, sizeof(*info));
-	info->entries = mem->entries;
-	info->bytes = mem->entries * mem->dtype->size;
-	info->dtype = mem->dtype;
+	info->entries = m->entries;
+	info->bytes = m->entries * m->dtype->size;
+	info->dtype = m->dtype;
 	info->device = st->dev_id;
-	info->ptr = st->ptr ? (char *)st->ptr + mem->offset : NULL;
+	info->ptr = st->ptr ? (char *)st->ptr + m->offset : NULL;
 	info->flags = st->flags;
 	info->wrapped = !st->owned;
 	info->mapped = atomic_load(&st->maps);
-	storage_done(st);
+	memory_done(m);
 	return C_SUCCESS;
 }
 
@@ -194,27 +214,30 @@ C_Status entry_range(size_t entries, size_t offset, size_t *count)
 C_Status accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
 			    accel_memory_t *slice)
 {
+	struct accel_memory *m;
 	C_Status ret;
 
 	ACCEL_ENTER();
 	if (!slice)
 		return accel_error("slice is NULL");
 	*slice = NULL;
-	if (!memory_use(mem))
+	m = memory_use(mem);
+	if (!m)
 		return C_FAILED;
-	ret = entry_range(mem->entries, offset, &count);
+	ret = entry_range(m->entries, offset, &count);
 	if (ret == C_SUCCESS) {
-		storage_get(mem->st);
-		ret = handle_new(mem->st, mem->offset + offset * mem->dtype->size,
-				 count, mem->dtype, slice);
+		storage_get(m->st);
+		ret = handle_new(m->st, m->offset + offset * m->dtype->size,
+				 count, m->dtype, slice);
 	}
-	storage_done(mem->st);
+	memory_done(m);
 	return ret;
 }
 
 C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 			   accel_memory_t *cast)
 {
+	struct accel_memory *m;
 	size_t bytes;
 	C_Status ret;
 
@@ -224,19 +247,20 @@ C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 	*cast = NULL;
 	if (!dtype)
 		return accel_error("the dtype is NULL");
-	if (!memory_use(mem))
+	m = memory_use(mem);
+	if (!m)
 		return C_FAILED;
-	bytes = mem->entries * mem->dtype->size;
+	bytes = m->entries * m->dtype->size;
 	if (bytes % dtype->size) {
 		ret = accel_error("%zu bytes of %s are no whole number of %s (%zu bytes each)",
-				  bytes, mem->dtype->name, dtype->name,
+				  bytes, m->dtype->name, dtype->name,
 				  dtype->size);
 	} else {
-		storage_get(mem->st);
-		ret = handle_new(mem->st, mem->offset, bytes / dtype->size,
+		storage_get(m->st);
+		ret = handle_new(m->st, m->offset, bytes / dtype->size,
 				 dtype, cast);
 	}
-	storage_done(mem->st);
+	memory_done(m);
 	return ret;
 }
 
@@ -251,30 +275,35 @@ static enum storage_kind clone_kind(const struct storage *st)
 
 C_Status accel_memory_clone(accel_memory_t mem, accel_memory_t *clone)
 {
+	struct accel_memory *m;
 	struct xfer_end to = { 0 }, from = { 0 };
 	struct storage *st;
-	size_t bytes = 0;
+	size_t bytes = 0, entries;
+	accel_dtype_t dtype;
 	C_Status ret;
 
 	ACCEL_ENTER();
 	if (!clone)
 		return accel_error("clone is NULL");
 	*clone = NULL;
-	if (!memory_use(mem))
+	m = memory_use(mem);
+	if (!m)
 		return C_FAILED;
-	bytes = mem->entries * mem->dtype->size;
-	ret = storage_alloc(mem->st->dev_id, clone_kind(mem->st), bytes,
-			    mem->st->flags, NULL, &st);
+	bytes = m->entries * m->dtype->size;
+	ret = storage_alloc(m->st->dev_id, clone_kind(m->st), bytes,
+			    m->st->flags, NULL, &st);
 	if (ret == C_SUCCESS) {
 		to.st = st;
-		from.st = mem->st;
-		from.offset = mem->offset;
+		from.st = m->st;
+		from.offset = m->offset;
 		ret = transfer(&to, &from, bytes, NULL);
 		if (ret != C_SUCCESS)
 			storage_put(st);
 	}
-	storage_done(mem->st);
+	entries = m->entries;
+	dtype = m->dtype;
+	memory_done(m);
 	if (ret != C_SUCCESS)
 		return C_FAILED;
-	return handle_new(st, 0, mem->entries, mem->dtype, clone);
+	return handle_new(st, 0, entries, dtype, clone);
 }

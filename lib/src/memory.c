@@ -434,7 +434,7 @@ static C_Status copy_async(const C_Device device, C_Stream stream,
 			   size_t size)
 {
 	struct accel_device *dev = accel_device_lookup(device);
-	struct C_Stream_st *st;
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct accel_side d, s;
 
 	if (!dev)
@@ -528,20 +528,20 @@ static C_Status copy_between(const C_Device dst_device,
 {
 	struct accel_device *dd = accel_device_lookup(dst_device);
 	struct accel_device *sd = dd ? accel_device_lookup(src_device) : NULL;
-	struct C_Stream_st *st = NULL;
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct accel_device *run = sd;
 	struct accel_side d, s;
 
 	if (!sd)
 		return C_FAILED;
 	if (stream) {
-		st = accel_stream_find(dd, stream);
-		run = st ? dd : sd;
+		st = accel_stream_lookup(NULL, stream);
 		if (!st)
-			st = accel_stream_find(sd, stream);
-		if (!st)
+			return C_FAILED;
+		if (st->dev != dd && st->dev != sd)
 			return accel_handle_error("stream %p is not a live stream of %s or %s",
 					   (void *)stream, dd->name, sd->name);
+		run = st->dev;
 	}
 	if (!size)
 		return C_SUCCESS;

@@ -10,9 +10,6 @@
 
 #include "internal.h"
 
-#define MEMORY_MAGIC 0x6d656d6fu	/* "memo" */
-#define ARRAY_MAGIC 0x61727279u		/* "arry" */
-
 /* What a storage's bytes are. */
 enum storage_kind {
 	STORAGE_DEVICE,		/* device memory: a pool block, or wrapped */
@@ -50,7 +47,7 @@ struct storage {
 };
 
 struct accel_memory {
-	uint32_t magic;
+	uintptr_t handle;	/* first: see handles.c */
 	struct storage *st;
 	size_t offset;		/* bytes into the storage */
 	size_t entries;
@@ -58,7 +55,7 @@ struct accel_memory {
 };
 
 struct accel_array {
-	uint32_t magic;
+	uintptr_t handle;	/* first: see handles.c */
 	struct storage *st;
 	size_t offset;		/* bytes from the storage to entry 0 */
 	int ndim;
@@ -105,11 +102,19 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 /* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
 C_Status entry_range(size_t entries, size_t offset, size_t *count);
 
-/* memobj.c's and array.c's handles, for arrays: NULL with the error set if not live */
+/*
+ * memobj.c's and array.c's handles: the live object, referenced (put it
+ * with accel_handle_put(), or declare the variable ACCEL_HANDLE_REF); NULL
+ * with the error set if not live
+ */
 struct accel_memory *memory_lookup(accel_memory_t mem);
 struct accel_array *array_lookup(accel_array_t ary);
-/* memory_lookup(), with the storage in use (storage_done() after): not freed */
+/*
+ * memory_lookup(), with the storage in use too: not freed; memory_done()
+ * ends both
+ */
 struct accel_memory *memory_use(accel_memory_t mem);
+void memory_done(struct accel_memory *m);
 
 /* dtype.c: the built-in or registered type with this typestr, or NULL */
 accel_dtype_t dtype_by_typestr(const char *typestr);

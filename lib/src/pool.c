@@ -28,9 +28,6 @@
 
 #include "pool.h"
 
-#define POOL_MAGIC 0x504f4f4cU		/* "POOL" */
-#define POOL_DEAD 0x44454144U		/* "DEAD" */
-
 /* The stream arenas this thread used last, so it finds them with no lock. */
 struct thread_cache_entry {
 	struct accel_pool *pool;
@@ -45,10 +42,6 @@ static _Thread_local int thread_slot = -1;
 
 static atomic_uint thread_slots;
 static atomic_uint_fast64_t pool_ids = 1;
-
-/* Destroyed pools are kept, dead, so that a stale handle is recognised. */
-static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct accel_pool *dead_pools;
 
 static struct pool_arena *thread_arena(struct accel_pool *pool)
 {
@@ -89,18 +82,14 @@ static struct pool_arena *cached_arena(struct accel_pool *pool,
 }
 
 static struct pool_arena *stream_arena(struct accel_pool *pool,
-				       C_Stream stream)
+				       C_Stream stream, struct accel_stream *st)
 {
 	struct pool_arena *a = cached_arena(pool, stream);
 	struct thread_cache_entry *e;
-	struct C_Stream_st *st;
 	uint64_t epoch;
 
 	if (a)
 		return a;
-	st = accel_stream_lookup(pool->dev, stream);
-	if (!st)
-		return NULL;
 	pthread_mutex_lock(&pool->lock);
 	for (a = pool->arenas; a; a = a->next)
 		if (a->stream == st)
@@ -117,10 +106,17 @@ static struct pool_arena *stream_arena(struct accel_pool *pool,
 	return a;
 }
 
-/* The arena a call with @stream works in; NULL with the error set. */
-static struct pool_arena *arena_of(struct accel_pool *pool, C_Stream stream)
+/*
+ * The arena a call with @stream (resolved: @st, referenced, put by the
+ * caller) works in; NULL with the error set.
+ */
+static struct pool_arena *arena_of(struct accel_pool *pool, C_Stream stream,
+				   struct accel_stream **st)
 {
-	return stream ? stream_arena(pool, stream) : thread_arena(pool);
+	if (!stream)
+		return thread_arena(pool);
+	*st = accel_stream_lookup(pool->dev, stream);
+	return *st ? stream_arena(pool, stream, *st) : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -238,7 +234,7 @@ static C_Status wrong_size(void *ptr, size_t size, size_t requested)
  * now has completed.
  */
 static C_Status release(struct accel_pool *pool, struct pool_arena *a,
-			struct pool_block *b, struct C_Stream_st *st)
+			struct pool_block *b, struct accel_stream *st)
 {
 	struct pool_pending *p;
 
@@ -265,7 +261,7 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 
 /* Try to free @ptr in arena @a; false if it is not a live block of @a. */
 static bool free_in(struct accel_pool *pool, struct pool_arena *a,
-		    struct C_Stream_st *st, void *ptr, size_t size,
+		    struct accel_stream *st, void *ptr, size_t size,
 		    C_Status *ret)
 {
 	struct pool_block *b;
@@ -310,7 +306,7 @@ static bool free_direct(struct accel_pool *pool, void *ptr, size_t size,
 
 /* A block of another arena, a large block, or no block of this pool. */
 static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
-			  struct C_Stream_st *st, void *ptr, size_t size)
+			  struct accel_stream *st, void *ptr, size_t size)
 {
 	C_Status ret = C_SUCCESS;
 	bool found;
@@ -361,35 +357,10 @@ static C_Status read_policy(struct accel_pool *pool, C_Device device)
 	return C_SUCCESS;
 }
 
-static struct accel_pool *pool_struct(void)
-{
-	struct accel_pool *pool;
-
-	pthread_mutex_lock(&dead_lock);
-	pool = dead_pools;
-	if (pool)
-		dead_pools = pool->next;
-	pthread_mutex_unlock(&dead_lock);
-	if (!pool)
-		pool = malloc(sizeof(*pool));
-	if (pool)
-		memset(pool, 0, sizeof(*pool));
-	return pool;
-}
-
-static void pool_bury(struct accel_pool *pool)
-{
-	pool->magic = POOL_DEAD;
-	pthread_mutex_lock(&dead_lock);
-	pool->next = dead_pools;
-	dead_pools = pool;
-	pthread_mutex_unlock(&dead_lock);
-}
-
 static C_Status pool_new(const C_Device device, struct accel_device *dev,
 			 struct accel_pool **out)
 {
-	struct accel_pool *pool = pool_struct();
+	struct accel_pool *pool = calloc(1, sizeof(*pool));
 	bool caching;
 
 	if (!pool)
@@ -397,7 +368,8 @@ static C_Status pool_new(const C_Device device, struct accel_device *dev,
 	if (caching_setting(&caching) != C_SUCCESS ||
 	    read_policy(pool, device) != C_SUCCESS)
 		goto fail;
-	if (!pool_map_init(&pool->direct)) {
+	if (!accel_handle_new(ACCEL_HANDLE_POOL, pool) ||
+	    !pool_map_init(&pool->direct)) {
 		accel_oom_error("out of host memory");
 		goto fail;
 	}
@@ -409,24 +381,29 @@ static C_Status pool_new(const C_Device device, struct accel_device *dev,
 	pool->next = dev->pools;
 	dev->pools = pool;
 	pthread_mutex_unlock(&dev->pool_lock);
-	pool->magic = POOL_MAGIC;
 	*out = pool;
 	return C_SUCCESS;
 fail:
-	pool_bury(pool);
+	if (pool->handle)	/* not yet given out: no reference to wait for */
+		accel_handle_end(accel_handle_get((void *)pool->handle,
+						  ACCEL_HANDLE_POOL));
+	free(pool);
 	return C_FAILED;
 }
 
-static struct accel_pool *pool_lookup(accel_pool_t pool)
+/* @handle's pool, referenced (put it); NULL with the error set */
+static struct accel_pool *pool_lookup(accel_pool_t handle)
 {
-	if (!pool) {
+	struct accel_pool *pool;
+
+	if (!handle) {
 		accel_error("the pool is NULL");
 		return NULL;
 	}
-	if (pool->magic != POOL_MAGIC) {
-		accel_handle_error("pool %p is not a live pool", (void *)pool);
-		return NULL;
-	}
+	pool = accel_handle_get(handle, ACCEL_HANDLE_POOL);
+	if (!pool)
+		accel_handle_error("pool %p is not a live pool (destroyed, or never one)",
+				   (void *)handle);
 	return pool;
 }
 
@@ -480,7 +457,7 @@ static void pool_free_everything(struct accel_pool *pool)
 /* ------------------------------------------------------------------ */
 /* Hooks */
 
-void accel_pools_stream_gone(struct accel_device *dev, struct C_Stream_st *st)
+void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
 {
 	pthread_mutex_lock(&dev->pool_lock);
 	for (struct accel_pool *pool = dev->pools; pool; pool = pool->next) {
@@ -518,10 +495,14 @@ static struct accel_device *pool_device(const C_Device device,
 C_Status accel_pool_create(const C_Device device, accel_pool_t *pool)
 {
 	struct accel_device *dev;
+	struct accel_pool *p;
 
 	ACCEL_ENTER();
 	dev = pool_device(device, pool);
-	return dev ? pool_new(device, dev, pool) : C_FAILED;
+	if (!dev || pool_new(device, dev, &p) != C_SUCCESS)
+		return C_FAILED;
+	*pool = (accel_pool_t)p->handle;
+	return C_SUCCESS;
 }
 
 C_Status accel_device_pool(const C_Device device, accel_pool_t *pool)
@@ -536,7 +517,8 @@ C_Status accel_device_pool(const C_Device device, accel_pool_t *pool)
 	pthread_mutex_lock(&dev->default_pool_lock);
 	if (!dev->default_pool)
 		ret = pool_new(device, dev, &dev->default_pool);
-	*pool = dev->default_pool;
+	*pool = dev->default_pool ? (accel_pool_t)dev->default_pool->handle :
+				    NULL;
 	pthread_mutex_unlock(&dev->default_pool_lock);
 	return ret;
 }
@@ -551,24 +533,32 @@ C_Status accel_pool_destroy(accel_pool_t handle)
 	if (!pool)
 		return C_FAILED;
 	dev = pool->dev;
-	if (pool == dev->default_pool)
+	if (pool == dev->default_pool) {
+		accel_handle_put(pool);
 		return accel_error("the default pool of %s cannot be destroyed",
 				   dev->name);
-	pool->magic = POOL_DEAD;
+	}
+	/* the calls under way on it return first */
+	if (!accel_handle_end(pool)) {
+		accel_handle_put(pool);
+		return accel_handle_error("pool %p was destroyed by another thread",
+					  (void *)handle);
+	}
 	pthread_mutex_lock(&dev->pool_lock);
 	for (pp = &dev->pools; *pp != pool; pp = &(*pp)->next)
 		;
 	*pp = pool->next;
 	pthread_mutex_unlock(&dev->pool_lock);
 	pool_free_everything(pool);
-	pool_bury(pool);
+	free(pool);
 	return C_SUCCESS;
 }
 
 C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 			     void **ptr, size_t size)
 {
-	struct accel_pool *pool;
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct pool_arena *a;
 	C_Status ret = C_SUCCESS;
 	size_t need;
@@ -580,7 +570,7 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 	if (!ptr)
 		return accel_error("ptr is NULL");
 	*ptr = NULL;
-	a = arena_of(pool, stream);
+	a = arena_of(pool, stream, &st);
 	if (!a)
 		return C_FAILED;
 	if (!size)
@@ -607,7 +597,8 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 			       void *ptr, size_t size)
 {
-	struct accel_pool *pool;
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct pool_arena *a;
 	C_Status ret;
 
@@ -615,7 +606,7 @@ C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 	pool = pool_lookup(handle);
 	if (!pool)
 		return C_FAILED;
-	a = arena_of(pool, stream);
+	a = arena_of(pool, stream, &st);
 	if (!a)
 		return C_FAILED;
 	if (!ptr && !size)
@@ -631,7 +622,7 @@ C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 
 C_Status accel_pool_trim(accel_pool_t handle)
 {
-	struct accel_pool *pool;
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);
@@ -672,7 +663,7 @@ static void count_blocks(struct accel_pool *pool, struct accel_pool_stats *s)
 C_Status accel_pool_get_stats(accel_pool_t handle,
 			      struct accel_pool_stats *stats)
 {
-	struct accel_pool *pool;
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);
@@ -699,7 +690,7 @@ C_Status accel_pool_get_stats(accel_pool_t handle,
 
 C_Status accel_pool_reset_peaks(accel_pool_t handle)
 {
-	struct accel_pool *pool;
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);

@@ -116,7 +116,7 @@ struct pool_pending {
 
 struct pool_arena {
 	pthread_mutex_t lock;
-	struct C_Stream_st *stream;	/* NULL for a thread arena */
+	struct accel_stream *stream;	/* NULL for a thread arena */
 	bool orphan;			/* its stream was destroyed */
 	struct pool_index index;
 	struct pool_map map;
@@ -128,7 +128,7 @@ struct pool_arena {
 };
 
 struct accel_pool {
-	uint32_t magic;
+	uintptr_t handle;		/* first: see handles.c */
 	uint64_t id;			/* unique; names the pool in caches */
 	struct accel_device *dev;
 	bool caching;			/* false: ACCEL_POOL=off */
@@ -150,7 +150,7 @@ struct accel_pool {
 	atomic_size_t requested, requested_peak;
 	atomic_size_t chunks, backend_allocs, backend_frees;
 
-	struct accel_pool *next;	/* in the device's list, or dead */
+	struct accel_pool *next;	/* in the device's list */
 };
 
 /* ------------------------------------------------------------------ */
@@ -203,7 +203,7 @@ struct pool_chunk *pool_idle_fit(struct pool_chunk *list, size_t need);
 void pool_detach_idle(struct pool_arena *a, struct pool_chunk **to);
 /* pool lock held from here on */
 struct pool_arena *pool_arena_new(struct accel_pool *pool,
-				  struct C_Stream_st *stream);
+				  struct accel_stream *stream);
 void pool_arena_free(struct pool_arena *a);
 void pool_arena_drop(struct accel_pool *pool, struct pool_arena *a);
 void pool_orphan_tidy(struct accel_pool *pool, struct pool_arena *a);
@@ -211,12 +211,12 @@ void pool_orphan_tidy(struct accel_pool *pool, struct pool_arena *a);
 /* pool_grow.c: device memory, events, growing, stealing, trimming */
 void *pool_backend_alloc(struct accel_pool *pool, size_t size);
 void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size);
-void *pool_record_event(struct accel_device *dev, struct C_Stream_st *st);
+void *pool_record_event(struct accel_device *dev, struct accel_stream *st);
 /* pool lock held from here on */
 void pool_reclaim_pending(struct accel_pool *pool);
 struct pool_chunk *pool_take_shared(struct accel_pool *pool, size_t need);
 struct pool_chunk *pool_steal(struct accel_pool *pool, struct pool_arena *self,
-			      size_t need, struct C_Stream_st *st);
+			      size_t need, struct accel_stream *st);
 struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need);
 void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c);
 size_t pool_release_idle(struct accel_pool *pool);

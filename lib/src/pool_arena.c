@@ -210,7 +210,7 @@ struct pool_chunk *pool_idle_fit(struct pool_chunk *list, size_t need)
 /* Arenas */
 
 struct pool_arena *pool_arena_new(struct accel_pool *pool,
-				    struct C_Stream_st *stream)
+				    struct accel_stream *stream)
 {
 	struct pool_arena *a = calloc(1, sizeof(*a));
 

@@ -38,7 +38,7 @@ void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size)
  * Record an event after the work queued so far on @st; NULL with the error
  * set if the backend cannot.
  */
-void *pool_record_event(struct accel_device *dev, struct C_Stream_st *st)
+void *pool_record_event(struct accel_device *dev, struct accel_stream *st)
 {
 	void *ev;
 
@@ -97,8 +97,8 @@ struct pool_chunk *pool_take_shared(struct accel_pool *pool, size_t need)
  * on @from may still be using? Yes, behind an event: @to waits for it on
  * the device; a caller with no stream only if it has completed.
  */
-static bool order_after(struct accel_device *dev, struct C_Stream_st *from,
-			struct C_Stream_st *to)
+static bool order_after(struct accel_device *dev, struct accel_stream *from,
+			struct accel_stream *to)
 {
 	void *ev = pool_record_event(dev, from);
 	bool ok;
@@ -116,7 +116,7 @@ static bool order_after(struct accel_device *dev, struct C_Stream_st *from,
 /* An idle chunk of another arena, made safe for work on @st. */
 struct pool_chunk *pool_steal(struct accel_pool *pool,
 				struct pool_arena *self, size_t need,
-				struct C_Stream_st *st)
+				struct accel_stream *st)
 {
 	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
 		struct pool_chunk *c;

@@ -7,67 +7,57 @@
 
 #include "internal.h"
 
-#define STREAM_MAGIC 0x5354524dU	/* "STRM" */
-#define EVENT_MAGIC 0x45564e54U		/* "EVNT" */
-
-/* Caller holds dev->stream_lock. */
-static struct C_Stream_st *find_stream(struct accel_device *dev,
-				       C_Stream stream)
+struct accel_stream *accel_stream_lookup(struct accel_device *dev,
+					 C_Stream stream)
 {
-	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
-		if (s == stream)
-			return s;
-	return NULL;
-}
-
-struct C_Stream_st *accel_stream_find(struct accel_device *dev,
-				      C_Stream stream)
-{
-	struct C_Stream_st *s;
-
-	pthread_rwlock_rdlock(&dev->stream_lock);
-	s = find_stream(dev, stream);
-	pthread_rwlock_unlock(&dev->stream_lock);
-	return s;
-}
-
-struct C_Stream_st *accel_stream_lookup(struct accel_device *dev,
-					C_Stream stream)
-{
-	struct C_Stream_st *s;
+	struct accel_stream *s;
 
 	if (!stream) {
 		accel_error("the stream is NULL");
 		return NULL;
 	}
-	s = accel_stream_find(dev, stream);
-	if (!s)
-		accel_handle_error("stream %p is not a live stream of %s", (void *)stream,
-			    dev->name);
+	s = accel_handle_get(stream, ACCEL_HANDLE_STREAM);
+	if (!s) {
+		accel_handle_error("stream %p is not a live stream (destroyed, or never one)",
+				   (void *)stream);
+		return NULL;
+	}
+	if (dev && s->dev != dev) {
+		accel_handle_put(s);
+		accel_handle_error("stream %p is not a live stream of %s",
+				   (void *)stream, dev->name);
+		return NULL;
+	}
 	return s;
 }
 
-static struct C_Event_st *event_lookup(struct accel_device *dev,
-				       C_Event event, bool same_device)
+/* @event, referenced, if it is a live event (of @dev, if @same_device) */
+static struct accel_event *event_lookup(struct accel_device *dev,
+					C_Event event, bool same_device)
 {
+	struct accel_event *e;
+
 	if (!event) {
 		accel_error("the event is NULL");
 		return NULL;
 	}
-	if (!accel_handle_live(event) || event->magic != EVENT_MAGIC) {
-		accel_handle_error("event %p is not a live event", (void *)event);
+	e = accel_handle_get(event, ACCEL_HANDLE_EVENT);
+	if (!e) {
+		accel_handle_error("event %p is not a live event (destroyed, or never one)",
+				   (void *)event);
 		return NULL;
 	}
-	if (same_device && event->dev != dev) {
+	if (same_device && e->dev != dev) {
 		accel_error("event %p belongs to %s, not %s", (void *)event,
-			    event->dev->name, dev->name);
+			    e->dev->name, dev->name);
+		accel_handle_put(e);
 		return NULL;
 	}
-	return event;
+	return e;
 }
 
 /* @device and its live @stream, or NULL with the error set */
-static struct C_Stream_st *device_stream(const C_Device device,
+static struct accel_stream *device_stream(const C_Device device,
 					 C_Stream stream,
 					 struct accel_device **dev)
 {
@@ -76,7 +66,7 @@ static struct C_Stream_st *device_stream(const C_Device device,
 }
 
 /* @device and its live @event, or NULL with the error set */
-static struct C_Event_st *device_event(const C_Device device, C_Event event,
+static struct accel_event *device_event(const C_Device device, C_Event event,
 				       struct accel_device **dev)
 {
 	*dev = accel_device_lookup(device);
@@ -86,7 +76,7 @@ static struct C_Event_st *device_event(const C_Device device, C_Event event,
 C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 {
 	struct accel_device *dev;
-	struct C_Stream_st *s;
+	struct accel_stream *s;
 
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
@@ -101,45 +91,45 @@ C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 		free(s);
 		return C_FAILED;
 	}
-	s->magic = STREAM_MAGIC;
 	s->dev = dev;
+	if (!accel_handle_new(ACCEL_HANDLE_STREAM, s)) {
+		dev->be->stream_destroy(dev, s->priv);
+		free(s);
+		return accel_oom_error("out of host memory");
+	}
 	pthread_rwlock_wrlock(&dev->stream_lock);
 	s->next = dev->streams;
 	dev->streams = s;
 	atomic_fetch_add(&dev->nstreams, 1);
 	pthread_rwlock_unlock(&dev->stream_lock);
-	*stream = s;
+	*stream = (C_Stream)s->handle;
 	return C_SUCCESS;
 }
 
 C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 {
 	struct accel_device *dev;
-	struct C_Stream_st **pp, *s = NULL;
+	struct accel_stream **pp, *s;
 
 	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	if (!stream)
-		return accel_error("the stream is NULL");
-	pthread_rwlock_wrlock(&dev->stream_lock);
-	for (pp = &dev->streams; *pp; pp = &(*pp)->next) {
-		if (*pp == stream) {
-			s = *pp;
-			*pp = s->next;
-			atomic_fetch_sub(&dev->nstreams, 1);
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&dev->stream_lock);
+	s = device_stream(device, stream, &dev);
 	if (!s)
-		return accel_handle_error("stream %p is not a live stream of %s",
-				   (void *)stream, dev->name);
+		return C_FAILED;
+	/* work being queued on it by other threads is queued first */
+	if (!accel_handle_end(s)) {
+		accel_handle_put(s);
+		return accel_handle_error("stream %p was destroyed by another thread",
+					  (void *)stream);
+	}
+	pthread_rwlock_wrlock(&dev->stream_lock);
+	for (pp = &dev->streams; *pp != s; pp = &(*pp)->next)
+		;
+	*pp = s->next;
+	atomic_fetch_sub(&dev->nstreams, 1);
+	pthread_rwlock_unlock(&dev->stream_lock);
 	dev->be->stream_drain(dev, s->priv);
 	accel_pools_stream_gone(dev, s);
 	dev->be->stream_destroy(dev, s->priv);
-	s->magic = 0;
 	free(s);
 	return C_SUCCESS;
 }
@@ -147,7 +137,7 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 C_Status accel_stream_query(const C_Device device, C_Stream stream)
 {
 	struct accel_device *dev;
-	struct C_Stream_st *s;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
@@ -157,7 +147,7 @@ C_Status accel_stream_query(const C_Device device, C_Stream stream)
 C_Status accel_stream_synchronize(const C_Device device, C_Stream stream)
 {
 	struct accel_device *dev;
-	struct C_Stream_st *s;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
@@ -168,8 +158,8 @@ C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
 				 C_Event event)
 {
 	struct accel_device *dev;
-	struct C_Stream_st *s;
-	struct C_Event_st *e;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
@@ -186,7 +176,7 @@ C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
 C_Status accel_event_create(const C_Device device, C_Event *event)
 {
 	struct accel_device *dev;
-	struct C_Event_st *e;
+	struct accel_event *e;
 
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
@@ -201,14 +191,13 @@ C_Status accel_event_create(const C_Device device, C_Event *event)
 		free(e);
 		return C_FAILED;
 	}
-	e->magic = EVENT_MAGIC;
 	e->dev = dev;
-	if (!accel_handle_add(e)) {
+	if (!accel_handle_new(ACCEL_HANDLE_EVENT, e)) {
 		dev->be->event_destroy(dev, e->priv);
 		free(e);
 		return accel_oom_error("out of host memory");
 	}
-	*event = e;
+	*event = (C_Event)e->handle;
 	return C_SUCCESS;
 }
 
@@ -216,8 +205,8 @@ C_Status accel_event_record(const C_Device device, C_Stream stream,
 			    C_Event event)
 {
 	struct accel_device *dev;
-	struct C_Stream_st *s;
-	struct C_Event_st *e;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
@@ -228,7 +217,7 @@ C_Status accel_event_record(const C_Device device, C_Stream stream,
 C_Status accel_event_query(const C_Device device, C_Event event)
 {
 	struct accel_device *dev;
-	struct C_Event_st *e;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	e = device_event(device, event, &dev);
@@ -238,7 +227,7 @@ C_Status accel_event_query(const C_Device device, C_Event event)
 C_Status accel_event_synchronize(const C_Device device, C_Event event)
 {
 	struct accel_device *dev;
-	struct C_Event_st *e;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	e = device_event(device, event, &dev);
@@ -248,16 +237,18 @@ C_Status accel_event_synchronize(const C_Device device, C_Event event)
 C_Status accel_event_destroy(const C_Device device, C_Event event)
 {
 	struct accel_device *dev;
-	struct C_Event_st *e;
+	struct accel_event *e;
 
 	ACCEL_ENTER();
 	e = device_event(device, event, &dev);
 	if (!e)
 		return C_FAILED;
-	if (!accel_handle_remove(e))	/* another thread destroyed it */
-		return accel_handle_error("event %p is not a live event", (void *)e);
+	if (!accel_handle_end(e)) {
+		accel_handle_put(e);
+		return accel_handle_error("event %p was destroyed by another thread",
+					  (void *)event);
+	}
 	dev->be->event_destroy(dev, e->priv);
-	e->magic = 0;
 	free(e);
 	return C_SUCCESS;
 }

@@ -30,7 +30,21 @@
  * arguments are reported, never acted on: nothing is freed, written or
  * leaked.
  *
+ * Handles. A C_Stream, C_Event or accel_pool_t (and <accel/memory.h>'s
+ * accel_memory_t and accel_array_t) is an opaque value, not the address of
+ * anything: keep it, compare it, never dereference it. A value names one
+ * object for the life of the process. Once that object is destroyed or
+ * released, every function refuses the value with
+ * ACCEL_ERROR_INVALID_HANDLE, and no object made later ever gets it,
+ * however often objects are made and freed. A value of another kind (a
+ * stream passed as an event) or one the library never gave out is refused
+ * the same way. NULL, where a stream, event or pool is required, is a bad
+ * argument (ACCEL_ERROR_INVALID_VALUE).
+ *
  * Threads. Every function may be called from any number of threads at once.
+ * A thread may destroy or release a handle while other threads use it: the
+ * calls already under way on it finish first (the destroy waits for them),
+ * and calls that start later are refused as above.
  *
  * Ordering. Synchronous functions first wait for the work already submitted
  * to the device's streams (like CUDA's legacy default stream), and return
@@ -186,7 +200,9 @@ ACCEL_EXPORT C_Status accel_stream_create(const C_Device device,
 /*
  * accel_stream_destroy - wait for the stream's work, then destroy it
  *
- * Events recorded on it stay valid.
+ * Events recorded on it stay valid. Work that other threads are queueing on
+ * it when it is destroyed is queued, and waited for, first; their later
+ * calls with it are refused.
  */
 ACCEL_EXPORT C_Status accel_stream_destroy(const C_Device device,
 					   C_Stream stream);
@@ -504,7 +520,7 @@ ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
  * Block pointers are device pointers of the device: every copy and set
  * accepts them, with their bounds checked against the chunk they lie in.
  */
-typedef struct accel_pool *accel_pool_t;
+typedef struct accel_pool_handle *accel_pool_t;
 
 /* A pool's statistics, in bytes unless said otherwise. */
 struct accel_pool_stats {

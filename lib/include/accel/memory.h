@@ -11,7 +11,13 @@
  * the last handle on it is released, or until accel_memory_free() frees it
  * at once; every other handle on it then reports that it is no longer valid
  * instead of touching freed memory. Wrapped memory is never freed by the
- * library.
+ * library. A handle is an opaque value, never an address: a released
+ * handle is refused by every function with ACCEL_ERROR_INVALID_HANDLE for
+ * the life of the process, whatever is allocated since, and so are a
+ * memory handle passed as an array (or the other way round) and values the
+ * library never gave out; NULL is refused the same way, except by the
+ * release functions, for which it does nothing. A handle released by one
+ * thread while others use it is released once their calls return.
  *
  * Device memory comes from the device's default caching pool
  * (accel_device_pool()), host-accessible memory is unified memory, pinned
@@ -85,7 +91,7 @@ ACCEL_EXPORT const char *accel_dtype_typestr(accel_dtype_t dtype);
 /* ------------------------------------------------------------------ */
 /* Memory handles */
 
-typedef struct accel_memory *accel_memory_t;
+typedef struct accel_memory_handle *accel_memory_t;
 
 /* Allocation flags: the host may map the memory to read, to write. */
 #define ACCEL_MEMORY_HOST_READ	(1u << 0)
@@ -289,7 +295,7 @@ ACCEL_EXPORT C_Status accel_memory_write(accel_memory_t mem,
 /* ------------------------------------------------------------------ */
 /* Arrays */
 
-typedef struct accel_array *accel_array_t;
+typedef struct accel_array_handle *accel_array_t;
 
 /* The most dimensions an array has (NumPy's NPY_MAXDIMS). */
 #define ACCEL_MAX_DIMS 32
