@@ -101,14 +101,17 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 	return handle_new(st, 0, entries, dtype, mem);
 }
 
+/* Mapped memory keeps its last handle: see storage_put_unmapped(). */
 static C_Status handle_release(struct accel_memory *m)
 {
-	struct storage *st = m->st;
+	C_Status ret;
 
+	if (!storage_put_unmapped(m->st, &ret))
+		return ret;
 	accel_handle_remove(m);
 	m->magic = 0;
 	free(m);
-	return storage_put(st);
+	return ret;
 }
 
 C_Status accel_memory_release(accel_memory_t mem)

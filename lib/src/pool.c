@@ -16,7 +16,9 @@
  * only behind an event recorded on the old stream: the new stream waits for
  * it on the device, or a caller with no stream takes the chunk only if the
  * event has already completed. A block freed on a stream other than its
- * arena's becomes free once an event recorded at the free has completed.
+ * arena's becomes free once an event recorded at the free has completed;
+ * one freed with no stream, once events recorded at the free on every
+ * stream of the device have: no free waits on the host.
  *
  * The slow path (growing, stealing, trimming) runs under the pool's lock;
  * lock order is device pool_lock, then pool lock, then arena locks.
@@ -233,28 +235,69 @@ static C_Status wrong_size(void *ptr, size_t size, size_t requested)
 }
 
 /*
- * Release a used block of arena @a (locked), freed with @st: at once if
+ * A free with no stream: events recorded now on every stream of @dev whose
+ * work is not over, so that the block is reused behind that work. NULL
+ * when every stream is idle (*ret C_SUCCESS), or on error (*ret C_FAILED).
+ */
+static struct pool_pending *behind_every_stream(struct accel_device *dev,
+						C_Status *ret)
+{
+	struct pool_pending *p;
+
+	*ret = C_SUCCESS;
+	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
+		return NULL;
+	pthread_rwlock_rdlock(&dev->stream_lock);
+	p = pool_pending_new((size_t)atomic_load(&dev->nstreams));
+	for (struct C_Stream_st *s = dev->streams; p && s; s = s->next) {
+		void *ev = pool_record_event(dev, s);
+
+		if (!ev) {
+			*ret = C_FAILED;
+			break;
+		}
+		p->events[p->nevents++] = ev;
+	}
+	pthread_rwlock_unlock(&dev->stream_lock);
+	if (!p || *ret != C_SUCCESS || pool_pending_done(dev, p)) {
+		if (p)
+			pool_pending_free(dev, p);
+		if (!p)
+			*ret = C_FAILED;
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Release a used block of arena @a (locked), freed with @st: behind the
+ * events of *@behind if there are any (which it takes), else at once if
  * the arena's stream orders the reuse, else once an event recorded on @st
  * now has completed.
  */
 static C_Status release(struct accel_pool *pool, struct pool_arena *a,
-			struct pool_block *b, struct C_Stream_st *st)
+			struct pool_block *b, struct C_Stream_st *st,
+			struct pool_pending **behind)
 {
-	struct pool_pending *p;
+	struct pool_pending *p = *behind;
 
-	if (!st || st == a->stream) {
+	if (!p && (!st || st == a->stream)) {
 		pool_map_remove(&a->map, b);
 		pool_make_free(a, b);
 		return C_SUCCESS;
 	}
-	p = malloc(sizeof(*p));
-	if (!p)
-		return accel_oom_error("out of host memory");
-	p->event = pool_record_event(pool->dev, st);
-	if (!p->event) {
-		free(p);
-		return C_FAILED;
+	if (!p) {
+		p = pool_pending_new(1);
+		if (!p)
+			return C_FAILED;
+		p->events[0] = pool_record_event(pool->dev, st);
+		if (!p->events[0]) {
+			free(p);
+			return C_FAILED;
+		}
+		p->nevents = 1;
 	}
+	*behind = NULL;
 	pool_map_remove(&a->map, b);
 	b->state = BLOCK_PENDING;
 	p->block = b;
@@ -265,8 +308,8 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 
 /* Try to free @ptr in arena @a; false if it is not a live block of @a. */
 static bool free_in(struct accel_pool *pool, struct pool_arena *a,
-		    struct C_Stream_st *st, void *ptr, size_t size,
-		    C_Status *ret)
+		    struct C_Stream_st *st, struct pool_pending **behind,
+		    void *ptr, size_t size, C_Status *ret)
 {
 	struct pool_block *b;
 	size_t used, requested;
@@ -282,7 +325,7 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 	if (requested != size)
 		*ret = wrong_size(ptr, size, requested);
 	else
-		*ret = release(pool, a, b, st);
+		*ret = release(pool, a, b, st, behind);
 	pthread_mutex_unlock(&a->lock);
 	if (*ret == C_SUCCESS)
 		count_unuse(pool, used, requested);
@@ -310,7 +353,8 @@ static bool free_direct(struct accel_pool *pool, void *ptr, size_t size,
 
 /* A block of another arena, a large block, or no block of this pool. */
 static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
-			  struct C_Stream_st *st, void *ptr, size_t size)
+			  struct C_Stream_st *st, struct pool_pending **behind,
+			  void *ptr, size_t size)
 {
 	C_Status ret = C_SUCCESS;
 	bool found;
@@ -318,7 +362,8 @@ static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
 	pthread_mutex_lock(&pool->lock);
 	found = free_direct(pool, ptr, size, &ret);
 	for (struct pool_arena *a = pool->arenas; a && !found; a = a->next) {
-		if (a == self || !free_in(pool, a, st, ptr, size, &ret))
+		if (a == self ||
+		    !free_in(pool, a, st, behind, ptr, size, &ret))
 			continue;
 		if (a->orphan)
 			pool_orphan_tidy(pool, a);	/* may free a */
@@ -449,8 +494,7 @@ static void pool_free_everything(struct accel_pool *pool)
 			struct pool_pending *p = a->pending;
 
 			a->pending = p->next;
-			pool->dev->be->event_destroy(pool->dev, p->event);
-			free(p);
+			pool_pending_free(pool->dev, p);
 		}
 		while (a->chunks) {
 			struct pool_chunk *c = a->chunks;
@@ -607,6 +651,7 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 			       void *ptr, size_t size)
 {
+	struct pool_pending *behind = NULL;
 	struct accel_pool *pool;
 	struct pool_arena *a;
 	C_Status ret;
@@ -622,11 +667,17 @@ C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 		return C_SUCCESS;
 	if (!ptr)
 		return accel_error("ptr is NULL but size is %zu", size);
-	if (!stream)	/* as a synchronous free: no queued work may use it */
-		accel_device_drain(pool->dev);
-	if (free_in(pool, a, a->stream, ptr, size, &ret))
-		return ret;
-	return free_slow(pool, a, a->stream, ptr, size);
+	/* no stream: behind all queued work, with no wait on the host */
+	if (!stream) {
+		behind = behind_every_stream(pool->dev, &ret);
+		if (ret != C_SUCCESS)
+			return ret;
+	}
+	if (!free_in(pool, a, a->stream, &behind, ptr, size, &ret))
+		ret = free_slow(pool, a, a->stream, &behind, ptr, size);
+	if (behind)	/* not taken: a large block, or an error */
+		pool_pending_free(pool->dev, behind);
+	return ret;
 }
 
 C_Status accel_pool_trim(accel_pool_t handle)
