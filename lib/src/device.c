@@ -29,6 +29,23 @@ static struct {
 	char init_error[256];	/* why no device can be used, or "" */
 } state = { .once = PTHREAD_ONCE_INIT };
 
+/*
+ * Synchronous calls hold the stream lock as readers while they wait, and
+ * readers that overlap would keep a stream's creation or destruction out
+ * for ever: writers go first. No reader takes it twice, and the work a
+ * reader waits for never needs the lock, so this cannot deadlock.
+ */
+static void init_stream_lock(pthread_rwlock_t *lock)
+{
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+}
+
 struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv, size_t min_chunk)
 {
@@ -46,7 +63,7 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 	dev->min_chunk = min_chunk;
 	dev->chunk_granule = min_chunk;
 	pthread_mutex_init(&dev->reg_lock, NULL);
-	pthread_rwlock_init(&dev->stream_lock, NULL);
+	init_stream_lock(&dev->stream_lock);
 	pthread_mutex_init(&dev->pool_lock, NULL);
 	pthread_mutex_init(&dev->default_pool_lock, NULL);
 	state.all[state.num_all++] = dev;

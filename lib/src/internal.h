@@ -105,13 +105,23 @@ struct accel_backend {
 	void (*stream_destroy)(struct accel_device *dev, void *stream);
 	/* C_SUCCESS idle, C_WARNING busy, C_FAILED work failed */
 	C_Status (*stream_query)(struct accel_device *dev, void *stream);
-	/* wait for idle, report work that failed since the last report */
+	/*
+	 * wait for the work queued before the call (work queued later, by any
+	 * thread, must not delay it), report work that failed since the last
+	 * report
+	 */
 	C_Status (*stream_sync)(struct accel_device *dev, void *stream);
-	/* wait for idle, report nothing */
+	/* the same, reporting nothing */
 	void (*stream_drain)(struct accel_device *dev, void *stream);
 
 	C_Status (*event_create)(struct accel_device *dev, void **event);
 	void (*event_destroy)(struct accel_device *dev, void *event);
+	/*
+	 * An event names the work queued before its latest record: a query or
+	 * synchronize sees the latest record, a stream_wait_event the record
+	 * current when it is called, whatever records follow; an event never
+	 * recorded is complete (as CUDA's events).
+	 */
 	C_Status (*event_record)(struct accel_device *dev, void *stream,
 				 void *event);
 	C_Status (*event_query)(struct accel_device *dev, void *event);
@@ -196,7 +206,10 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv,
 				      size_t min_chunk);
 struct accel_device *accel_device_lookup(const C_Device device);
-/* wait for the work of every stream of @dev (no errors reported) */
+/*
+ * wait for the work queued on every stream of @dev before the call (no
+ * errors reported); work queued later does not delay it
+ */
 void accel_device_drain(struct accel_device *dev);
 
 /* memory.c */

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <accel/memory.h>
@@ -151,6 +152,7 @@ TEST(ordering_wait_binds_at_wait_query_at_latest)
 		OK(accel_event_record(ctx->dev, c, e));
 		query_done = accel_event_query(ctx->dev, e) == C_SUCCESS;
 		OK(accel_event_synchronize(ctx->dev, e));
+		usleep(20000);		/* time for A to run, were it released */
 		a_blocked = busy(ctx, a);
 		conclusive = busy(ctx, b) || !try_longer(&copies);
 		if (conclusive) {
@@ -171,11 +173,12 @@ TEST(ordering_wait_binds_at_wait_query_at_latest)
 /* ------------------------------------------------------------------ */
 /* Synchronous calls against a producer that never lets its stream idle */
 
-#define RING 8			/* batches the producer keeps queued */
+#define RING 128			/* batches the producer keeps queued */
 #define BATCH 4			/* copies per batch */
 #define BATCH_COPY (1u << 20)
-#define SYNC_COPIES 20
-#define WATCHDOG_S 20
+#define SYNC_COPIES 10		/* each three synchronous calls */
+#define WATCHDOG_MIN_S 10
+#define WATCHDOG_MAX_S 100
 
 struct producer {
 	struct suite_ctx *ctx;
@@ -226,19 +229,46 @@ static void starved(int sig)
 	_exit(1);
 }
 
+/* Seconds a batch takes, so that the watchdog fits the device. */
+static double batch_seconds(struct suite_ctx *ctx, C_Stream s, uint8_t *buf)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int k = 0; k < BATCH; k++)
+		REQUIRE_OK(accel_async_memory_copy_d2d(ctx->dev, s,
+				buf + (k & 1) * BATCH_COPY,
+				buf + !(k & 1) * BATCH_COPY, BATCH_COPY));
+	REQUIRE_OK(accel_stream_synchronize(ctx->dev, s));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/*
+ * Each synchronous call waits for at most the producer's backlog (RING
+ * batches) when it is made: the watchdog allows four times that for every
+ * call, and never less than WATCHDOG_MIN_S. A call that waits for the
+ * producer's stream to become idle waits until the producer happens to
+ * fall behind, if ever.
+ */
 TEST(ordering_sync_copy_not_starved_by_flood)
 {
 	struct producer p = { .ctx = ctx };
 	uint8_t *d = dalloc(ctx, 16), h[16], back[16];
+	double limit;
 	pthread_t t;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &p.s));
 	p.buf = dalloc(ctx, 2 * BATCH_COPY);
+	limit = 4.0 * 3 * SYNC_COPIES * RING * batch_seconds(ctx, p.s, p.buf);
+	limit = limit < WATCHDOG_MIN_S ? WATCHDOG_MIN_S :
+		limit > WATCHDOG_MAX_S ? WATCHDOG_MAX_S : limit;
 	REQUIRE(pthread_create(&t, NULL, produce, &p) == 0);
 	while (atomic_load(&p.batches) < RING)	/* the backlog is there */
 		usleep(1000);
 	signal(SIGALRM, starved);
-	alarm(WATCHDOG_S);
+	alarm((unsigned int)limit);
 	for (int i = 0; i < SYNC_COPIES; i++) {
 		memset(h, i, sizeof(h));
 		OK(accel_memory_copy_h2d(ctx->dev, d, h, sizeof(h)));
