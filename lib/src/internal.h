@@ -218,6 +218,8 @@ C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr);
 /* free what accel_memory_alloc() returned, after the device's queued work */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
+/* the same, now: the caller knows that no queued work uses it */
+void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
 
 /*
  * What [ptr, ptr + size) is to @dev: *found false if no allocation of it

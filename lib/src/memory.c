@@ -172,6 +172,12 @@ C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
 {
+	accel_device_drain(dev);
+	accel_memory_free_pooled_idle(dev, ptr);
+}
+
+void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr)
+{
 	const struct accel_allocation *a;
 	struct accel_allocation gone;
 
@@ -180,7 +186,6 @@ void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
 	gone = *a;
 	accel_registry_remove(&dev->dev_space, a);
 	pthread_mutex_unlock(&dev->reg_lock);
-	accel_device_drain(dev);
 	dev->be->free(dev, &gone);
 }
 

@@ -153,15 +153,78 @@ static C_Status out_of_memory(struct accel_pool *pool, size_t requested)
 			   atomic_load(&pool->allocated), why);
 }
 
+/*
+ * Pool lock held: a large block back to the backend, now (@idle: no queued
+ * work uses it) or after the device's queued work.
+ */
+static void direct_give_back(struct accel_pool *pool, struct pool_block *b,
+			     bool idle)
+{
+	if (idle)
+		accel_memory_free_pooled_idle(pool->dev, (void *)b->addr);
+	else
+		accel_memory_free_pooled(pool->dev, (void *)b->addr);
+	stat_sub(&pool->reserved, b->size);
+	atomic_fetch_add(&pool->backend_frees, 1);
+	pool_block_put(pool, b);
+}
+
+/* Pool lock held: give back the large blocks whose pending free is over. */
+static void reclaim_direct(struct accel_pool *pool)
+{
+	struct pool_pending **pp = &pool->direct_pending;
+
+	while (*pp) {
+		struct pool_pending *p = *pp;
+		struct pool_block *b = p->block;
+
+		if (!pool_pending_done(pool->dev, p)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		pool_pending_free(pool->dev, p);
+		direct_give_back(pool, b, true);
+	}
+}
+
+/*
+ * Pool lock held, out of memory: wait for the work that pending frees are
+ * behind, and take them back. False if there were none.
+ */
+static bool settle_pending(struct accel_pool *pool)
+{
+	struct accel_device *dev = pool->dev;
+	bool any = pool->direct_pending;
+
+	for (struct pool_pending *p = pool->direct_pending; p; p = p->next)
+		for (size_t i = 0; i < p->nevents; i++)
+			dev->be->event_sync(dev, p->events[i]);
+	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
+		pthread_mutex_lock(&a->lock);
+		for (struct pool_pending *p = a->pending; p; p = p->next) {
+			any = true;
+			for (size_t i = 0; i < p->nevents; i++)
+				dev->be->event_sync(dev, p->events[i]);
+		}
+		pthread_mutex_unlock(&a->lock);
+	}
+	reclaim_direct(pool);
+	pool_reclaim_pending(pool);
+	return any;
+}
+
 static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 			   size_t need, size_t requested, void **ptr)
 {
 	struct pool_chunk *c;
 	C_Status ret = C_SUCCESS;
-	bool done;
+	bool done, settled = false;
 
 	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
+again:
 	pthread_mutex_lock(&a->lock);
 	done = take_fit(pool, a, need, requested, ptr, &ret);
 	pthread_mutex_unlock(&a->lock);
@@ -172,6 +235,11 @@ static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 		c = pool_steal(pool, a, need, a->stream);
 	if (!c)
 		c = pool_grow(pool, need);
+	if (!c && !settled) {
+		settled = true;
+		if (settle_pending(pool))
+			goto again;
+	}
 	if (!c) {
 		ret = out_of_memory(pool, requested);
 		goto out;
@@ -195,10 +263,11 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	void *p = NULL;
 
 	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
 	b = pool_block_get(pool);
 	if (b) {
 		p = pool_backend_alloc(pool, size);
-		if (!p && pool_release_idle(pool))
+		if (!p && (settle_pending(pool) | (pool_release_idle(pool) > 0)))
 			p = pool_backend_alloc(pool, size);
 	}
 	if (!b) {
@@ -332,10 +401,18 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 	return true;
 }
 
-static bool free_direct(struct accel_pool *pool, void *ptr, size_t size,
+/*
+ * A large block (pool lock held): back to the backend behind the events of
+ * *@behind (which it takes), else after @st's queued work (a wait for that
+ * stream alone, so that the stream's next allocation may have it again),
+ * else now: with no stream and no events, every stream was idle.
+ */
+static bool free_direct(struct accel_pool *pool, struct C_Stream_st *st,
+			struct pool_pending **behind, void *ptr, size_t size,
 			C_Status *ret)
 {
 	struct pool_block *b = pool_map_find(&pool->direct, (uintptr_t)ptr);
+	struct pool_pending *p = *behind;
 
 	if (!b)
 		return false;
@@ -344,10 +421,19 @@ static bool free_direct(struct accel_pool *pool, void *ptr, size_t size,
 		return true;
 	}
 	pool_map_remove(&pool->direct, b);
-	pool_backend_free(pool, b->addr, b->size);
 	count_unuse(pool, b->size, b->requested);
-	pool_block_put(pool, b);
 	*ret = C_SUCCESS;
+	if (p) {
+		*behind = NULL;
+		p->block = b;
+		b->state = BLOCK_PENDING;
+		p->next = pool->direct_pending;
+		pool->direct_pending = p;
+		return true;
+	}
+	if (st)
+		pool->dev->be->stream_drain(pool->dev, st->priv);
+	direct_give_back(pool, b, true);
 	return true;
 }
 
@@ -360,7 +446,7 @@ static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
 	bool found;
 
 	pthread_mutex_lock(&pool->lock);
-	found = free_direct(pool, ptr, size, &ret);
+	found = free_direct(pool, st, behind, ptr, size, &ret);
 	for (struct pool_arena *a = pool->arenas; a && !found; a = a->next) {
 		if (a == self ||
 		    !free_in(pool, a, st, behind, ptr, size, &ret))
@@ -481,6 +567,13 @@ static void pool_free_everything(struct accel_pool *pool)
 
 	accel_device_drain(pool->dev);
 	pthread_mutex_lock(&pool->lock);
+	while (pool->direct_pending) {
+		struct pool_pending *p = pool->direct_pending;
+
+		pool->direct_pending = p->next;
+		pool_backend_free(pool, p->block->addr, p->block->size);
+		pool_pending_free(pool->dev, p);
+	}
 	for (size_t i = 0; i <= pool->direct.mask; i++) {
 		struct pool_block *b = pool->direct.slots[i].block;
 
@@ -690,6 +783,7 @@ C_Status accel_pool_trim(accel_pool_t handle)
 		return C_FAILED;
 	accel_device_drain(pool->dev);
 	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
 	pool_release_idle(pool);
 	pthread_mutex_unlock(&pool->lock);

@@ -143,6 +143,7 @@ struct accel_pool {
 	struct pool_arena *arenas;	/* every arena */
 	struct pool_chunk *shared;	/* idle chunks of no arena */
 	struct pool_map direct;		/* blocks straight from the backend */
+	struct pool_pending *direct_pending;	/* freed, behind events */
 	struct pool_block *spare;	/* for chunks and large blocks */
 	struct slab_cursor cursor;
 	struct pool_slab *_Atomic slabs;	/* every block struct */
