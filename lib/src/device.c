@@ -64,6 +64,7 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 	dev->chunk_granule = min_chunk;
 	pthread_mutex_init(&dev->reg_lock, NULL);
 	init_stream_lock(&dev->stream_lock);
+	pthread_mutex_init(&dev->deferred_lock, NULL);
 	pthread_mutex_init(&dev->pool_lock, NULL);
 	pthread_mutex_init(&dev->default_pool_lock, NULL);
 	state.all[state.num_all++] = dev;
@@ -206,6 +207,56 @@ void accel_device_drain(struct accel_device *dev)
 	for (struct C_Stream_st *s = dev->streams; s; s = s->next)
 		dev->be->stream_drain(dev, s->priv);
 	pthread_rwlock_unlock(&dev->stream_lock);
+}
+
+void **accel_device_mark(struct accel_device *dev, size_t *n, C_Status *ret)
+{
+	void **events = NULL;
+
+	*n = 0;
+	*ret = C_SUCCESS;
+	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
+		return NULL;
+	pthread_rwlock_rdlock(&dev->stream_lock);
+	events = malloc((size_t)atomic_load(&dev->nstreams) * sizeof(*events));
+	if (!events)
+		*ret = accel_oom_error("out of host memory");
+	for (struct C_Stream_st *s = dev->streams; events && s; s = s->next) {
+		void *ev;
+
+		if (dev->be->event_create(dev, &ev) != C_SUCCESS) {
+			*ret = C_FAILED;
+			break;
+		}
+		events[(*n)++] = ev;
+		if (dev->be->event_record(dev, s->priv, ev) != C_SUCCESS) {
+			*ret = C_FAILED;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&dev->stream_lock);
+	if (*ret != C_SUCCESS || accel_events_done(dev, events, n)) {
+		for (size_t i = 0; i < *n; i++)
+			dev->be->event_destroy(dev, events[i]);
+		free(events);
+		*n = 0;
+		return NULL;
+	}
+	return events;
+}
+
+bool accel_events_done(struct accel_device *dev, void **events, size_t *n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (dev->be->event_query(dev, events[i]) == C_WARNING)
+			events[kept++] = events[i];
+		else
+			dev->be->event_destroy(dev, events[i]);
+	}
+	*n = kept;
+	return !kept;
 }
 
 C_Status accel_get_device_count(size_t *count)

@@ -131,6 +131,7 @@ struct accel_backend {
 };
 
 struct accel_pool;
+struct accel_deferred;
 
 struct accel_device {
 	int id;			/* visible id, -1 while hidden */
@@ -157,6 +158,10 @@ struct accel_device {
 	pthread_rwlock_t stream_lock;
 	struct C_Stream_st *streams;
 	atomic_int nstreams;	/* so that draining no stream costs no lock */
+
+	/* freed allocations the backend gets back behind events (memory.c) */
+	pthread_mutex_t deferred_lock;
+	struct accel_deferred *_Atomic deferred;
 
 	pthread_mutex_t pool_lock;	/* the list of pools */
 	struct accel_pool *pools;
@@ -211,6 +216,14 @@ struct accel_device *accel_device_lookup(const C_Device device);
  * errors reported); work queued later does not delay it
  */
 void accel_device_drain(struct accel_device *dev);
+/*
+ * Mark the work queued so far: an event (the backend's) recorded now on
+ * every stream of @dev whose work is not over, in a new array of *n (NULL
+ * and 0 when every stream is idle). NULL with C_FAILED in *ret on error.
+ */
+void **accel_device_mark(struct accel_device *dev, size_t *n, C_Status *ret);
+/* whether all *n events completed; destroys those that have, keeps the rest */
+bool accel_events_done(struct accel_device *dev, void **events, size_t *n);
 
 /* memory.c */
 /* device memory for a pool's chunk (@pooled) or a pool's large block */

@@ -311,30 +311,22 @@ static C_Status wrong_size(void *ptr, size_t size, size_t requested)
 static struct pool_pending *behind_every_stream(struct accel_device *dev,
 						C_Status *ret)
 {
+	size_t n;
+	void **events = accel_device_mark(dev, &n, ret);
 	struct pool_pending *p;
 
-	*ret = C_SUCCESS;
-	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
+	if (!events)
 		return NULL;
-	pthread_rwlock_rdlock(&dev->stream_lock);
-	p = pool_pending_new((size_t)atomic_load(&dev->nstreams));
-	for (struct C_Stream_st *s = dev->streams; p && s; s = s->next) {
-		void *ev = pool_record_event(dev, s);
-
-		if (!ev) {
-			*ret = C_FAILED;
-			break;
-		}
-		p->events[p->nevents++] = ev;
+	p = pool_pending_new(n);
+	if (p) {
+		memcpy(p->events, events, n * sizeof(*events));
+		p->nevents = n;
+	} else {
+		while (n)
+			dev->be->event_destroy(dev, events[--n]);
+		*ret = C_FAILED;
 	}
-	pthread_rwlock_unlock(&dev->stream_lock);
-	if (!p || *ret != C_SUCCESS || pool_pending_done(dev, p)) {
-		if (p)
-			pool_pending_free(dev, p);
-		if (!p)
-			*ret = C_FAILED;
-		return NULL;
-	}
+	free(events);
 	return p;
 }
 

@@ -67,16 +67,7 @@ struct pool_pending *pool_pending_new(size_t nevents)
 
 bool pool_pending_done(struct accel_device *dev, struct pool_pending *p)
 {
-	size_t kept = 0;
-
-	for (size_t i = 0; i < p->nevents; i++) {
-		if (dev->be->event_query(dev, p->events[i]) == C_WARNING)
-			p->events[kept++] = p->events[i];
-		else
-			dev->be->event_destroy(dev, p->events[i]);
-	}
-	p->nevents = kept;
-	return !kept;
+	return accel_events_done(dev, p->events, &p->nevents);
 }
 
 void pool_pending_free(struct accel_device *dev, struct pool_pending *p)
