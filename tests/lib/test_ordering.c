@@ -289,9 +289,13 @@ TEST(ordering_sync_copy_not_starved_by_flood)
 /* ------------------------------------------------------------------ */
 /* Releases */
 
-/* Releasing a small handle or array leaves another stream's work running. */
+/*
+ * Releasing a small handle or array, of any kind, or freeing a small raw
+ * allocation, leaves another stream's work running.
+ */
 TEST(ordering_release_does_not_wait_for_streams)
 {
+	const unsigned int rw = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
 	const size_t shape[1] = { 4 };
 	C_Stream b;
@@ -300,8 +304,9 @@ TEST(ordering_release_does_not_wait_for_streams)
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
 	while (!done) {
-		accel_memory_t m, slice;
-		accel_array_t ary;
+		accel_memory_t m, slice, host;
+		accel_array_t ary, pinned, mapped;
+		void *raw, *raw_host, *raw_unified;
 		bool before;
 
 		REQUIRE_OK(accel_memory_create(ctx->dev, 4,
@@ -311,11 +316,30 @@ TEST(ordering_release_does_not_wait_for_streams)
 		REQUIRE_OK(accel_device_array(ctx->dev, 1, shape,
 					      accel_dtype(ACCEL_FLOAT32), NULL,
 					      'C', NULL, &ary));
+		REQUIRE_OK(accel_memory_create(ctx->dev, 4,
+					       accel_dtype(ACCEL_FLOAT32),
+					       NULL, rw, &host));
+		REQUIRE_OK(accel_pinned_array(ctx->dev, 1, shape,
+					      accel_dtype(ACCEL_FLOAT32), NULL,
+					      'C', &pinned));
+		REQUIRE_OK(accel_mapped_array(ctx->dev, 1, shape,
+					      accel_dtype(ACCEL_FLOAT32), NULL,
+					      'C', NULL, &mapped));
+		REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &raw, 16));
+		REQUIRE_OK(accel_host_memory_allocate(ctx->dev, &raw_host, 16));
+		REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, &raw_unified,
+							 16));
 		busy_chain(ctx, b, big, copies);
 		before = busy(ctx, b);
 		OK(accel_memory_release(slice));
 		OK(accel_memory_release(m));
 		OK(accel_array_release(ary));
+		OK(accel_memory_release(host));
+		OK(accel_array_release(pinned));
+		OK(accel_array_release(mapped));
+		OK(accel_device_memory_deallocate(ctx->dev, raw, 16));
+		OK(accel_host_memory_deallocate(ctx->dev, raw_host, 16));
+		OK(accel_unified_memory_deallocate(ctx->dev, raw_unified, 16));
 		done = still_busy_after(before, busy(ctx, b), &copies, &misses);
 		OK(accel_stream_synchronize(ctx->dev, b));
 	}
@@ -328,7 +352,7 @@ TEST(ordering_release_does_not_wait_for_streams)
  * after the release (with no stream, and written on another stream at
  * once) must not receive that copy's bytes.
  */
-TEST(ordering_no_reuse_under_queued_transfer)
+static void no_reuse(struct suite_ctx *ctx, unsigned int flags)
 {
 	const size_t n = 64 << 10;
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF), *h = xmalloc(n);
@@ -350,7 +374,7 @@ TEST(ordering_no_reuse_under_queued_transfer)
 
 		REQUIRE_OK(accel_memory_create(ctx->dev, n,
 					       accel_dtype(ACCEL_UINT8), NULL,
-					       0, &m));
+					       flags, &m));
 		REQUIRE_OK(accel_memory_get_info(m, &mi));
 		busy_chain(ctx, b, big, copies);
 		OK(accel_memory_copy_async(m, src, b, ACCEL_ALL, 0, 0));
@@ -359,7 +383,7 @@ TEST(ordering_no_reuse_under_queued_transfer)
 		done = still_busy_after(before, busy(ctx, b), &copies, &misses);
 		REQUIRE_OK(accel_memory_create(ctx->dev, n,
 					       accel_dtype(ACCEL_UINT8), NULL,
-					       0, &fresh));
+					       flags, &fresh));
 		REQUIRE_OK(accel_memory_get_info(fresh, &fi));
 		OK(accel_memory_copy_from_async(fresh, c, zero, ACCEL_ALL, 0));
 		OK(accel_stream_synchronize(ctx->dev, c));
@@ -378,6 +402,13 @@ TEST(ordering_no_reuse_under_queued_transfer)
 	free(h);
 	free(zero);
 	free(back);
+}
+
+/* device-only memory is pool memory; host-accessible memory is unified */
+TEST(ordering_no_reuse_under_queued_transfer)
+{
+	no_reuse(ctx, 0);
+	no_reuse(ctx, ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE);
 }
 
 /*
