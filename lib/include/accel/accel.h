@@ -38,10 +38,9 @@
  * the call only: work that any thread submits later never delays them, so a
  * thread that keeps a stream busy cannot starve another thread's
  * synchronous calls. The synchronize functions wait the same way.
- * Deallocation of device, pinned and unified memory waits the same way, so
- * memory is never freed under a running transfer; a pool block freed with
- * no stream (as memory handles and arrays free theirs) is not waited for
- * but reused only behind the work submitted before the free. Work on one
+ * Deallocation does not wait: memory is reused (or given back to the
+ * device) only once the work submitted before the free, on every stream,
+ * has completed, so it is never reused under a queued transfer. Work on one
  * stream runs in submission order; streams are otherwise independent until
  * joined by events.
  */
@@ -280,7 +279,9 @@ ACCEL_EXPORT C_Status accel_device_memory_allocate(const C_Device device,
  * @size: the size it was allocated with
  *
  * A pointer that is not a live allocation of @device, or a size that does
- * not match, is an error and frees nothing.
+ * not match, is an error and frees nothing. The call does not wait for the
+ * device: the memory goes back to it once the work submitted before the
+ * call, on every stream, has completed.
  */
 ACCEL_EXPORT C_Status accel_device_memory_deallocate(const C_Device device,
 						     void *ptr, size_t size);

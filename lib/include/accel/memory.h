@@ -152,9 +152,9 @@ ACCEL_EXPORT C_Status accel_memory_release(accel_memory_t mem);
 /*
  * accel_memory_free - free the storage now and release @mem
  *
- * Device memory is reused only once the work submitted before the call has
- * completed (the call does not wait for it); other memory waits for the
- * device's queued work first. Every other handle on the
+ * The call does not wait for the device: device, unified and pinned memory
+ * is reused only once the work submitted before the call, on every stream,
+ * has completed. (Plain host memory waits for the transfers queued on it.) Every other handle on the
  * storage stays to be released but is no longer valid: functions given one
  * fail and say so. On a handle whose storage is freed already, this only
  * releases it. Mapped memory is not freed: the call fails until it is
