@@ -153,17 +153,10 @@ static C_Status out_of_memory(struct accel_pool *pool, size_t requested)
 			   atomic_load(&pool->allocated), why);
 }
 
-/*
- * Pool lock held: a large block back to the backend, now (@idle: no queued
- * work uses it) or after the device's queued work.
- */
-static void direct_give_back(struct accel_pool *pool, struct pool_block *b,
-			     bool idle)
+/* Pool lock held: a large block that no queued work uses, back to the backend. */
+static void direct_give_back(struct accel_pool *pool, struct pool_block *b)
 {
-	if (idle)
-		accel_memory_free_pooled_idle(pool->dev, (void *)b->addr);
-	else
-		accel_memory_free_pooled(pool->dev, (void *)b->addr);
+	accel_memory_free_pooled_idle(pool->dev, (void *)b->addr);
 	stat_sub(&pool->reserved, b->size);
 	atomic_fetch_add(&pool->backend_frees, 1);
 	pool_block_put(pool, b);
@@ -184,7 +177,7 @@ static void reclaim_direct(struct accel_pool *pool)
 		}
 		*pp = p->next;
 		pool_pending_free(pool->dev, p);
-		direct_give_back(pool, b, true);
+		direct_give_back(pool, b);
 	}
 }
 
@@ -425,7 +418,7 @@ static bool free_direct(struct accel_pool *pool, struct C_Stream_st *st,
 	}
 	if (st)
 		pool->dev->be->stream_drain(pool->dev, st->priv);
-	direct_give_back(pool, b, true);
+	direct_give_back(pool, b);
 	return true;
 }
 
@@ -760,7 +753,7 @@ C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 	}
 	if (!free_in(pool, a, a->stream, &behind, ptr, size, &ret))
 		ret = free_slow(pool, a, a->stream, &behind, ptr, size);
-	if (behind)	/* not taken: a large block, or an error */
+	if (behind)	/* not taken: no block of this pool, or an error */
 		pool_pending_free(pool->dev, behind);
 	return ret;
 }
