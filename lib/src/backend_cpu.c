@@ -4,6 +4,12 @@
  * or OCCA's Serial mode. Each device has a fixed capacity so that stats and
  * out-of-memory behave as on a real device. A stream is a worker thread
  * running its operations in order.
+ *
+ * Every piece of work on a stream takes a ticket, in submission order; to
+ * drain a stream is to wait for the tickets taken before the drain, so that
+ * work queued later, by any thread, cannot delay it. An event record is a
+ * mark of its own: a wait binds to the mark current when it is queued, a
+ * query or synchronize to the latest one.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -26,12 +32,17 @@ struct cpu_dev {
 	size_t used;
 };
 
-struct cpu_event {
+/* One record of an event: reached once the work queued before it is done. */
+struct cpu_mark {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	uint64_t recorded;	/* generation of the last record */
-	uint64_t done;		/* highest generation reached */
-	atomic_int refs;	/* the handle and every queued op naming it */
+	bool reached;
+	atomic_int refs;	/* the event while current, and queued ops */
+};
+
+struct cpu_event {
+	pthread_mutex_t lock;
+	struct cpu_mark *last;	/* the latest record; NULL: never recorded */
 };
 
 enum cpu_op_type { OP_COPY, OP_SET, OP_SIGNAL, OP_WAIT };
@@ -43,8 +54,8 @@ struct cpu_op {
 	size_t size;
 	uint8_t value;
 	void *staged;		/* freed once the op ran */
-	struct cpu_event *event;
-	uint64_t gen;
+	struct cpu_mark *mark;	/* OP_SIGNAL reaches it, OP_WAIT waits */
+	uint64_t ticket;
 	struct cpu_op *next;
 };
 
@@ -52,49 +63,78 @@ struct cpu_stream {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t work;	/* an op was queued, or stop */
-	pthread_cond_t idle;	/* nothing queued or running */
+	pthread_cond_t idle;	/* a ticket's work is done, for drainers */
 	struct cpu_op *head, *tail;
-	int running;		/* ops running, on the worker or a caller */
+	uint64_t submitted;	/* the last ticket taken */
+	uint64_t current;	/* the ticket the worker runs, 0: none */
+	uint64_t claim;		/* the ticket a caller runs, 0: none */
+	int drainers;		/* threads waiting for tickets */
 	bool stop;
 };
 
 /* ------------------------------------------------------------------ */
 /* Events */
 
-static void event_put(struct cpu_event *ev)
+static struct cpu_mark *mark_new(void)
 {
-	if (atomic_fetch_sub(&ev->refs, 1) == 1) {
-		pthread_mutex_destroy(&ev->lock);
-		pthread_cond_destroy(&ev->cond);
-		free(ev);
+	struct cpu_mark *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		accel_oom_error("out of host memory");
+		return NULL;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	atomic_init(&m->refs, 1);
+	return m;
+}
+
+static void mark_put(struct cpu_mark *m)
+{
+	if (m && atomic_fetch_sub(&m->refs, 1) == 1) {
+		pthread_mutex_destroy(&m->lock);
+		pthread_cond_destroy(&m->cond);
+		free(m);
 	}
 }
 
-static void event_reach(struct cpu_event *ev, uint64_t gen)
+static void mark_reach(struct cpu_mark *m)
 {
-	pthread_mutex_lock(&ev->lock);
-	if (gen > ev->done)
-		ev->done = gen;
-	pthread_cond_broadcast(&ev->cond);
-	pthread_mutex_unlock(&ev->lock);
+	pthread_mutex_lock(&m->lock);
+	m->reached = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
 }
 
-static uint64_t event_recorded(struct cpu_event *ev)
+static bool mark_reached(struct cpu_mark *m)
 {
-	uint64_t gen;
+	bool reached;
 
-	pthread_mutex_lock(&ev->lock);
-	gen = ev->recorded;
-	pthread_mutex_unlock(&ev->lock);
-	return gen;
+	pthread_mutex_lock(&m->lock);
+	reached = m->reached;
+	pthread_mutex_unlock(&m->lock);
+	return reached;
 }
 
-static void event_wait(struct cpu_event *ev, uint64_t gen)
+static void mark_wait(struct cpu_mark *m)
 {
+	pthread_mutex_lock(&m->lock);
+	while (!m->reached)
+		pthread_cond_wait(&m->cond, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* The event's latest record, with a reference; NULL if never recorded. */
+static struct cpu_mark *event_last(struct cpu_event *ev)
+{
+	struct cpu_mark *m;
+
 	pthread_mutex_lock(&ev->lock);
-	while (ev->done < gen)
-		pthread_cond_wait(&ev->cond, &ev->lock);
+	m = ev->last;
+	if (m)
+		atomic_fetch_add(&m->refs, 1);
 	pthread_mutex_unlock(&ev->lock);
+	return m;
 }
 
 /* ------------------------------------------------------------------ */
@@ -110,14 +150,13 @@ static void run_op(struct cpu_op *op)
 		memset(op->dst, op->value, op->size);
 		break;
 	case OP_SIGNAL:
-		event_reach(op->event, op->gen);
+		mark_reach(op->mark);
 		break;
 	case OP_WAIT:
-		event_wait(op->event, op->gen);
+		mark_wait(op->mark);
 		break;
 	}
-	if (op->event)
-		event_put(op->event);
+	mark_put(op->mark);
 	free(op->staged);
 	free(op);
 }
@@ -138,12 +177,12 @@ static void *stream_worker(void *arg)
 		s->head = op->next;
 		if (!s->head)
 			s->tail = NULL;
-		s->running++;
+		s->current = op->ticket;
 		pthread_mutex_unlock(&s->lock);
 		run_op(op);
 		pthread_mutex_lock(&s->lock);
-		s->running--;
-		if (!s->head && !s->running)
+		s->current = 0;
+		if (s->drainers)
 			pthread_cond_broadcast(&s->idle);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -153,6 +192,7 @@ static void *stream_worker(void *arg)
 static void enqueue(struct cpu_stream *s, struct cpu_op *op)
 {
 	pthread_mutex_lock(&s->lock);
+	op->ticket = ++s->submitted;
 	if (s->tail)
 		s->tail->next = op;
 	else
@@ -173,15 +213,32 @@ static struct cpu_op *new_op(enum cpu_op_type type)
 	return op;
 }
 
-/* Mark the stream busy if it is idle, so work can run on the caller's thread. */
+/* Caller holds s->lock. */
+static bool stream_idle(const struct cpu_stream *s)
+{
+	return !s->head && !s->current && !s->claim;
+}
+
+/* Caller holds s->lock: whether work of a ticket up to @ticket is left. */
+static bool pending_upto(const struct cpu_stream *s, uint64_t ticket)
+{
+	return (s->current && s->current <= ticket) ||
+	       (s->head && s->head->ticket <= ticket) ||
+	       (s->claim && s->claim <= ticket);
+}
+
+/*
+ * Take a ticket for work to run on the caller's thread if the stream is
+ * idle (nothing before it to wait for).
+ */
 static bool claim_idle(struct cpu_stream *s)
 {
 	bool idle;
 
 	pthread_mutex_lock(&s->lock);
-	idle = !s->head && !s->running;
+	idle = stream_idle(s);
 	if (idle)
-		s->running++;
+		s->claim = ++s->submitted;
 	pthread_mutex_unlock(&s->lock);
 	return idle;
 }
@@ -189,20 +246,25 @@ static bool claim_idle(struct cpu_stream *s)
 static void release_claim(struct cpu_stream *s)
 {
 	pthread_mutex_lock(&s->lock);
-	s->running--;
-	if (!s->head && !s->running)
+	s->claim = 0;
+	if (s->drainers)
 		pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Wait for the work submitted before the call; later work does not count. */
 static void cpu_stream_drain(struct accel_device *dev, void *stream)
 {
 	struct cpu_stream *s = stream;
+	uint64_t ticket;
 
 	(void)dev;
 	pthread_mutex_lock(&s->lock);
-	while (s->head || s->running)
+	ticket = s->submitted;
+	s->drainers++;
+	while (pending_upto(s, ticket))
 		pthread_cond_wait(&s->idle, &s->lock);
+	s->drainers--;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -222,8 +284,11 @@ static C_Status queue_copy(struct cpu_stream *s, void *dst, const void *src,
 		return C_SUCCESS;
 	}
 	if (capture_src && size > CPU_STAGE_MAX) {
-		cpu_stream_drain(NULL, s);
+		do
+			cpu_stream_drain(NULL, s);
+		while (!claim_idle(s));
 		memcpy(dst, src, size);
+		release_claim(s);
 		return C_SUCCESS;
 	}
 	op = new_op(OP_COPY);
@@ -428,7 +493,7 @@ static C_Status cpu_stream_query(struct accel_device *dev, void *stream)
 
 	(void)dev;
 	pthread_mutex_lock(&s->lock);
-	idle = !s->head && !s->running;
+	idle = stream_idle(s);
 	pthread_mutex_unlock(&s->lock);
 	return idle ? C_SUCCESS : C_WARNING;
 }
@@ -448,75 +513,100 @@ static C_Status cpu_event_create(struct accel_device *dev, void **event)
 	if (!ev)
 		return accel_oom_error("out of host memory");
 	pthread_mutex_init(&ev->lock, NULL);
-	pthread_cond_init(&ev->cond, NULL);
-	atomic_init(&ev->refs, 1);
 	*event = ev;
 	return C_SUCCESS;
 }
 
+/* Queued ops hold their own references to the marks they name. */
 static void cpu_event_destroy(struct accel_device *dev, void *event)
 {
+	struct cpu_event *ev = event;
+
 	(void)dev;
-	event_put(event);
+	mark_put(ev->last);
+	pthread_mutex_destroy(&ev->lock);
+	free(ev);
 }
 
-static C_Status queue_event_op(struct cpu_stream *s, enum cpu_op_type type,
-			       struct cpu_event *ev, uint64_t gen)
+/* Queue an op on @m; the op takes a reference of its own. */
+static C_Status queue_mark_op(struct cpu_stream *s, enum cpu_op_type type,
+			      struct cpu_mark *m)
 {
 	struct cpu_op *op = new_op(type);
 
 	if (!op)
 		return C_FAILED;
-	atomic_fetch_add(&ev->refs, 1);
-	op->event = ev;
-	op->gen = gen;
+	atomic_fetch_add(&m->refs, 1);
+	op->mark = m;
 	enqueue(s, op);
 	return C_SUCCESS;
 }
 
+/*
+ * A new mark, reached at once on an idle stream (nothing before it), else
+ * by an op behind the stream's work. Waits queued earlier keep the mark
+ * they were bound to.
+ */
 static C_Status cpu_event_record(struct accel_device *dev, void *stream,
 				 void *event)
 {
 	struct cpu_event *ev = event;
-	uint64_t gen;
+	struct cpu_mark *m = mark_new(), *old;
+	C_Status ret = C_SUCCESS;
 
 	(void)dev;
-	pthread_mutex_lock(&ev->lock);
-	gen = ++ev->recorded;
-	pthread_mutex_unlock(&ev->lock);
-	if (claim_idle(stream)) {	/* nothing to wait for: reached now */
-		event_reach(ev, gen);
+	if (!m)
+		return C_FAILED;
+	if (claim_idle(stream)) {
+		mark_reach(m);
 		release_claim(stream);
-		return C_SUCCESS;
+	} else {
+		ret = queue_mark_op(stream, OP_SIGNAL, m);
 	}
-	return queue_event_op(stream, OP_SIGNAL, ev, gen);
+	if (ret != C_SUCCESS) {
+		mark_put(m);
+		return ret;
+	}
+	pthread_mutex_lock(&ev->lock);
+	old = ev->last;
+	ev->last = m;
+	pthread_mutex_unlock(&ev->lock);
+	mark_put(old);
+	return C_SUCCESS;
 }
 
 static C_Status cpu_event_query(struct accel_device *dev, void *event)
 {
-	struct cpu_event *ev = event;
-	bool done;
+	struct cpu_mark *m = event_last(event);
+	bool reached = !m || mark_reached(m);
 
 	(void)dev;
-	pthread_mutex_lock(&ev->lock);
-	done = ev->done >= ev->recorded;
-	pthread_mutex_unlock(&ev->lock);
-	return done ? C_SUCCESS : C_WARNING;
+	mark_put(m);
+	return reached ? C_SUCCESS : C_WARNING;
 }
 
 static C_Status cpu_event_sync(struct accel_device *dev, void *event)
 {
+	struct cpu_mark *m = event_last(event);
+
 	(void)dev;
-	event_wait(event, event_recorded(event));
+	if (m)
+		mark_wait(m);
+	mark_put(m);
 	return C_SUCCESS;
 }
 
 static C_Status cpu_stream_wait_event(struct accel_device *dev, void *stream,
 				      void *event)
 {
-	if (cpu_event_query(dev, event) == C_SUCCESS)
-		return C_SUCCESS;
-	return queue_event_op(stream, OP_WAIT, event, event_recorded(event));
+	struct cpu_mark *m = event_last(event);
+	C_Status ret = C_SUCCESS;
+
+	(void)dev;
+	if (m && !mark_reached(m))
+		ret = queue_mark_op(stream, OP_WAIT, m);
+	mark_put(m);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */

@@ -29,6 +29,23 @@ static struct {
 	char init_error[256];	/* why no device can be used, or "" */
 } state = { .once = PTHREAD_ONCE_INIT };
 
+/*
+ * Synchronous calls hold the stream lock as readers while they wait, and
+ * readers that overlap would keep a stream's creation or destruction out
+ * for ever: writers go first. No reader takes it twice, and the work a
+ * reader waits for never needs the lock, so this cannot deadlock.
+ */
+static void init_stream_lock(pthread_rwlock_t *lock)
+{
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+}
+
 struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv, size_t min_chunk)
 {
@@ -46,7 +63,8 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 	dev->min_chunk = min_chunk;
 	dev->chunk_granule = min_chunk;
 	pthread_mutex_init(&dev->reg_lock, NULL);
-	pthread_rwlock_init(&dev->stream_lock, NULL);
+	init_stream_lock(&dev->stream_lock);
+	pthread_mutex_init(&dev->deferred_lock, NULL);
 	pthread_mutex_init(&dev->pool_lock, NULL);
 	pthread_mutex_init(&dev->default_pool_lock, NULL);
 	state.all[state.num_all++] = dev;
@@ -189,6 +207,56 @@ void accel_device_drain(struct accel_device *dev)
 	for (struct accel_stream *s = dev->streams; s; s = s->next)
 		dev->be->stream_drain(dev, s->priv);
 	pthread_rwlock_unlock(&dev->stream_lock);
+}
+
+void **accel_device_mark(struct accel_device *dev, size_t *n, C_Status *ret)
+{
+	void **events = NULL;
+
+	*n = 0;
+	*ret = C_SUCCESS;
+	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
+		return NULL;
+	pthread_rwlock_rdlock(&dev->stream_lock);
+	events = malloc((size_t)atomic_load(&dev->nstreams) * sizeof(*events));
+	if (!events)
+		*ret = accel_oom_error("out of host memory");
+	for (struct accel_stream *s = dev->streams; events && s; s = s->next) {
+		void *ev;
+
+		if (dev->be->event_create(dev, &ev) != C_SUCCESS) {
+			*ret = C_FAILED;
+			break;
+		}
+		events[(*n)++] = ev;
+		if (dev->be->event_record(dev, s->priv, ev) != C_SUCCESS) {
+			*ret = C_FAILED;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&dev->stream_lock);
+	if (*ret != C_SUCCESS || accel_events_done(dev, events, n)) {
+		for (size_t i = 0; i < *n; i++)
+			dev->be->event_destroy(dev, events[i]);
+		free(events);
+		*n = 0;
+		return NULL;
+	}
+	return events;
+}
+
+bool accel_events_done(struct accel_device *dev, void **events, size_t *n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (dev->be->event_query(dev, events[i]) == C_WARNING)
+			events[kept++] = events[i];
+		else
+			dev->be->event_destroy(dev, events[i]);
+	}
+	*n = kept;
+	return !kept;
 }
 
 C_Status accel_get_device_count(size_t *count)

@@ -105,13 +105,23 @@ struct accel_backend {
 	void (*stream_destroy)(struct accel_device *dev, void *stream);
 	/* C_SUCCESS idle, C_WARNING busy, C_FAILED work failed */
 	C_Status (*stream_query)(struct accel_device *dev, void *stream);
-	/* wait for idle, report work that failed since the last report */
+	/*
+	 * wait for the work queued before the call (work queued later, by any
+	 * thread, must not delay it), report work that failed since the last
+	 * report
+	 */
 	C_Status (*stream_sync)(struct accel_device *dev, void *stream);
-	/* wait for idle, report nothing */
+	/* the same, reporting nothing */
 	void (*stream_drain)(struct accel_device *dev, void *stream);
 
 	C_Status (*event_create)(struct accel_device *dev, void **event);
 	void (*event_destroy)(struct accel_device *dev, void *event);
+	/*
+	 * An event names the work queued before its latest record: a query or
+	 * synchronize sees the latest record, a stream_wait_event the record
+	 * current when it is called, whatever records follow; an event never
+	 * recorded is complete (as CUDA's events).
+	 */
 	C_Status (*event_record)(struct accel_device *dev, void *stream,
 				 void *event);
 	C_Status (*event_query)(struct accel_device *dev, void *event);
@@ -121,6 +131,7 @@ struct accel_backend {
 };
 
 struct accel_pool;
+struct accel_deferred;
 
 struct accel_device {
 	int id;			/* visible id, -1 while hidden */
@@ -147,6 +158,10 @@ struct accel_device {
 	pthread_rwlock_t stream_lock;
 	struct accel_stream *streams;
 	atomic_int nstreams;	/* so that draining no stream costs no lock */
+
+	/* freed allocations the backend gets back behind events (memory.c) */
+	pthread_mutex_t deferred_lock;
+	struct accel_deferred *_Atomic deferred;
 
 	pthread_mutex_t pool_lock;	/* the list of pools */
 	struct accel_pool *pools;
@@ -201,8 +216,19 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv,
 				      size_t min_chunk);
 struct accel_device *accel_device_lookup(const C_Device device);
-/* wait for the work of every stream of @dev (no errors reported) */
+/*
+ * wait for the work queued on every stream of @dev before the call (no
+ * errors reported); work queued later does not delay it
+ */
 void accel_device_drain(struct accel_device *dev);
+/*
+ * Mark the work queued so far: an event (the backend's) recorded now on
+ * every stream of @dev whose work is not over, in a new array of *n (NULL
+ * and 0 when every stream is idle). NULL with C_FAILED in *ret on error.
+ */
+void **accel_device_mark(struct accel_device *dev, size_t *n, C_Status *ret);
+/* whether all *n events completed; destroys those that have, keeps the rest */
+bool accel_events_done(struct accel_device *dev, void **events, size_t *n);
 
 /* memory.c */
 /* device memory for a pool's chunk (@pooled) or a pool's large block */
@@ -210,6 +236,8 @@ C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr);
 /* free what accel_memory_alloc() returned, after the device's queued work */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
+/* the same, now: the caller knows that no queued work uses it */
+void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
 
 /*
  * What [ptr, ptr + size) is to @dev: *found false if no allocation of it

@@ -100,17 +100,27 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 	return handle_new(st, 0, entries, dtype, mem);
 }
 
-/* End @m's handle (referenced) and free it, after the calls under way on it. */
+/*
+ * End @m's handle (referenced) and free it, after the calls under way on it.
+ * Mapped memory keeps its last handle: see storage_put_unmapped().
+ */
 static C_Status handle_release(struct accel_memory *m)
 {
 	struct storage *st = m->st;
+	C_Status ret;
 
+	if (atomic_load(&st->refs) == 1 && atomic_load(&st->maps)) {
+		accel_handle_put(m);
+		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
+	}
 	if (!accel_handle_end(m)) {
 		accel_handle_put(m);
 		return accel_handle_error("the memory handle was released by another thread");
 	}
 	free(m);
-	return storage_put(st);
+	/* mapped meanwhile through this handle: the mapping keeps the storage */
+	storage_put_unmapped(st, &ret);
+	return ret;
 }
 
 C_Status accel_memory_release(accel_memory_t mem)

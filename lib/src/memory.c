@@ -123,6 +123,87 @@ static struct accel_side side_advance(const struct accel_side *s, size_t n)
 }
 
 /* ------------------------------------------------------------------ */
+/* Deferred frees */
+
+/* A freed allocation, given back to the backend once its events complete. */
+struct accel_deferred {
+	struct accel_allocation alloc;
+	struct accel_deferred *next;
+	size_t nevents;
+	void *events[];
+};
+
+/*
+ * Give the backend the deferred allocations whose work is over (@wait: all
+ * of them, after waiting for their work). True if any was given back.
+ */
+static bool reap_deferred(struct accel_device *dev, bool wait)
+{
+	struct accel_deferred *done = NULL, **pp;
+
+	if (!atomic_load_explicit(&dev->deferred, memory_order_acquire))
+		return false;
+	pthread_mutex_lock(&dev->deferred_lock);
+	for (pp = (struct accel_deferred **)&dev->deferred; *pp;) {
+		struct accel_deferred *d = *pp;
+
+		for (size_t i = 0; wait && i < d->nevents; i++)
+			dev->be->event_sync(dev, d->events[i]);
+		if (!accel_events_done(dev, d->events, &d->nevents)) {
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		d->next = done;
+		done = d;
+	}
+	pthread_mutex_unlock(&dev->deferred_lock);
+	for (struct accel_deferred *d = done, *next; d; d = next) {
+		next = d->next;
+		dev->be->free(dev, &d->alloc);
+		free(d);
+	}
+	return done;
+}
+
+/*
+ * Give @gone (out of the registry already) back to the backend once the
+ * work queued so far on every stream is over, with no wait on the host;
+ * now if every stream is idle, after a drain if there is no host memory
+ * to remember it.
+ */
+static C_Status free_behind(struct accel_device *dev,
+			    const struct accel_allocation *gone)
+{
+	struct accel_deferred *d = NULL;
+	void **events;
+	size_t n;
+	C_Status ret;
+
+	reap_deferred(dev, false);
+	events = accel_device_mark(dev, &n, &ret);
+	if (events)
+		d = malloc(sizeof(*d) + n * sizeof(*events));
+	if (!d) {
+		while (n)
+			dev->be->event_destroy(dev, events[--n]);
+		free(events);
+		if (ret != C_SUCCESS || events)
+			accel_device_drain(dev);
+		return dev->be->free(dev, gone);
+	}
+	d->alloc = *gone;
+	d->nevents = n;
+	memcpy(d->events, events, n * sizeof(*events));
+	free(events);
+	pthread_mutex_lock(&dev->deferred_lock);
+	d->next = dev->deferred;
+	atomic_store_explicit(&dev->deferred, d, memory_order_release);
+	pthread_mutex_unlock(&dev->deferred_lock);
+	return C_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
 /* Allocation */
 
 /* Allocate and register; the caller has checked its arguments. */
@@ -132,7 +213,10 @@ static C_Status alloc_registered(struct accel_device *dev, size_t size,
 	struct accel_allocation a;
 
 	memset(&a, 0, sizeof(a));
-	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS)
+	reap_deferred(dev, false);
+	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS &&
+	    (!reap_deferred(dev, true) ||
+	     dev->be->alloc(dev, kind, size, &a) != C_SUCCESS))
 		return C_FAILED;
 	a.size = size;
 	a.kind = kind;
@@ -172,6 +256,12 @@ C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
 {
+	accel_device_drain(dev);
+	accel_memory_free_pooled_idle(dev, ptr);
+}
+
+void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr)
+{
 	const struct accel_allocation *a;
 	struct accel_allocation gone;
 
@@ -180,7 +270,6 @@ void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
 	gone = *a;
 	accel_registry_remove(&dev->dev_space, a);
 	pthread_mutex_unlock(&dev->reg_lock);
-	accel_device_drain(dev);
 	dev->be->free(dev, &gone);
 }
 
@@ -239,8 +328,8 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 	accel_registry_remove(space_of(dev, kind), a);
 	pthread_mutex_unlock(&dev->reg_lock);
 
-	accel_device_drain(dev);	/* no transfer may still use it */
-	return dev->be->free(dev, &gone);
+	/* no transfer queued before may still use it when it goes */
+	return free_behind(dev, &gone);
 }
 
 C_Status accel_device_memory_allocate(const C_Device device, void **ptr,

@@ -79,6 +79,12 @@ struct storage *storage_host(void *ptr, size_t bytes);
 void storage_get(struct storage *st);
 /* drop a reference; the last one frees the bytes (if owned) */
 C_Status storage_put(struct storage *st);
+/*
+ * storage_put(), unless it is the last reference and the storage is mapped
+ * (the mapping would point at freed bytes): then false, with the error
+ * (ACCEL_ERROR_IN_USE) in *ret, and the reference stays
+ */
+bool storage_put_unmapped(struct storage *st, C_Status *ret);
 /* end the registration of host memory for a device */
 C_Status storage_unregister(struct storage *st);
 /* free the bytes now */

@@ -16,7 +16,9 @@
  * only behind an event recorded on the old stream: the new stream waits for
  * it on the device, or a caller with no stream takes the chunk only if the
  * event has already completed. A block freed on a stream other than its
- * arena's becomes free once an event recorded at the free has completed.
+ * arena's becomes free once an event recorded at the free has completed;
+ * one freed with no stream, once events recorded at the free on every
+ * stream of the device have: no free waits on the host.
  *
  * The slow path (growing, stealing, trimming) runs under the pool's lock;
  * lock order is device pool_lock, then pool lock, then arena locks.
@@ -147,15 +149,71 @@ static C_Status out_of_memory(struct accel_pool *pool, size_t requested)
 			   atomic_load(&pool->allocated), why);
 }
 
+/* Pool lock held: a large block that no queued work uses, back to the backend. */
+static void direct_give_back(struct accel_pool *pool, struct pool_block *b)
+{
+	accel_memory_free_pooled_idle(pool->dev, (void *)b->addr);
+	stat_sub(&pool->reserved, b->size);
+	atomic_fetch_add(&pool->backend_frees, 1);
+	pool_block_put(pool, b);
+}
+
+/* Pool lock held: give back the large blocks whose pending free is over. */
+static void reclaim_direct(struct accel_pool *pool)
+{
+	struct pool_pending **pp = &pool->direct_pending;
+
+	while (*pp) {
+		struct pool_pending *p = *pp;
+		struct pool_block *b = p->block;
+
+		if (!pool_pending_done(pool->dev, p)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		pool_pending_free(pool->dev, p);
+		direct_give_back(pool, b);
+	}
+}
+
+/*
+ * Pool lock held, out of memory: wait for the work that pending frees are
+ * behind, and take them back. False if there were none.
+ */
+static bool settle_pending(struct accel_pool *pool)
+{
+	struct accel_device *dev = pool->dev;
+	bool any = pool->direct_pending;
+
+	for (struct pool_pending *p = pool->direct_pending; p; p = p->next)
+		for (size_t i = 0; i < p->nevents; i++)
+			dev->be->event_sync(dev, p->events[i]);
+	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
+		pthread_mutex_lock(&a->lock);
+		for (struct pool_pending *p = a->pending; p; p = p->next) {
+			any = true;
+			for (size_t i = 0; i < p->nevents; i++)
+				dev->be->event_sync(dev, p->events[i]);
+		}
+		pthread_mutex_unlock(&a->lock);
+	}
+	reclaim_direct(pool);
+	pool_reclaim_pending(pool);
+	return any;
+}
+
 static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 			   size_t need, size_t requested, void **ptr)
 {
 	struct pool_chunk *c;
 	C_Status ret = C_SUCCESS;
-	bool done;
+	bool done, settled = false;
 
 	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
+again:
 	pthread_mutex_lock(&a->lock);
 	done = take_fit(pool, a, need, requested, ptr, &ret);
 	pthread_mutex_unlock(&a->lock);
@@ -166,6 +224,11 @@ static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 		c = pool_steal(pool, a, need, a->stream);
 	if (!c)
 		c = pool_grow(pool, need);
+	if (!c && !settled) {
+		settled = true;
+		if (settle_pending(pool))
+			goto again;
+	}
 	if (!c) {
 		ret = out_of_memory(pool, requested);
 		goto out;
@@ -189,10 +252,11 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	void *p = NULL;
 
 	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
 	b = pool_block_get(pool);
 	if (b) {
 		p = pool_backend_alloc(pool, size);
-		if (!p && pool_release_idle(pool))
+		if (!p && (settle_pending(pool) | (pool_release_idle(pool) > 0)))
 			p = pool_backend_alloc(pool, size);
 	}
 	if (!b) {
@@ -229,28 +293,61 @@ static C_Status wrong_size(void *ptr, size_t size, size_t requested)
 }
 
 /*
- * Release a used block of arena @a (locked), freed with @st: at once if
+ * A free with no stream: events recorded now on every stream of @dev whose
+ * work is not over, so that the block is reused behind that work. NULL
+ * when every stream is idle (*ret C_SUCCESS), or on error (*ret C_FAILED).
+ */
+static struct pool_pending *behind_every_stream(struct accel_device *dev,
+						C_Status *ret)
+{
+	size_t n;
+	void **events = accel_device_mark(dev, &n, ret);
+	struct pool_pending *p;
+
+	if (!events)
+		return NULL;
+	p = pool_pending_new(n);
+	if (p) {
+		memcpy(p->events, events, n * sizeof(*events));
+		p->nevents = n;
+	} else {
+		while (n)
+			dev->be->event_destroy(dev, events[--n]);
+		*ret = C_FAILED;
+	}
+	free(events);
+	return p;
+}
+
+/*
+ * Release a used block of arena @a (locked), freed with @st: behind the
+ * events of *@behind if there are any (which it takes), else at once if
  * the arena's stream orders the reuse, else once an event recorded on @st
  * now has completed.
  */
 static C_Status release(struct accel_pool *pool, struct pool_arena *a,
-			struct pool_block *b, struct accel_stream *st)
+			struct pool_block *b, struct accel_stream *st,
+			struct pool_pending **behind)
 {
-	struct pool_pending *p;
+	struct pool_pending *p = *behind;
 
-	if (!st || st == a->stream) {
+	if (!p && (!st || st == a->stream)) {
 		pool_map_remove(&a->map, b);
 		pool_make_free(a, b);
 		return C_SUCCESS;
 	}
-	p = malloc(sizeof(*p));
-	if (!p)
-		return accel_oom_error("out of host memory");
-	p->event = pool_record_event(pool->dev, st);
-	if (!p->event) {
-		free(p);
-		return C_FAILED;
+	if (!p) {
+		p = pool_pending_new(1);
+		if (!p)
+			return C_FAILED;
+		p->events[0] = pool_record_event(pool->dev, st);
+		if (!p->events[0]) {
+			free(p);
+			return C_FAILED;
+		}
+		p->nevents = 1;
 	}
+	*behind = NULL;
 	pool_map_remove(&a->map, b);
 	b->state = BLOCK_PENDING;
 	p->block = b;
@@ -261,8 +358,8 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 
 /* Try to free @ptr in arena @a; false if it is not a live block of @a. */
 static bool free_in(struct accel_pool *pool, struct pool_arena *a,
-		    struct accel_stream *st, void *ptr, size_t size,
-		    C_Status *ret)
+		    struct accel_stream *st, struct pool_pending **behind,
+		    void *ptr, size_t size, C_Status *ret)
 {
 	struct pool_block *b;
 	size_t used, requested;
@@ -278,17 +375,25 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 	if (requested != size)
 		*ret = wrong_size(ptr, size, requested);
 	else
-		*ret = release(pool, a, b, st);
+		*ret = release(pool, a, b, st, behind);
 	pthread_mutex_unlock(&a->lock);
 	if (*ret == C_SUCCESS)
 		count_unuse(pool, used, requested);
 	return true;
 }
 
-static bool free_direct(struct accel_pool *pool, void *ptr, size_t size,
+/*
+ * A large block (pool lock held): back to the backend behind the events of
+ * *@behind (which it takes), else after @st's queued work (a wait for that
+ * stream alone, so that the stream's next allocation may have it again),
+ * else now: with no stream and no events, every stream was idle.
+ */
+static bool free_direct(struct accel_pool *pool, struct accel_stream *st,
+			struct pool_pending **behind, void *ptr, size_t size,
 			C_Status *ret)
 {
 	struct pool_block *b = pool_map_find(&pool->direct, (uintptr_t)ptr);
+	struct pool_pending *p = *behind;
 
 	if (!b)
 		return false;
@@ -297,24 +402,35 @@ static bool free_direct(struct accel_pool *pool, void *ptr, size_t size,
 		return true;
 	}
 	pool_map_remove(&pool->direct, b);
-	pool_backend_free(pool, b->addr, b->size);
 	count_unuse(pool, b->size, b->requested);
-	pool_block_put(pool, b);
 	*ret = C_SUCCESS;
+	if (p) {
+		*behind = NULL;
+		p->block = b;
+		b->state = BLOCK_PENDING;
+		p->next = pool->direct_pending;
+		pool->direct_pending = p;
+		return true;
+	}
+	if (st)
+		pool->dev->be->stream_drain(pool->dev, st->priv);
+	direct_give_back(pool, b);
 	return true;
 }
 
 /* A block of another arena, a large block, or no block of this pool. */
 static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
-			  struct accel_stream *st, void *ptr, size_t size)
+			  struct accel_stream *st, struct pool_pending **behind,
+			  void *ptr, size_t size)
 {
 	C_Status ret = C_SUCCESS;
 	bool found;
 
 	pthread_mutex_lock(&pool->lock);
-	found = free_direct(pool, ptr, size, &ret);
+	found = free_direct(pool, st, behind, ptr, size, &ret);
 	for (struct pool_arena *a = pool->arenas; a && !found; a = a->next) {
-		if (a == self || !free_in(pool, a, st, ptr, size, &ret))
+		if (a == self ||
+		    !free_in(pool, a, st, behind, ptr, size, &ret))
 			continue;
 		if (a->orphan)
 			pool_orphan_tidy(pool, a);	/* may free a */
@@ -413,6 +529,13 @@ static void pool_free_everything(struct accel_pool *pool)
 
 	accel_device_drain(pool->dev);
 	pthread_mutex_lock(&pool->lock);
+	while (pool->direct_pending) {
+		struct pool_pending *p = pool->direct_pending;
+
+		pool->direct_pending = p->next;
+		pool_backend_free(pool, p->block->addr, p->block->size);
+		pool_pending_free(pool->dev, p);
+	}
 	for (size_t i = 0; i <= pool->direct.mask; i++) {
 		struct pool_block *b = pool->direct.slots[i].block;
 
@@ -426,8 +549,7 @@ static void pool_free_everything(struct accel_pool *pool)
 			struct pool_pending *p = a->pending;
 
 			a->pending = p->next;
-			pool->dev->be->event_destroy(pool->dev, p->event);
-			free(p);
+			pool_pending_free(pool->dev, p);
 		}
 		while (a->chunks) {
 			struct pool_chunk *c = a->chunks;
@@ -597,6 +719,7 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 			       void *ptr, size_t size)
 {
+	struct pool_pending *behind = NULL;
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct pool_arena *a;
@@ -613,11 +736,17 @@ C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 		return C_SUCCESS;
 	if (!ptr)
 		return accel_error("ptr is NULL but size is %zu", size);
-	if (!stream)	/* as a synchronous free: no queued work may use it */
-		accel_device_drain(pool->dev);
-	if (free_in(pool, a, a->stream, ptr, size, &ret))
-		return ret;
-	return free_slow(pool, a, a->stream, ptr, size);
+	/* no stream: behind all queued work, with no wait on the host */
+	if (!stream) {
+		behind = behind_every_stream(pool->dev, &ret);
+		if (ret != C_SUCCESS)
+			return ret;
+	}
+	if (!free_in(pool, a, a->stream, &behind, ptr, size, &ret))
+		ret = free_slow(pool, a, a->stream, &behind, ptr, size);
+	if (behind)	/* not taken: no block of this pool, or an error */
+		pool_pending_free(pool->dev, behind);
+	return ret;
 }
 
 C_Status accel_pool_trim(accel_pool_t handle)
@@ -630,6 +759,7 @@ C_Status accel_pool_trim(accel_pool_t handle)
 		return C_FAILED;
 	accel_device_drain(pool->dev);
 	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
 	pool_release_idle(pool);
 	pthread_mutex_unlock(&pool->lock);

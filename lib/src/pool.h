@@ -108,10 +108,12 @@ struct pool_slab {
 	struct pool_slab *next;
 };
 
+/* A freed block, free once every event (the backend's) has completed. */
 struct pool_pending {
 	struct pool_block *block;
-	void *event;			/* the backend's; recorded at the free */
 	struct pool_pending *next;
+	size_t nevents;
+	void *events[];			/* recorded at the free */
 };
 
 struct pool_arena {
@@ -141,6 +143,7 @@ struct accel_pool {
 	struct pool_arena *arenas;	/* every arena */
 	struct pool_chunk *shared;	/* idle chunks of no arena */
 	struct pool_map direct;		/* blocks straight from the backend */
+	struct pool_pending *direct_pending;	/* freed, behind events */
 	struct pool_block *spare;	/* for chunks and large blocks */
 	struct slab_cursor cursor;
 	struct pool_slab *_Atomic slabs;	/* every block struct */
@@ -212,6 +215,12 @@ void pool_orphan_tidy(struct accel_pool *pool, struct pool_arena *a);
 void *pool_backend_alloc(struct accel_pool *pool, size_t size);
 void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size);
 void *pool_record_event(struct accel_device *dev, struct accel_stream *st);
+/* a pending free with room for @nevents events, none yet; NULL: no memory */
+struct pool_pending *pool_pending_new(size_t nevents);
+/* whether every event of @p has completed; drops those that have */
+bool pool_pending_done(struct accel_device *dev, struct pool_pending *p);
+/* destroy @p and the events it still holds */
+void pool_pending_free(struct accel_device *dev, struct pool_pending *p);
 /* pool lock held from here on */
 void pool_reclaim_pending(struct accel_pool *pool);
 struct pool_chunk *pool_take_shared(struct accel_pool *pool, size_t need);

@@ -51,7 +51,33 @@ void *pool_record_event(struct accel_device *dev, struct accel_stream *st)
 	return ev;
 }
 
-/* Pool lock held: free the pending blocks whose event has completed. */
+struct pool_pending *pool_pending_new(size_t nevents)
+{
+	struct pool_pending *p = malloc(sizeof(*p) + nevents * sizeof(void *));
+
+	if (!p) {
+		accel_oom_error("out of host memory");
+		return NULL;
+	}
+	p->block = NULL;
+	p->next = NULL;
+	p->nevents = 0;
+	return p;
+}
+
+bool pool_pending_done(struct accel_device *dev, struct pool_pending *p)
+{
+	return accel_events_done(dev, p->events, &p->nevents);
+}
+
+void pool_pending_free(struct accel_device *dev, struct pool_pending *p)
+{
+	for (size_t i = 0; i < p->nevents; i++)
+		dev->be->event_destroy(dev, p->events[i]);
+	free(p);
+}
+
+/* Pool lock held: free the pending blocks whose events have completed. */
 void pool_reclaim_pending(struct accel_pool *pool)
 {
 	struct accel_device *dev = pool->dev;
@@ -65,14 +91,13 @@ void pool_reclaim_pending(struct accel_pool *pool)
 		for (pp = &a->pending; *pp;) {
 			struct pool_pending *p = *pp;
 
-			if (dev->be->event_query(dev, p->event) == C_WARNING) {
+			if (!pool_pending_done(dev, p)) {
 				pp = &p->next;
 				continue;
 			}
 			*pp = p->next;
-			dev->be->event_destroy(dev, p->event);
 			pool_make_free(a, p->block);
-			free(p);
+			pool_pending_free(dev, p);
 		}
 		pthread_mutex_unlock(&a->lock);
 		if (a->orphan)

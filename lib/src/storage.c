@@ -226,16 +226,38 @@ static C_Status release_bytes(struct storage *st)
 	return ret;
 }
 
-C_Status storage_put(struct storage *st)
+/* The last reference went: the bytes and the storage go. */
+static C_Status storage_gone(struct storage *st)
 {
-	C_Status ret;
+	C_Status ret = release_bytes(st);
 
-	if (atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) != 1)
-		return C_SUCCESS;
-	ret = release_bytes(st);
 	pthread_rwlock_destroy(&st->lock);
 	free(st);
 	return ret;
+}
+
+C_Status storage_put(struct storage *st)
+{
+	if (atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) != 1)
+		return C_SUCCESS;
+	return storage_gone(st);
+}
+
+bool storage_put_unmapped(struct storage *st, C_Status *ret)
+{
+	unsigned int refs = atomic_load(&st->refs);
+
+	do {
+		if (refs == 1 && atomic_load(&st->maps)) {
+			*ret = accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
+			return false;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&st->refs, &refs,
+							refs - 1,
+							memory_order_acq_rel,
+							memory_order_relaxed));
+	*ret = refs == 1 ? storage_gone(st) : C_SUCCESS;
+	return true;
 }
 
 C_Status storage_free(struct storage *st)

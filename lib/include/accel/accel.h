@@ -48,10 +48,15 @@
  *
  * Ordering. Synchronous functions first wait for the work already submitted
  * to the device's streams (like CUDA's legacy default stream), and return
- * once their own work is complete. Deallocation waits the same way, so
- * memory is never freed under a running transfer. Work on one stream runs in
- * submission order; streams are otherwise independent until joined by
- * events.
+ * once their own work is complete. They wait for the work submitted before
+ * the call only: work that any thread submits later never delays them, so a
+ * thread that keeps a stream busy cannot starve another thread's
+ * synchronous calls. The synchronize functions wait the same way.
+ * Deallocation does not wait: memory is reused (or given back to the
+ * device) only once the work submitted before the free, on every stream,
+ * has completed, so it is never reused under a queued transfer. Work on one
+ * stream runs in submission order; streams are otherwise independent until
+ * joined by events.
  */
 #ifndef ACCEL_ACCEL_H
 #define ACCEL_ACCEL_H
@@ -227,8 +232,11 @@ ACCEL_EXPORT C_Status accel_stream_synchronize(const C_Device device,
  * accel_stream_wait_event - make later work on @stream wait until the work
  * before @event's last record has completed, without blocking the caller
  *
- * The event may belong to another device; the caller then blocks until it
- * has completed instead. An event never recorded is already complete.
+ * The wait is bound to the record current at this call (as CUDA's
+ * cudaStreamWaitEvent): recording @event again later, on any stream, does
+ * not change what @stream waits for. The event may belong to another
+ * device; the caller then blocks until it has completed instead. An event
+ * never recorded is already complete.
  */
 ACCEL_EXPORT C_Status accel_stream_wait_event(const C_Device device,
 					      C_Stream stream, C_Event event);
@@ -240,6 +248,10 @@ ACCEL_EXPORT C_Status accel_event_create(const C_Device device,
 /*
  * accel_event_record - capture the work submitted to @stream so far in
  * @event, replacing what it captured before
+ *
+ * A query or synchronize sees the latest record only; waits queued before
+ * this call keep the record they were bound to. A record on a stream with
+ * no pending work is complete at once.
  */
 ACCEL_EXPORT C_Status accel_event_record(const C_Device device,
 					 C_Stream stream, C_Event event);
@@ -283,7 +295,9 @@ ACCEL_EXPORT C_Status accel_device_memory_allocate(const C_Device device,
  * @size: the size it was allocated with
  *
  * A pointer that is not a live allocation of @device, or a size that does
- * not match, is an error and frees nothing.
+ * not match, is an error and frees nothing. The call does not wait for the
+ * device: the memory goes back to it once the work submitted before the
+ * call, on every stream, has completed.
  */
 ACCEL_EXPORT C_Status accel_device_memory_deallocate(const C_Device device,
 						     void *ptr, size_t size);
@@ -508,11 +522,13 @@ ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
  * since A runs its work in order; other streams get its memory only behind
  * an event recorded on A (they wait for A's earlier work on the device), and
  * allocations with no stream only once that work has completed. Freeing with
- * no stream first waits for the device's queued work, as
- * accel_device_memory_deallocate() does.
+ * no stream does not wait: the block is reused (and a large one given back
+ * to the device) only once the work submitted to every stream of the device
+ * before the free has completed, as with cudaFreeAsync.
  *
- * Out of device memory, a pool gives back its idle chunks and tries once
- * more before it fails. Threads allocate with no global lock: each stream,
+ * Out of device memory, a pool waits for the work that its pending frees
+ * are behind, takes those blocks back, gives back its idle chunks and tries
+ * once more before it fails. Threads allocate with no global lock: each stream,
  * and each group of threads allocating with no stream, has its own arena.
  *
  * ACCEL_POOL=off in the environment makes every pool send every request
@@ -575,7 +591,9 @@ ACCEL_EXPORT C_Status accel_pool_allocate(accel_pool_t pool, C_Stream stream,
 
 /*
  * accel_pool_deallocate - free a block after the work queued on @stream
- * so far (NULL: after all queued work of the device)
+ * so far (NULL: after all queued work of the device), without waiting for
+ * it on the host (but a block larger than the max chunk size freed on a
+ * stream waits for that stream's work)
  * @ptr: exactly what accel_pool_allocate() returned (NULL with a size of 0
  *	does nothing)
  * @size: the size it was allocated with

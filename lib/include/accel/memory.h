@@ -146,13 +146,21 @@ ACCEL_EXPORT C_Status accel_memory_wrap(const C_Device device, void *ptr,
  * last handle on it (wrapped memory stays the caller's)
  *
  * NULL does nothing. After the call the handle is refused by every function.
+ * The release does not wait for the device: device memory is reused only
+ * once the work submitted before the release, on every stream, has
+ * completed. The last handle on mapped memory is not released (the mapping
+ * would point at freed memory): the call fails with ACCEL_ERROR_IN_USE and
+ * the handle stays valid; unmap it, then release it. Other handles on the
+ * storage may be released while it is mapped.
  */
 ACCEL_EXPORT C_Status accel_memory_release(accel_memory_t mem);
 
 /*
  * accel_memory_free - free the storage now and release @mem
  *
- * Waits for the device's queued work first. Every other handle on the
+ * The call does not wait for the device: device, unified and pinned memory
+ * is reused only once the work submitted before the call, on every stream,
+ * has completed. (Plain host memory waits for the transfers queued on it.) Every other handle on the
  * storage stays to be released but is no longer valid: functions given one
  * fail and say so. On a handle whose storage is freed already, this only
  * releases it. Mapped memory is not freed: the call fails until it is

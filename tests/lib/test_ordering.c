@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ordering across streams, threads and releases (issue 17, items 2 to 4
+ * and mapped memory): an event wait binds to the record current when it
+ * is queued, a query or synchronize to the latest record; a synchronous
+ * call waits for the work submitted before it and nothing later; a
+ * release does not wait for unrelated streams, and memory is not reused
+ * while queued work may still touch it.
+ *
+ * Work is made observably pending with a chain of large device to device
+ * copies. A device fast enough to finish the chain before the checks makes
+ * a try inconclusive: the chain doubles and the try runs again.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <accel/memory.h>
+
+#include "suite.h"
+
+#define BUSY_HALF (16u << 20)		/* each copy of the chain */
+#define BUSY_START 32			/* copies in the first try */
+#define BUSY_MAX 4096
+
+/* Queue @copies copies of BUSY_HALF bytes on @s, to and fro in @busy. */
+static void busy_chain(struct suite_ctx *ctx, C_Stream s, uint8_t *busy,
+		       int copies)
+{
+	for (int i = 0; i < copies; i++) {
+		uint8_t *a = busy + (i & 1) * BUSY_HALF;
+		uint8_t *b = busy + !(i & 1) * BUSY_HALF;
+
+		REQUIRE_OK(accel_async_memory_copy_d2d(ctx->dev, s, b, a,
+						       BUSY_HALF));
+	}
+}
+
+static bool busy(struct suite_ctx *ctx, C_Stream s)
+{
+	C_Status st = accel_stream_query(ctx->dev, s);
+
+	REQUIRE(st == C_SUCCESS || st == C_WARNING);
+	return st == C_WARNING;
+}
+
+/* A try found the work over too soon: more work, or give up. */
+static bool try_longer(int *copies)
+{
+	*copies *= 2;
+	if (*copies > BUSY_MAX)
+		suite_skip("the device finishes every chain before it can be observed");
+	return true;
+}
+
+#define RELEASE_TRIES 3
+
+/*
+ * A stream busy before a release must be busy after it. Done (true) when
+ * it is, or when it was not several times with longer and longer chains
+ * (the release waited: a failure); not done when it was not busy before.
+ */
+static bool still_busy_after(bool before, bool after, int *copies,
+			     int *misses)
+{
+	if (!before)
+		return !try_longer(copies);
+	if (after)
+		return true;
+	if (++*misses == RELEASE_TRIES) {
+		suite_fail(__FILE__, __LINE__, "the release waited for another stream's work");
+		return true;
+	}
+	*copies *= 2;
+	return false;
+}
+
+/*
+ * B produces into @res behind a long chain and records E; A waits on E and
+ * copies @res on; E is recorded again on an idle stream C. A must still
+ * see B's result: its wait was bound to B's record.
+ */
+TEST(ordering_rerecord_keeps_wait_bound)
+{
+	const size_t n = 1 << 20;
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF), *src = dalloc(ctx, n);
+	uint8_t *res = dalloc(ctx, n), *out = dalloc(ctx, n);
+	uint8_t *h = xmalloc(n), *back;
+	C_Stream a, b, c;
+	C_Event e;
+	int copies = BUSY_START;
+	bool conclusive = false;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &a));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &c));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	fill_pattern(h, n, 17);
+	REQUIRE_OK(accel_memory_copy_h2d(ctx->dev, src, h, n));
+	while (!conclusive) {
+		REQUIRE_OK(accel_device_memory_set(ctx->dev, res, 0, n));
+		REQUIRE_OK(accel_device_memory_set(ctx->dev, out, 0, n));
+		busy_chain(ctx, b, big, copies);
+		OK(accel_async_memory_copy_d2d(ctx->dev, b, res, src, n));
+		OK(accel_event_record(ctx->dev, b, e));
+		OK(accel_stream_wait_event(ctx->dev, a, e));
+		OK(accel_async_memory_copy_d2d(ctx->dev, a, out, res, n));
+		OK(accel_event_record(ctx->dev, c, e));
+		conclusive = busy(ctx, b) || !try_longer(&copies);
+		OK(accel_stream_synchronize(ctx->dev, a));
+		OK(accel_stream_synchronize(ctx->dev, b));
+	}
+	back = read_back(ctx, out, n);
+	CHECK(check_pattern(back, n, 17));
+	free(back);
+	free(h);
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_stream_destroy(ctx->dev, a));
+	OK(accel_stream_destroy(ctx->dev, b));
+	OK(accel_stream_destroy(ctx->dev, c));
+	dfree(ctx, big, 2 * BUSY_HALF);
+	dfree(ctx, src, n);
+	dfree(ctx, res, n);
+	dfree(ctx, out, n);
+}
+
+/*
+ * After E's record on busy B is replaced by one on idle C, a query and a
+ * synchronize see C's (complete), while A, which waited on B's record,
+ * stays blocked until B is done.
+ */
+TEST(ordering_wait_binds_at_wait_query_at_latest)
+{
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	C_Stream a, b, c;
+	C_Event e;
+	int copies = BUSY_START;
+	bool conclusive = false;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &a));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &c));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	while (!conclusive) {
+		bool a_blocked, query_done;
+
+		busy_chain(ctx, b, big, copies);
+		OK(accel_event_record(ctx->dev, b, e));
+		OK(accel_stream_wait_event(ctx->dev, a, e));
+		OK(accel_event_record(ctx->dev, c, e));
+		query_done = accel_event_query(ctx->dev, e) == C_SUCCESS;
+		OK(accel_event_synchronize(ctx->dev, e));
+		usleep(20000);		/* time for A to run, were it released */
+		a_blocked = busy(ctx, a);
+		conclusive = busy(ctx, b) || !try_longer(&copies);
+		if (conclusive) {
+			CHECK(query_done);
+			CHECK(a_blocked);	/* bound to B's record */
+		}
+		OK(accel_stream_synchronize(ctx->dev, b));
+		OK(accel_stream_synchronize(ctx->dev, a));
+		CHECK(!busy(ctx, a));
+	}
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_stream_destroy(ctx->dev, a));
+	OK(accel_stream_destroy(ctx->dev, b));
+	OK(accel_stream_destroy(ctx->dev, c));
+	dfree(ctx, big, 2 * BUSY_HALF);
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronous calls against a producer that never lets its stream idle */
+
+#define RING 128			/* batches the producer keeps queued */
+#define BATCH 4			/* copies per batch */
+#define BATCH_COPY (1u << 20)
+#define SYNC_COPIES 10		/* each three synchronous calls */
+#define WATCHDOG_MIN_S 10
+#define WATCHDOG_MAX_S 100
+
+struct producer {
+	struct suite_ctx *ctx;
+	C_Stream s;
+	uint8_t *buf;		/* 2 * BATCH_COPY */
+	atomic_bool stop;
+	atomic_int batches;
+	bool ok;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	C_Event ring[RING];
+	bool recorded[RING] = { false };
+
+	p->ok = true;
+	for (int i = 0; i < RING; i++)
+		p->ok &= accel_event_create(p->ctx->dev, &ring[i]) == C_SUCCESS;
+	for (int i = 0; p->ok && !atomic_load(&p->stop); i = (i + 1) % RING) {
+		/* the batch RING back must be done: the queue stays bounded */
+		if (recorded[i])
+			p->ok &= accel_event_synchronize(p->ctx->dev,
+							 ring[i]) == C_SUCCESS;
+		for (int k = 0; k < BATCH; k++)
+			p->ok &= accel_async_memory_copy_d2d(p->ctx->dev, p->s,
+					p->buf + (k & 1) * BATCH_COPY,
+					p->buf + !(k & 1) * BATCH_COPY,
+					BATCH_COPY) == C_SUCCESS;
+		p->ok &= accel_event_record(p->ctx->dev, p->s,
+					    ring[i]) == C_SUCCESS;
+		recorded[i] = true;
+		atomic_fetch_add(&p->batches, 1);
+	}
+	OK(accel_stream_synchronize(p->ctx->dev, p->s));
+	for (int i = 0; i < RING; i++)
+		accel_event_destroy(p->ctx->dev, ring[i]);
+	return NULL;
+}
+
+static void starved(int sig)
+{
+	static const char msg[] = "#   a synchronous copy waited for work queued after it\n";
+
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* Seconds a batch takes, so that the watchdog fits the device. */
+static double batch_seconds(struct suite_ctx *ctx, C_Stream s, uint8_t *buf)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int k = 0; k < BATCH; k++)
+		REQUIRE_OK(accel_async_memory_copy_d2d(ctx->dev, s,
+				buf + (k & 1) * BATCH_COPY,
+				buf + !(k & 1) * BATCH_COPY, BATCH_COPY));
+	REQUIRE_OK(accel_stream_synchronize(ctx->dev, s));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/*
+ * Each synchronous call waits for at most the producer's backlog (RING
+ * batches) when it is made: the watchdog allows four times that for every
+ * call, and never less than WATCHDOG_MIN_S. A call that waits for the
+ * producer's stream to become idle waits until the producer happens to
+ * fall behind, if ever.
+ */
+TEST(ordering_sync_copy_not_starved_by_flood)
+{
+	struct producer p = { .ctx = ctx };
+	uint8_t *d = dalloc(ctx, 16), h[16], back[16];
+	double limit;
+	pthread_t t;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &p.s));
+	p.buf = dalloc(ctx, 2 * BATCH_COPY);
+	limit = 4.0 * 3 * SYNC_COPIES * RING * batch_seconds(ctx, p.s, p.buf);
+	limit = limit < WATCHDOG_MIN_S ? WATCHDOG_MIN_S :
+		limit > WATCHDOG_MAX_S ? WATCHDOG_MAX_S : limit;
+	REQUIRE(pthread_create(&t, NULL, produce, &p) == 0);
+	while (atomic_load(&p.batches) < RING)	/* the backlog is there */
+		usleep(1000);
+	signal(SIGALRM, starved);
+	alarm((unsigned int)limit);
+	for (int i = 0; i < SYNC_COPIES; i++) {
+		memset(h, i, sizeof(h));
+		OK(accel_memory_copy_h2d(ctx->dev, d, h, sizeof(h)));
+		OK(accel_memory_copy_d2h(ctx->dev, back, d, sizeof(back)));
+		OK(accel_device_memory_set(ctx->dev, d, (uint8_t)i, 16));
+		CHECK(!memcmp(h, back, sizeof(h)));
+	}
+	OK(accel_device_synchronize(ctx->dev));
+	alarm(0);
+	atomic_store(&p.stop, true);
+	pthread_join(t, NULL);
+	CHECK(p.ok);
+	OK(accel_stream_destroy(ctx->dev, p.s));
+	dfree(ctx, p.buf, 2 * BATCH_COPY);
+	dfree(ctx, d, 16);
+}
+
+/* ------------------------------------------------------------------ */
+/* Releases */
+
+/*
+ * Releasing a small handle or array, of any kind, or freeing a small raw
+ * allocation, leaves another stream's work running.
+ */
+TEST(ordering_release_does_not_wait_for_streams)
+{
+	const unsigned int rw = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	const size_t shape[1] = { 4 };
+	C_Stream b;
+	int copies = BUSY_START, misses = 0;
+	bool done = false;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
+	while (!done) {
+		accel_memory_t m, slice, host;
+		accel_array_t ary, pinned, mapped;
+		void *raw, *raw_host, *raw_unified;
+		bool before;
+
+		REQUIRE_OK(accel_memory_create(ctx->dev, 4,
+					       accel_dtype(ACCEL_FLOAT32),
+					       NULL, 0, &m));
+		REQUIRE_OK(accel_memory_slice(m, 1, 2, &slice));
+		REQUIRE_OK(accel_device_array(ctx->dev, 1, shape,
+					      accel_dtype(ACCEL_FLOAT32), NULL,
+					      'C', NULL, &ary));
+		REQUIRE_OK(accel_memory_create(ctx->dev, 4,
+					       accel_dtype(ACCEL_FLOAT32),
+					       NULL, rw, &host));
+		REQUIRE_OK(accel_pinned_array(ctx->dev, 1, shape,
+					      accel_dtype(ACCEL_FLOAT32), NULL,
+					      'C', &pinned));
+		REQUIRE_OK(accel_mapped_array(ctx->dev, 1, shape,
+					      accel_dtype(ACCEL_FLOAT32), NULL,
+					      'C', NULL, &mapped));
+		REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &raw, 16));
+		REQUIRE_OK(accel_host_memory_allocate(ctx->dev, &raw_host, 16));
+		REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, &raw_unified,
+							 16));
+		busy_chain(ctx, b, big, copies);
+		before = busy(ctx, b);
+		OK(accel_memory_release(slice));
+		OK(accel_memory_release(m));
+		OK(accel_array_release(ary));
+		OK(accel_memory_release(host));
+		OK(accel_array_release(pinned));
+		OK(accel_array_release(mapped));
+		OK(accel_device_memory_deallocate(ctx->dev, raw, 16));
+		OK(accel_host_memory_deallocate(ctx->dev, raw_host, 16));
+		OK(accel_unified_memory_deallocate(ctx->dev, raw_unified, 16));
+		done = still_busy_after(before, busy(ctx, b), &copies, &misses);
+		OK(accel_stream_synchronize(ctx->dev, b));
+	}
+	OK(accel_stream_destroy(ctx->dev, b));
+	dfree(ctx, big, 2 * BUSY_HALF);
+}
+
+/*
+ * A handle released while a copy into it is still queued: memory allocated
+ * after the release (with no stream, and written on another stream at
+ * once) must not receive that copy's bytes.
+ */
+static void no_reuse(struct suite_ctx *ctx, unsigned int flags)
+{
+	const size_t n = 64 << 10;
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF), *h = xmalloc(n);
+	uint8_t *zero = xmalloc(n), *back = xmalloc(n);
+	accel_memory_t src, m, fresh;
+	struct accel_memory_info mi, fi;
+	C_Stream b, c;
+	int copies = BUSY_START, misses = 0;
+	bool done = false;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &c));
+	fill_pattern(h, n, 29);
+	memset(zero, 0, n);
+	REQUIRE_OK(accel_memory_create(ctx->dev, n, accel_dtype(ACCEL_UINT8),
+				       h, 0, &src));
+	while (!done) {
+		bool before;
+
+		REQUIRE_OK(accel_memory_create(ctx->dev, n,
+					       accel_dtype(ACCEL_UINT8), NULL,
+					       flags, &m));
+		REQUIRE_OK(accel_memory_get_info(m, &mi));
+		busy_chain(ctx, b, big, copies);
+		OK(accel_memory_copy_async(m, src, b, ACCEL_ALL, 0, 0));
+		before = busy(ctx, b);
+		OK(accel_memory_release(m));
+		done = still_busy_after(before, busy(ctx, b), &copies, &misses);
+		REQUIRE_OK(accel_memory_create(ctx->dev, n,
+					       accel_dtype(ACCEL_UINT8), NULL,
+					       flags, &fresh));
+		REQUIRE_OK(accel_memory_get_info(fresh, &fi));
+		OK(accel_memory_copy_from_async(fresh, c, zero, ACCEL_ALL, 0));
+		OK(accel_stream_synchronize(ctx->dev, c));
+		OK(accel_stream_synchronize(ctx->dev, b));
+		OK(accel_memory_copy_to(fresh, back, ACCEL_ALL, 0));
+		if (!check_bytes(back, n, 0))
+			printf("#   the new memory %s the released one's block\n",
+			       fi.ptr == mi.ptr ? "reuses" : "does not reuse");
+		CHECK(check_bytes(back, n, 0));
+		OK(accel_memory_release(fresh));
+	}
+	OK(accel_memory_release(src));
+	OK(accel_stream_destroy(ctx->dev, b));
+	OK(accel_stream_destroy(ctx->dev, c));
+	dfree(ctx, big, 2 * BUSY_HALF);
+	free(h);
+	free(zero);
+	free(back);
+}
+
+/* device-only memory is pool memory; host-accessible memory is unified */
+TEST(ordering_no_reuse_under_queued_transfer)
+{
+	no_reuse(ctx, 0);
+	no_reuse(ctx, ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE);
+}
+
+/*
+ * The last handle on mapped memory cannot be released: the mapping would
+ * point at freed memory. The call fails with ACCEL_ERROR_IN_USE and leaves
+ * the handle valid; after the unmap it succeeds. Another handle on the
+ * storage may go, as the mapping stays with the storage.
+ */
+TEST(ordering_release_of_mapped_memory)
+{
+	const unsigned int rw = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
+	accel_memory_t m, slice;
+	uint8_t out[64];
+	uint8_t *p;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 64, accel_dtype(ACCEL_UINT8),
+				       NULL, rw, &m));
+	REQUIRE_OK(accel_memory_slice(m, 0, 8, &slice));
+	REQUIRE_OK(accel_memory_map(m, ACCEL_MAP_WRITE, (void **)&p));
+	OK(accel_memory_release(slice));	/* not the last handle */
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_memory_release(m));
+	CHECK(accel_memory_is_valid(m) == 1);
+	memset(p, 0x5a, 64);			/* still mapped, still there */
+	OK(accel_memory_unmap(m));
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	CHECK(check_bytes(out, sizeof(out), 0x5a));
+	OK(accel_memory_release(m));
+	CHECK(accel_memory_is_valid(m) == 0);
+}
