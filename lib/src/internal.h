@@ -213,6 +213,21 @@ void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
 C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			      size_t size, bool *found, enum accel_kind *kind);
 
+/* What an address in a pool's backend allocation is part of. */
+struct accel_pool_span {
+	bool live;		/* a live block: base and size are the caller's */
+	uintptr_t base;		/* the block's first byte */
+	size_t size;		/* what the caller asked for (live), else its size */
+};
+
+/*
+ * pool_span.c: what @addr, in the backend allocation at @base that a pool
+ * of @dev took (accel_allocation.pooled), is part of; false if no pool has
+ * that allocation. Takes the pool locks: call it holding no reg_lock.
+ */
+bool accel_pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
+		     struct accel_pool_span *span);
+
 /* pool.c: @st was drained and is being destroyed */
 void accel_pools_stream_gone(struct accel_device *dev, struct C_Stream_st *st);
 

@@ -59,6 +59,30 @@ static C_Status not_device_memory(struct accel_device *dev, const char *what,
 			   what, ptr, dev->name);
 }
 
+/*
+ * A pool's chunk is one allocation to the registry, but the caller owns
+ * only a live block of it: [ptr, ptr + size) must lie in that block. No
+ * reg_lock held.
+ */
+static C_Status check_pooled(struct accel_device *dev, const char *what,
+			     const void *ptr, size_t size,
+			     const struct accel_allocation *a)
+{
+	struct accel_pool_span span;
+	uintptr_t p = (uintptr_t)ptr;
+
+	if (!a->pooled || !accel_pool_span(dev, a->addr, p, &span))
+		return C_SUCCESS;
+	if (!span.live)
+		return accel_error("%s %p is free memory of a caching pool on %s (freed already, or never allocated)",
+				   what, ptr, dev->name);
+	if (size > span.size - (p - span.base))
+		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
+				   what, ptr, size, (void *)span.base,
+				   span.size, dev->name);
+	return C_SUCCESS;
+}
+
 /* [ptr, ptr + size) must lie in one device or unified allocation of @dev. */
 static C_Status resolve_device(struct accel_device *dev, const char *what,
 			       const void *ptr, size_t size,
@@ -81,6 +105,8 @@ static C_Status resolve_device(struct accel_device *dev, const char *what,
 	else
 		ret = not_device_memory(dev, what, ptr, size);
 	pthread_mutex_unlock(&dev->reg_lock);
+	if (ret == C_SUCCESS)
+		ret = check_pooled(dev, what, ptr, size, &side->alloc);
 	return ret;
 }
 
@@ -289,6 +315,7 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			      size_t size, bool *found, enum accel_kind *kind)
 {
 	const struct accel_allocation *a;
+	struct accel_allocation copy;
 	C_Status ret = C_SUCCESS;
 
 	pthread_mutex_lock(&dev->reg_lock);
@@ -297,6 +324,7 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 		a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
 	*found = a != NULL;
 	if (a) {
+		copy = *a;
 		*kind = a->kind;
 		if (size > a->size - ((uintptr_t)ptr - a->addr))
 			ret = accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
@@ -304,6 +332,8 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 					  (void *)a->addr, a->size, dev->name);
 	}
 	pthread_mutex_unlock(&dev->reg_lock);
+	if (a && ret == C_SUCCESS)
+		ret = check_pooled(dev, "the range", ptr, size, &copy);
 	return ret;
 }
 
