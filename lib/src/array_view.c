@@ -196,6 +196,27 @@ static C_Status interface_layout(const struct accel_array_interface *iface,
 	return layout_extent(l, extent);
 }
 
+/*
+ * A view of the library's own storage @st (a reference taken) that holds
+ * the interface's data: it keeps the storage alive, as Numba's view keeps
+ * its producer, and must lie inside it.
+ */
+static C_Status view_of_storage(struct storage *st,
+				const struct accel_array_interface *iface,
+				const struct array_layout *l, size_t extent,
+				accel_array_t *ary)
+{
+	size_t offset = (size_t)((char *)iface->data - (char *)st->ptr);
+
+	if (extent > st->bytes - offset) {
+		accel_error("the interface's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
+			    extent, iface->data, st->ptr, st->bytes);
+		storage_put(st);
+		return C_FAILED;
+	}
+	return array_new(st, offset, l, iface->stream, iface->readonly, ary);
+}
+
 C_Status accel_array_from_interface(const C_Device device,
 				    const struct accel_array_interface *iface,
 				    int sync, accel_array_t *ary)
@@ -217,6 +238,12 @@ C_Status accel_array_from_interface(const C_Device device,
 	if (sync && iface->stream &&
 	    accel_stream_synchronize(device, iface->stream) != C_SUCCESS)
 		return C_FAILED;
+	if (extent && dtype_check_aligned((uintptr_t)iface->data, l.dtype,
+					  "the data pointer") != C_SUCCESS)
+		return C_FAILED;
+	st = extent ? storage_index_find(device->id, iface->data) : NULL;
+	if (st)
+		return view_of_storage(st, iface, &l, extent, ary);
 	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
 			 &st) != C_SUCCESS)
 		return C_FAILED;

@@ -96,6 +96,7 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 	if (memory_out(mem, device) != C_SUCCESS)
 		return C_FAILED;
 	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS ||
+	    dtype_check_aligned((uintptr_t)ptr, dtype, "the pointer") != C_SUCCESS ||
 	    storage_wrap(device->id, ptr, bytes, false, &st) != C_SUCCESS)
 		return C_FAILED;
 	return handle_new(st, 0, entries, dtype, mem);
@@ -212,6 +213,15 @@ C_Status accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
 	return ret;
 }
 
+/*
+ * Where @m's first entry is: the address, or for memory with no bytes
+ * yet, the offset into it (aligned storage)
+ */
+static size_t entry_address(const struct accel_memory *m)
+{
+	return (size_t)((uintptr_t)m->st->ptr + m->offset);
+}
+
 C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 			   accel_memory_t *cast)
 {
@@ -231,6 +241,9 @@ C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 		ret = accel_error("%zu bytes of %s are no whole number of %s (%zu bytes each)",
 				  bytes, mem->dtype->name, dtype->name,
 				  dtype->size);
+	} else if (dtype_check_aligned(entry_address(mem), dtype,
+				       "the memory's address") != C_SUCCESS) {
+		ret = C_FAILED;
 	} else {
 		storage_get(mem->st);
 		ret = handle_new(mem->st, mem->offset, bytes / dtype->size,

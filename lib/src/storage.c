@@ -112,6 +112,7 @@ C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
 	st->owned = true;
 	st->flags = flags;
 	st->alloc_stream = stream;
+	storage_index_add(st);
 	*out = st;
 	return C_SUCCESS;
 }
@@ -217,6 +218,7 @@ static C_Status release_bytes(struct storage *st)
 	if (st->freed)
 		return C_SUCCESS;
 	st->freed = true;
+	storage_index_remove(st);
 	if (st->registered_dev >= 0)
 		ret = unregister(st);
 	wait_async(st);

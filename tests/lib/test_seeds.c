@@ -108,3 +108,181 @@ TEST_PEER(peer_copies_stop_at_the_end_of_a_pool_block)
 	OK(accel_memory_release(a));
 	OK(accel_memory_release(b));
 }
+
+/* ------------------------------------------------------------------ */
+/* 5b: a view from the array interface holds the library's producer */
+
+static void iface_1d(struct accel_array_interface *iface, void *data,
+		     size_t n, const char *typestr)
+{
+	memset(iface, 0, sizeof(*iface));
+	iface->version = 3;
+	iface->ndim = 1;
+	iface->shape[0] = n;
+	snprintf(iface->typestr, sizeof(iface->typestr), "%s", typestr);
+	iface->data = data;
+}
+
+static void *ary_data(accel_array_t a)
+{
+	struct accel_array_info info;
+
+	REQUIRE(accel_array_get_info(a, &info) == C_SUCCESS);
+	return info.data;
+}
+
+/*
+ * Numba's as_cuda_array: the view "will acquire a reference from obj". The
+ * producer released, its memory stays the view's: the pool does not hand
+ * it to the next array, and writes through the view reach no one else.
+ */
+TEST(interface_view_keeps_its_producer_alive)
+{
+	const size_t n = 8, shape[1] = { 8 };
+	struct accel_array_interface iface;
+	float in[8], back[8];
+	accel_array_t prod, view, next, host, out;
+
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, F32, NULL, 'C',
+				      NULL, &prod));
+	REQUIRE_OK(accel_array_get_interface(prod, &iface));
+	REQUIRE_OK(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	OK(accel_array_release(prod));
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, F32, NULL, 'C',
+				      NULL, &next));
+	CHECK(ary_data(next) != ary_data(view));
+	memset(back, 0, sizeof(back));
+	REQUIRE_OK(accel_host_array(back, 1, shape, F32, NULL, 'C', 0, &out));
+	OK(accel_array_copy_to_device(next, out, NULL));
+	for (size_t i = 0; i < n; i++)
+		in[i] = (float)i + 0.5f;
+	REQUIRE_OK(accel_host_array(in, 1, shape, F32, NULL, 'C', 0, &host));
+	OK(accel_array_copy_to_device(view, host, NULL));
+	OK(accel_array_copy_to_host(next, out, NULL, NULL));
+	CHECK(check_bytes(back, sizeof(back), 0));
+	memset(back, 0, sizeof(back));
+	OK(accel_array_copy_to_host(view, out, NULL, NULL));
+	CHECK(!memcmp(back, in, sizeof(in)));
+	OK(accel_array_release(view));
+	OK(accel_array_release(next));
+	OK(accel_array_release(host));
+	OK(accel_array_release(out));
+}
+
+/* The same for a memory handle's storage, seen at an offset. */
+TEST(interface_view_of_a_memory_handle_keeps_it_alive)
+{
+	struct accel_array_interface iface;
+	accel_memory_t m, other;
+	accel_array_t view;
+	float *p;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, F32, NULL, 0, &m));
+	p = mem_ptr(m);
+	iface_1d(&iface, p + 4, 12, "<f4");
+	REQUIRE_OK(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	CHECK(ary_data(view) == p + 4);
+	OK(accel_memory_release(m));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, F32, NULL, 0, &other));
+	CHECK(mem_ptr(other) != p);
+	OK(accel_memory_release(other));
+	OK(accel_array_release(view));
+}
+
+/* "a shape of 1000 entries over an 8-entry block is accepted": no more */
+TEST(interface_extent_must_lie_in_the_memory)
+{
+	const size_t shape[1] = { 8 };
+	struct accel_array_interface iface;
+	accel_array_t prod, view;
+	accel_pool_t pool;
+	float *d;
+	void *raw;
+
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, F32, NULL, 'C',
+				      NULL, &prod));
+	d = ary_data(prod);
+	iface_1d(&iface, d, 1000, "<f4");
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	CHECK(view == NULL);
+	iface_1d(&iface, d, 9, "<f4");
+	FAILS(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	/* strides: 8 entries 8 bytes apart span 60 bytes of 32 */
+	iface_1d(&iface, d, 8, "<f4");
+	iface.has_strides = 1;
+	iface.strides[0] = 8;
+	FAILS(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	iface.strides[0] = -4;	/* backwards from entry 0: before the memory */
+	FAILS(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	/* an offset: from entry 4, 4 entries fit and 5 do not */
+	iface_1d(&iface, d + 4, 5, "<f4");
+	FAILS(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	iface.shape[0] = 4;
+	OK(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	OK(accel_array_release(view));
+	iface.has_strides = 1;
+	iface.ndim = 2;
+	iface.shape[0] = 2;
+	iface.strides[0] = 16;
+	iface.shape[1] = 2;
+	iface.strides[1] = 8;	/* 2x2 of every other entry: 28 bytes of 16 */
+	FAILS(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	OK(accel_array_release(prod));
+
+	/* memory straight from the pool: its block, not the pool's chunk */
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, &raw, 32));
+	iface_1d(&iface, raw, 1000, "<f4");
+	FAILS(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	iface.shape[0] = 8;
+	OK(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	OK(accel_array_release(view));
+	OK(accel_pool_deallocate(pool, NULL, raw, 32));
+}
+
+/* ------------------------------------------------------------------ */
+/* 7, OCCA (000): typed views at misaligned byte offsets are refused */
+
+TEST(casts_refuse_a_misaligned_offset)
+{
+	accel_memory_t m, s, c;
+	accel_dtype_t v3;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, U8, NULL, 0, &m));
+	REQUIRE_OK(accel_memory_slice(m, 1, 8, &s));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE, accel_memory_cast(s, I16, &c));
+	CHECK(c == NULL);
+	FAILS(accel_memory_cast(s, F32, &c));
+	OK(accel_memory_release(s));
+	REQUIRE_OK(accel_memory_slice(m, 2, 8, &s));
+	OK(accel_memory_cast(s, I16, &c));	/* offset 2: aligned */
+	OK(accel_memory_release(c));
+	FAILS(accel_memory_cast(s, F32, &c));	/* offset 2: not for 4 bytes */
+	OK(accel_memory_release(s));
+	/* opaque bytes ("|V3") need no alignment, as NumPy's void types */
+	REQUIRE_OK(accel_dtype_register("seeds_rgb", 3, &v3));
+	REQUIRE_OK(accel_memory_slice(m, 1, 6, &s));
+	OK(accel_memory_cast(s, v3, &c));
+	OK(accel_memory_release(c));
+	OK(accel_memory_release(s));
+	OK(accel_memory_release(m));
+}
+
+TEST(wrap_and_interface_refuse_a_misaligned_pointer)
+{
+	struct accel_array_interface iface;
+	accel_memory_t m;
+	accel_array_t view;
+	char *d = dalloc(ctx, 64);
+
+	FAILS(accel_memory_wrap(ctx->dev, d + 1, 8, I16, &m));
+	OK(accel_memory_wrap(ctx->dev, d + 1, 8, U8, &m));
+	OK(accel_memory_release(m));
+	iface_1d(&iface, d + 1, 8, "<i2");
+	FAILS(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	iface_1d(&iface, d + 2, 8, "<i2");
+	OK(accel_array_from_interface(ctx->dev, &iface, 0, &view));
+	OK(accel_array_release(view));
+	dfree(ctx, d, 64);
+}
