@@ -125,7 +125,8 @@ ACCEL_EXPORT C_Status accel_memory_create(const C_Device device,
  * accel_memory_wrap - a handle on memory the caller owns
  * @ptr: a native pointer of @device: device (or unified) memory of it,
  *	pinned or registered host memory of it, or on a cpu device any host
- *	memory; [ptr, ptr + entries * size) must lie inside it
+ *	memory; [ptr, ptr + entries * size) must lie inside it (for pool
+ *	memory, inside a live block); aligned for @dtype (accel_memory_cast())
  *
  * The library never frees wrapped memory, not even when the last handle
  * on it goes or accel_memory_free() is called: the caller frees it, after
@@ -174,6 +175,10 @@ ACCEL_EXPORT C_Status accel_memory_slice(accel_memory_t mem, size_t offset,
 /*
  * accel_memory_cast - a handle on the same bytes as entries of @dtype,
  * whose size must divide the bytes
+ *
+ * The first entry's address must be a multiple of @dtype's alignment: its
+ * size for the built-in types, 1 for registered types (opaque bytes). A
+ * slice of bytes at an odd offset is no int16 memory.
  */
 ACCEL_EXPORT C_Status accel_memory_cast(accel_memory_t mem,
 					accel_dtype_t dtype,
@@ -501,8 +506,14 @@ ACCEL_EXPORT C_Status accel_array_get_interface(accel_array_t ary,
  * @iface describes (numba.cuda.as_cuda_array), without copying
  * @sync: 1 to synchronize the interface's stream first
  *
- * The data must be memory of @device that accel_memory_wrap() accepts;
- * the view does not keep it alive.
+ * The data must be memory of @device that accel_memory_wrap() accepts,
+ * aligned for the typestr's type, and the extent the shape and strides
+ * span from it must lie inside its allocation (for pool memory, its live
+ * block). Where the data lies in the library's own memory (a memory
+ * handle's or an array's storage), the view holds a reference to that
+ * storage, as a slice does: it stays valid after the producer is released
+ * (accel_memory_free() on the producer still ends it). Other memory (the
+ * caller's, wrapped) is not kept alive.
  */
 ACCEL_EXPORT C_Status accel_array_from_interface(const C_Device device,
 						 const struct accel_array_interface *iface,
