@@ -206,6 +206,9 @@ C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 /* free what accel_memory_alloc() returned, after the device's queued work */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
 
+/* the largest allocation worth trying on @dev now (max_alloc_size) */
+C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size);
+
 /*
  * What [ptr, ptr + size) is to @dev: *found false if no allocation of it
  * holds ptr; an error if one does but the range runs past its end

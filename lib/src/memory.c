@@ -655,8 +655,8 @@ enum policy { MIN_CHUNK, MAX_CHUNK, MAX_ALLOC, EXTRA_PADDING, INIT_ALLOC,
 	      REALLOC };
 
 /*
- * Chunks a caching allocator grows by: 1/4096 of the device, 2-64 MiB,
- * whole pages of the device.
+ * Chunks a caching allocator grows by: a thousandth of the device, 2-64
+ * MiB, whole pages of the device.
  */
 #define GROWTH_MIN (2ul << 20)
 #define GROWTH_MAX (64ul << 20)
@@ -668,21 +668,41 @@ static size_t round_up(size_t size, size_t granule)
 
 static size_t growth_size(size_t total)
 {
-	size_t g = total / 4096;
+	size_t g = total / 1000;
 
 	return g < GROWTH_MIN ? GROWTH_MIN : g > GROWTH_MAX ? GROWTH_MAX : g;
 }
 
+/* The largest allocation worth trying with @free bytes free. */
+static size_t max_alloc_of(struct accel_device *dev, size_t free)
+{
+	return (free - free / 100 * dev->be->reserve_percent) &
+	       ~(dev->min_chunk - 1);
+}
+
+C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size)
+{
+	size_t total, free;
+
+	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
+		return C_FAILED;
+	*size = max_alloc_of(dev, free);
+	return C_SUCCESS;
+}
+
 /*
  * Blocks up to an eighth of the device come from a caching allocator's
- * chunks, and never more than what one allocation can get now. The chunks
- * themselves are small enough that an allocator holds little more than it
- * hands out, and large enough that it rarely calls the device.
+ * chunks. The chunks themselves are small enough that an allocator holds
+ * little more than it hands out, and large enough that it rarely calls the
+ * device. Both follow from the device's total memory, not from what is
+ * free now: an allocator reads them once, and a moment when the device is
+ * nearly full must not cripple it for good. Only max_alloc_size is what is
+ * free now; an allocator caps an attempt at it (as the pools do).
  */
 static C_Status policy(C_Device device, size_t *size, enum policy what)
 {
 	struct accel_device *dev = accel_device_lookup(device);
-	size_t total, free, min, max_alloc, max_chunk, growth;
+	size_t total, free, min, max_chunk, growth;
 
 	if (!dev)
 		return C_FAILED;
@@ -695,8 +715,7 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 	}
 	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
 		return C_FAILED;
-	max_alloc = (free - free / 100 * dev->be->reserve_percent) & ~(min - 1);
-	max_chunk = (total / 8 < max_alloc ? total / 8 : max_alloc) & ~(min - 1);
+	max_chunk = (total / 8) & ~(min - 1);
 	if (max_chunk >= dev->chunk_granule)
 		max_chunk -= max_chunk % dev->chunk_granule;
 	if (max_chunk < min)
@@ -707,7 +726,7 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 		*size = max_chunk;
 		break;
 	case MAX_ALLOC:
-		*size = max_alloc;
+		*size = max_alloc_of(dev, free);
 		break;
 	default:
 		*size = growth < max_chunk ? growth : max_chunk;

@@ -286,3 +286,76 @@ TEST(wrap_and_interface_refuse_a_misaligned_pointer)
 	OK(accel_array_release(view));
 	dfree(ctx, d, 64);
 }
+
+/* ------------------------------------------------------------------ */
+/* 6: the chunk policy does not freeze a transient state */
+
+/*
+ * A default pool first touched while the device is nearly full, and used
+ * after the memory is freed, grows by the policy's chunks: 100 small
+ * handles fit one chunk, as they do on an empty device.
+ */
+TEST(pool_touched_while_nearly_full_recovers)
+{
+	const size_t n = 100, each = 16 << 10;
+	size_t max_alloc, init, filler_size;
+	struct accel_pool_stats s;
+	accel_memory_t small, h[100];
+	accel_pool_t pool;
+	void *filler;
+
+	REQUIRE_OK(accel_device_init_alloc_size(ctx->dev, &init));
+	if (init < n * each)
+		suite_skip("the device's chunks hold fewer than 100 16 KiB handles");
+	REQUIRE_OK(accel_device_max_alloc_size(ctx->dev, &max_alloc));
+	REQUIRE(max_alloc > (1u << 20));
+	filler_size = max_alloc - (64u << 10);
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &filler, filler_size));
+	/* the first touch of the default pool (needs_caching() touches it) */
+	needs_caching(ctx);
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	/* growing while nearly full works, within what is free */
+	REQUIRE_OK(accel_memory_create(ctx->dev, each, U8, NULL, 0, &small));
+	OK(accel_memory_release(small));
+	OK(accel_pool_trim(pool));
+	OK(accel_device_memory_deallocate(ctx->dev, filler, filler_size));
+	/* the policy the plugin reports is the device's, not that moment's */
+	REQUIRE_OK(accel_device_init_alloc_size(ctx->dev, &filler_size));
+	CHECK(filler_size == init);
+
+	for (size_t i = 0; i < n; i++)
+		REQUIRE_OK(accel_memory_create(ctx->dev, each, U8, NULL, 0,
+					       &h[i]));
+	OK(accel_pool_get_stats(pool, &s));
+	if (s.chunks != 1 || s.reserved != init)
+		printf("#   %zu chunks, %zu bytes reserved, %zu device allocations\n",
+		       s.chunks, s.reserved, s.backend_allocs);
+	CHECK(s.chunks == 1);
+	CHECK(s.reserved == init);
+	for (size_t i = 0; i < n; i++)
+		OK(accel_memory_release(h[i]));
+}
+
+/* The policy reported while nearly full is the one reported when empty. */
+TEST(policy_does_not_follow_free_memory)
+{
+	size_t init, re, max_chunk, max_alloc, v;
+	void *filler;
+
+	REQUIRE_OK(accel_device_init_alloc_size(ctx->dev, &init));
+	REQUIRE_OK(accel_device_realloc_size(ctx->dev, &re));
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	REQUIRE_OK(accel_device_max_alloc_size(ctx->dev, &max_alloc));
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &filler,
+						max_alloc - (64u << 10)));
+	OK(accel_device_init_alloc_size(ctx->dev, &v));
+	CHECK(v == init);
+	OK(accel_device_realloc_size(ctx->dev, &v));
+	CHECK(v == re);
+	OK(accel_device_max_chunk_size(ctx->dev, &v));
+	CHECK(v == max_chunk);
+	OK(accel_device_max_alloc_size(ctx->dev, &v));
+	CHECK(v <= (64u << 10));	/* only this one is the moment's */
+	OK(accel_device_memory_deallocate(ctx->dev, filler,
+					  max_alloc - (64u << 10)));
+}

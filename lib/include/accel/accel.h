@@ -441,7 +441,13 @@ ACCEL_EXPORT C_Status accel_device_min_chunk_size(C_Device device,
 /*
  * accel_device_max_chunk_size - the largest block a caching allocator should
  * carve from its chunks; larger requests should go to the device directly.
- * At least the min chunk size.
+ * An eighth of the device's memory, at least the min chunk size.
+ *
+ * The chunk sizes (this one, the init and realloc sizes) follow from the
+ * device's total memory, not from what is free at the moment of the call:
+ * an allocator that reads them once, while the device is nearly full, is
+ * not crippled for good. An allocator caps each attempt at what is free
+ * then (accel_device_max_alloc_size()), as libaccel's pools do.
  */
 ACCEL_EXPORT C_Status accel_device_max_chunk_size(C_Device device,
 						  size_t *size);
