@@ -519,6 +519,51 @@ ACCEL_EXPORT C_Status accel_array_from_interface(const C_Device device,
 						 const struct accel_array_interface *iface,
 						 int sync, accel_array_t *ary);
 
+/* ------------------------------------------------------------------ */
+/* Pointer attributes (cudaPointerGetAttributes) */
+
+/* What memory a pointer is in. */
+enum accel_pointer_type {
+	/* host memory the library does not know, or NULL (not an error) */
+	ACCEL_POINTER_UNREGISTERED,
+	ACCEL_POINTER_DEVICE,		/* device memory */
+	ACCEL_POINTER_PINNED_HOST,	/* pinned host memory the library allocated */
+	ACCEL_POINTER_UNIFIED,		/* unified (managed) memory */
+	ACCEL_POINTER_REGISTERED_HOST,	/* the caller's host memory, registered */
+};
+
+/* What accel_pointer_get_attributes() reports. */
+struct accel_pointer_attributes {
+	enum accel_pointer_type type;
+	int device;		/* the device's id; -1 for unregistered memory */
+	void *base;		/* the allocation holding the pointer; NULL if none */
+	size_t size;		/* its size in bytes */
+	/*
+	 * 1: the allocation is a caching pool's (a chunk carved into blocks,
+	 * or a large block of its own): what the caller owns is a block
+	 */
+	int pooled;
+	int block_live;		/* pooled: 1 if the pointer is in a block in use */
+	void *block_base;	/* pooled and live: the block the pool handed out */
+	size_t block_size;	/* the bytes that block was asked for */
+};
+
+/*
+ * accel_pointer_get_attributes - what @ptr points into, as
+ * cudaPointerGetAttributes() says it (CUDA 11 and later)
+ * @ptr: any pointer: device, pinned, unified or registered memory of a
+ *	visible device, anywhere inside an allocation, or any other address
+ *
+ * A pointer the library does not know (ordinary host memory, NULL, freed
+ * memory) is reported as ACCEL_POINTER_UNREGISTERED with device -1, not as
+ * an error. For memory of a caching pool, base and size are the pool's
+ * allocation from the device, and block_base and block_size the live block
+ * that holds @ptr, the range that copies into it may use; a pointer into a
+ * free part of the pool has block_live 0.
+ */
+ACCEL_EXPORT C_Status accel_pointer_get_attributes(const void *ptr,
+						   struct accel_pointer_attributes *attr);
+
 #ifdef __cplusplus
 }
 #endif
