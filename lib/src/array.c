@@ -158,6 +158,98 @@ C_Status accel_mapped_array(const C_Device device, int ndim,
 			  strides, order, stream, ary);
 }
 
+/* Register @st's bytes with every visible device but @dev's and its kin. */
+static C_Status make_portable(struct storage *st, struct accel_device *dev)
+{
+	size_t ids[ACCEL_MAX_DEVICES], n;
+
+	if (accel_get_device_count(&n) != C_SUCCESS ||
+	    accel_get_device_list(ids) != C_SUCCESS)
+		return C_FAILED;
+	for (size_t i = 0; i < n; i++) {
+		struct C_Device_st d = { (int)ids[i] };
+		struct accel_device *other = accel_device_lookup(&d);
+
+		if (!other || other == dev ||
+		    (other->be == dev->be && dev->be->pinned_portable))
+			continue;
+		if (accel_host_memory_register(&d, st->ptr, st->bytes) != C_SUCCESS)
+			return C_FAILED;
+		st->portable_devs |= 1ull << d.id;
+	}
+	return C_SUCCESS;
+}
+
+C_Status storage_unportable(struct storage *st)
+{
+	C_Status ret = C_SUCCESS;
+
+	for (int id = 0; id < 64; id++) {
+		struct C_Device_st d = { id };
+
+		if ((st->portable_devs & (1ull << id)) &&
+		    accel_host_memory_unregister(&d, st->ptr) != C_SUCCESS)
+			ret = C_FAILED;
+	}
+	st->portable_devs = 0;
+	return ret;
+}
+
+/* Mapped storage of @bytes on @dev with ACCEL_ARRAY_* @flags. */
+static C_Status mapped_storage(struct accel_device *dev, size_t bytes,
+			       unsigned int flags, struct storage **out)
+{
+	struct storage *st;
+	void *ptr = NULL;
+
+	if (bytes && accel_memory_alloc_host(dev, bytes,
+					     flags & ACCEL_ARRAY_WRITE_COMBINED,
+					     &ptr) != C_SUCCESS)
+		return C_FAILED;
+	if (storage_wrap(dev->id, ptr, bytes, true, &st) != C_SUCCESS) {
+		if (ptr)
+			accel_host_memory_deallocate(&(struct C_Device_st){ dev->id },
+						     ptr, bytes);
+		return C_FAILED;
+	}
+	st->owned = true;	/* from here on the storage frees it */
+	st->mapped_kind = true;
+	storage_index_add(st);
+	if (bytes && (flags & ACCEL_ARRAY_PORTABLE) &&
+	    make_portable(st, dev) != C_SUCCESS) {
+		storage_put(st);
+		return C_FAILED;
+	}
+	*out = st;
+	return C_SUCCESS;
+}
+
+C_Status accel_mapped_array_flags(const C_Device device, int ndim,
+				  const size_t *shape, accel_dtype_t dtype,
+				  const ptrdiff_t *strides, char order,
+				  C_Stream stream, unsigned int flags,
+				  accel_array_t *ary)
+{
+	struct accel_device *dev;
+	struct array_layout l;
+	struct storage *st;
+	size_t extent;
+
+	ACCEL_ENTER();
+	if (array_out_on(ary, device) != C_SUCCESS)
+		return C_FAILED;
+	if (flags & ~ACCEL_ARRAY_FLAGS_VALID)
+		return accel_error("unknown flags %#x",
+				   flags & ~ACCEL_ARRAY_FLAGS_VALID);
+	dev = accel_device_lookup(device);
+	if (!dev ||
+	    layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
+	    layout_extent(&l, &extent) != C_SUCCESS ||
+	    mapped_storage(dev, extent, flags, &st) != C_SUCCESS)
+		return C_FAILED;
+	return array_new(st, 0, &l, stream, false, ary);
+}
+
 C_Status accel_mapped_array_like(const C_Device device, accel_array_t like,
 				 C_Stream stream, accel_array_t *ary)
 {

@@ -65,15 +65,14 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 	if (array_out(flat, "flat") != C_SUCCESS || !array_lookup(ary) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(ary, &l);
-	if (l.ndim > 1) {
-		as = contiguous_order(&l, order);
-		if (!as)
-			return accel_error("the array is not contiguous in order '%c': flattening it would need a copy",
-					   order);
-		l.shape[0] = layout_size(l.ndim, l.shape);
-		l.ndim = 1;
-		layout_contiguous(&l, as);
-	}
+	/* any array, 1-D too (Numba), gives shape (size,); 0-d gives (1,) */
+	as = contiguous_order(&l, order);
+	if (!as)
+		return accel_error("the array is not contiguous in order '%c': flattening it would need a copy",
+				   order);
+	l.shape[0] = layout_size(l.ndim, l.shape);
+	l.ndim = 1;
+	layout_contiguous(&l, as);
 	return view_of(ary, &l, flat);
 }
 

@@ -47,31 +47,67 @@ static C_Status check_pair(struct accel_array *dst, struct accel_array *src)
 	return C_SUCCESS;
 }
 
-C_Status accel_to_device(const C_Device device, accel_array_t host,
-			 C_Stream stream, accel_array_t *ary)
+/*
+ * Is @a already usable by @dev's device code (Numba's _is_cuda_ndarray):
+ * a device array of it, or a mapped array (or registered-mapped host
+ * array) of it?
+ */
+static bool on_device_already(const struct accel_array *a, int dev)
+{
+	enum accel_array_kind kind = array_kind(a);
+
+	return a->st->dev_id == dev &&
+	       (kind == ACCEL_ARRAY_DEVICE || kind == ACCEL_ARRAY_MAPPED);
+}
+
+/*
+ * A device array with @host's layout; @share: @host itself (a new handle on
+ * it) if it is on the device already; @copy: holding a copy of its data
+ */
+static C_Status to_device(const C_Device device, accel_array_t host,
+			  C_Stream stream, bool share, bool copy,
+			  accel_array_t *ary)
 {
 	struct array_layout l;
 	struct storage *st;
 	size_t extent;
 
-	ACCEL_ENTER();
 	if (array_out_on(ary, device) != C_SUCCESS)
 		return C_FAILED;
 	if (!array_lookup(host))
 		return C_FAILED;
 	array_layout_of(host, &l);
+	if (share && on_device_already(host, device->id)) {
+		storage_get(host->st);
+		return array_new(host->st, host->offset, &l, host->stream,
+				 host->readonly, ary);
+	}
 	if (layout_extent(&l, &extent) != C_SUCCESS ||
 	    storage_alloc(device->id, STORAGE_DEVICE, extent, 0, stream,
 			  &st) != C_SUCCESS)
 		return C_FAILED;
 	if (array_new(st, 0, &l, stream, false, ary) != C_SUCCESS)
 		return C_FAILED;
-	if (array_transfer(*ary, host, stream) != C_SUCCESS) {
+	if (copy && array_transfer(*ary, host, stream) != C_SUCCESS) {
 		accel_array_release(*ary);
 		*ary = NULL;
 		return C_FAILED;
 	}
 	return C_SUCCESS;
+}
+
+C_Status accel_to_device(const C_Device device, accel_array_t host,
+			 C_Stream stream, accel_array_t *ary)
+{
+	ACCEL_ENTER();
+	return to_device(device, host, stream, false, true, ary);
+}
+
+C_Status accel_to_device_ex(const C_Device device, accel_array_t host,
+			    C_Stream stream, int copy, accel_array_t *ary)
+{
+	ACCEL_ENTER();
+	return to_device(device, host, stream, true, copy, ary);
 }
 
 C_Status accel_array_copy_to_device(accel_array_t dst, accel_array_t src,

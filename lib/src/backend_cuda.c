@@ -187,7 +187,9 @@ static C_Status cuda_alloc(struct accel_device *dev, enum accel_kind kind,
 		r = cu.cuMemAlloc(&p, size);
 		break;
 	case ACCEL_KIND_HOST:
-		r = cu.cuMemHostAlloc(&host, size, CU_MEMHOSTALLOC_PORTABLE);
+		r = cu.cuMemHostAlloc(&host, size, CU_MEMHOSTALLOC_PORTABLE |
+				      (out->write_combined ?
+				       CU_MEMHOSTALLOC_WRITECOMBINED : 0));
 		p = (CUdeviceptr)(uintptr_t)host;
 		break;
 	default:
@@ -576,6 +578,7 @@ const struct accel_backend accel_backend_cuda = {
 	.name = "cuda",
 	/* cuMemAlloc cannot have all that cuMemGetInfo calls free */
 	.reserve_percent = 5,
+	.pinned_portable = true,	/* cuMemHostAlloc(PORTABLE) */
 	.probe = cuda_probe,
 	.alloc = cuda_alloc,
 	.free = cuda_free,

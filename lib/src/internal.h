@@ -31,6 +31,11 @@ struct accel_allocation {
 	uint64_t handle;	/* the backend's name for it */
 	bool pooled;		/* a chunk of a caching pool */
 	bool registered;	/* the caller's host memory, pinned for us */
+	/*
+	 * in, to alloc() of HOST memory: the host writes it through a
+	 * write-combined mapping and rarely reads it
+	 */
+	bool write_combined;
 };
 
 /* Allocations of one address space, sorted by address. */
@@ -71,6 +76,12 @@ struct accel_backend {
 	 * driver's own needs); max_alloc_size leaves it out.
 	 */
 	unsigned int reserve_percent;
+	/*
+	 * Pinned host memory of one device is pinned for every device of
+	 * this backend (CUDA's portable memory): it needs no registering
+	 * with them.
+	 */
+	bool pinned_portable;
 	/* find devices; add each with accel_device_add() */
 	C_Status (*probe)(char *why, size_t why_len);
 	C_Status (*alloc)(struct accel_device *dev, enum accel_kind kind,
@@ -203,6 +214,9 @@ void accel_device_drain(struct accel_device *dev);
 /* device memory for a pool's chunk (@pooled) or a pool's large block */
 C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr);
+/* pinned host memory, write-combined if @wc, registered as HOST memory */
+C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+				 bool wc, void **ptr);
 /* free what accel_memory_alloc() returned, after the device's queued work */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
 

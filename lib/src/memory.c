@@ -153,11 +153,13 @@ static struct accel_side side_advance(const struct accel_side *s, size_t n)
 
 /* Allocate and register; the caller has checked its arguments. */
 static C_Status alloc_registered(struct accel_device *dev, size_t size,
-				 enum accel_kind kind, bool pooled, void **ptr)
+				 enum accel_kind kind, bool pooled, bool wc,
+				 void **ptr)
 {
 	struct accel_allocation a;
 
 	memset(&a, 0, sizeof(a));
+	a.write_combined = wc;
 	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS)
 		return C_FAILED;
 	a.size = size;
@@ -187,13 +189,20 @@ static C_Status allocate(const C_Device device, void **ptr, size_t size,
 		return C_FAILED;
 	if (!size)
 		return C_SUCCESS;
-	return alloc_registered(dev, size, kind, false, ptr);
+	return alloc_registered(dev, size, kind, false, false, ptr);
 }
 
 C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr)
 {
-	return alloc_registered(dev, size, ACCEL_KIND_DEVICE, pooled, ptr);
+	return alloc_registered(dev, size, ACCEL_KIND_DEVICE, pooled, false,
+				ptr);
+}
+
+C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+				 bool wc, void **ptr)
+{
+	return alloc_registered(dev, size, ACCEL_KIND_HOST, false, wc, ptr);
 }
 
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr)

@@ -47,6 +47,8 @@ struct storage {
 	atomic_int maps;	/* host mappings open */
 	atomic_int async_dev;	/* device of the last queued transfer, -1 */
 	int registered_dev;	/* host memory pinned for this device, -1 */
+	/* other devices the bytes are registered with (portable memory) */
+	uint64_t portable_devs;
 	/* in the index of owned storages (storage_index.c) while its bytes live */
 	struct storage *index_prev, *index_next;
 	bool indexed;
@@ -94,6 +96,9 @@ C_Status storage_use(struct storage *st, const char *what);
 void storage_done(struct storage *st);
 /* true for memory that device pointers name: device and unified */
 bool storage_on_device(const struct storage *st);
+
+/* array.c: end the registrations of portable memory with other devices */
+C_Status storage_unportable(struct storage *st);
 
 /* storage_index.c: owned storages, by address, while their bytes live */
 void storage_index_add(struct storage *st);

@@ -221,6 +221,8 @@ static C_Status release_bytes(struct storage *st)
 	storage_index_remove(st);
 	if (st->registered_dev >= 0)
 		ret = unregister(st);
+	if (st->portable_devs && storage_unportable(st) != C_SUCCESS)
+		ret = C_FAILED;
 	wait_async(st);
 	if (st->owned && (st->ptr || st->kind == STORAGE_HOST) &&
 	    bytes_free(st) != C_SUCCESS)

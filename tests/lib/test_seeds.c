@@ -359,3 +359,189 @@ TEST(policy_does_not_follow_free_memory)
 	OK(accel_device_memory_deallocate(ctx->dev, filler,
 					  max_alloc - (64u << 10)));
 }
+
+/* ------------------------------------------------------------------ */
+/* 7, Numba (004) point by point */
+
+static struct accel_array_info info_of(accel_array_t a)
+{
+	struct accel_array_info info;
+
+	REQUIRE(accel_array_get_info(a, &info) == C_SUCCESS);
+	return info;
+}
+
+/* Numba's ravel raises on a 1-D array with gaps: it would need a copy. */
+TEST(ravel_of_a_strided_1d_array_fails)
+{
+	const size_t shape[1] = { 8 };
+	const ptrdiff_t every_other[1] = { 8 };
+	accel_array_t a, flat = (accel_array_t)1;
+
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, F32, every_other,
+				      'C', NULL, &a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_ravel(a, 'C', &flat));
+	CHECK(flat == NULL);
+	FAILS(accel_array_ravel(a, 'A', &flat));
+	OK(accel_array_release(a));
+}
+
+/* NumPy: the ravel of a 0-d array has shape (1,). */
+TEST(ravel_of_a_0d_array_is_1d)
+{
+	accel_array_t a, flat;
+	struct accel_array_info i;
+
+	REQUIRE_OK(accel_device_array(ctx->dev, 0, NULL, F64, NULL, 'C', NULL,
+				      &a));
+	REQUIRE_OK(accel_array_ravel(a, 'C', &flat));
+	i = info_of(flat);
+	CHECK(i.ndim == 1 && i.shape[0] == 1 && i.strides[0] == 8);
+	CHECK(i.data == info_of(a).data);
+	OK(accel_array_release(flat));
+	OK(accel_array_release(a));
+}
+
+/* Numba's default dtype is float64 (np.float64), in every constructor. */
+TEST(a_null_dtype_is_float64)
+{
+	const size_t shape[2] = { 3, 4 };
+	double host[12];
+	accel_array_t a;
+
+	REQUIRE_OK(accel_device_array(ctx->dev, 2, shape, NULL, NULL, 'C',
+				      NULL, &a));
+	CHECK(info_of(a).dtype == F64 && info_of(a).nbytes == 96);
+	CHECK(info_of(a).strides[0] == 32);
+	OK(accel_array_release(a));
+	REQUIRE_OK(accel_pinned_array(ctx->dev, 2, shape, NULL, NULL, 'F', &a));
+	CHECK(info_of(a).dtype == F64 && info_of(a).strides[1] == 24);
+	OK(accel_array_release(a));
+	REQUIRE_OK(accel_mapped_array(ctx->dev, 2, shape, NULL, NULL, 'C',
+				      NULL, &a));
+	CHECK(info_of(a).dtype == F64);
+	OK(accel_array_release(a));
+	REQUIRE_OK(accel_host_array(host, 2, shape, NULL, NULL, 'C', 0, &a));
+	CHECK(info_of(a).dtype == F64 && info_of(a).nbytes == sizeof(host));
+	OK(accel_array_release(a));
+}
+
+/* to_device(obj, copy=False): no copy where obj is on the device already */
+TEST(to_device_ex_shares_what_is_on_the_device)
+{
+	const size_t shape[1] = { 16 };
+	struct accel_array_info i;
+	float in[16], out[16];
+	accel_array_t d, m, v, h, o;
+	accel_pool_t pool;
+	struct accel_pool_stats before, after;
+
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, F32, NULL, 'C', NULL,
+				      &d));
+	REQUIRE_OK(accel_pool_get_stats(pool, &before));
+	/* a device array of the device: itself, whatever copy says */
+	REQUIRE_OK(accel_to_device_ex(ctx->dev, d, NULL, 1, &v));
+	REQUIRE_OK(accel_pool_get_stats(pool, &after));
+	CHECK(v != d && info_of(v).data == info_of(d).data);
+	CHECK(after.allocated == before.allocated);
+	OK(accel_array_release(d));	/* v keeps the memory */
+	for (size_t k = 0; k < 16; k++)
+		in[k] = (float)k;
+	REQUIRE_OK(accel_host_array(in, 1, shape, F32, NULL, 'C', 0, &h));
+	OK(accel_array_copy_to_device(v, h, NULL));
+	OK(accel_array_release(v));
+	/* a mapped array: itself */
+	REQUIRE_OK(accel_mapped_array(ctx->dev, 1, shape, F32, NULL, 'C', NULL,
+				      &m));
+	REQUIRE_OK(accel_to_device_ex(ctx->dev, m, NULL, 1, &v));
+	CHECK(info_of(v).data == info_of(m).data &&
+	      info_of(v).kind == ACCEL_ARRAY_MAPPED);
+	OK(accel_array_release(v));
+	OK(accel_array_release(m));
+	/* a host array: a new device array, copied or not */
+	REQUIRE_OK(accel_to_device_ex(ctx->dev, h, NULL, 1, &v));
+	i = info_of(v);
+	CHECK(i.kind == ACCEL_ARRAY_DEVICE && i.data != (void *)in);
+	memset(out, 0, sizeof(out));
+	REQUIRE_OK(accel_host_array(out, 1, shape, F32, NULL, 'C', 0, &o));
+	OK(accel_array_copy_to_host(v, o, NULL, NULL));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	OK(accel_array_release(v));
+	REQUIRE_OK(accel_to_device_ex(ctx->dev, h, NULL, 0, &v));
+	i = info_of(v);
+	CHECK(i.kind == ACCEL_ARRAY_DEVICE && i.shape[0] == 16 &&
+	      i.dtype == F32 && i.data != (void *)in);
+	OK(accel_array_release(v));
+	FAILS(accel_to_device_ex(ctx->dev, NULL, NULL, 0, &v));
+	OK(accel_array_release(h));
+	OK(accel_array_release(o));
+}
+
+static size_t one_shape[1] = { 256 };
+
+/* mapped_array(portable, wc): flags with a documented meaning */
+TEST(mapped_array_flags)
+{
+	accel_array_t a, d, h;
+	struct accel_array_info i;
+	uint8_t back[256], in[256];
+
+	FAILS(accel_mapped_array_flags(ctx->dev, 1, one_shape, U8, NULL, 'C',
+				       NULL, 1u << 7, &a));
+	for (unsigned int f = 0; f <= ACCEL_ARRAY_FLAGS_VALID; f++) {
+		REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, one_shape, U8,
+						    NULL, 'C', NULL, f, &a));
+		i = info_of(a);
+		CHECK(i.kind == ACCEL_ARRAY_MAPPED && i.nbytes == 256);
+		CHECK(accel_array_has_interface(a));
+		/* the host writes it, the device copies it */
+		fill_pattern(in, 256, f);
+		memcpy(i.data, in, 256);
+		REQUIRE_OK(accel_to_device(ctx->dev, a, NULL, &d));
+		memset(back, 0, sizeof(back));
+		REQUIRE_OK(accel_host_array(back, 1, one_shape, U8, NULL, 'C',
+					    0, &h));
+		OK(accel_array_copy_to_host(d, h, NULL, NULL));
+		CHECK(!memcmp(back, in, 256));
+		OK(accel_array_release(h));
+		OK(accel_array_release(d));
+		OK(accel_array_release(a));
+	}
+}
+
+/* Portable: usable by every device, as pinned memory of each. */
+TEST_PEER(portable_mapped_arrays_are_pinned_for_every_device)
+{
+	struct accel_pointer_attributes at;
+	accel_array_t a;
+	uint8_t *d, back[256];
+	void *data;
+
+	REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, one_shape, U8, NULL,
+					    'C', NULL, ACCEL_ARRAY_PORTABLE,
+					    &a));
+	data = info_of(a).data;
+	fill_pattern(data, 256, 3);
+	REQUIRE_OK(accel_device_memory_allocate(ctx->peer, (void **)&d, 256));
+	OK(accel_memory_copy_h2d(ctx->peer, d, data, 256));
+	OK(accel_memory_copy_d2h(ctx->peer, back, d, 256));
+	CHECK(check_pattern(back, 256, 3));
+	/* the peer has it registered already */
+	FAILS(accel_host_memory_register(ctx->peer, data, 256));
+	OK(accel_pointer_get_attributes(data, &at));
+	CHECK(at.type == ACCEL_POINTER_PINNED_HOST &&
+	      at.device == ctx->dev->id);
+	OK(accel_array_release(a));
+	OK(accel_pointer_get_attributes(data, &at));
+	CHECK(at.type == ACCEL_POINTER_UNREGISTERED);	/* on neither */
+	/* without the flag, the peer has not */
+	REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, one_shape, U8, NULL,
+					    'C', NULL, 0, &a));
+	data = info_of(a).data;
+	OK(accel_host_memory_register(ctx->peer, data, 256));
+	OK(accel_host_memory_unregister(ctx->peer, data));
+	OK(accel_array_release(a));
+	OK(accel_device_memory_deallocate(ctx->peer, d, 256));
+}

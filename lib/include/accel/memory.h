@@ -343,6 +343,8 @@ struct accel_array_interface {
  * device)
  * @ndim: 0 to ACCEL_MAX_DIMS
  * @shape: @ndim extents
+ * @dtype: the entries' type; NULL for float64 (Numba's and NumPy's
+ *	default), in every array constructor
  * @strides: @ndim strides in bytes, each at least 0, or NULL for the
  *	contiguous strides of @order
  * @order: 'C' (row major) or 'F' (column major)
@@ -387,6 +389,34 @@ ACCEL_EXPORT C_Status accel_mapped_array(const C_Device device, int ndim,
 					 const ptrdiff_t *strides, char order,
 					 C_Stream stream, accel_array_t *ary);
 
+/* Flags of accel_mapped_array_flags() (Numba's mapped_array(portable, wc)). */
+/* pinned for every visible device, not only @device: any of them copies it directly */
+#define ACCEL_ARRAY_PORTABLE		(1u << 0)
+/*
+ * write-combined: fast for the host to write and the device to read, very
+ * slow for the host to read. On cuda, cuMemHostAlloc's WRITECOMBINED; on
+ * accel, the device's host-visible memory through its write-combined BAR
+ * mapping (it counts against device memory); on cpu, ordinary memory.
+ */
+#define ACCEL_ARRAY_WRITE_COMBINED	(1u << 1)
+#define ACCEL_ARRAY_FLAGS_VALID (ACCEL_ARRAY_PORTABLE | ACCEL_ARRAY_WRITE_COMBINED)
+
+/*
+ * accel_mapped_array_flags - accel_mapped_array() with ACCEL_ARRAY_* @flags
+ * (0: the same as accel_mapped_array())
+ *
+ * Portable memory is registered with every other visible device (on cuda,
+ * pinned memory is portable between cuda devices already) until the array's
+ * memory goes.
+ */
+ACCEL_EXPORT C_Status accel_mapped_array_flags(const C_Device device,
+					       int ndim, const size_t *shape,
+					       accel_dtype_t dtype,
+					       const ptrdiff_t *strides,
+					       char order, C_Stream stream,
+					       unsigned int flags,
+					       accel_array_t *ary);
+
 /* accel_mapped_array_like - accel_mapped_array() like @like */
 ACCEL_EXPORT C_Status accel_mapped_array_like(const C_Device device,
 					      accel_array_t like,
@@ -428,6 +458,23 @@ ACCEL_EXPORT C_Status accel_to_device(const C_Device device,
 				      accel_array_t *ary);
 
 /*
+ * accel_to_device_ex - Numba's to_device(obj, stream, copy): @host on
+ * @device, without a copy where it is there already
+ * @host: any array
+ * @stream: as for accel_to_device()
+ * @copy: 1: the new device array holds a copy of @host's data (as
+ *	accel_to_device()); 0: it is only allocated, uninitialised
+ *
+ * If @host is usable by the device as it is (a device array of @device, or
+ * a mapped array or registered-mapped host array of it), *@ary is a new
+ * handle on the same memory, with the same layout, and nothing is
+ * allocated or copied, whatever @copy says; release it as any other.
+ */
+ACCEL_EXPORT C_Status accel_to_device_ex(const C_Device device,
+					 accel_array_t host, C_Stream stream,
+					 int copy, accel_array_t *ary);
+
+/*
  * accel_array_copy_to_device - copy @src's data into the device (or
  * mapped) array @dst, of the same dtype, shape and strides
  * @stream: NULL to copy synchronously, else the copy is queued on it
@@ -461,7 +508,9 @@ ACCEL_EXPORT int accel_array_is_f_contiguous(accel_array_t ary);
  * without copying
  * @order: 'C', 'F', or 'A' (whichever the array is)
  *
- * An array not contiguous in @order would need a copy: the call fails.
+ * An array not contiguous in @order would need a copy: the call fails,
+ * for a one-dimensional array with gaps too (as Numba's ravel raises). A
+ * 0-d array gives shape (1,), as NumPy's ravel.
  */
 ACCEL_EXPORT C_Status accel_array_ravel(accel_array_t ary, char order,
 					accel_array_t *flat);
