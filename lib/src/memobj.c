@@ -38,6 +38,12 @@ static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
 	return C_SUCCESS;
 }
 
+C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+		    accel_dtype_t dtype, accel_memory_t *out)
+{
+	return handle_new(st, offset, entries, dtype, out);
+}
+
 /* No handle in *@mem until one is made; a device is needed. */
 static C_Status memory_out(accel_memory_t *mem, const C_Device device)
 {

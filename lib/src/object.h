@@ -122,6 +122,10 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 /* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
 C_Status entry_range(size_t entries, size_t offset, size_t *count);
 
+/* memobj.c: a new memory handle on @st (whose reference it takes over) */
+C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+		    accel_dtype_t dtype, accel_memory_t *out);
+
 /* memobj.c's and array.c's handles, for arrays: NULL with the error set if not live */
 struct accel_memory *memory_lookup(accel_memory_t mem);
 struct accel_array *array_lookup(accel_array_t ary);

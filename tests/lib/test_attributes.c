@@ -115,3 +115,107 @@ TEST_PEER(pointer_attributes_name_the_device)
 	OK(accel_device_memory_deallocate(ctx->peer, e, 64));
 	dfree(ctx, d, 64);
 }
+
+/* ------------------------------------------------------------------ */
+/* Between a memory handle and an array over the same storage */
+
+static struct accel_array_info ainfo(accel_array_t a)
+{
+	struct accel_array_info i;
+
+	REQUIRE(accel_array_get_info(a, &i) == C_SUCCESS);
+	return i;
+}
+
+static struct accel_memory_info minfo(accel_memory_t m)
+{
+	struct accel_memory_info i;
+
+	REQUIRE(accel_memory_get_info(m, &i) == C_SUCCESS);
+	return i;
+}
+
+TEST(memory_as_array_shares_the_storage)
+{
+	const size_t shape[2] = { 3, 4 }, big[2] = { 4, 4 };
+	float in[16], out[12];
+	accel_memory_t m, s;
+	accel_array_t a, h;
+
+	for (int i = 0; i < 16; i++)
+		in[i] = (float)i;
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, F32, in, 0, &m));
+	REQUIRE_OK(accel_memory_slice(m, 4, ACCEL_ALL, &s));
+	REQUIRE_OK(accel_memory_as_array(s, 2, shape, NULL, 'C', &a));
+	CHECK(ainfo(a).data == minfo(s).ptr && ainfo(a).dtype == F32);
+	CHECK(ainfo(a).kind == ACCEL_ARRAY_DEVICE &&
+	      ainfo(a).device == ctx->dev->id);
+	/* no more than the handle's 12 entries */
+	FAILS(accel_memory_as_array(s, 2, big, NULL, 'C', &h));
+	CHECK(h == NULL);
+	OK(accel_memory_release(s));
+	OK(accel_memory_release(m));	/* the array holds the storage */
+	REQUIRE_OK(accel_host_array(out, 2, shape, F32, NULL, 'C', 0, &h));
+	OK(accel_array_copy_to_host(a, h, NULL, NULL));
+	CHECK(!memcmp(out, in + 4, sizeof(out)));
+	OK(accel_array_release(h));
+	OK(accel_array_release(a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_memory_as_array(m, 2, shape, NULL, 'C', &a));
+}
+
+TEST(array_as_memory_shares_the_storage)
+{
+	const size_t shape[2] = { 4, 8 };
+	const ptrdiff_t gaps[2] = { 64, 4 };
+	float in[32], out[32];
+	accel_array_t a, g, h, v;
+	accel_memory_t m;
+
+	for (int i = 0; i < 32; i++)
+		in[i] = (float)i * 2;
+	REQUIRE_OK(accel_host_array(in, 2, shape, F32, NULL, 'C', 0, &h));
+	REQUIRE_OK(accel_to_device(ctx->dev, h, NULL, &a));
+	REQUIRE_OK(accel_array_as_memory(a, &m));
+	CHECK(minfo(m).ptr == ainfo(a).data && minfo(m).entries == 32 &&
+	      minfo(m).dtype == F32 && minfo(m).device == ctx->dev->id);
+	OK(accel_array_release(a));	/* the handle holds the storage */
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	/* and back: the same bytes */
+	REQUIRE_OK(accel_memory_as_array(m, 2, shape, NULL, 'C', &v));
+	CHECK(ainfo(v).data == minfo(m).ptr);
+	OK(accel_array_release(v));
+	OK(accel_memory_release(m));
+
+	/* not contiguous, host, read-only: no memory handle */
+	REQUIRE_OK(accel_device_array(ctx->dev, 2, shape, F32, gaps, 'C',
+				      NULL, &g));
+	FAILS(accel_array_as_memory(g, &m));
+	CHECK(m == NULL);
+	OK(accel_array_release(g));
+	FAILS(accel_array_as_memory(h, &m));
+	OK(accel_array_release(h));
+	REQUIRE_OK(accel_host_array(in, 2, shape, F32, NULL, 'C', 1, &h));
+	FAILS(accel_array_as_memory(h, &m));
+	OK(accel_array_release(h));
+	FAILS(accel_array_as_memory(h, &m));	/* released */
+}
+
+/* An explicit free through either side ends both, as for slices. */
+TEST(memory_free_ends_its_array_views)
+{
+	const size_t shape[1] = { 8 };
+	accel_memory_t m;
+	accel_array_t a, h;
+	float out[8];
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 8, F32, NULL, 0, &m));
+	REQUIRE_OK(accel_memory_as_array(m, 1, shape, NULL, 'C', &a));
+	OK(accel_memory_free(m));
+	REQUIRE_OK(accel_host_array(out, 1, shape, F32, NULL, 'C', 0, &h));
+	FAILS(accel_array_copy_to_host(a, h, NULL, NULL));
+	FAILS(accel_array_as_memory(a, &m));
+	OK(accel_array_release(h));
+	OK(accel_array_release(a));
+}

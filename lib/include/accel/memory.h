@@ -569,6 +569,35 @@ ACCEL_EXPORT C_Status accel_array_from_interface(const C_Device device,
 						 int sync, accel_array_t *ary);
 
 /* ------------------------------------------------------------------ */
+/* Between memory handles and arrays */
+
+/*
+ * accel_memory_as_array - an array over @mem's entries, without copying
+ * @ndim, @shape, @strides, @order: as for accel_device_array(); the dtype
+ *	is @mem's
+ *
+ * The array starts at @mem's first entry and may span no more than its
+ * bytes. It shares the storage, as a slice does: it stays valid after @mem
+ * is released, and accel_memory_free() on any handle ends it too.
+ */
+ACCEL_EXPORT C_Status accel_memory_as_array(accel_memory_t mem, int ndim,
+					    const size_t *shape,
+					    const ptrdiff_t *strides,
+					    char order, accel_array_t *ary);
+
+/*
+ * accel_array_as_memory - a memory handle on a contiguous array's entries,
+ * without copying
+ *
+ * The handle has the array's dtype and size in entries (in memory order),
+ * and shares its storage as accel_memory_as_array() does. A host array (of
+ * no device), a read-only array or one that is not contiguous ('C' or 'F')
+ * has no memory handle: the call fails.
+ */
+ACCEL_EXPORT C_Status accel_array_as_memory(accel_array_t ary,
+					    accel_memory_t *mem);
+
+/* ------------------------------------------------------------------ */
 /* Pointer attributes (cudaPointerGetAttributes) */
 
 /* What memory a pointer is in. */
