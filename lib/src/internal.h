@@ -93,6 +93,15 @@ struct accel_backend {
 				  size_t size, struct accel_allocation *out);
 	C_Status (*host_unregister)(struct accel_device *dev,
 				    const struct accel_allocation *alloc);
+	/*
+	 * Device or unified memory of @dev that the library did not allocate
+	 * (another library's, the driver API's): the allocation holding @ptr
+	 * into *out (addr, size, kind, dev_addr), or C_WARNING, reporting no
+	 * error, if @ptr is none of @dev's. NULL: the backend cannot tell, and
+	 * only the registry's allocations are @dev's.
+	 */
+	C_Status (*foreign)(struct accel_device *dev, const void *ptr,
+			    struct accel_allocation *out);
 	C_Status (*copy)(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size);

@@ -83,13 +83,31 @@ static C_Status check_pooled(struct accel_device *dev, const char *what,
 	return C_SUCCESS;
 }
 
+/*
+ * Is [ptr, ptr + size) in device or unified memory of @dev that another
+ * library allocated, as the backend tells? Then *side is in it. Caller
+ * holds reg_lock, and the pointer is none of the registry's.
+ */
+static bool foreign_memory(struct accel_device *dev, const void *ptr,
+			   size_t size, struct accel_side *side)
+{
+	struct accel_allocation a;
+
+	memset(&a, 0, sizeof(a));
+	if (!dev->be->foreign || dev->be->foreign(dev, ptr, &a) != C_SUCCESS ||
+	    size > a.size - ((uintptr_t)ptr - a.addr))
+		return false;
+	side_in(&a, (void *)ptr, side);
+	return true;
+}
+
 /* [ptr, ptr + size) must lie in one device or unified allocation of @dev. */
 static C_Status resolve_device(struct accel_device *dev, const char *what,
 			       const void *ptr, size_t size,
 			       struct accel_side *side)
 {
 	const struct accel_allocation *a;
-	C_Status ret;
+	C_Status ret = C_SUCCESS;
 
 	if (!ptr)
 		return accel_error("%s is NULL", what);
@@ -102,7 +120,7 @@ static C_Status resolve_device(struct accel_device *dev, const char *what,
 	}
 	if (a)
 		ret = side_in(a, (void *)ptr, side);
-	else
+	else if (!foreign_memory(dev, ptr, size, side))
 		ret = not_device_memory(dev, what, ptr, size);
 	pthread_mutex_unlock(&dev->reg_lock);
 	if (ret == C_SUCCESS)
@@ -339,6 +357,17 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			ret = accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
 					  ptr, size, kind_names[a->kind],
 					  (void *)a->addr, a->size, dev->name);
+	}
+	if (!a)
+		memset(&copy, 0, sizeof(copy));
+	if (!a && dev->be->foreign &&
+	    dev->be->foreign(dev, ptr, &copy) == C_SUCCESS) {
+		*found = true;
+		*kind = copy.kind;
+		if (size > copy.size - ((uintptr_t)ptr - copy.addr))
+			ret = accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s, made outside the library",
+					  ptr, size, kind_names[copy.kind],
+					  (void *)copy.addr, copy.size, dev->name);
 	}
 	pthread_mutex_unlock(&dev->reg_lock);
 	if (a && ret == C_SUCCESS)

@@ -36,7 +36,11 @@ static bool find_in(struct accel_device *dev, const void *ptr,
 	if (found)
 		*a = *found;
 	pthread_mutex_unlock(&dev->reg_lock);
-	return found;
+	if (found)
+		return true;
+	/* memory of the device that another library allocated */
+	memset(a, 0, sizeof(*a));
+	return dev->be->foreign && dev->be->foreign(dev, ptr, a) == C_SUCCESS;
 }
 
 static void describe(struct accel_device *dev, const void *ptr,

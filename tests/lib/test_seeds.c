@@ -4,6 +4,8 @@
  * chunk policy (6), and the seeds point by point (7): Numba (004), OCCA's
  * wrapMemory (001) and typed views (000).
  */
+#include <dlfcn.h>
+
 #include <accel/memory.h>
 
 #include "suite.h"
@@ -544,4 +546,89 @@ TEST_PEER(portable_mapped_arrays_are_pinned_for_every_device)
 	OK(accel_host_memory_unregister(ctx->peer, data));
 	OK(accel_array_release(a));
 	OK(accel_device_memory_deallocate(ctx->peer, d, 256));
+}
+
+/* ------------------------------------------------------------------ */
+/* 7, OCCA wrapMemory (001): "on CUDA, the pointer allocated through its API" */
+
+/* The CUDA driver functions needed, declared by hand: no CUDA headers. */
+struct cuda_mem_api {
+	int (*init)(unsigned int flags);
+	int (*device_get)(int *dev, int ordinal);
+	int (*primary_retain)(void **ctx, int dev);
+	int (*primary_release)(int dev);
+	int (*ctx_push)(void *ctx);
+	int (*ctx_pop)(void **ctx);
+	int (*mem_alloc)(unsigned long long *p, size_t size);
+	int (*mem_free)(unsigned long long p);
+};
+
+static void load_cuda_mem(struct cuda_mem_api *cu)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+
+	REQUIRE(lib);
+	*(void **)&cu->init = dlsym(lib, "cuInit");
+	*(void **)&cu->device_get = dlsym(lib, "cuDeviceGet");
+	*(void **)&cu->primary_retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
+	*(void **)&cu->primary_release = dlsym(lib, "cuDevicePrimaryCtxRelease_v2");
+	*(void **)&cu->ctx_push = dlsym(lib, "cuCtxPushCurrent_v2");
+	*(void **)&cu->ctx_pop = dlsym(lib, "cuCtxPopCurrent_v2");
+	*(void **)&cu->mem_alloc = dlsym(lib, "cuMemAlloc_v2");
+	*(void **)&cu->mem_free = dlsym(lib, "cuMemFree_v2");
+	REQUIRE(cu->init && cu->device_get && cu->primary_retain &&
+		cu->primary_release && cu->ctx_push && cu->ctx_pop &&
+		cu->mem_alloc && cu->mem_free);
+}
+
+/*
+ * Memory from cuMemAlloc, not from libaccel: wrapped, copied into and out
+ * of, described, with its extent checked against the driver's range.
+ */
+TEST(cuda_foreign_device_pointers_are_wrapped)
+{
+	const size_t n = 1024;
+	struct accel_pointer_attributes at;
+	struct cuda_mem_api cu;
+	unsigned long long p = 0;
+	float in[1024], out[1024];
+	accel_memory_t m;
+	void *pctx, *unused;
+	int dev;
+
+	if (strncmp(ctx->name, "cuda:", 5))
+		suite_skip("a test of the cuda backend");
+	load_cuda_mem(&cu);
+	REQUIRE(cu.init(0) == 0);
+	REQUIRE(cu.device_get(&dev, atoi(ctx->name + 5)) == 0);
+	REQUIRE(cu.primary_retain(&pctx, dev) == 0);
+	REQUIRE(cu.ctx_push(pctx) == 0);
+	REQUIRE(cu.mem_alloc(&p, n * sizeof(float)) == 0);
+	cu.ctx_pop(&unused);
+
+	for (size_t i = 0; i < n; i++)
+		in[i] = (float)i / 8;
+	REQUIRE_OK(accel_memory_wrap(ctx->dev, (void *)(uintptr_t)p, n, F32,
+				     &m));
+	OK(accel_memory_copy_from(m, in, ACCEL_ALL, 0));
+	OK(accel_memory_copy_to(m, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	OK(accel_memory_release(m));
+	/* past the driver's range: refused */
+	FAILS(accel_memory_wrap(ctx->dev, (void *)(uintptr_t)p, n + 1, F32,
+				&m));
+	/* raw copies take it too, within its range */
+	OK(accel_memory_copy_h2d(ctx->dev, (void *)(uintptr_t)(p + 4), in,
+				 n * sizeof(float) - 4));
+	FAILS(accel_memory_copy_h2d(ctx->dev, (void *)(uintptr_t)(p + 4), in,
+				    n * sizeof(float)));
+	OK(accel_pointer_get_attributes((void *)(uintptr_t)(p + 8), &at));
+	CHECK(at.type == ACCEL_POINTER_DEVICE && at.device == ctx->dev->id &&
+	      at.base == (void *)(uintptr_t)p &&
+	      at.size == n * sizeof(float) && !at.pooled);
+
+	REQUIRE(cu.ctx_push(pctx) == 0);
+	CHECK(cu.mem_free(p) == 0);
+	cu.ctx_pop(&unused);
+	cu.primary_release(dev);
 }
