@@ -184,7 +184,7 @@ C_Status storage_unportable(struct storage *st)
 {
 	C_Status ret = C_SUCCESS;
 
-	for (int id = 0; id < 64; id++) {
+	for (int id = 0; id < ACCEL_MAX_DEVICES; id++) {
 		struct C_Device_st d = { id };
 
 		if ((st->portable_devs & (1ull << id)) &&

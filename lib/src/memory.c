@@ -343,36 +343,26 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 {
 	const struct accel_allocation *a;
 	struct accel_allocation copy;
-	C_Status ret = C_SUCCESS;
 
+	memset(&copy, 0, sizeof(copy));
 	pthread_mutex_lock(&dev->reg_lock);
 	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
 	if (!a)
 		a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
-	*found = a != NULL;
-	if (a) {
+	if (a)
 		copy = *a;
-		*kind = a->kind;
-		if (size > a->size - ((uintptr_t)ptr - a->addr))
-			ret = accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
-					  ptr, size, kind_names[a->kind],
-					  (void *)a->addr, a->size, dev->name);
-	}
-	if (!a)
-		memset(&copy, 0, sizeof(copy));
-	if (!a && dev->be->foreign &&
-	    dev->be->foreign(dev, ptr, &copy) == C_SUCCESS) {
-		*found = true;
-		*kind = copy.kind;
-		if (size > copy.size - ((uintptr_t)ptr - copy.addr))
-			ret = accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s, made outside the library",
-					  ptr, size, kind_names[copy.kind],
-					  (void *)copy.addr, copy.size, dev->name);
-	}
 	pthread_mutex_unlock(&dev->reg_lock);
-	if (a && ret == C_SUCCESS)
-		ret = check_pooled(dev, "the range", ptr, size, &copy);
-	return ret;
+	/* else memory of the device that another library allocated */
+	*found = a || (dev->be->foreign &&
+		       dev->be->foreign(dev, ptr, &copy) == C_SUCCESS);
+	if (!*found)
+		return C_SUCCESS;
+	*kind = copy.kind;
+	if (size > copy.size - ((uintptr_t)ptr - copy.addr))
+		return accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
+				   ptr, size, kind_names[copy.kind],
+				   (void *)copy.addr, copy.size, dev->name);
+	return check_pooled(dev, "the range", ptr, size, &copy);
 }
 
 /* ------------------------------------------------------------------ */
