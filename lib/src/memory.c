@@ -683,8 +683,8 @@ enum policy { MIN_CHUNK, MAX_CHUNK, MAX_ALLOC, EXTRA_PADDING, INIT_ALLOC,
 	      REALLOC };
 
 /*
- * Chunks a caching allocator grows by: a thousandth of the device, 2-64
- * MiB, whole pages of the device.
+ * Chunks a caching allocator grows by: 1/4096 of the device, 2-64 MiB,
+ * whole pages of the device.
  */
 #define GROWTH_MIN (2ul << 20)
 #define GROWTH_MAX (64ul << 20)
@@ -696,7 +696,7 @@ static size_t round_up(size_t size, size_t granule)
 
 static size_t growth_size(size_t total)
 {
-	size_t g = total / 1000;
+	size_t g = total / 4096;
 
 	return g < GROWTH_MIN ? GROWTH_MIN : g > GROWTH_MAX ? GROWTH_MAX : g;
 }

@@ -468,8 +468,8 @@ ACCEL_EXPORT C_Status accel_device_extra_padding_size(C_Device device,
 
 /*
  * accel_device_init_alloc_size - size of a caching allocator's first chunk:
- * a thousandth of the device's memory, at least 2 MiB and at most 64 MiB,
- * but no more than the max chunk size
+ * 1/4096 of the device's memory, at least 2 MiB and at most 64 MiB, in
+ * whole pages of the device, but no more than the max chunk size
  */
 ACCEL_EXPORT C_Status accel_device_init_alloc_size(const C_Device device,
 						   size_t *size);
