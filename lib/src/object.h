@@ -47,8 +47,9 @@ struct storage {
 	atomic_int maps;	/* host mappings open */
 	atomic_int async_dev;	/* device of the last queued transfer, -1 */
 	int registered_dev;	/* host memory pinned for this device, -1 */
-	/* other devices the bytes are registered with (portable memory) */
+	/* devices the bytes are registered with as portable memory */
 	uint64_t portable_devs;
+	bool portable_pages;	/* anonymous pages of ours, unmapped after */
 	/* in the index of owned storages (storage_index.c) while its bytes live */
 	struct storage *index_prev, *index_next;
 	bool indexed;

@@ -405,9 +405,12 @@ ACCEL_EXPORT C_Status accel_mapped_array(const C_Device device, int ndim,
  * accel_mapped_array_flags - accel_mapped_array() with ACCEL_ARRAY_* @flags
  * (0: the same as accel_mapped_array())
  *
- * Portable memory is registered with every other visible device (on cuda,
- * pinned memory is portable between cuda devices already) until the array's
- * memory goes.
+ * Portable memory is ordinary host pages registered with every visible
+ * device (as accel_host_memory_register() does) until the array's memory
+ * goes; cuda's write-combined memory is portable between cuda devices
+ * already and is registered with the devices of other backends. Elsewhere
+ * (accel) write-combined memory cannot be pinned by another device: with
+ * both flags, portability wins and the memory is not write-combined.
  */
 ACCEL_EXPORT C_Status accel_mapped_array_flags(const C_Device device,
 					       int ndim, const size_t *shape,
