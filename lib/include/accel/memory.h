@@ -616,7 +616,11 @@ enum accel_pointer_type {
 /* What accel_pointer_get_attributes() reports. */
 struct accel_pointer_attributes {
 	enum accel_pointer_type type;
-	int device;		/* the device's id; -1 for unregistered memory */
+	/*
+	 * the device's id (the lowest, for host memory registered with
+	 * several); -1 for unregistered memory
+	 */
+	int device;
 	void *base;		/* the allocation holding the pointer; NULL if none */
 	size_t size;		/* its size in bytes */
 	/*
