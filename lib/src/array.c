@@ -3,8 +3,10 @@
  * Arrays (Numba's device, pinned and mapped arrays, and NumPy host arrays):
  * a shape, strides and a dtype over a storage; creation and transfers.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "array.h"
 
@@ -157,6 +159,180 @@ C_Status accel_mapped_array(const C_Device device, int ndim,
 	ACCEL_ENTER();
 	return make_array(device, STORAGE_PINNED, true, ndim, shape, dtype,
 			  strides, order, stream, ary);
+}
+
+/* End the registrations of [ptr, ...) with the devices in @devs. */
+static C_Status unregister_devs(void *ptr, uint64_t devs)
+{
+	C_Status ret = C_SUCCESS;
+
+	for (int id = 0; id < ACCEL_MAX_DEVICES; id++) {
+		struct C_Device_st d = { id };
+
+		if ((devs & (1ull << id)) &&
+		    accel_host_memory_unregister(&d, ptr) != C_SUCCESS)
+			ret = C_FAILED;
+	}
+	return ret;
+}
+
+static bool backend_in(const struct accel_backend *be,
+		       const struct accel_backend *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == be)
+			return true;
+	return false;
+}
+
+/*
+ * Register [ptr, ptr + bytes), pinned for @pinned_on already, with every
+ * other visible device, but for devices of a backend whose pinned memory
+ * is portable (cuda) once per backend; the devices go into *@devs.
+ */
+static C_Status register_everywhere(void *ptr, size_t bytes,
+				    struct accel_device *pinned_on,
+				    uint64_t *devs)
+{
+	const struct accel_backend *done[ACCEL_MAX_DEVICES];
+	size_t ids[ACCEL_MAX_DEVICES], n, ndone = 0;
+
+	if (accel_get_device_count(&n) != C_SUCCESS ||
+	    accel_get_device_list(ids) != C_SUCCESS)
+		return C_FAILED;
+	if (pinned_on->be->pinned_portable)
+		done[ndone++] = pinned_on->be;
+	for (size_t i = 0; i < n; i++) {
+		struct C_Device_st d = { (int)ids[i] };
+		struct accel_device *other = accel_device_lookup(&d);
+
+		if (!other || other == pinned_on ||
+		    backend_in(other->be, done, ndone))
+			continue;
+		if (accel_host_memory_register(&d, ptr, bytes) != C_SUCCESS)
+			return C_FAILED;
+		*devs |= 1ull << d.id;
+		if (other->be->pinned_portable)
+			done[ndone++] = other->be;
+	}
+	return C_SUCCESS;
+}
+
+C_Status storage_unportable(struct storage *st)
+{
+	C_Status ret = unregister_devs(st->ptr, st->portable_devs);
+
+	st->portable_devs = 0;
+	if (st->portable_pages && munmap(st->ptr, st->bytes))
+		ret = accel_errno_error(errno, "cannot unmap portable memory");
+	return ret;
+}
+
+/*
+ * Portable pinned memory: ordinary pages of ours, registered with @dev
+ * first and then with every other device, so that any device pins them
+ * (memory one device allocated, mapped from its driver, may be no memory
+ * another can pin).
+ */
+static C_Status portable_pages(struct accel_device *dev, size_t bytes,
+			       void **ptr, uint64_t *devs)
+{
+	struct C_Device_st d = { dev->id };
+
+	*devs = 0;
+	*ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*ptr == MAP_FAILED) {
+		*ptr = NULL;
+		return accel_errno_error(errno, "cannot map %zu bytes of host memory",
+					 bytes);
+	}
+	if (accel_host_memory_register(&d, *ptr, bytes) == C_SUCCESS) {
+		*devs = 1ull << dev->id;
+		if (register_everywhere(*ptr, bytes, dev, devs) == C_SUCCESS)
+			return C_SUCCESS;
+	}
+	unregister_devs(*ptr, *devs);
+	munmap(*ptr, bytes);
+	*ptr = NULL;
+	return C_FAILED;
+}
+
+/*
+ * Mapped storage of @bytes on @dev with ACCEL_ARRAY_* @flags: pinned memory
+ * of @dev (write-combined if asked). Portable memory is ordinary pages
+ * registered with every device, unless it is write-combined memory of a
+ * backend whose pinned memory is portable (cuda): that is registered with
+ * the devices of other backends. Elsewhere a device's write-combined memory
+ * is no memory other devices can pin, and portability wins.
+ */
+static C_Status mapped_storage(struct accel_device *dev, size_t bytes,
+			       unsigned int flags, struct storage **out)
+{
+	bool wc = flags & ACCEL_ARRAY_WRITE_COMBINED;
+	bool portable = bytes && (flags & ACCEL_ARRAY_PORTABLE);
+	bool pages = portable && !(wc && dev->be->pinned_portable);
+	struct C_Device_st d = { dev->id };
+	uint64_t devs = 0;
+	struct storage *st;
+	void *ptr = NULL;
+	C_Status ret;
+
+	if (pages)
+		ret = portable_pages(dev, bytes, &ptr, &devs);
+	else
+		ret = bytes ? accel_memory_alloc_host(dev, bytes, wc, &ptr) :
+			      C_SUCCESS;
+	if (ret != C_SUCCESS)
+		return C_FAILED;
+	if (storage_wrap(dev->id, ptr, bytes, true, &st) != C_SUCCESS) {
+		if (pages) {
+			unregister_devs(ptr, devs);
+			munmap(ptr, bytes);
+		} else if (ptr) {
+			accel_host_memory_deallocate(&d, ptr, bytes);
+		}
+		return C_FAILED;
+	}
+	/* from here on the storage gives the memory back */
+	st->owned = !pages;
+	st->portable_pages = pages;
+	st->portable_devs = devs;
+	st->mapped_kind = true;
+	storage_index_add(st);
+	if (portable && !pages &&
+	    register_everywhere(ptr, bytes, dev, &st->portable_devs) != C_SUCCESS) {
+		storage_put(st);
+		return C_FAILED;
+	}
+	*out = st;
+	return C_SUCCESS;
+}
+
+C_Status accel_mapped_array_flags(const C_Device device, int ndim,
+				  const size_t *shape, accel_dtype_t dtype,
+				  const ptrdiff_t *strides, char order,
+				  C_Stream stream, unsigned int flags,
+				  accel_array_t *ary)
+{
+	struct accel_device *dev;
+	struct array_layout l;
+	struct storage *st;
+	size_t extent;
+
+	ACCEL_ENTER();
+	if (array_out_on(ary, device) != C_SUCCESS)
+		return C_FAILED;
+	if (flags & ~ACCEL_ARRAY_FLAGS_VALID)
+		return accel_error("unknown flags %#x",
+				   flags & ~ACCEL_ARRAY_FLAGS_VALID);
+	dev = accel_device_lookup(device);
+	if (!dev ||
+	    layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
+	    layout_extent(&l, &extent) != C_SUCCESS ||
+	    mapped_storage(dev, extent, flags, &st) != C_SUCCESS)
+		return C_FAILED;
+	return array_new(st, 0, &l, stream, false, ary);
 }
 
 C_Status accel_mapped_array_like(const C_Device device, accel_array_t like,

@@ -68,15 +68,14 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(a, &l);
-	if (l.ndim > 1) {
-		as = contiguous_order(&l, order);
-		if (!as)
-			return accel_error("the array is not contiguous in order '%c': flattening it would need a copy",
-					   order);
-		l.shape[0] = layout_size(l.ndim, l.shape);
-		l.ndim = 1;
-		layout_contiguous(&l, as);
-	}
+	/* any array, 1-D too (Numba), gives shape (size,); 0-d gives (1,) */
+	as = contiguous_order(&l, order);
+	if (!as)
+		return accel_error("the array is not contiguous in order '%c': flattening it would need a copy",
+				   order);
+	l.shape[0] = layout_size(l.ndim, l.shape);
+	l.ndim = 1;
+	layout_contiguous(&l, as);
 	return view_of(a, &l, flat);
 }
 
@@ -207,6 +206,27 @@ static C_Status interface_layout(const struct accel_array_interface *iface,
 	return layout_extent(l, extent);
 }
 
+/*
+ * A view of the library's own storage @st (a reference taken) that holds
+ * the interface's data: it keeps the storage alive, as Numba's view keeps
+ * its producer, and must lie inside it.
+ */
+static C_Status view_of_storage(struct storage *st,
+				const struct accel_array_interface *iface,
+				const struct array_layout *l, size_t extent,
+				accel_array_t *ary)
+{
+	size_t offset = (size_t)((char *)iface->data - (char *)st->ptr);
+
+	if (extent > st->bytes - offset) {
+		accel_error("the interface's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
+			    extent, iface->data, st->ptr, st->bytes);
+		storage_put(st);
+		return C_FAILED;
+	}
+	return array_new(st, offset, l, iface->stream, iface->readonly, ary);
+}
+
 C_Status accel_array_from_interface(const C_Device device,
 				    const struct accel_array_interface *iface,
 				    int sync, accel_array_t *ary)
@@ -228,6 +248,12 @@ C_Status accel_array_from_interface(const C_Device device,
 	if (sync && iface->stream &&
 	    accel_stream_synchronize(device, iface->stream) != C_SUCCESS)
 		return C_FAILED;
+	if (extent && dtype_check_aligned((uintptr_t)iface->data, l.dtype,
+					  "the data pointer") != C_SUCCESS)
+		return C_FAILED;
+	st = extent ? storage_index_find(device->id, iface->data) : NULL;
+	if (st)
+		return view_of_storage(st, iface, &l, extent, ary);
 	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
 			 &st) != C_SUCCESS)
 		return C_FAILED;

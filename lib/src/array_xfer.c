@@ -47,8 +47,26 @@ static C_Status check_pair(struct accel_array *dst, struct accel_array *src)
 	return C_SUCCESS;
 }
 
-C_Status accel_to_device(const C_Device device, accel_array_t host,
-			 C_Stream stream, accel_array_t *ary)
+/*
+ * Is @a already usable by @dev's device code (Numba's _is_cuda_ndarray):
+ * a device array of it, or a mapped array (or registered-mapped host
+ * array) of it?
+ */
+static bool on_device_already(const struct accel_array *a, int dev)
+{
+	enum accel_array_kind kind = array_kind(a);
+
+	return a->st->dev_id == dev &&
+	       (kind == ACCEL_ARRAY_DEVICE || kind == ACCEL_ARRAY_MAPPED);
+}
+
+/*
+ * A device array with @host's layout; @share: @host itself (a new handle on
+ * it) if it is on the device already; @copy: holding a copy of its data
+ */
+static C_Status to_device(const C_Device device, accel_array_t host,
+			  C_Stream stream, bool share, bool copy,
+			  accel_array_t *ary)
 {
 	struct accel_array *h ACCEL_HANDLE_REF = NULL, *made;
 	struct array_layout l;
@@ -56,19 +74,25 @@ C_Status accel_to_device(const C_Device device, accel_array_t host,
 	size_t extent;
 	C_Status ret;
 
-	ACCEL_ENTER();
 	if (array_out_on(ary, device) != C_SUCCESS)
 		return C_FAILED;
 	h = array_lookup(host);
 	if (!h)
 		return C_FAILED;
 	array_layout_of(h, &l);
+	if (share && on_device_already(h, device->id)) {
+		storage_get(h->st);
+		return array_new(h->st, h->offset, &l, h->stream, h->readonly,
+				 ary);
+	}
 	if (layout_extent(&l, &extent) != C_SUCCESS ||
 	    storage_alloc(device->id, STORAGE_DEVICE, extent, 0, stream,
 			  &st) != C_SUCCESS)
 		return C_FAILED;
 	if (array_new(st, 0, &l, stream, false, ary) != C_SUCCESS)
 		return C_FAILED;
+	if (!copy)
+		return C_SUCCESS;
 	made = array_lookup(*ary);
 	ret = made ? array_transfer(made, h, stream) : C_FAILED;
 	if (made)	/* before the release below, which waits for it */
@@ -78,6 +102,20 @@ C_Status accel_to_device(const C_Device device, accel_array_t host,
 		*ary = NULL;
 	}
 	return ret;
+}
+
+C_Status accel_to_device(const C_Device device, accel_array_t host,
+			 C_Stream stream, accel_array_t *ary)
+{
+	ACCEL_ENTER();
+	return to_device(device, host, stream, false, true, ary);
+}
+
+C_Status accel_to_device_ex(const C_Device device, accel_array_t host,
+			    C_Stream stream, int copy, accel_array_t *ary)
+{
+	ACCEL_ENTER();
+	return to_device(device, host, stream, true, copy, ary);
 }
 
 C_Status accel_array_copy_to_device(accel_array_t dst, accel_array_t src,

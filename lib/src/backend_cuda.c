@@ -57,7 +57,8 @@ const struct accel_backend accel_backend_cuda = {
 
 /* Newer than some drivers: used when present. */
 #define CUDA_OPTIONAL_FUNCTIONS(X)					\
-	X(cuMemPrefetchAsync) X(cuMemGetAllocationGranularity)
+	X(cuMemPrefetchAsync) X(cuMemGetAllocationGranularity)		\
+	X(cuPointerGetAttribute)
 
 #define FIELD(f) __typeof__(f) *f;
 static struct {
@@ -187,7 +188,9 @@ static C_Status cuda_alloc(struct accel_device *dev, enum accel_kind kind,
 		r = cu.cuMemAlloc(&p, size);
 		break;
 	case ACCEL_KIND_HOST:
-		r = cu.cuMemHostAlloc(&host, size, CU_MEMHOSTALLOC_PORTABLE);
+		r = cu.cuMemHostAlloc(&host, size, CU_MEMHOSTALLOC_PORTABLE |
+				      (out->write_combined ?
+				       CU_MEMHOSTALLOC_WRITECOMBINED : 0));
 		p = (CUdeviceptr)(uintptr_t)host;
 		break;
 	default:
@@ -235,6 +238,45 @@ static C_Status cuda_host_register(struct accel_device *dev, void *ptr,
 	out->dev_addr = (uintptr_t)ptr;
 	return done(cu.cuMemHostRegister(ptr, size, CU_MEMHOSTREGISTER_PORTABLE),
 		    dev, "pinning host memory");
+}
+
+/* One attribute of @p into @data; false if the driver does not know @p. */
+static bool attribute(void *data, CUpointer_attribute what, CUdeviceptr p)
+{
+	return cu.cuPointerGetAttribute(data, what, p) == CUDA_SUCCESS;
+}
+
+/*
+ * Device or managed memory of @dev that another library (or the driver API)
+ * allocated: the driver tells the range, the kind and the device of any
+ * pointer into it.
+ */
+static C_Status cuda_foreign(struct accel_device *dev, const void *ptr,
+			     struct accel_allocation *out)
+{
+	CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr, start = 0;
+	unsigned int type = 0, managed = 0;
+	int ordinal = -1;
+	size_t size = 0;
+	bool known;
+
+	if (!cu.cuPointerGetAttribute || push(dev) != C_SUCCESS)
+		return C_WARNING;
+	known = attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) &&
+		attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) &&
+		attribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) &&
+		attribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) &&
+		attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p);
+	pop();
+	/* pinned host memory is host memory here, whoever pinned it */
+	if (!known || ordinal != ((struct cuda_dev *)dev->priv)->ordinal ||
+	    (type != CU_MEMORYTYPE_DEVICE && !managed) || !size)
+		return C_WARNING;
+	out->addr = (uintptr_t)start;
+	out->size = size;
+	out->kind = managed ? ACCEL_KIND_UNIFIED : ACCEL_KIND_DEVICE;
+	out->dev_addr = start;
+	return C_SUCCESS;
 }
 
 static C_Status cuda_host_unregister(struct accel_device *dev,
@@ -576,11 +618,13 @@ const struct accel_backend accel_backend_cuda = {
 	.name = "cuda",
 	/* cuMemAlloc cannot have all that cuMemGetInfo calls free */
 	.reserve_percent = 5,
+	.pinned_portable = true,	/* cuMemHostAlloc(PORTABLE) */
 	.probe = cuda_probe,
 	.alloc = cuda_alloc,
 	.free = cuda_free,
 	.host_register = cuda_host_register,
 	.host_unregister = cuda_host_unregister,
+	.foreign = cuda_foreign,
 	.copy = cuda_copy,
 	.set = cuda_set,
 	.copy_peer = cuda_copy_peer,

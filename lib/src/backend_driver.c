@@ -162,6 +162,13 @@ static C_Status drv_alloc(struct accel_device *dev, enum accel_kind kind,
 		[ACCEL_KIND_UNIFIED] = ACCEL_MEM_HOST_VISIBLE,
 	};
 
+	/*
+	 * Write-combined host memory: the device's host-visible VRAM, which
+	 * the host reaches through BAR2's write-combined mapping (it counts
+	 * against device memory); the device reaches it directly.
+	 */
+	if (kind == ACCEL_KIND_HOST && out->write_combined)
+		return drv_alloc_kind(dev, ACCEL_MEM_HOST_VISIBLE, size, out);
 	return drv_alloc_kind(dev, kinds[kind], size, out);
 }
 

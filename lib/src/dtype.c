@@ -159,3 +159,20 @@ const char *accel_dtype_typestr(accel_dtype_t dtype)
 {
 	return dtype ? dtype->typestr : NULL;
 }
+
+size_t dtype_align(accel_dtype_t dtype)
+{
+	bool builtin = dtype >= builtins && dtype < builtins + ACCEL_SCALAR_COUNT;
+
+	return builtin ? dtype->size : 1;
+}
+
+C_Status dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what)
+{
+	size_t align = dtype_align(dtype);
+
+	if (at % align)
+		return accel_error("%s %#zx is not a multiple of %zu, the alignment of %s",
+				   what, at, align, dtype->name);
+	return C_SUCCESS;
+}

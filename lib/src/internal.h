@@ -31,6 +31,11 @@ struct accel_allocation {
 	uint64_t handle;	/* the backend's name for it */
 	bool pooled;		/* a chunk of a caching pool */
 	bool registered;	/* the caller's host memory, pinned for us */
+	/*
+	 * in, to alloc() of HOST memory: the host writes it through a
+	 * write-combined mapping and rarely reads it
+	 */
+	bool write_combined;
 };
 
 /* Allocations of one address space, sorted by address. */
@@ -71,6 +76,12 @@ struct accel_backend {
 	 * driver's own needs); max_alloc_size leaves it out.
 	 */
 	unsigned int reserve_percent;
+	/*
+	 * Pinned host memory of one device is pinned for every device of
+	 * this backend (CUDA's portable memory): it needs no registering
+	 * with them.
+	 */
+	bool pinned_portable;
 	/* find devices; add each with accel_device_add() */
 	C_Status (*probe)(char *why, size_t why_len);
 	C_Status (*alloc)(struct accel_device *dev, enum accel_kind kind,
@@ -82,6 +93,15 @@ struct accel_backend {
 				  size_t size, struct accel_allocation *out);
 	C_Status (*host_unregister)(struct accel_device *dev,
 				    const struct accel_allocation *alloc);
+	/*
+	 * Device or unified memory of @dev that the library did not allocate
+	 * (another library's, the driver API's): the allocation holding @ptr
+	 * into *out (addr, size, kind, dev_addr), or C_WARNING, reporting no
+	 * error, if @ptr is none of @dev's. NULL: the backend cannot tell, and
+	 * only the registry's allocations are @dev's.
+	 */
+	C_Status (*foreign)(struct accel_device *dev, const void *ptr,
+			    struct accel_allocation *out);
 	C_Status (*copy)(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size);
@@ -234,10 +254,16 @@ bool accel_events_done(struct accel_device *dev, void **events, size_t *n);
 /* device memory for a pool's chunk (@pooled) or a pool's large block */
 C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr);
+/* pinned host memory, write-combined if @wc, registered as HOST memory */
+C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+				 bool wc, void **ptr);
 /* free what accel_memory_alloc() returned, after the device's queued work */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
 /* the same, now: the caller knows that no queued work uses it */
 void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
+
+/* the largest allocation worth trying on @dev now (max_alloc_size) */
+C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size);
 
 /*
  * What [ptr, ptr + size) is to @dev: *found false if no allocation of it
@@ -245,6 +271,21 @@ void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
  */
 C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			      size_t size, bool *found, enum accel_kind *kind);
+
+/* What an address in a pool's backend allocation is part of. */
+struct accel_pool_span {
+	bool live;		/* a live block: base and size are the caller's */
+	uintptr_t base;		/* the block's first byte */
+	size_t size;		/* what the caller asked for (live), else its size */
+};
+
+/*
+ * pool_span.c: what @addr, in the backend allocation at @base that a pool
+ * of @dev took (accel_allocation.pooled), is part of; false if no pool has
+ * that allocation. Takes the pool locks: call it holding no reg_lock.
+ */
+bool accel_pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
+		     struct accel_pool_span *span);
 
 /* pool.c: @st was drained and is being destroyed */
 void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);

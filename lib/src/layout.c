@@ -58,6 +58,8 @@ C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
 	size_t extent;
 
 	memset(l, 0, sizeof(*l));
+	if (!dtype)	/* Numba's default, as numpy.empty's */
+		dtype = accel_dtype(ACCEL_FLOAT64);
 	if (check_shape(ndim, shape, dtype) != C_SUCCESS)
 		return C_FAILED;
 	if (order != 'C' && order != 'F')

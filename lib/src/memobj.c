@@ -37,6 +37,12 @@ static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
 	return C_SUCCESS;
 }
 
+C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+		    accel_dtype_t dtype, accel_memory_t *out)
+{
+	return handle_new(st, offset, entries, dtype, out);
+}
+
 /* No handle in *@mem until one is made; a device is needed. */
 static C_Status memory_out(accel_memory_t *mem, const C_Device device)
 {
@@ -95,6 +101,7 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 	if (memory_out(mem, device) != C_SUCCESS)
 		return C_FAILED;
 	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS ||
+	    dtype_check_aligned((uintptr_t)ptr, dtype, "the pointer") != C_SUCCESS ||
 	    storage_wrap(device->id, ptr, bytes, false, &st) != C_SUCCESS)
 		return C_FAILED;
 	return handle_new(st, 0, entries, dtype, mem);
@@ -244,6 +251,15 @@ C_Status accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
 	return ret;
 }
 
+/*
+ * Where @m's first entry is: the address, or for memory with no bytes
+ * yet, the offset into it (aligned storage)
+ */
+static size_t entry_address(const struct accel_memory *m)
+{
+	return (size_t)((uintptr_t)m->st->ptr + m->offset);
+}
+
 C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 			   accel_memory_t *cast)
 {
@@ -265,6 +281,9 @@ C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 		ret = accel_error("%zu bytes of %s are no whole number of %s (%zu bytes each)",
 				  bytes, m->dtype->name, dtype->name,
 				  dtype->size);
+	} else if (dtype_check_aligned(entry_address(m), dtype,
+				       "the memory's address") != C_SUCCESS) {
+		ret = C_FAILED;
 	} else {
 		storage_get(m->st);
 		ret = handle_new(m->st, m->offset, bytes / dtype->size,

@@ -59,13 +59,55 @@ static C_Status not_device_memory(struct accel_device *dev, const char *what,
 			   what, ptr, dev->name);
 }
 
+/*
+ * A pool's chunk is one allocation to the registry, but the caller owns
+ * only a live block of it: [ptr, ptr + size) must lie in that block. No
+ * reg_lock held.
+ */
+static C_Status check_pooled(struct accel_device *dev, const char *what,
+			     const void *ptr, size_t size,
+			     const struct accel_allocation *a)
+{
+	struct accel_pool_span span;
+	uintptr_t p = (uintptr_t)ptr;
+
+	if (!a->pooled || !accel_pool_span(dev, a->addr, p, &span))
+		return C_SUCCESS;
+	if (!span.live)
+		return accel_error("%s %p is free memory of a caching pool on %s (freed already, or never allocated)",
+				   what, ptr, dev->name);
+	if (size > span.size - (p - span.base))
+		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
+				   what, ptr, size, (void *)span.base,
+				   span.size, dev->name);
+	return C_SUCCESS;
+}
+
+/*
+ * Is [ptr, ptr + size) in device or unified memory of @dev that another
+ * library allocated, as the backend tells? Then *side is in it. Caller
+ * holds reg_lock, and the pointer is none of the registry's.
+ */
+static bool foreign_memory(struct accel_device *dev, const void *ptr,
+			   size_t size, struct accel_side *side)
+{
+	struct accel_allocation a;
+
+	memset(&a, 0, sizeof(a));
+	if (!dev->be->foreign || dev->be->foreign(dev, ptr, &a) != C_SUCCESS ||
+	    size > a.size - ((uintptr_t)ptr - a.addr))
+		return false;
+	side_in(&a, (void *)ptr, side);
+	return true;
+}
+
 /* [ptr, ptr + size) must lie in one device or unified allocation of @dev. */
 static C_Status resolve_device(struct accel_device *dev, const char *what,
 			       const void *ptr, size_t size,
 			       struct accel_side *side)
 {
 	const struct accel_allocation *a;
-	C_Status ret;
+	C_Status ret = C_SUCCESS;
 
 	if (!ptr)
 		return accel_error("%s is NULL", what);
@@ -78,9 +120,11 @@ static C_Status resolve_device(struct accel_device *dev, const char *what,
 	}
 	if (a)
 		ret = side_in(a, (void *)ptr, side);
-	else
+	else if (!foreign_memory(dev, ptr, size, side))
 		ret = not_device_memory(dev, what, ptr, size);
 	pthread_mutex_unlock(&dev->reg_lock);
+	if (ret == C_SUCCESS)
+		ret = check_pooled(dev, what, ptr, size, &side->alloc);
 	return ret;
 }
 
@@ -208,11 +252,13 @@ static C_Status free_behind(struct accel_device *dev,
 
 /* Allocate and register; the caller has checked its arguments. */
 static C_Status alloc_registered(struct accel_device *dev, size_t size,
-				 enum accel_kind kind, bool pooled, void **ptr)
+				 enum accel_kind kind, bool pooled, bool wc,
+				 void **ptr)
 {
 	struct accel_allocation a;
 
 	memset(&a, 0, sizeof(a));
+	a.write_combined = wc;
 	reap_deferred(dev, false);
 	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS &&
 	    (!reap_deferred(dev, true) ||
@@ -245,13 +291,20 @@ static C_Status allocate(const C_Device device, void **ptr, size_t size,
 		return C_FAILED;
 	if (!size)
 		return C_SUCCESS;
-	return alloc_registered(dev, size, kind, false, ptr);
+	return alloc_registered(dev, size, kind, false, false, ptr);
 }
 
 C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr)
 {
-	return alloc_registered(dev, size, ACCEL_KIND_DEVICE, pooled, ptr);
+	return alloc_registered(dev, size, ACCEL_KIND_DEVICE, pooled, false,
+				ptr);
+}
+
+C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+				 bool wc, void **ptr)
+{
+	return alloc_registered(dev, size, ACCEL_KIND_HOST, false, wc, ptr);
 }
 
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
@@ -378,22 +431,27 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			      size_t size, bool *found, enum accel_kind *kind)
 {
 	const struct accel_allocation *a;
-	C_Status ret = C_SUCCESS;
+	struct accel_allocation copy;
 
+	memset(&copy, 0, sizeof(copy));
 	pthread_mutex_lock(&dev->reg_lock);
 	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
 	if (!a)
 		a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
-	*found = a != NULL;
-	if (a) {
-		*kind = a->kind;
-		if (size > a->size - ((uintptr_t)ptr - a->addr))
-			ret = accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
-					  ptr, size, kind_names[a->kind],
-					  (void *)a->addr, a->size, dev->name);
-	}
+	if (a)
+		copy = *a;
 	pthread_mutex_unlock(&dev->reg_lock);
-	return ret;
+	/* else memory of the device that another library allocated */
+	*found = a || (dev->be->foreign &&
+		       dev->be->foreign(dev, ptr, &copy) == C_SUCCESS);
+	if (!*found)
+		return C_SUCCESS;
+	*kind = copy.kind;
+	if (size > copy.size - ((uintptr_t)ptr - copy.addr))
+		return accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
+				   ptr, size, kind_names[copy.kind],
+				   (void *)copy.addr, copy.size, dev->name);
+	return check_pooled(dev, "the range", ptr, size, &copy);
 }
 
 /* ------------------------------------------------------------------ */
@@ -732,16 +790,36 @@ static size_t growth_size(size_t total)
 	return g < GROWTH_MIN ? GROWTH_MIN : g > GROWTH_MAX ? GROWTH_MAX : g;
 }
 
+/* The largest allocation worth trying with @free bytes free. */
+static size_t max_alloc_of(struct accel_device *dev, size_t free)
+{
+	return (free - free / 100 * dev->be->reserve_percent) &
+	       ~(dev->min_chunk - 1);
+}
+
+C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size)
+{
+	size_t total, free;
+
+	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
+		return C_FAILED;
+	*size = max_alloc_of(dev, free);
+	return C_SUCCESS;
+}
+
 /*
  * Blocks up to an eighth of the device come from a caching allocator's
- * chunks, and never more than what one allocation can get now. The chunks
- * themselves are small enough that an allocator holds little more than it
- * hands out, and large enough that it rarely calls the device.
+ * chunks. The chunks themselves are small enough that an allocator holds
+ * little more than it hands out, and large enough that it rarely calls the
+ * device. Both follow from the device's total memory, not from what is
+ * free now: an allocator reads them once, and a moment when the device is
+ * nearly full must not cripple it for good. Only max_alloc_size is what is
+ * free now; an allocator caps an attempt at it (as the pools do).
  */
 static C_Status policy(C_Device device, size_t *size, enum policy what)
 {
 	struct accel_device *dev = accel_device_lookup(device);
-	size_t total, free, min, max_alloc, max_chunk, growth;
+	size_t total, free, min, max_chunk, growth;
 
 	if (!dev)
 		return C_FAILED;
@@ -754,8 +832,7 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 	}
 	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
 		return C_FAILED;
-	max_alloc = (free - free / 100 * dev->be->reserve_percent) & ~(min - 1);
-	max_chunk = (total / 8 < max_alloc ? total / 8 : max_alloc) & ~(min - 1);
+	max_chunk = (total / 8) & ~(min - 1);
 	if (max_chunk >= dev->chunk_granule)
 		max_chunk -= max_chunk % dev->chunk_granule;
 	if (max_chunk < min)
@@ -766,7 +843,7 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 		*size = max_chunk;
 		break;
 	case MAX_ALLOC:
-		*size = max_alloc;
+		*size = max_alloc_of(dev, free);
 		break;
 	default:
 		*size = growth < max_chunk ? growth : max_chunk;

@@ -44,6 +44,12 @@ struct storage {
 	atomic_int maps;	/* host mappings open */
 	atomic_int async_dev;	/* device of the last queued transfer, -1 */
 	int registered_dev;	/* host memory pinned for this device, -1 */
+	/* devices the bytes are registered with as portable memory */
+	uint64_t portable_devs;
+	bool portable_pages;	/* anonymous pages of ours, unmapped after */
+	/* in the index of owned storages (storage_index.c) while its bytes live */
+	struct storage *index_prev, *index_next;
+	bool indexed;
 };
 
 struct accel_memory {
@@ -95,6 +101,18 @@ void storage_done(struct storage *st);
 /* true for memory that device pointers name: device and unified */
 bool storage_on_device(const struct storage *st);
 
+/* array.c: end the registrations of portable memory with other devices */
+C_Status storage_unportable(struct storage *st);
+
+/* storage_index.c: owned storages, by address, while their bytes live */
+void storage_index_add(struct storage *st);
+void storage_index_remove(struct storage *st);
+/*
+ * The owned storage of device @dev_id whose bytes hold @ptr, with a
+ * reference taken, or NULL
+ */
+struct storage *storage_index_find(int dev_id, const void *ptr);
+
 /* transfer.c */
 /* one end of a transfer: a storage (used by the caller) at a byte offset */
 struct xfer_end {
@@ -107,6 +125,10 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 
 /* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
 C_Status entry_range(size_t entries, size_t offset, size_t *count);
+
+/* memobj.c: a new memory handle on @st (whose reference it takes over) */
+C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+		    accel_dtype_t dtype, accel_memory_t *out);
 
 /*
  * memobj.c's and array.c's handles: the live object, referenced (put it
@@ -124,6 +146,13 @@ void memory_done(struct accel_memory *m);
 
 /* dtype.c: the built-in or registered type with this typestr, or NULL */
 accel_dtype_t dtype_by_typestr(const char *typestr);
+/*
+ * The alignment entries of @dtype need: a built-in scalar's size; 1 for a
+ * registered type (opaque bytes, "|V<n>", as NumPy's void types)
+ */
+size_t dtype_align(accel_dtype_t dtype);
+/* an error unless @at (an address or byte offset, named @what) is aligned for @dtype */
+C_Status dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what);
 
 /* a*b into *out, false on overflow */
 static inline bool mul_ok(size_t a, size_t b, size_t *out)

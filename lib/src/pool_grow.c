@@ -219,10 +219,18 @@ size_t pool_release_idle(struct accel_pool *pool)
 	return n;
 }
 
+/*
+ * The policy's chunk size (from the device's total memory), capped for this
+ * attempt by what is free now, but never below @need.
+ */
 static size_t chunk_size_for(struct accel_pool *pool, size_t need)
 {
 	size_t size = pool->grown ? pool->realloc_size : pool->init_size;
+	size_t granule = pool->dev->chunk_granule, room;
 
+	if (size > need && accel_memory_max_alloc(pool->dev, &room) == C_SUCCESS &&
+	    size > room)
+		size = room - room % granule;
 	return size > need ? size : need;
 }
 

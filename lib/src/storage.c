@@ -112,6 +112,7 @@ C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
 	st->owned = true;
 	st->flags = flags;
 	st->alloc_stream = stream;
+	storage_index_add(st);
 	*out = st;
 	return C_SUCCESS;
 }
@@ -217,8 +218,11 @@ static C_Status release_bytes(struct storage *st)
 	if (st->freed)
 		return C_SUCCESS;
 	st->freed = true;
+	storage_index_remove(st);
 	if (st->registered_dev >= 0)
 		ret = unregister(st);
+	if (st->portable_devs && storage_unportable(st) != C_SUCCESS)
+		ret = C_FAILED;
 	wait_async(st);
 	if (st->owned && (st->ptr || st->kind == STORAGE_HOST) &&
 	    bytes_free(st) != C_SUCCESS)

@@ -471,7 +471,13 @@ ACCEL_EXPORT C_Status accel_device_min_chunk_size(C_Device device,
 /*
  * accel_device_max_chunk_size - the largest block a caching allocator should
  * carve from its chunks; larger requests should go to the device directly.
- * At least the min chunk size.
+ * An eighth of the device's memory, at least the min chunk size.
+ *
+ * The chunk sizes (this one, the init and realloc sizes) follow from the
+ * device's total memory, not from what is free at the moment of the call:
+ * an allocator that reads them once, while the device is nearly full, is
+ * not crippled for good. An allocator caps each attempt at what is free
+ * then (accel_device_max_alloc_size()), as libaccel's pools do.
  */
 ACCEL_EXPORT C_Status accel_device_max_chunk_size(C_Device device,
 						  size_t *size);
@@ -492,8 +498,8 @@ ACCEL_EXPORT C_Status accel_device_extra_padding_size(C_Device device,
 
 /*
  * accel_device_init_alloc_size - size of a caching allocator's first chunk:
- * a thousandth of the device's memory, at least 2 MiB and at most 64 MiB,
- * but no more than the max chunk size
+ * 1/4096 of the device's memory, at least 2 MiB and at most 64 MiB, in
+ * whole pages of the device, but no more than the max chunk size
  */
 ACCEL_EXPORT C_Status accel_device_init_alloc_size(const C_Device device,
 						   size_t *size);

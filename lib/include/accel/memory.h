@@ -131,7 +131,8 @@ ACCEL_EXPORT C_Status accel_memory_create(const C_Device device,
  * accel_memory_wrap - a handle on memory the caller owns
  * @ptr: a native pointer of @device: device (or unified) memory of it,
  *	pinned or registered host memory of it, or on a cpu device any host
- *	memory; [ptr, ptr + entries * size) must lie inside it
+ *	memory; [ptr, ptr + entries * size) must lie inside it (for pool
+ *	memory, inside a live block); aligned for @dtype (accel_memory_cast())
  *
  * The library never frees wrapped memory, not even when the last handle
  * on it goes or accel_memory_free() is called: the caller frees it, after
@@ -188,6 +189,10 @@ ACCEL_EXPORT C_Status accel_memory_slice(accel_memory_t mem, size_t offset,
 /*
  * accel_memory_cast - a handle on the same bytes as entries of @dtype,
  * whose size must divide the bytes
+ *
+ * The first entry's address must be a multiple of @dtype's alignment: its
+ * size for the built-in types, 1 for registered types (opaque bytes). A
+ * slice of bytes at an odd offset is no int16 memory.
  */
 ACCEL_EXPORT C_Status accel_memory_cast(accel_memory_t mem,
 					accel_dtype_t dtype,
@@ -352,6 +357,8 @@ struct accel_array_interface {
  * device)
  * @ndim: 0 to ACCEL_MAX_DIMS
  * @shape: @ndim extents
+ * @dtype: the entries' type; NULL for float64 (Numba's and NumPy's
+ *	default), in every array constructor
  * @strides: @ndim strides in bytes, each at least 0, or NULL for the
  *	contiguous strides of @order
  * @order: 'C' (row major) or 'F' (column major)
@@ -396,6 +403,37 @@ ACCEL_EXPORT C_Status accel_mapped_array(const C_Device device, int ndim,
 					 const ptrdiff_t *strides, char order,
 					 C_Stream stream, accel_array_t *ary);
 
+/* Flags of accel_mapped_array_flags() (Numba's mapped_array(portable, wc)). */
+/* pinned for every visible device, not only @device: any of them copies it directly */
+#define ACCEL_ARRAY_PORTABLE		(1u << 0)
+/*
+ * write-combined: fast for the host to write and the device to read, very
+ * slow for the host to read. On cuda, cuMemHostAlloc's WRITECOMBINED; on
+ * accel, the device's host-visible memory through its write-combined BAR
+ * mapping (it counts against device memory); on cpu, ordinary memory.
+ */
+#define ACCEL_ARRAY_WRITE_COMBINED	(1u << 1)
+#define ACCEL_ARRAY_FLAGS_VALID (ACCEL_ARRAY_PORTABLE | ACCEL_ARRAY_WRITE_COMBINED)
+
+/*
+ * accel_mapped_array_flags - accel_mapped_array() with ACCEL_ARRAY_* @flags
+ * (0: the same as accel_mapped_array())
+ *
+ * Portable memory is ordinary host pages registered with every visible
+ * device (as accel_host_memory_register() does) until the array's memory
+ * goes; cuda's write-combined memory is portable between cuda devices
+ * already and is registered with the devices of other backends. Elsewhere
+ * (accel) write-combined memory cannot be pinned by another device: with
+ * both flags, portability wins and the memory is not write-combined.
+ */
+ACCEL_EXPORT C_Status accel_mapped_array_flags(const C_Device device,
+					       int ndim, const size_t *shape,
+					       accel_dtype_t dtype,
+					       const ptrdiff_t *strides,
+					       char order, C_Stream stream,
+					       unsigned int flags,
+					       accel_array_t *ary);
+
 /* accel_mapped_array_like - accel_mapped_array() like @like */
 ACCEL_EXPORT C_Status accel_mapped_array_like(const C_Device device,
 					      accel_array_t like,
@@ -437,6 +475,23 @@ ACCEL_EXPORT C_Status accel_to_device(const C_Device device,
 				      accel_array_t *ary);
 
 /*
+ * accel_to_device_ex - Numba's to_device(obj, stream, copy): @host on
+ * @device, without a copy where it is there already
+ * @host: any array
+ * @stream: as for accel_to_device()
+ * @copy: 1: the new device array holds a copy of @host's data (as
+ *	accel_to_device()); 0: it is only allocated, uninitialised
+ *
+ * If @host is usable by the device as it is (a device array of @device, or
+ * a mapped array or registered-mapped host array of it), *@ary is a new
+ * handle on the same memory, with the same layout, and nothing is
+ * allocated or copied, whatever @copy says; release it as any other.
+ */
+ACCEL_EXPORT C_Status accel_to_device_ex(const C_Device device,
+					 accel_array_t host, C_Stream stream,
+					 int copy, accel_array_t *ary);
+
+/*
  * accel_array_copy_to_device - copy @src's data into the device (or
  * mapped) array @dst, of the same dtype, shape and strides
  * @stream: NULL to copy synchronously, else the copy is queued on it
@@ -470,7 +525,9 @@ ACCEL_EXPORT int accel_array_is_f_contiguous(accel_array_t ary);
  * without copying
  * @order: 'C', 'F', or 'A' (whichever the array is)
  *
- * An array not contiguous in @order would need a copy: the call fails.
+ * An array not contiguous in @order would need a copy: the call fails,
+ * for a one-dimensional array with gaps too (as Numba's ravel raises). A
+ * 0-d array gives shape (1,), as NumPy's ravel.
  */
 ACCEL_EXPORT C_Status accel_array_ravel(accel_array_t ary, char order,
 					accel_array_t *flat);
@@ -515,12 +572,96 @@ ACCEL_EXPORT C_Status accel_array_get_interface(accel_array_t ary,
  * @iface describes (numba.cuda.as_cuda_array), without copying
  * @sync: 1 to synchronize the interface's stream first
  *
- * The data must be memory of @device that accel_memory_wrap() accepts;
- * the view does not keep it alive.
+ * The data must be memory of @device that accel_memory_wrap() accepts,
+ * aligned for the typestr's type, and the extent the shape and strides
+ * span from it must lie inside its allocation (for pool memory, its live
+ * block). Where the data lies in the library's own memory (a memory
+ * handle's or an array's storage), the view holds a reference to that
+ * storage, as a slice does: it stays valid after the producer is released
+ * (accel_memory_free() on the producer still ends it). Other memory (the
+ * caller's, wrapped) is not kept alive.
  */
 ACCEL_EXPORT C_Status accel_array_from_interface(const C_Device device,
 						 const struct accel_array_interface *iface,
 						 int sync, accel_array_t *ary);
+
+/* ------------------------------------------------------------------ */
+/* Between memory handles and arrays */
+
+/*
+ * accel_memory_as_array - an array over @mem's entries, without copying
+ * @ndim, @shape, @strides, @order: as for accel_device_array(); the dtype
+ *	is @mem's
+ *
+ * The array starts at @mem's first entry and may span no more than its
+ * bytes. It shares the storage, as a slice does: it stays valid after @mem
+ * is released, and accel_memory_free() on any handle ends it too.
+ */
+ACCEL_EXPORT C_Status accel_memory_as_array(accel_memory_t mem, int ndim,
+					    const size_t *shape,
+					    const ptrdiff_t *strides,
+					    char order, accel_array_t *ary);
+
+/*
+ * accel_array_as_memory - a memory handle on a contiguous array's entries,
+ * without copying
+ *
+ * The handle has the array's dtype and size in entries (in memory order),
+ * and shares its storage as accel_memory_as_array() does. A host array (of
+ * no device), a read-only array or one that is not contiguous ('C' or 'F')
+ * has no memory handle: the call fails.
+ */
+ACCEL_EXPORT C_Status accel_array_as_memory(accel_array_t ary,
+					    accel_memory_t *mem);
+
+/* ------------------------------------------------------------------ */
+/* Pointer attributes (cudaPointerGetAttributes) */
+
+/* What memory a pointer is in. */
+enum accel_pointer_type {
+	/* host memory the library does not know, or NULL (not an error) */
+	ACCEL_POINTER_UNREGISTERED,
+	ACCEL_POINTER_DEVICE,		/* device memory */
+	ACCEL_POINTER_PINNED_HOST,	/* pinned host memory the library allocated */
+	ACCEL_POINTER_UNIFIED,		/* unified (managed) memory */
+	ACCEL_POINTER_REGISTERED_HOST,	/* the caller's host memory, registered */
+};
+
+/* What accel_pointer_get_attributes() reports. */
+struct accel_pointer_attributes {
+	enum accel_pointer_type type;
+	/*
+	 * the device's id (the lowest, for host memory registered with
+	 * several); -1 for unregistered memory
+	 */
+	int device;
+	void *base;		/* the allocation holding the pointer; NULL if none */
+	size_t size;		/* its size in bytes */
+	/*
+	 * 1: the allocation is a caching pool's (a chunk carved into blocks,
+	 * or a large block of its own): what the caller owns is a block
+	 */
+	int pooled;
+	int block_live;		/* pooled: 1 if the pointer is in a block in use */
+	void *block_base;	/* pooled and live: the block the pool handed out */
+	size_t block_size;	/* the bytes that block was asked for */
+};
+
+/*
+ * accel_pointer_get_attributes - what @ptr points into, as
+ * cudaPointerGetAttributes() says it (CUDA 11 and later)
+ * @ptr: any pointer: device, pinned, unified or registered memory of a
+ *	visible device, anywhere inside an allocation, or any other address
+ *
+ * A pointer the library does not know (ordinary host memory, NULL, freed
+ * memory) is reported as ACCEL_POINTER_UNREGISTERED with device -1, not as
+ * an error. For memory of a caching pool, base and size are the pool's
+ * allocation from the device, and block_base and block_size the live block
+ * that holds @ptr, the range that copies into it may use; a pointer into a
+ * free part of the pool has block_live 0.
+ */
+ACCEL_EXPORT C_Status accel_pointer_get_attributes(const void *ptr,
+						   struct accel_pointer_attributes *attr);
 
 #ifdef __cplusplus
 }
