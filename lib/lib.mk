@@ -8,12 +8,16 @@
 LIB_VERSION := 1.0.0
 LIB_SONAME := libaccel.so.1
 LIB_DIR := $(BUILD)/lib
-LIB_SRC := $(wildcard lib/src/*.c)
+# lib/src has a folder per layer: core (devices, errors, handles, streams),
+# memory (the raw memory API), backends, pool (the caching allocator) and
+# objects (storages, memory handles, arrays).
+LIB_SRC := $(wildcard lib/src/*/*.c)
+LIB_HDRS_INTERNAL := $(wildcard lib/src/*/*.h)
 LIB_OBJ := $(patsubst lib/src/%.c,$(LIB_DIR)/obj/%.o,$(LIB_SRC))
 LIB_HDR := lib/include/accel/accel.h lib/include/accel/memory.h
 LIB_CFLAGS := -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	      -Wno-missing-field-initializers -fPIC -fvisibility=hidden \
-	      -pthread -Ilib/include -I.
+	      -pthread -Ilib/include -Ilib/src -I.
 LIB_SO := $(LIB_DIR)/libaccel.so.$(LIB_VERSION)
 LIB_A := $(LIB_DIR)/libaccel.a
 
@@ -36,7 +40,7 @@ UDEVRULESDIR ?= /etc/udev/rules.d
 
 lib: $(LIB_SO) $(LIB_A)
 
-$(LIB_DIR)/obj/%.o: lib/src/%.c $(wildcard lib/src/*.h) $(LIB_HDR) uapi/accel.h | deps
+$(LIB_DIR)/obj/%.o: lib/src/%.c $(LIB_HDRS_INTERNAL) $(LIB_HDR) uapi/accel.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The thread-local last error: "function: what failed and why", and its
+ * code.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+#define ACCEL_ERROR_LEN 512
+
+static _Thread_local char last_error[ACCEL_ERROR_LEN];
+static _Thread_local enum accel_error last_code;
+static _Thread_local const char *current_func;
+
+/* What was current before: accel_leave() puts it back. */
+const char *accel_enter(const char *func)
+{
+	const char *outer = current_func;
+
+	if (!outer)
+		current_func = func;
+	return outer;
+}
+
+void accel_leave(const char *const *outer)
+{
+	current_func = *outer;
+}
+
+static void set_error(enum accel_error code, int err, const char *fmt,
+		      va_list ap)
+{
+	size_t len = 0;
+
+	last_code = code;
+	if (current_func)
+		len = (size_t)snprintf(last_error, sizeof(last_error), "%s: ",
+				       current_func);
+	if (len < sizeof(last_error))
+		vsnprintf(last_error + len, sizeof(last_error) - len, fmt, ap);
+	len = strlen(last_error);
+	if (err && len < sizeof(last_error))
+		snprintf(last_error + len, sizeof(last_error) - len, ": %s",
+			 strerror(err));
+}
+
+C_Status accel_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_error(ACCEL_ERROR_INVALID_VALUE, 0, fmt, ap);
+	va_end(ap);
+	return C_FAILED;
+}
+
+C_Status accel_fail(enum accel_error code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_error(code, 0, fmt, ap);
+	va_end(ap);
+	return C_FAILED;
+}
+
+/* What a system call's errno says of the failure. */
+static enum accel_error code_of_errno(int err)
+{
+	switch (err) {
+	case ENOMEM:
+	case ENOSPC:
+		return ACCEL_ERROR_OUT_OF_MEMORY;
+	case EINVAL:
+	case EFAULT:
+	case ERANGE:
+	case EOVERFLOW:
+		return ACCEL_ERROR_INVALID_VALUE;
+	case EIO:
+	case ETIMEDOUT:
+	case ECANCELED:
+		return ACCEL_ERROR_DEVICE_FAULT;
+	case ENODEV:
+	case ENXIO:
+	case ENOENT:
+	case EACCES:
+	case EPERM:
+		return ACCEL_ERROR_UNAVAILABLE;
+	case EBUSY:
+		return ACCEL_ERROR_IN_USE;
+	case EOPNOTSUPP:
+	case ENOTTY:
+		return ACCEL_ERROR_NOT_SUPPORTED;
+	default:
+		return ACCEL_ERROR_SYSTEM;
+	}
+}
+
+C_Status accel_errno_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_error(code_of_errno(err), err, fmt, ap);
+	va_end(ap);
+	return C_FAILED;
+}
+
+const char *accel_get_last_error(void)
+{
+	return last_error;
+}
+
+void accel_clear_last_error(void)
+{
+	last_error[0] = '\0';
+	last_code = ACCEL_ERROR_NONE;
+}
+
+enum accel_error accel_peek_last_error_code(void)
+{
+	return last_code;
+}
+
+enum accel_error accel_get_last_error_code(void)
+{
+	enum accel_error code = last_code;
+
+	accel_clear_last_error();
+	return code;
+}
+
+const char *accel_error_name(enum accel_error code)
+{
+	static const char *const names[ACCEL_ERROR_COUNT] = {
+		[ACCEL_ERROR_NONE] = "ACCEL_ERROR_NONE",
+		[ACCEL_ERROR_INVALID_VALUE] = "ACCEL_ERROR_INVALID_VALUE",
+		[ACCEL_ERROR_OUT_OF_MEMORY] = "ACCEL_ERROR_OUT_OF_MEMORY",
+		[ACCEL_ERROR_INVALID_HANDLE] = "ACCEL_ERROR_INVALID_HANDLE",
+		[ACCEL_ERROR_NOT_READY] = "ACCEL_ERROR_NOT_READY",
+		[ACCEL_ERROR_DEVICE_FAULT] = "ACCEL_ERROR_DEVICE_FAULT",
+		[ACCEL_ERROR_UNAVAILABLE] = "ACCEL_ERROR_UNAVAILABLE",
+		[ACCEL_ERROR_IN_USE] = "ACCEL_ERROR_IN_USE",
+		[ACCEL_ERROR_NOT_SUPPORTED] = "ACCEL_ERROR_NOT_SUPPORTED",
+		[ACCEL_ERROR_SYSTEM] = "ACCEL_ERROR_SYSTEM",
+	};
+
+	if ((unsigned int)code >= ACCEL_ERROR_COUNT)
+		return "ACCEL_ERROR_UNKNOWN";
+	return names[code];
+}

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libaccel internals: devices, the backend interface, the allocation
+ * registry and error reporting.
+ */
+#ifndef ACCEL_INTERNAL_H
+#define ACCEL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <accel/accel.h>
+
+#define ACCEL_MAX_DEVICES 64
+
+/* What an allocation is. */
+enum accel_kind {
+	ACCEL_KIND_DEVICE,	/* device memory; addr is a device address */
+	ACCEL_KIND_HOST,	/* pinned host memory; addr is a host pointer */
+	ACCEL_KIND_UNIFIED,	/* both; addr is a host pointer */
+};
+
+/* One live allocation, as the registry keeps it. */
+struct accel_allocation {
+	uintptr_t addr;		/* the pointer the caller got */
+	size_t size;		/* the size the caller asked for */
+	enum accel_kind kind;
+	uint64_t dev_addr;	/* where the device's DMA finds it */
+	uint64_t handle;	/* the backend's name for it */
+	bool pooled;		/* a chunk of a caching pool */
+	bool registered;	/* the caller's host memory, pinned for us */
+	/*
+	 * in, to alloc() of HOST memory: the host writes it through a
+	 * write-combined mapping and rarely reads it
+	 */
+	bool write_combined;
+};
+
+/* Allocations of one address space, sorted by address. */
+struct accel_registry {
+	struct accel_allocation *v;
+	size_t n, cap;
+};
+
+/*
+ * One side of a transfer. A side inside a registered allocation carries a
+ * copy of its record (pinned memory, device memory); a side in pageable
+ * host memory has in_alloc false.
+ */
+struct accel_side {
+	void *ptr;
+	bool in_alloc;
+	struct accel_allocation alloc;
+	size_t offset;		/* ptr - alloc.addr */
+};
+
+struct accel_device;
+
+/*
+ * What a backend provides. Every function returns C_SUCCESS or reports
+ * the error with accel_error() and returns C_FAILED. The core has checked
+ * every argument before it calls: devices, streams and events are live and
+ * belong to the device, ranges lie inside allocations of the right kind,
+ * sizes are not 0.
+ *
+ * A stream or event function gets the backend's own object (priv). Copy and
+ * set functions get a stream's priv, or NULL for synchronous work, which
+ * must be complete when they return.
+ */
+struct accel_backend {
+	const char *name;
+	/*
+	 * Percent of the free memory a single allocation cannot have (the
+	 * driver's own needs); max_alloc_size leaves it out.
+	 */
+	unsigned int reserve_percent;
+	/*
+	 * Pinned host memory of one device is pinned for every device of
+	 * this backend (CUDA's portable memory): it needs no registering
+	 * with them.
+	 */
+	bool pinned_portable;
+	/* find devices; add each with accel_device_add() */
+	C_Status (*probe)(char *why, size_t why_len);
+	C_Status (*alloc)(struct accel_device *dev, enum accel_kind kind,
+			  size_t size, struct accel_allocation *out);
+	C_Status (*free)(struct accel_device *dev,
+			 const struct accel_allocation *alloc);
+	/* pin the caller's host memory [ptr, ptr + size) for transfers */
+	C_Status (*host_register)(struct accel_device *dev, void *ptr,
+				  size_t size, struct accel_allocation *out);
+	C_Status (*host_unregister)(struct accel_device *dev,
+				    const struct accel_allocation *alloc);
+	/*
+	 * Device or unified memory of @dev that the library did not allocate
+	 * (another library's, the driver API's): the allocation holding @ptr
+	 * into *out (addr, size, kind, dev_addr), or C_WARNING, reporting no
+	 * error, if @ptr is none of @dev's. NULL: the backend cannot tell, and
+	 * only the registry's allocations are @dev's.
+	 */
+	C_Status (*foreign)(struct accel_device *dev, const void *ptr,
+			    struct accel_allocation *out);
+	C_Status (*copy)(struct accel_device *dev, void *stream,
+			 const struct accel_side *dst,
+			 const struct accel_side *src, size_t size);
+	C_Status (*set)(struct accel_device *dev, void *stream,
+			const struct accel_side *dst, uint8_t value,
+			size_t size);
+	/*
+	 * device to device between two devices of this backend; @run is the
+	 * device whose engine (and stream, when not NULL) does the work
+	 */
+	C_Status (*copy_peer)(struct accel_device *run, void *stream,
+			      struct accel_device *dst_dev,
+			      const struct accel_side *dst,
+			      struct accel_device *src_dev,
+			      const struct accel_side *src, size_t size);
+	C_Status (*stats)(struct accel_device *dev, size_t *total,
+			  size_t *free);
+
+	C_Status (*stream_create)(struct accel_device *dev, void **stream);
+	/* called after stream_drain: the stream is idle */
+	void (*stream_destroy)(struct accel_device *dev, void *stream);
+	/* C_SUCCESS idle, C_WARNING busy, C_FAILED work failed */
+	C_Status (*stream_query)(struct accel_device *dev, void *stream);
+	/*
+	 * wait for the work queued before the call (work queued later, by any
+	 * thread, must not delay it), report work that failed since the last
+	 * report
+	 */
+	C_Status (*stream_sync)(struct accel_device *dev, void *stream);
+	/* the same, reporting nothing */
+	void (*stream_drain)(struct accel_device *dev, void *stream);
+
+	C_Status (*event_create)(struct accel_device *dev, void **event);
+	void (*event_destroy)(struct accel_device *dev, void *event);
+	/*
+	 * An event names the work queued before its latest record: a query or
+	 * synchronize sees the latest record, a stream_wait_event the record
+	 * current when it is called, whatever records follow; an event never
+	 * recorded is complete (as CUDA's events).
+	 */
+	C_Status (*event_record)(struct accel_device *dev, void *stream,
+				 void *event);
+	C_Status (*event_query)(struct accel_device *dev, void *event);
+	C_Status (*event_sync)(struct accel_device *dev, void *event);
+	C_Status (*stream_wait_event)(struct accel_device *dev, void *stream,
+				      void *event);
+};
+
+struct accel_pool;
+struct accel_deferred;
+
+struct accel_device {
+	int id;			/* visible id, -1 while hidden */
+	char name[32];		/* "backend:N" */
+	const struct accel_backend *be;
+	void *priv;		/* the backend's device */
+	size_t min_chunk;	/* allocation granule, a power of two */
+	/*
+	 * What the device rounds an allocation's memory to (its page), a
+	 * multiple of min_chunk: a caching allocator's chunks are multiples
+	 * of it, so that none of what they occupy is lost. min_chunk unless
+	 * the backend knows better.
+	 */
+	size_t chunk_granule;
+
+	pthread_mutex_t reg_lock;
+	struct accel_registry dev_space;	/* DEVICE allocations */
+	struct accel_registry host_space;	/* HOST and UNIFIED ones */
+
+	/*
+	 * Readers wait for the streams (synchronous calls); writers add or
+	 * remove a stream.
+	 */
+	pthread_rwlock_t stream_lock;
+	struct accel_stream *streams;
+	atomic_int nstreams;	/* so that draining no stream costs no lock */
+
+	/* freed allocations the backend gets back behind events (memory/memory.c) */
+	pthread_mutex_t deferred_lock;
+	struct accel_deferred *_Atomic deferred;
+
+	pthread_mutex_t pool_lock;	/* the list of pools */
+	struct accel_pool *pools;
+	pthread_mutex_t default_pool_lock;
+	struct accel_pool *default_pool;
+};
+
+/*
+ * A stream and an event. The public struct C_Stream_st and C_Event_st are
+ * never defined: a C_Stream or C_Event is a handle value, resolved through
+ * the handle table, and cannot be dereferenced by mistake.
+ */
+struct accel_stream {
+	uintptr_t handle;	/* first: see handles.c */
+	struct accel_device *dev;
+	struct accel_stream *next;
+	void *priv;
+};
+
+struct accel_event {
+	uintptr_t handle;	/* first: see handles.c */
+	struct accel_device *dev;
+	void *priv;
+};
+
+/* error.c */
+/* an error with the code ACCEL_ERROR_INVALID_VALUE: a bad argument */
+C_Status accel_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/* an error with another code */
+C_Status accel_fail(enum accel_error code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define accel_oom_error(...) accel_fail(ACCEL_ERROR_OUT_OF_MEMORY, __VA_ARGS__)
+#define accel_handle_error(...) accel_fail(ACCEL_ERROR_INVALID_HANDLE, __VA_ARGS__)
+#define accel_fault_error(...) accel_fail(ACCEL_ERROR_DEVICE_FAULT, __VA_ARGS__)
+/* an error with the code that @err (an errno) implies, and its text */
+C_Status accel_errno_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/*
+ * Name the public function whose errors follow, for their messages, until
+ * it returns. A public function that another one calls does not rename
+ * the error: the caller named in a message is the one the program called.
+ */
+const char *accel_enter(const char *func);
+void accel_leave(const char *const *outer);
+#define ACCEL_ENTER()							\
+	const char *accel_outer_ __attribute__((cleanup(accel_leave), unused)) = \
+		accel_enter(__func__)
+
+/* device.c */
+struct accel_device *accel_device_add(const struct accel_backend *be,
+				      int index, void *priv,
+				      size_t min_chunk);
+struct accel_device *accel_device_lookup(const C_Device device);
+/*
+ * wait for the work queued on every stream of @dev before the call (no
+ * errors reported); work queued later does not delay it
+ */
+void accel_device_drain(struct accel_device *dev);
+/*
+ * Mark the work queued so far: an event (the backend's) recorded now on
+ * every stream of @dev whose work is not over, in a new array of *n (NULL
+ * and 0 when every stream is idle). NULL with C_FAILED in *ret on error.
+ */
+void **accel_device_mark(struct accel_device *dev, size_t *n, C_Status *ret);
+/* whether all *n events completed; destroys those that have, keeps the rest */
+bool accel_events_done(struct accel_device *dev, void **events, size_t *n);
+
+/* memory/memory.c */
+/* device memory for a pool's chunk (@pooled) or a pool's large block */
+C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
+			    bool pooled, void **ptr);
+/* pinned host memory, write-combined if @wc, registered as HOST memory */
+C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+				 bool wc, void **ptr);
+/* free what accel_memory_alloc() returned, after the device's queued work */
+void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
+/* the same, now: the caller knows that no queued work uses it */
+void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
+
+/* the largest allocation worth trying on @dev now (max_alloc_size) */
+C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size);
+
+/*
+ * What [ptr, ptr + size) is to @dev: *found false if no allocation of it
+ * holds ptr; an error if one does but the range runs past its end
+ */
+C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
+			      size_t size, bool *found, enum accel_kind *kind);
+
+/* What an address in a pool's backend allocation is part of. */
+struct accel_pool_span {
+	bool live;		/* a live block: base and size are the caller's */
+	uintptr_t base;		/* the block's first byte */
+	size_t size;		/* what the caller asked for (live), else its size */
+};
+
+/*
+ * pool/span.c: what @addr, in the backend allocation at @base that a pool
+ * of @dev took (accel_allocation.pooled), is part of; false if no pool has
+ * that allocation. Takes the pool locks: call it holding no reg_lock.
+ */
+bool accel_pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
+		     struct accel_pool_span *span);
+
+/* pool/pool.c: @st was drained and is being destroyed */
+void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
+
+/* stream.c */
+/*
+ * @stream if it is a live stream (of @dev, unless NULL), referenced
+ * (accel_handle_put() it); else NULL with the error set
+ */
+struct accel_stream *accel_stream_lookup(struct accel_device *dev,
+					 C_Stream stream);
+
+/*
+ * handles.c: the handle table. The values of accel_pool_t, accel_memory_t,
+ * accel_array_t, C_Stream and C_Event name slots of it, not addresses: an
+ * object the table serves begins with its uintptr_t handle value, which
+ * accel_handle_new() sets.
+ */
+enum accel_handle_kind {
+	ACCEL_HANDLE_POOL = 1,
+	ACCEL_HANDLE_MEMORY,
+	ACCEL_HANDLE_ARRAY,
+	ACCEL_HANDLE_STREAM,
+	ACCEL_HANDLE_EVENT,
+};
+/* give @obj a handle value (its first member); false when out of memory */
+bool accel_handle_new(enum accel_handle_kind kind, void *obj);
+/*
+ * The live object of @kind that @value names, with a reference that keeps
+ * it from being freed until accel_handle_put(); NULL for anything else:
+ * ended handles, other kinds, forged values, NULL. Lock-free.
+ */
+void *accel_handle_get(const void *value, enum accel_handle_kind kind);
+void accel_handle_put(const void *obj);
+/* for __attribute__((cleanup)): put *@objp if not NULL */
+void accel_handle_drop(void *objp);
+#define ACCEL_HANDLE_REF __attribute__((cleanup(accel_handle_drop)))
+/*
+ * With a reference to @obj held: end its handle, so that every lookup of it
+ * fails from now on, wait for the other calls that hold references to
+ * return, and take the caller's reference with it; then the object is the
+ * caller's alone, to free. False if another thread ended it first: the
+ * caller's reference is still held.
+ */
+bool accel_handle_end(void *obj);
+
+/* registry.c */
+C_Status accel_registry_insert(struct accel_registry *r,
+			       const struct accel_allocation *a);
+/* the allocation containing [addr, addr + size), or NULL */
+const struct accel_allocation *accel_registry_find(const struct accel_registry *r,
+					      uintptr_t addr, size_t size);
+/* the allocation containing addr, or NULL */
+const struct accel_allocation *accel_registry_find_addr(const struct accel_registry *r,
+						   uintptr_t addr);
+void accel_registry_remove(struct accel_registry *r,
+			   const struct accel_allocation *a);
+/* an allocation sharing a byte with [addr, addr + size), or NULL */
+const struct accel_allocation *accel_registry_overlap(const struct accel_registry *r,
+						 uintptr_t addr, size_t size);
+
+/* util.c */
+int accel_parse_size(const char *s, uint64_t *out);
+
+extern const struct accel_backend accel_backend_driver;
+extern const struct accel_backend accel_backend_cpu;
+extern const struct accel_backend accel_backend_cuda;
+
+#endif /* ACCEL_INTERNAL_H */

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Streams and events: the core checks handles and devices, the backend
+ * does the work.
+ */
+#include <stdlib.h>
+
+#include "core/internal.h"
+
+struct accel_stream *accel_stream_lookup(struct accel_device *dev,
+					 C_Stream stream)
+{
+	struct accel_stream *s;
+
+	if (!stream) {
+		accel_error("the stream is NULL");
+		return NULL;
+	}
+	s = accel_handle_get(stream, ACCEL_HANDLE_STREAM);
+	if (!s) {
+		accel_handle_error("stream %p is not a live stream (destroyed, or never one)",
+				   (void *)stream);
+		return NULL;
+	}
+	if (dev && s->dev != dev) {
+		accel_handle_put(s);
+		accel_handle_error("stream %p is not a live stream of %s",
+				   (void *)stream, dev->name);
+		return NULL;
+	}
+	return s;
+}
+
+/* @event, referenced, if it is a live event (of @dev, if @same_device) */
+static struct accel_event *event_lookup(struct accel_device *dev,
+					C_Event event, bool same_device)
+{
+	struct accel_event *e;
+
+	if (!event) {
+		accel_error("the event is NULL");
+		return NULL;
+	}
+	e = accel_handle_get(event, ACCEL_HANDLE_EVENT);
+	if (!e) {
+		accel_handle_error("event %p is not a live event (destroyed, or never one)",
+				   (void *)event);
+		return NULL;
+	}
+	if (same_device && e->dev != dev) {
+		accel_error("event %p belongs to %s, not %s", (void *)event,
+			    e->dev->name, dev->name);
+		accel_handle_put(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* @device and its live @stream, or NULL with the error set */
+static struct accel_stream *device_stream(const C_Device device,
+					 C_Stream stream,
+					 struct accel_device **dev)
+{
+	*dev = accel_device_lookup(device);
+	return *dev ? accel_stream_lookup(*dev, stream) : NULL;
+}
+
+/* @device and its live @event, or NULL with the error set */
+static struct accel_event *device_event(const C_Device device, C_Event event,
+				       struct accel_device **dev)
+{
+	*dev = accel_device_lookup(device);
+	return *dev ? event_lookup(*dev, event, true) : NULL;
+}
+
+C_Status accel_stream_create(const C_Device device, C_Stream *stream)
+{
+	struct accel_device *dev;
+	struct accel_stream *s;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!stream)
+		return accel_error("stream is NULL");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return accel_oom_error("out of host memory");
+	if (dev->be->stream_create(dev, &s->priv) != C_SUCCESS) {
+		free(s);
+		return C_FAILED;
+	}
+	s->dev = dev;
+	if (!accel_handle_new(ACCEL_HANDLE_STREAM, s)) {
+		dev->be->stream_destroy(dev, s->priv);
+		free(s);
+		return accel_oom_error("out of host memory");
+	}
+	pthread_rwlock_wrlock(&dev->stream_lock);
+	s->next = dev->streams;
+	dev->streams = s;
+	atomic_fetch_add(&dev->nstreams, 1);
+	pthread_rwlock_unlock(&dev->stream_lock);
+	*stream = (C_Stream)s->handle;
+	return C_SUCCESS;
+}
+
+C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
+{
+	struct accel_device *dev;
+	struct accel_stream **pp, *s;
+
+	ACCEL_ENTER();
+	s = device_stream(device, stream, &dev);
+	if (!s)
+		return C_FAILED;
+	/* work being queued on it by other threads is queued first */
+	if (!accel_handle_end(s)) {
+		accel_handle_put(s);
+		return accel_handle_error("stream %p was destroyed by another thread",
+					  (void *)stream);
+	}
+	pthread_rwlock_wrlock(&dev->stream_lock);
+	for (pp = &dev->streams; *pp != s; pp = &(*pp)->next)
+		;
+	*pp = s->next;
+	atomic_fetch_sub(&dev->nstreams, 1);
+	pthread_rwlock_unlock(&dev->stream_lock);
+	dev->be->stream_drain(dev, s->priv);
+	accel_pools_stream_gone(dev, s);
+	dev->be->stream_destroy(dev, s->priv);
+	free(s);
+	return C_SUCCESS;
+}
+
+C_Status accel_stream_query(const C_Device device, C_Stream stream)
+{
+	struct accel_device *dev;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	s = device_stream(device, stream, &dev);
+	return s ? dev->be->stream_query(dev, s->priv) : C_FAILED;
+}
+
+C_Status accel_stream_synchronize(const C_Device device, C_Stream stream)
+{
+	struct accel_device *dev;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	s = device_stream(device, stream, &dev);
+	return s ? dev->be->stream_sync(dev, s->priv) : C_FAILED;
+}
+
+C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
+				 C_Event event)
+{
+	struct accel_device *dev;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	s = device_stream(device, stream, &dev);
+	if (!s)
+		return C_FAILED;
+	e = event_lookup(dev, event, false);
+	if (!e)
+		return C_FAILED;
+	if (e->dev != dev)	/* another device's work: wait here */
+		return e->dev->be->event_sync(e->dev, e->priv);
+	return dev->be->stream_wait_event(dev, s->priv, e->priv);
+}
+
+C_Status accel_event_create(const C_Device device, C_Event *event)
+{
+	struct accel_device *dev;
+	struct accel_event *e;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!event)
+		return accel_error("event is NULL");
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return accel_oom_error("out of host memory");
+	if (dev->be->event_create(dev, &e->priv) != C_SUCCESS) {
+		free(e);
+		return C_FAILED;
+	}
+	e->dev = dev;
+	if (!accel_handle_new(ACCEL_HANDLE_EVENT, e)) {
+		dev->be->event_destroy(dev, e->priv);
+		free(e);
+		return accel_oom_error("out of host memory");
+	}
+	*event = (C_Event)e->handle;
+	return C_SUCCESS;
+}
+
+C_Status accel_event_record(const C_Device device, C_Stream stream,
+			    C_Event event)
+{
+	struct accel_device *dev;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	s = device_stream(device, stream, &dev);
+	e = s ? event_lookup(dev, event, true) : NULL;
+	return e ? dev->be->event_record(dev, s->priv, e->priv) : C_FAILED;
+}
+
+C_Status accel_event_query(const C_Device device, C_Event event)
+{
+	struct accel_device *dev;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	e = device_event(device, event, &dev);
+	return e ? dev->be->event_query(dev, e->priv) : C_FAILED;
+}
+
+C_Status accel_event_synchronize(const C_Device device, C_Event event)
+{
+	struct accel_device *dev;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	e = device_event(device, event, &dev);
+	return e ? dev->be->event_sync(dev, e->priv) : C_FAILED;
+}
+
+C_Status accel_event_destroy(const C_Device device, C_Event event)
+{
+	struct accel_device *dev;
+	struct accel_event *e;
+
+	ACCEL_ENTER();
+	e = device_event(device, event, &dev);
+	if (!e)
+		return C_FAILED;
+	if (!accel_handle_end(e)) {
+		accel_handle_put(e);
+		return accel_handle_error("event %p was destroyed by another thread",
+					  (void *)event);
+	}
+	dev->be->event_destroy(dev, e->priv);
+	free(e);
+	return C_SUCCESS;
+}

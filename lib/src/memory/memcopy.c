@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copies of memory handles (OCCA's copyFrom and copyTo): counts and
+ * offsets in entries, the whole memory by default, every range checked.
+ */
+#include "objects/object.h"
+
+/* Between @mem's entries [offset, offset + count) and the host's @host. */
+static C_Status copy_host(accel_memory_t mem, C_Stream stream, void *host,
+			  bool into_mem, size_t count, size_t offset)
+{
+	struct accel_memory *obj;
+	struct xfer_end m = { 0 }, h = { .host = host };
+	C_Status ret;
+
+	obj = memory_use(mem);
+	if (!obj)
+		return C_FAILED;
+	ret = entry_range(obj->entries, offset, &count);
+	if (ret == C_SUCCESS) {
+		size_t bytes = count * obj->dtype->size;
+
+		m.st = obj->st;
+		m.offset = obj->offset + offset * obj->dtype->size;
+		ret = into_mem ? transfer(&m, &h, bytes, stream) :
+				 transfer(&h, &m, bytes, stream);
+	}
+	memory_done(obj);
+	return ret;
+}
+
+C_Status accel_memory_copy_from(accel_memory_t mem, const void *src,
+				size_t count, size_t offset)
+{
+	ACCEL_ENTER();
+	return copy_host(mem, NULL, (void *)src, true, count, offset);
+}
+
+C_Status accel_memory_copy_to(accel_memory_t mem, void *dst, size_t count,
+			      size_t offset)
+{
+	ACCEL_ENTER();
+	return copy_host(mem, NULL, dst, false, count, offset);
+}
+
+C_Status accel_memory_copy_from_async(accel_memory_t mem, C_Stream stream,
+				      const void *src, size_t count,
+				      size_t offset)
+{
+	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("the stream is NULL");
+	return copy_host(mem, stream, (void *)src, true, count, offset);
+}
+
+C_Status accel_memory_copy_to_async(accel_memory_t mem, C_Stream stream,
+				    void *dst, size_t count, size_t offset)
+{
+	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("the stream is NULL");
+	return copy_host(mem, stream, dst, false, count, offset);
+}
+
+/* The byte ranges of a copy, checked. */
+static C_Status copy_ranges(struct accel_memory *dst, struct accel_memory *src,
+			    size_t count, size_t dst_offset, size_t src_offset,
+			    struct xfer_end *to, struct xfer_end *from,
+			    size_t *bytes)
+{
+	size_t size = src->dtype->size;
+
+	if (dst->dtype->size != size)
+		return accel_error("entries of %s (%zu bytes) and %s (%zu bytes) differ in size; cast one first",
+				   dst->dtype->name, dst->dtype->size,
+				   src->dtype->name, size);
+	if (entry_range(src->entries, src_offset, &count) != C_SUCCESS ||
+	    entry_range(dst->entries, dst_offset, &count) != C_SUCCESS)
+		return C_FAILED;
+	*bytes = count * size;
+	to->st = dst->st;
+	to->offset = dst->offset + dst_offset * size;
+	from->st = src->st;
+	from->offset = src->offset + src_offset * size;
+	if (to->st == from->st && *bytes &&
+	    to->offset < from->offset + *bytes &&
+	    from->offset < to->offset + *bytes)
+		return accel_error("the source and destination ranges overlap");
+	return C_SUCCESS;
+}
+
+static C_Status copy_memory(accel_memory_t dst, accel_memory_t src,
+			    C_Stream stream, size_t count, size_t dst_offset,
+			    size_t src_offset)
+{
+	struct xfer_end to = { 0 }, from = { 0 };
+	size_t bytes = 0;
+	struct accel_memory *d, *s;
+	C_Status ret;
+
+	d = memory_use(dst);
+	if (!d)
+		return C_FAILED;
+	s = src == dst ? d : memory_use(src);
+	if (!s) {
+		memory_done(d);
+		return C_FAILED;
+	}
+	ret = copy_ranges(d, s, count, dst_offset, src_offset, &to, &from,
+			  &bytes);
+	if (ret == C_SUCCESS)
+		ret = transfer(&to, &from, bytes, stream);
+	if (s != d)
+		memory_done(s);
+	memory_done(d);
+	return ret;
+}
+
+C_Status accel_memory_copy(accel_memory_t dst, accel_memory_t src,
+			   size_t count, size_t dst_offset, size_t src_offset)
+{
+	ACCEL_ENTER();
+	return copy_memory(dst, src, NULL, count, dst_offset, src_offset);
+}
+
+C_Status accel_memory_copy_async(accel_memory_t dst, accel_memory_t src,
+				 C_Stream stream, size_t count,
+				 size_t dst_offset, size_t src_offset)
+{
+	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("the stream is NULL");
+	return copy_memory(dst, src, stream, count, dst_offset, src_offset);
+}

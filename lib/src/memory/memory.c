@@ -1,0 +1,889 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory functions: allocation, copies, set, stats and the chunk-size
+ * policy. The core resolves every pointer against the registry, so that
+ * every backend accepts and refuses the same things, then hands the backend
+ * resolved sides.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* Pageable host data between devices of different backends goes in pieces. */
+#define BOUNCE_CHUNK (4u << 20)
+
+static const char *const kind_names[] = {
+	[ACCEL_KIND_DEVICE] = "device",
+	[ACCEL_KIND_HOST] = "pinned host",
+	[ACCEL_KIND_UNIFIED] = "unified",
+};
+
+static struct accel_registry *space_of(struct accel_device *dev,
+				       enum accel_kind kind)
+{
+	return kind == ACCEL_KIND_DEVICE ? &dev->dev_space : &dev->host_space;
+}
+
+/* ------------------------------------------------------------------ */
+/* Resolving pointers */
+
+static C_Status side_in(const struct accel_allocation *a, void *ptr,
+			struct accel_side *side)
+{
+	side->ptr = ptr;
+	side->in_alloc = true;
+	side->alloc = *a;
+	side->offset = (uintptr_t)ptr - a->addr;
+	return C_SUCCESS;
+}
+
+/* Why [ptr, ptr + size) is no device memory of @dev. Caller holds reg_lock. */
+static C_Status not_device_memory(struct accel_device *dev, const char *what,
+				  const void *ptr, size_t size)
+{
+	const struct accel_allocation *a;
+
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (!a) {
+		a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
+		if (a && a->kind == ACCEL_KIND_HOST)
+			return accel_error("%s %p is pinned host memory, not device memory of %s",
+					   what, ptr, dev->name);
+	}
+	if (a)
+		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
+				   what, ptr, size, (void *)a->addr, a->size,
+				   dev->name);
+	return accel_error("%s %p is not device memory of %s (never allocated there, or freed)",
+			   what, ptr, dev->name);
+}
+
+/*
+ * A pool's chunk is one allocation to the registry, but the caller owns
+ * only a live block of it: [ptr, ptr + size) must lie in that block. No
+ * reg_lock held.
+ */
+static C_Status check_pooled(struct accel_device *dev, const char *what,
+			     const void *ptr, size_t size,
+			     const struct accel_allocation *a)
+{
+	struct accel_pool_span span;
+	uintptr_t p = (uintptr_t)ptr;
+
+	if (!a->pooled || !accel_pool_span(dev, a->addr, p, &span))
+		return C_SUCCESS;
+	if (!span.live)
+		return accel_error("%s %p is free memory of a caching pool on %s (freed already, or never allocated)",
+				   what, ptr, dev->name);
+	if (size > span.size - (p - span.base))
+		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
+				   what, ptr, size, (void *)span.base,
+				   span.size, dev->name);
+	return C_SUCCESS;
+}
+
+/*
+ * Is [ptr, ptr + size) in device or unified memory of @dev that another
+ * library allocated, as the backend tells? Then *side is in it. Caller
+ * holds reg_lock, and the pointer is none of the registry's.
+ */
+static bool foreign_memory(struct accel_device *dev, const void *ptr,
+			   size_t size, struct accel_side *side)
+{
+	struct accel_allocation a;
+
+	memset(&a, 0, sizeof(a));
+	if (!dev->be->foreign || dev->be->foreign(dev, ptr, &a) != C_SUCCESS ||
+	    size > a.size - ((uintptr_t)ptr - a.addr))
+		return false;
+	side_in(&a, (void *)ptr, side);
+	return true;
+}
+
+/* [ptr, ptr + size) must lie in one device or unified allocation of @dev. */
+static C_Status resolve_device(struct accel_device *dev, const char *what,
+			       const void *ptr, size_t size,
+			       struct accel_side *side)
+{
+	const struct accel_allocation *a;
+	C_Status ret = C_SUCCESS;
+
+	if (!ptr)
+		return accel_error("%s is NULL", what);
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find(&dev->dev_space, (uintptr_t)ptr, size);
+	if (!a) {
+		a = accel_registry_find(&dev->host_space, (uintptr_t)ptr, size);
+		if (a && a->kind != ACCEL_KIND_UNIFIED)
+			a = NULL;
+	}
+	if (a)
+		ret = side_in(a, (void *)ptr, side);
+	else if (!foreign_memory(dev, ptr, size, side))
+		ret = not_device_memory(dev, what, ptr, size);
+	pthread_mutex_unlock(&dev->reg_lock);
+	if (ret == C_SUCCESS)
+		ret = check_pooled(dev, what, ptr, size, &side->alloc);
+	return ret;
+}
+
+/*
+ * Host memory: anything but device memory of @dev. Pinned and unified
+ * allocations of @dev are recognised so the backend can use them directly.
+ */
+static C_Status resolve_host(struct accel_device *dev, const char *what,
+			     const void *ptr, size_t size,
+			     struct accel_side *side)
+{
+	const struct accel_allocation *a;
+	C_Status ret = C_SUCCESS;
+
+	if (!ptr)
+		return accel_error("%s is NULL", what);
+	memset(side, 0, sizeof(*side));
+	side->ptr = (void *)ptr;
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (a) {
+		ret = accel_error("%s %p is device memory of %s, not host memory",
+				  what, ptr, dev->name);
+	} else {
+		a = accel_registry_find(&dev->host_space, (uintptr_t)ptr, size);
+		if (a)
+			side_in(a, (void *)ptr, side);
+	}
+	pthread_mutex_unlock(&dev->reg_lock);
+	return ret;
+}
+
+static struct accel_side side_advance(const struct accel_side *s, size_t n)
+{
+	struct accel_side r = *s;
+
+	r.ptr = (char *)s->ptr + n;
+	r.offset += n;
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Deferred frees */
+
+/* A freed allocation, given back to the backend once its events complete. */
+struct accel_deferred {
+	struct accel_allocation alloc;
+	struct accel_deferred *next;
+	size_t nevents;
+	void *events[];
+};
+
+/*
+ * Give the backend the deferred allocations whose work is over (@wait: all
+ * of them, after waiting for their work). True if any was given back.
+ */
+static bool reap_deferred(struct accel_device *dev, bool wait)
+{
+	struct accel_deferred *done = NULL, **pp;
+
+	if (!atomic_load_explicit(&dev->deferred, memory_order_acquire))
+		return false;
+	pthread_mutex_lock(&dev->deferred_lock);
+	for (pp = (struct accel_deferred **)&dev->deferred; *pp;) {
+		struct accel_deferred *d = *pp;
+
+		for (size_t i = 0; wait && i < d->nevents; i++)
+			dev->be->event_sync(dev, d->events[i]);
+		if (!accel_events_done(dev, d->events, &d->nevents)) {
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		d->next = done;
+		done = d;
+	}
+	pthread_mutex_unlock(&dev->deferred_lock);
+	for (struct accel_deferred *d = done, *next; d; d = next) {
+		next = d->next;
+		dev->be->free(dev, &d->alloc);
+		free(d);
+	}
+	return done;
+}
+
+/*
+ * Give @gone (out of the registry already) back to the backend once the
+ * work queued so far on every stream is over, with no wait on the host;
+ * now if every stream is idle, after a drain if there is no host memory
+ * to remember it.
+ */
+static C_Status free_behind(struct accel_device *dev,
+			    const struct accel_allocation *gone)
+{
+	struct accel_deferred *d = NULL;
+	void **events;
+	size_t n;
+	C_Status ret;
+
+	reap_deferred(dev, false);
+	events = accel_device_mark(dev, &n, &ret);
+	if (events)
+		d = malloc(sizeof(*d) + n * sizeof(*events));
+	if (!d) {
+		while (n)
+			dev->be->event_destroy(dev, events[--n]);
+		free(events);
+		if (ret != C_SUCCESS || events)
+			accel_device_drain(dev);
+		return dev->be->free(dev, gone);
+	}
+	d->alloc = *gone;
+	d->nevents = n;
+	memcpy(d->events, events, n * sizeof(*events));
+	free(events);
+	pthread_mutex_lock(&dev->deferred_lock);
+	d->next = dev->deferred;
+	atomic_store_explicit(&dev->deferred, d, memory_order_release);
+	pthread_mutex_unlock(&dev->deferred_lock);
+	return C_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocation */
+
+/* Allocate and register; the caller has checked its arguments. */
+static C_Status alloc_registered(struct accel_device *dev, size_t size,
+				 enum accel_kind kind, bool pooled, bool wc,
+				 void **ptr)
+{
+	struct accel_allocation a;
+
+	memset(&a, 0, sizeof(a));
+	a.write_combined = wc;
+	reap_deferred(dev, false);
+	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS &&
+	    (!reap_deferred(dev, true) ||
+	     dev->be->alloc(dev, kind, size, &a) != C_SUCCESS))
+		return C_FAILED;
+	a.size = size;
+	a.kind = kind;
+	a.pooled = pooled;
+	pthread_mutex_lock(&dev->reg_lock);
+	if (accel_registry_insert(space_of(dev, kind), &a) != C_SUCCESS) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		dev->be->free(dev, &a);
+		return C_FAILED;
+	}
+	pthread_mutex_unlock(&dev->reg_lock);
+	*ptr = (void *)a.addr;
+	return C_SUCCESS;
+}
+
+static C_Status allocate(const C_Device device, void **ptr, size_t size,
+			 enum accel_kind kind)
+{
+	struct accel_device *dev;
+
+	if (!ptr)
+		return accel_error("ptr is NULL");
+	*ptr = NULL;
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	return alloc_registered(dev, size, kind, false, false, ptr);
+}
+
+C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
+			    bool pooled, void **ptr)
+{
+	return alloc_registered(dev, size, ACCEL_KIND_DEVICE, pooled, false,
+				ptr);
+}
+
+C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+				 bool wc, void **ptr)
+{
+	return alloc_registered(dev, size, ACCEL_KIND_HOST, false, wc, ptr);
+}
+
+void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
+{
+	accel_device_drain(dev);
+	accel_memory_free_pooled_idle(dev, ptr);
+}
+
+void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr)
+{
+	const struct accel_allocation *a;
+	struct accel_allocation gone;
+
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	gone = *a;
+	accel_registry_remove(&dev->dev_space, a);
+	pthread_mutex_unlock(&dev->reg_lock);
+	dev->be->free(dev, &gone);
+}
+
+/* Why @ptr is not an allocation to free here. Caller holds reg_lock. */
+static C_Status not_freeable(struct accel_device *dev, enum accel_kind kind,
+			     const void *ptr, const struct accel_allocation *a)
+{
+	if (a && a->addr != (uintptr_t)ptr)
+		return accel_error("%p is inside the %s allocation at %p (%zu bytes); pass that base pointer",
+				   ptr, kind_names[a->kind], (void *)a->addr,
+				   a->size);
+	if (a)
+		return accel_error("%p is %s memory of %s, not %s memory; free it with the matching function",
+				   ptr, kind_names[a->kind], dev->name,
+				   kind_names[kind]);
+	return accel_error("%p is not a live %s allocation of %s (freed already, or never allocated there)",
+			   ptr, kind_names[kind], dev->name);
+}
+
+static C_Status deallocate(const C_Device device, void *ptr, size_t size,
+			   enum accel_kind kind)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	const struct accel_allocation *a;
+	struct accel_allocation gone;
+
+	if (!dev)
+		return C_FAILED;
+	if (!ptr && !size)
+		return C_SUCCESS;
+	if (!ptr)
+		return accel_error("ptr is NULL but size is %zu", size);
+
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(space_of(dev, kind), (uintptr_t)ptr);
+	if (!a && kind != ACCEL_KIND_DEVICE)	/* for a clear message */
+		a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (!a || a->addr != (uintptr_t)ptr || a->kind != kind) {
+		not_freeable(dev, kind, ptr, a);
+		pthread_mutex_unlock(&dev->reg_lock);
+		return C_FAILED;
+	}
+	if (a->pooled || a->registered) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return accel_error(a->pooled ?
+				   "%p belongs to a caching pool; free it with accel_pool_deallocate()" :
+				   "%p is the caller's memory, registered with accel_host_memory_register(); unregister it instead",
+				   ptr);
+	}
+	if (a->size != size) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return accel_error("size %zu does not match the size %zu that %p was allocated with",
+				   size, a->size, ptr);
+	}
+	gone = *a;
+	accel_registry_remove(space_of(dev, kind), a);
+	pthread_mutex_unlock(&dev->reg_lock);
+
+	/* no transfer queued before may still use it when it goes */
+	return free_behind(dev, &gone);
+}
+
+C_Status accel_device_memory_allocate(const C_Device device, void **ptr,
+				      size_t size)
+{
+	ACCEL_ENTER();
+	return allocate(device, ptr, size, ACCEL_KIND_DEVICE);
+}
+
+C_Status accel_device_memory_deallocate(const C_Device device, void *ptr,
+					size_t size)
+{
+	ACCEL_ENTER();
+	return deallocate(device, ptr, size, ACCEL_KIND_DEVICE);
+}
+
+C_Status accel_host_memory_allocate(const C_Device device, void **ptr,
+				    size_t size)
+{
+	ACCEL_ENTER();
+	return allocate(device, ptr, size, ACCEL_KIND_HOST);
+}
+
+C_Status accel_host_memory_deallocate(const C_Device device, void *ptr,
+				      size_t size)
+{
+	ACCEL_ENTER();
+	return deallocate(device, ptr, size, ACCEL_KIND_HOST);
+}
+
+C_Status accel_unified_memory_allocate(const C_Device device, void **ptr,
+				       size_t size)
+{
+	ACCEL_ENTER();
+	return allocate(device, ptr, size, ACCEL_KIND_UNIFIED);
+}
+
+C_Status accel_unified_memory_deallocate(const C_Device device, void *ptr,
+					 size_t size)
+{
+	ACCEL_ENTER();
+	return deallocate(device, ptr, size, ACCEL_KIND_UNIFIED);
+}
+
+C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
+			      size_t size, bool *found, enum accel_kind *kind)
+{
+	const struct accel_allocation *a;
+	struct accel_allocation copy;
+
+	memset(&copy, 0, sizeof(copy));
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (!a)
+		a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
+	if (a)
+		copy = *a;
+	pthread_mutex_unlock(&dev->reg_lock);
+	/* else memory of the device that another library allocated */
+	*found = a || (dev->be->foreign &&
+		       dev->be->foreign(dev, ptr, &copy) == C_SUCCESS);
+	if (!*found)
+		return C_SUCCESS;
+	*kind = copy.kind;
+	if (size > copy.size - ((uintptr_t)ptr - copy.addr))
+		return accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
+				   ptr, size, kind_names[copy.kind],
+				   (void *)copy.addr, copy.size, dev->name);
+	return check_pooled(dev, "the range", ptr, size, &copy);
+}
+
+/* ------------------------------------------------------------------ */
+/* Registered host memory */
+
+/* Why [ptr, ptr + size) cannot be registered. Caller holds reg_lock. */
+static C_Status overlap_error(struct accel_device *dev, const void *ptr,
+			      size_t size)
+{
+	const struct accel_allocation *a;
+
+	a = accel_registry_overlap(&dev->host_space, (uintptr_t)ptr, size);
+	if (!a)
+		a = accel_registry_overlap(&dev->dev_space, (uintptr_t)ptr,
+					   size);
+	if (!a)
+		return C_SUCCESS;
+	if (a->registered)
+		return accel_error("%p + %zu overlaps host memory already registered with %s at %p (%zu bytes)",
+				   ptr, size, dev->name, (void *)a->addr,
+				   a->size);
+	return accel_error("%p + %zu overlaps the %s allocation at %p (%zu bytes) of %s, which needs no registering",
+			   ptr, size, kind_names[a->kind], (void *)a->addr,
+			   a->size, dev->name);
+}
+
+C_Status accel_host_memory_register(const C_Device device, void *ptr,
+				    size_t size)
+{
+	struct accel_device *dev;
+	struct accel_allocation a;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!ptr || !size)
+		return accel_error("nothing to register: ptr %p, size %zu",
+				   ptr, size);
+	if (size > UINTPTR_MAX - (uintptr_t)ptr)
+		return accel_error("%p + %zu wraps around the address space",
+				   ptr, size);
+	memset(&a, 0, sizeof(a));
+	pthread_mutex_lock(&dev->reg_lock);
+	ret = overlap_error(dev, ptr, size);
+	if (ret == C_SUCCESS)
+		ret = dev->be->host_register(dev, ptr, size, &a);
+	if (ret == C_SUCCESS) {
+		a.addr = (uintptr_t)ptr;
+		a.size = size;
+		a.kind = ACCEL_KIND_HOST;
+		a.registered = true;
+		ret = accel_registry_insert(&dev->host_space, &a);
+		if (ret != C_SUCCESS)
+			dev->be->host_unregister(dev, &a);
+	}
+	pthread_mutex_unlock(&dev->reg_lock);
+	return ret;
+}
+
+C_Status accel_host_memory_unregister(const C_Device device, void *ptr)
+{
+	const struct accel_allocation *a;
+	struct accel_allocation gone;
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
+	if (!a || !a->registered || a->addr != (uintptr_t)ptr) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return accel_error("%p is not the start of host memory registered with %s",
+				   ptr, dev->name);
+	}
+	gone = *a;
+	accel_registry_remove(&dev->host_space, a);
+	pthread_mutex_unlock(&dev->reg_lock);
+
+	accel_device_drain(dev);	/* no transfer may still use it */
+	return dev->be->host_unregister(dev, &gone);
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies within one device */
+
+enum direction { H2D, D2H, D2D };
+
+static C_Status resolve_pair(struct accel_device *dev, enum direction dir,
+			     void *dst, const void *src, size_t size,
+			     struct accel_side *d, struct accel_side *s)
+{
+	C_Status ret;
+
+	if (dir == D2H)
+		ret = resolve_host(dev, "dst", dst, size, d);
+	else
+		ret = resolve_device(dev, "dst", dst, size, d);
+	if (ret != C_SUCCESS)
+		return ret;
+	if (dir == H2D)
+		return resolve_host(dev, "src", src, size, s);
+	return resolve_device(dev, "src", src, size, s);
+}
+
+static C_Status copy_sync(const C_Device device, enum direction dir,
+			  void *dst, const void *src, size_t size)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	struct accel_side d, s;
+
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != C_SUCCESS)
+		return C_FAILED;
+	accel_device_drain(dev);
+	return dev->be->copy(dev, NULL, &d, &s, size);
+}
+
+static C_Status copy_async(const C_Device device, C_Stream stream,
+			   enum direction dir, void *dst, const void *src,
+			   size_t size)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
+	struct accel_side d, s;
+
+	if (!dev)
+		return C_FAILED;
+	st = accel_stream_lookup(dev, stream);
+	if (!st)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != C_SUCCESS)
+		return C_FAILED;
+	return dev->be->copy(dev, st->priv, &d, &s, size);
+}
+
+C_Status accel_memory_copy_h2d(const C_Device device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_sync(device, H2D, dst, src, size);
+}
+
+C_Status accel_memory_copy_d2h(const C_Device device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_sync(device, D2H, dst, src, size);
+}
+
+C_Status accel_memory_copy_d2d(const C_Device device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_sync(device, D2D, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_h2d(const C_Device device, C_Stream stream,
+				     void *dst, const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_async(device, stream, H2D, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_d2h(const C_Device device, C_Stream stream,
+				     void *dst, const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_async(device, stream, D2H, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_d2d(const C_Device device, C_Stream stream,
+				     void *dst, const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_async(device, stream, D2D, dst, src, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies between devices */
+
+/* Through host memory, for devices of different backends. */
+static C_Status copy_bounce(struct accel_device *dst_dev,
+			    const struct accel_side *d,
+			    struct accel_device *src_dev,
+			    const struct accel_side *s, size_t size)
+{
+	size_t chunk = size < BOUNCE_CHUNK ? size : BOUNCE_CHUNK;
+	struct accel_side host = { 0 };
+	C_Status ret = C_SUCCESS;
+
+	host.ptr = malloc(chunk);
+	if (!host.ptr)
+		return accel_oom_error("out of host memory for a %zu-byte bounce buffer",
+				   chunk);
+	for (size_t done = 0; done < size && ret == C_SUCCESS; done += chunk) {
+		struct accel_side dn = side_advance(d, done);
+		struct accel_side sn = side_advance(s, done);
+
+		if (chunk > size - done)
+			chunk = size - done;
+		ret = src_dev->be->copy(src_dev, NULL, &host, &sn, chunk);
+		if (ret == C_SUCCESS)
+			ret = dst_dev->be->copy(dst_dev, NULL, &dn, &host, chunk);
+	}
+	free(host.ptr);
+	return ret;
+}
+
+static C_Status copy_between(const C_Device dst_device,
+			     const C_Device src_device, C_Stream stream,
+			     void *dst, const void *src, size_t size)
+{
+	struct accel_device *dd = accel_device_lookup(dst_device);
+	struct accel_device *sd = dd ? accel_device_lookup(src_device) : NULL;
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
+	struct accel_device *run = sd;
+	struct accel_side d, s;
+
+	if (!sd)
+		return C_FAILED;
+	if (stream) {
+		st = accel_stream_lookup(NULL, stream);
+		if (!st)
+			return C_FAILED;
+		if (st->dev != dd && st->dev != sd)
+			return accel_handle_error("stream %p is not a live stream of %s or %s",
+					   (void *)stream, dd->name, sd->name);
+		run = st->dev;
+	}
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_device(dd, "dst", dst, size, &d) != C_SUCCESS ||
+	    resolve_device(sd, "src", src, size, &s) != C_SUCCESS)
+		return C_FAILED;
+	if (dd == sd)
+		return dd->be->copy(dd, st ? st->priv : NULL, &d, &s, size);
+	if (dd->be == sd->be && st)
+		return run->be->copy_peer(run, st->priv, dd, &d, sd, &s, size);
+
+	/* synchronous from here on: wait for what came before */
+	if (st && run->be->stream_sync(run, st->priv) != C_SUCCESS)
+		return C_FAILED;
+	accel_device_drain(dd);
+	accel_device_drain(sd);
+	if (dd->be == sd->be)
+		return sd->be->copy_peer(sd, NULL, dd, &d, sd, &s, size);
+	return copy_bounce(dd, &d, sd, &s, size);
+}
+
+C_Status accel_memory_copy_p2p(const C_Device dst_device,
+			       const C_Device src_device, void *dst,
+			       const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	return copy_between(dst_device, src_device, NULL, dst, src, size);
+}
+
+C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
+				     const C_Device src_device,
+				     C_Stream stream, void *dst,
+				     const void *src, size_t size)
+{
+	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("the stream is NULL");
+	return copy_between(dst_device, src_device, stream, dst, src, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Set */
+
+C_Status accel_device_memory_set(const C_Device device, void *ptr,
+				 unsigned char value, size_t size)
+{
+	struct accel_device *dev;
+	struct accel_side d;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	if (resolve_device(dev, "ptr", ptr, size, &d) != C_SUCCESS)
+		return C_FAILED;
+	accel_device_drain(dev);
+	return dev->be->set(dev, NULL, &d, value, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stats and the chunk-size policy */
+
+C_Status accel_device_memory_stats(const C_Device device,
+				   size_t *total_memory, size_t *free_memory)
+{
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!total_memory || !free_memory)
+		return accel_error("%s is NULL",
+				   total_memory ? "free_memory" : "total_memory");
+	return dev->be->stats(dev, total_memory, free_memory);
+}
+
+enum policy { MIN_CHUNK, MAX_CHUNK, MAX_ALLOC, EXTRA_PADDING, INIT_ALLOC,
+	      REALLOC };
+
+/*
+ * Chunks a caching allocator grows by: 1/4096 of the device, 2-64 MiB,
+ * whole pages of the device.
+ */
+#define GROWTH_MIN (2ul << 20)
+#define GROWTH_MAX (64ul << 20)
+
+static size_t round_up(size_t size, size_t granule)
+{
+	return (size + granule - 1) / granule * granule;
+}
+
+static size_t growth_size(size_t total)
+{
+	size_t g = total / 4096;
+
+	return g < GROWTH_MIN ? GROWTH_MIN : g > GROWTH_MAX ? GROWTH_MAX : g;
+}
+
+/* The largest allocation worth trying with @free bytes free. */
+static size_t max_alloc_of(struct accel_device *dev, size_t free)
+{
+	return (free - free / 100 * dev->be->reserve_percent) &
+	       ~(dev->min_chunk - 1);
+}
+
+C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size)
+{
+	size_t total, free;
+
+	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
+		return C_FAILED;
+	*size = max_alloc_of(dev, free);
+	return C_SUCCESS;
+}
+
+/*
+ * Blocks up to an eighth of the device come from a caching allocator's
+ * chunks. The chunks themselves are small enough that an allocator holds
+ * little more than it hands out, and large enough that it rarely calls the
+ * device. Both follow from the device's total memory, not from what is
+ * free now: an allocator reads them once, and a moment when the device is
+ * nearly full must not cripple it for good. Only max_alloc_size is what is
+ * free now; an allocator caps an attempt at it (as the pools do).
+ */
+static C_Status policy(C_Device device, size_t *size, enum policy what)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+	size_t total, free, min, max_chunk, growth;
+
+	if (!dev)
+		return C_FAILED;
+	if (!size)
+		return accel_error("size is NULL");
+	min = dev->min_chunk;
+	if (what == MIN_CHUNK || what == EXTRA_PADDING) {
+		*size = what == MIN_CHUNK ? min : 0;
+		return C_SUCCESS;
+	}
+	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
+		return C_FAILED;
+	max_chunk = (total / 8) & ~(min - 1);
+	if (max_chunk >= dev->chunk_granule)
+		max_chunk -= max_chunk % dev->chunk_granule;
+	if (max_chunk < min)
+		max_chunk = min;
+	growth = round_up(growth_size(total), dev->chunk_granule);
+	switch (what) {
+	case MAX_CHUNK:
+		*size = max_chunk;
+		break;
+	case MAX_ALLOC:
+		*size = max_alloc_of(dev, free);
+		break;
+	default:
+		*size = growth < max_chunk ? growth : max_chunk;
+		break;
+	}
+	return C_SUCCESS;
+}
+
+C_Status accel_device_min_chunk_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, MIN_CHUNK);
+}
+
+C_Status accel_device_max_chunk_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, MAX_CHUNK);
+}
+
+C_Status accel_device_max_alloc_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, MAX_ALLOC);
+}
+
+C_Status accel_device_extra_padding_size(C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, EXTRA_PADDING);
+}
+
+C_Status accel_device_init_alloc_size(const C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, INIT_ALLOC);
+}
+
+C_Status accel_device_realloc_size(const C_Device device, size_t *size)
+{
+	ACCEL_ENTER();
+	return policy(device, size, REALLOC);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* Arrays: layouts (shape, strides, dtype) and the handles over storages. */
+#ifndef ACCEL_ARRAY_H
+#define ACCEL_ARRAY_H
+
+#include "objects/object.h"
+
+struct array_layout {
+	int ndim;
+	size_t shape[ACCEL_MAX_DIMS];
+	ptrdiff_t strides[ACCEL_MAX_DIMS];
+	accel_dtype_t dtype;
+};
+
+/* layout.c */
+/* check and fill @l; NULL @strides: contiguous in @order ('C' or 'F') */
+C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
+		     accel_dtype_t dtype, const ptrdiff_t *strides,
+		     char order);
+/* the product of the shape (checked not to overflow by layout_make) */
+size_t layout_size(int ndim, const size_t *shape);
+/* bytes from entry 0 to the end of the last entry; 0 when empty */
+C_Status layout_extent(const struct array_layout *l, size_t *extent);
+/* contiguous strides with the axes in the order of @l's strides */
+void layout_contiguous_like(struct array_layout *l);
+/* contiguous strides for @order */
+void layout_contiguous(struct array_layout *l, char order);
+bool layout_is_c_contiguous(const struct array_layout *l);
+bool layout_is_f_contiguous(const struct array_layout *l);
+/* same dtype, and shape and strides equal once axes of 1 are dropped */
+bool layout_compatible(const struct array_layout *a,
+		       const struct array_layout *b);
+
+/* array.c */
+/* a new array handle over @st (whose reference it takes over) */
+C_Status array_new(struct storage *st, size_t offset,
+		   const struct array_layout *l, C_Stream stream,
+		   bool readonly, accel_array_t *out);
+/* no array in *@out until one is made; an error if @out is NULL */
+C_Status array_out(accel_array_t *out, const char *name);
+/* array_out() of "ary" for a constructor on @device, which must be given */
+C_Status array_out_on(accel_array_t *out, const C_Device device);
+void array_layout_of(const struct accel_array *a, struct array_layout *l);
+enum accel_array_kind array_kind(const struct accel_array *a);
+/* the first entry, or NULL when the array is empty */
+void *array_data(const struct accel_array *a);
+
+#endif /* ACCEL_ARRAY_H */

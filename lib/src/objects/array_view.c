@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Views of arrays without copying (ravel, reshape), contiguity, and the
+ * CUDA array interface both ways.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "objects/array.h"
+
+int accel_array_is_c_contiguous(accel_array_t ary)
+{
+	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
+	struct array_layout l;
+
+	if (!a)
+		return 0;
+	array_layout_of(a, &l);
+	return layout_is_c_contiguous(&l);
+}
+
+int accel_array_is_f_contiguous(accel_array_t ary)
+{
+	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
+	struct array_layout l;
+
+	if (!a)
+		return 0;
+	array_layout_of(a, &l);
+	return layout_is_f_contiguous(&l);
+}
+
+/* A view of @a's storage with layout @l. */
+static C_Status view_of(struct accel_array *a, const struct array_layout *l,
+			accel_array_t *out)
+{
+	storage_get(a->st);
+	return array_new(a->st, a->offset, l, a->stream, a->readonly, out);
+}
+
+/* The order @order means for @l, or 0 if @l is not contiguous in it. */
+static char contiguous_order(const struct array_layout *l, char order)
+{
+	bool c = layout_is_c_contiguous(l), f = layout_is_f_contiguous(l);
+
+	if ((order == 'C' || order == 'A') && c)
+		return 'C';
+	if ((order == 'F' || order == 'A') && f)
+		return 'F';
+	return 0;
+}
+
+static C_Status check_order(char order)
+{
+	if (order != 'C' && order != 'F' && order != 'A')
+		return accel_error("order '%c' is not 'C', 'F' or 'A'", order);
+	return C_SUCCESS;
+}
+
+C_Status accel_array_ravel(accel_array_t ary, char order,
+			   accel_array_t *flat)
+{
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
+	struct array_layout l;
+	char as;
+
+	ACCEL_ENTER();
+	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
+		return C_FAILED;
+	array_layout_of(a, &l);
+	/* any array, 1-D too (Numba), gives shape (size,); 0-d gives (1,) */
+	as = contiguous_order(&l, order);
+	if (!as)
+		return accel_error("the array is not contiguous in order '%c': flattening it would need a copy",
+				   order);
+	l.shape[0] = layout_size(l.ndim, l.shape);
+	l.ndim = 1;
+	layout_contiguous(&l, as);
+	return view_of(a, &l, flat);
+}
+
+/* @shape with its one -1 (if any) worked out to give @size entries. */
+static C_Status resolve_shape(int ndim, const size_t *shape, size_t size,
+			      size_t *out)
+{
+	int unknown = -1;
+	size_t known = 1;
+
+	if (ndim < 0 || ndim > ACCEL_MAX_DIMS)
+		return accel_error("%d dimensions is not 0 to %d", ndim,
+				   ACCEL_MAX_DIMS);
+	if (ndim && !shape)
+		return accel_error("the shape is NULL");
+	for (int i = 0; i < ndim; i++) {
+		out[i] = shape[i];
+		if (shape[i] == (size_t)-1) {
+			if (unknown >= 0)
+				return accel_error("only one axis may be -1");
+			unknown = i;
+		} else if (!mul_ok(known, shape[i], &known)) {
+			return accel_error("the new shape's product overflows");
+		}
+	}
+	if (unknown >= 0) {
+		if (!known || size % known)
+			return accel_error("%zu entries do not fill a shape with the known axes' product %zu",
+					   size, known);
+		out[unknown] = size / known;
+		known = size;
+	}
+	if (known != size)
+		return accel_error("a shape of %zu entries cannot hold the array's %zu",
+				   known, size);
+	return C_SUCCESS;
+}
+
+C_Status accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
+			     char order, accel_array_t *view)
+{
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
+	struct array_layout l, to;
+	char as;
+
+	ACCEL_ENTER();
+	if (array_out(view, "view") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
+		return C_FAILED;
+	array_layout_of(a, &l);
+	to = l;
+	if (resolve_shape(ndim, shape, layout_size(l.ndim, l.shape),
+			  to.shape) != C_SUCCESS)
+		return C_FAILED;
+	to.ndim = ndim;
+	if (ndim == l.ndim && !memcmp(to.shape, l.shape, (size_t)ndim * sizeof(*to.shape)))
+		return view_of(a, &l, view);
+	as = contiguous_order(&l, order);
+	if (!as)
+		return accel_error("the array is not contiguous in order '%c': reshaping it would need a copy",
+				   order);
+	memset(to.strides, 0, sizeof(to.strides));
+	layout_contiguous(&to, as);
+	return view_of(a, &to, view);
+}
+
+static bool has_interface(const struct accel_array *a)
+{
+	enum accel_array_kind kind = array_kind(a);
+
+	return kind == ACCEL_ARRAY_DEVICE || kind == ACCEL_ARRAY_MAPPED;
+}
+
+int accel_array_has_interface(accel_array_t ary)
+{
+	struct accel_array *a ACCEL_HANDLE_REF =
+		accel_handle_get(ary, ACCEL_HANDLE_ARRAY);
+
+	return a && has_interface(a);
+}
+
+C_Status accel_array_get_interface(accel_array_t ary,
+				   struct accel_array_interface *iface)
+{
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
+	struct array_layout l;
+
+	ACCEL_ENTER();
+	if (!iface)
+		return accel_error("iface is NULL");
+	a = array_lookup(ary);
+	if (!a)
+		return C_FAILED;
+	if (!has_interface(a))
+		return accel_error("a host or pinned array has no CUDA array interface; use a device or mapped array");
+	array_layout_of(a, &l);
+	memset(iface, 0, sizeof(*iface));
+	iface->version = 3;
+	iface->ndim = l.ndim;
+	memcpy(iface->shape, l.shape, sizeof(iface->shape));
+	snprintf(iface->typestr, sizeof(iface->typestr), "%s", l.dtype->typestr);
+	iface->data = array_data(a);
+	iface->readonly = a->readonly;
+	iface->has_strides = !layout_is_c_contiguous(&l);
+	if (iface->has_strides)
+		memcpy(iface->strides, l.strides, sizeof(iface->strides));
+	iface->stream = a->stream;
+	return C_SUCCESS;
+}
+
+/* The layout @iface describes. */
+static C_Status interface_layout(const struct accel_array_interface *iface,
+				 struct array_layout *l, size_t *extent)
+{
+	accel_dtype_t dtype;
+	char typestr[sizeof(iface->typestr) + 1] = "";
+
+	if (iface->version < 1 || iface->version > 3)
+		return accel_error("array interface version %d is not 1 to 3",
+				   iface->version);
+	memcpy(typestr, iface->typestr, sizeof(iface->typestr));
+	dtype = dtype_by_typestr(typestr);
+	if (!dtype)
+		return accel_error("no dtype has the typestr \"%s\"", typestr);
+	if (layout_make(l, iface->ndim, iface->shape, dtype,
+			iface->has_strides ? iface->strides : NULL,
+			'C') != C_SUCCESS)
+		return C_FAILED;
+	return layout_extent(l, extent);
+}
+
+/*
+ * A view of the library's own storage @st (a reference taken) that holds
+ * the interface's data: it keeps the storage alive, as Numba's view keeps
+ * its producer, and must lie inside it.
+ */
+static C_Status view_of_storage(struct storage *st,
+				const struct accel_array_interface *iface,
+				const struct array_layout *l, size_t extent,
+				accel_array_t *ary)
+{
+	size_t offset = (size_t)((char *)iface->data - (char *)st->ptr);
+
+	if (extent > st->bytes - offset) {
+		accel_error("the interface's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
+			    extent, iface->data, st->ptr, st->bytes);
+		storage_put(st);
+		return C_FAILED;
+	}
+	return array_new(st, offset, l, iface->stream, iface->readonly, ary);
+}
+
+C_Status accel_array_from_interface(const C_Device device,
+				    const struct accel_array_interface *iface,
+				    int sync, accel_array_t *ary)
+{
+	struct array_layout l;
+	struct storage *st;
+	size_t extent;
+
+	ACCEL_ENTER();
+	if (array_out(ary, "ary") != C_SUCCESS)
+		return C_FAILED;
+	if (!device || !iface)
+		return accel_error("%s is NULL", device ? "iface" : "the device");
+	if (interface_layout(iface, &l, &extent) != C_SUCCESS)
+		return C_FAILED;
+	if (extent && !iface->data)
+		return accel_error("the data pointer is NULL for %zu bytes",
+				   extent);
+	if (sync && iface->stream &&
+	    accel_stream_synchronize(device, iface->stream) != C_SUCCESS)
+		return C_FAILED;
+	if (extent && dtype_check_aligned((uintptr_t)iface->data, l.dtype,
+					  "the data pointer") != C_SUCCESS)
+		return C_FAILED;
+	st = extent ? storage_index_find(device->id, iface->data) : NULL;
+	if (st)
+		return view_of_storage(st, iface, &l, extent, ary);
+	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
+			 &st) != C_SUCCESS)
+		return C_FAILED;
+	return array_new(st, 0, &l, iface->stream, iface->readonly, ary);
+}

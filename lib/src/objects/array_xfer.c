@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Array transfers (Numba's to_device, copy_to_device and copy_to_host) and
+ * the pinned and mapped scopes over host arrays. A transfer moves the bytes
+ * an array spans, so both sides have the same layout.
+ */
+#include "objects/array.h"
+
+/* Copy the span of @src into @dst, whose layouts the caller matched. */
+static C_Status array_transfer(struct accel_array *dst,
+			       struct accel_array *src, C_Stream stream)
+{
+	struct array_layout l;
+	struct xfer_end to = { .st = dst->st, .offset = dst->offset };
+	struct xfer_end from = { .st = src->st, .offset = src->offset };
+	size_t extent;
+	C_Status ret;
+
+	array_layout_of(src, &l);
+	if (layout_extent(&l, &extent) != C_SUCCESS)
+		return C_FAILED;
+	if (storage_use(dst->st, "the destination") != C_SUCCESS)
+		return C_FAILED;
+	if (src->st != dst->st && storage_use(src->st, "the source") != C_SUCCESS) {
+		storage_done(dst->st);
+		return C_FAILED;
+	}
+	ret = transfer(&to, &from, extent, stream);
+	if (src->st != dst->st)
+		storage_done(src->st);
+	storage_done(dst->st);
+	return ret;
+}
+
+/* @dst may receive @src's data. */
+static C_Status check_pair(struct accel_array *dst, struct accel_array *src)
+{
+	struct array_layout a, b;
+
+	if (dst->readonly)
+		return accel_error("the destination array is read-only");
+	array_layout_of(dst, &a);
+	array_layout_of(src, &b);
+	if (!layout_compatible(&a, &b))
+		return accel_error("the arrays differ in dtype (%s, %s), shape or strides",
+				   dst->dtype->name, src->dtype->name);
+	return C_SUCCESS;
+}
+
+/*
+ * Is @a already usable by @dev's device code (Numba's _is_cuda_ndarray):
+ * a device array of it, or a mapped array (or registered-mapped host
+ * array) of it?
+ */
+static bool on_device_already(const struct accel_array *a, int dev)
+{
+	enum accel_array_kind kind = array_kind(a);
+
+	return a->st->dev_id == dev &&
+	       (kind == ACCEL_ARRAY_DEVICE || kind == ACCEL_ARRAY_MAPPED);
+}
+
+/*
+ * A device array with @host's layout; @share: @host itself (a new handle on
+ * it) if it is on the device already; @copy: holding a copy of its data
+ */
+static C_Status to_device(const C_Device device, accel_array_t host,
+			  C_Stream stream, bool share, bool copy,
+			  accel_array_t *ary)
+{
+	struct accel_array *h ACCEL_HANDLE_REF = NULL, *made;
+	struct array_layout l;
+	struct storage *st;
+	size_t extent;
+	C_Status ret;
+
+	if (array_out_on(ary, device) != C_SUCCESS)
+		return C_FAILED;
+	h = array_lookup(host);
+	if (!h)
+		return C_FAILED;
+	array_layout_of(h, &l);
+	if (share && on_device_already(h, device->id)) {
+		storage_get(h->st);
+		return array_new(h->st, h->offset, &l, h->stream, h->readonly,
+				 ary);
+	}
+	if (layout_extent(&l, &extent) != C_SUCCESS ||
+	    storage_alloc(device->id, STORAGE_DEVICE, extent, 0, stream,
+			  &st) != C_SUCCESS)
+		return C_FAILED;
+	if (array_new(st, 0, &l, stream, false, ary) != C_SUCCESS)
+		return C_FAILED;
+	if (!copy)
+		return C_SUCCESS;
+	made = array_lookup(*ary);
+	ret = made ? array_transfer(made, h, stream) : C_FAILED;
+	if (made)	/* before the release below, which waits for it */
+		accel_handle_put(made);
+	if (ret != C_SUCCESS) {
+		accel_array_release(*ary);
+		*ary = NULL;
+	}
+	return ret;
+}
+
+C_Status accel_to_device(const C_Device device, accel_array_t host,
+			 C_Stream stream, accel_array_t *ary)
+{
+	ACCEL_ENTER();
+	return to_device(device, host, stream, false, true, ary);
+}
+
+C_Status accel_to_device_ex(const C_Device device, accel_array_t host,
+			    C_Stream stream, int copy, accel_array_t *ary)
+{
+	ACCEL_ENTER();
+	return to_device(device, host, stream, true, copy, ary);
+}
+
+C_Status accel_array_copy_to_device(accel_array_t dst, accel_array_t src,
+				    C_Stream stream)
+{
+	struct accel_array *d ACCEL_HANDLE_REF = NULL;
+	struct accel_array *s ACCEL_HANDLE_REF = NULL;
+	enum accel_array_kind kind;
+
+	ACCEL_ENTER();
+	if (!(d = array_lookup(dst)) || !(s = array_lookup(src)))
+		return C_FAILED;
+	kind = array_kind(d);
+	if (kind != ACCEL_ARRAY_DEVICE && kind != ACCEL_ARRAY_MAPPED)
+		return accel_error("the destination is a host array, not a device or mapped array");
+	if (check_pair(d, s) != C_SUCCESS)
+		return C_FAILED;
+	return array_transfer(d, s, stream);
+}
+
+C_Status accel_array_copy_to_host(accel_array_t ary, accel_array_t dst,
+				  C_Stream stream, accel_array_t *host)
+{
+	struct accel_array *a ACCEL_HANDLE_REF = NULL;
+	struct accel_array *d = NULL;
+	struct array_layout l;
+	accel_array_t made = NULL;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (host)
+		*host = NULL;
+	a = array_lookup(ary);
+	if (!a)
+		return C_FAILED;
+	if (!dst && !host)
+		return accel_error("host is NULL: nowhere to return the new host array");
+	if (!dst) {
+		array_layout_of(a, &l);
+		if (accel_host_array(NULL, l.ndim, l.shape, l.dtype, l.strides,
+				     'C', 0, &made) != C_SUCCESS)
+			return C_FAILED;
+		dst = made;
+	}
+	d = array_lookup(dst);
+	if (!d)
+		ret = C_FAILED;
+	else if (!made && array_kind(d) == ACCEL_ARRAY_DEVICE)
+		ret = accel_error("the destination is a device array, not a host array");
+	else if (!made)
+		ret = check_pair(d, a);
+	else
+		ret = C_SUCCESS;
+	if (ret == C_SUCCESS)
+		ret = array_transfer(d, a, stream);
+	if (d)		/* before the release below, which waits for it */
+		accel_handle_put(d);
+	if (ret != C_SUCCESS) {
+		accel_array_release(made);
+		return C_FAILED;
+	}
+	if (host)
+		*host = dst;
+	return C_SUCCESS;
+}
+
+C_Status accel_array_register(const C_Device device, accel_array_t host,
+			      int mapped)
+{
+	struct accel_array *h ACCEL_HANDLE_REF = NULL;
+	struct storage *st;
+	C_Status ret = C_SUCCESS;
+
+	ACCEL_ENTER();
+	if (!device)
+		return accel_error("the device is NULL");
+	h = array_lookup(host);
+	if (!h)
+		return C_FAILED;
+	st = h->st;
+	pthread_rwlock_wrlock(&st->lock);
+	if (st->kind != STORAGE_HOST || st->dev_id >= 0)
+		ret = accel_error(st->registered_dev >= 0 ?
+				  "the array is registered already" :
+				  "only host arrays are registered; this one is device or pinned memory already");
+	else if (st->bytes)
+		ret = accel_host_memory_register(device, st->ptr, st->bytes);
+	if (ret == C_SUCCESS) {
+		st->registered_dev = device->id;
+		st->dev_id = device->id;
+		st->kind = STORAGE_PINNED;
+		st->mapped_kind = mapped;
+	}
+	pthread_rwlock_unlock(&st->lock);
+	return ret;
+}
+
+C_Status accel_array_unregister(accel_array_t host)
+{
+	struct accel_array *h ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	h = array_lookup(host);
+	if (!h)
+		return C_FAILED;
+	return storage_unregister(h->st);
+}

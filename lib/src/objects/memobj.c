@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory handles (OCCA's occa::memory): typed views of a storage, with
+ * slices, casts, clones, reference counting and an explicit free.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "objects/object.h"
+
+struct accel_memory *memory_lookup(accel_memory_t mem)
+{
+	struct accel_memory *m = accel_handle_get(mem, ACCEL_HANDLE_MEMORY);
+
+	if (!m)
+		accel_handle_error("%p is not a live memory handle (released, or never one)",
+				   (void *)mem);
+	return m;
+}
+
+/* A new handle on @st (whose reference it takes over). */
+static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
+			   accel_dtype_t dtype, accel_memory_t *out)
+{
+	struct accel_memory *m = calloc(1, sizeof(*m));
+
+	if (!m || !accel_handle_new(ACCEL_HANDLE_MEMORY, m)) {
+		free(m);
+		storage_put(st);
+		return accel_oom_error("out of host memory for a memory handle");
+	}
+	m->st = st;
+	m->offset = offset;
+	m->entries = entries;
+	m->dtype = dtype;
+	*out = (accel_memory_t)m->handle;
+	return C_SUCCESS;
+}
+
+C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+		    accel_dtype_t dtype, accel_memory_t *out)
+{
+	return handle_new(st, offset, entries, dtype, out);
+}
+
+/* No handle in *@mem until one is made; a device is needed. */
+static C_Status memory_out(accel_memory_t *mem, const C_Device device)
+{
+	if (!mem)
+		return accel_error("mem is NULL");
+	*mem = NULL;
+	if (!device)
+		return accel_error("the device is NULL");
+	return C_SUCCESS;
+}
+
+static C_Status check_dtype(accel_dtype_t dtype, size_t entries, size_t *bytes)
+{
+	if (!dtype)
+		return accel_error("the dtype is NULL");
+	if (!mul_ok(entries, dtype->size, bytes))
+		return accel_error("%zu entries of %s (%zu bytes each) overflow",
+				   entries, dtype->name, dtype->size);
+	return C_SUCCESS;
+}
+
+C_Status accel_memory_create(const C_Device device, size_t entries,
+			     accel_dtype_t dtype, const void *src,
+			     unsigned int flags, accel_memory_t *mem)
+{
+	struct xfer_end to = { 0 }, from = { 0 };
+	struct storage *st;
+	size_t bytes = 0;
+
+	ACCEL_ENTER();
+	if (memory_out(mem, device) != C_SUCCESS)
+		return C_FAILED;
+	if (flags & ~ACCEL_MEMORY_FLAGS_VALID)
+		return accel_error("unknown flags %#x", flags & ~ACCEL_MEMORY_FLAGS_VALID);
+	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS)
+		return C_FAILED;
+	if (storage_alloc(device->id, flags ? STORAGE_UNIFIED : STORAGE_DEVICE,
+			  bytes, flags, NULL, &st) != C_SUCCESS)
+		return C_FAILED;
+	to.st = st;
+	from.host = (void *)src;
+	if (src && bytes && transfer(&to, &from, bytes, NULL) != C_SUCCESS) {
+		storage_put(st);
+		return C_FAILED;
+	}
+	return handle_new(st, 0, entries, dtype, mem);
+}
+
+C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
+			   accel_dtype_t dtype, accel_memory_t *mem)
+{
+	struct storage *st;
+	size_t bytes = 0;
+
+	ACCEL_ENTER();
+	if (memory_out(mem, device) != C_SUCCESS)
+		return C_FAILED;
+	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS ||
+	    dtype_check_aligned((uintptr_t)ptr, dtype, "the pointer") != C_SUCCESS ||
+	    storage_wrap(device->id, ptr, bytes, false, &st) != C_SUCCESS)
+		return C_FAILED;
+	return handle_new(st, 0, entries, dtype, mem);
+}
+
+/*
+ * End @m's handle (referenced) and free it, after the calls under way on it.
+ * Mapped memory keeps its last handle: see storage_put_unmapped().
+ */
+static C_Status handle_release(struct accel_memory *m)
+{
+	struct storage *st = m->st;
+	C_Status ret;
+
+	if (atomic_load(&st->refs) == 1 && atomic_load(&st->maps)) {
+		accel_handle_put(m);
+		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
+	}
+	if (!accel_handle_end(m)) {
+		accel_handle_put(m);
+		return accel_handle_error("the memory handle was released by another thread");
+	}
+	free(m);
+	/* mapped meanwhile through this handle: the mapping keeps the storage */
+	storage_put_unmapped(st, &ret);
+	return ret;
+}
+
+C_Status accel_memory_release(accel_memory_t mem)
+{
+	struct accel_memory *m;
+
+	ACCEL_ENTER();
+	if (!mem)
+		return C_SUCCESS;
+	m = memory_lookup(mem);
+	return m ? handle_release(m) : C_FAILED;
+}
+
+C_Status accel_memory_free(accel_memory_t mem)
+{
+	struct accel_memory *m;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	m = memory_lookup(mem);
+	if (!m)
+		return C_FAILED;
+	ret = storage_free(m->st);
+	if (ret == C_SUCCESS)
+		return handle_release(m);
+	accel_handle_put(m);
+	return ret;
+}
+
+int accel_memory_is_valid(accel_memory_t mem)
+{
+	struct accel_memory *m ACCEL_HANDLE_REF =
+		accel_handle_get(mem, ACCEL_HANDLE_MEMORY);
+	int valid;
+
+	if (!m)
+		return 0;
+	pthread_rwlock_rdlock(&m->st->lock);
+	valid = !m->st->freed;
+	pthread_rwlock_unlock(&m->st->lock);
+	return valid;
+}
+
+struct accel_memory *memory_use(accel_memory_t mem)
+{
+	struct accel_memory *m = memory_lookup(mem);
+
+	if (m && storage_use(m->st, "the memory") != C_SUCCESS) {
+		accel_handle_put(m);
+		return NULL;
+	}
+	return m;
+}
+
+void memory_done(struct accel_memory *m)
+{
+	storage_done(m->st);
+	accel_handle_put(m);
+}
+
+C_Status accel_memory_get_info(accel_memory_t mem,
+			       struct accel_memory_info *info)
+{
+	struct accel_memory *m;
+	struct storage *st;
+
+	ACCEL_ENTER();
+	if (!info)
+		return accel_error("info is NULL");
+	m = memory_use(mem);
+	if (!m)
+		return C_FAILED;
+	st = m->st;
+	memset(info, 0, sizeof(*info));
+	info->entries = m->entries;
+	info->bytes = m->entries * m->dtype->size;
+	info->dtype = m->dtype;
+	info->device = st->dev_id;
+	info->ptr = st->ptr ? (char *)st->ptr + m->offset : NULL;
+	info->flags = st->flags;
+	info->wrapped = !st->owned;
+	info->mapped = atomic_load(&st->maps);
+	memory_done(m);
+	return C_SUCCESS;
+}
+
+/* [offset, offset + *count) within @entries; ACCEL_ALL is the rest. */
+C_Status entry_range(size_t entries, size_t offset, size_t *count)
+{
+	if (offset > entries)
+		return accel_error("offset %zu is past the end of %zu entries",
+				   offset, entries);
+	if (*count == ACCEL_ALL)
+		*count = entries - offset;
+	if (*count > entries - offset)
+		return accel_error("%zu entries from offset %zu run past the end of %zu entries",
+				   *count, offset, entries);
+	return C_SUCCESS;
+}
+
+C_Status accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
+			    accel_memory_t *slice)
+{
+	struct accel_memory *m;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (!slice)
+		return accel_error("slice is NULL");
+	*slice = NULL;
+	m = memory_use(mem);
+	if (!m)
+		return C_FAILED;
+	ret = entry_range(m->entries, offset, &count);
+	if (ret == C_SUCCESS) {
+		storage_get(m->st);
+		ret = handle_new(m->st, m->offset + offset * m->dtype->size,
+				 count, m->dtype, slice);
+	}
+	memory_done(m);
+	return ret;
+}
+
+/*
+ * Where @m's first entry is: the address, or for memory with no bytes
+ * yet, the offset into it (aligned storage)
+ */
+static size_t entry_address(const struct accel_memory *m)
+{
+	return (size_t)((uintptr_t)m->st->ptr + m->offset);
+}
+
+C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
+			   accel_memory_t *cast)
+{
+	struct accel_memory *m;
+	size_t bytes;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (!cast)
+		return accel_error("cast is NULL");
+	*cast = NULL;
+	if (!dtype)
+		return accel_error("the dtype is NULL");
+	m = memory_use(mem);
+	if (!m)
+		return C_FAILED;
+	bytes = m->entries * m->dtype->size;
+	if (bytes % dtype->size) {
+		ret = accel_error("%zu bytes of %s are no whole number of %s (%zu bytes each)",
+				  bytes, m->dtype->name, dtype->name,
+				  dtype->size);
+	} else if (dtype_check_aligned(entry_address(m), dtype,
+				       "the memory's address") != C_SUCCESS) {
+		ret = C_FAILED;
+	} else {
+		storage_get(m->st);
+		ret = handle_new(m->st, m->offset, bytes / dtype->size,
+				 dtype, cast);
+	}
+	memory_done(m);
+	return ret;
+}
+
+/*
+ * The kind a clone of @st gets: its own, but the library's; a cpu device's
+ * wrapped host memory becomes unified memory, host-accessible like it.
+ */
+static enum storage_kind clone_kind(const struct storage *st)
+{
+	return st->kind == STORAGE_HOST ? STORAGE_UNIFIED : st->kind;
+}
+
+C_Status accel_memory_clone(accel_memory_t mem, accel_memory_t *clone)
+{
+	struct accel_memory *m;
+	struct xfer_end to = { 0 }, from = { 0 };
+	struct storage *st;
+	size_t bytes = 0, entries;
+	accel_dtype_t dtype;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	if (!clone)
+		return accel_error("clone is NULL");
+	*clone = NULL;
+	m = memory_use(mem);
+	if (!m)
+		return C_FAILED;
+	bytes = m->entries * m->dtype->size;
+	ret = storage_alloc(m->st->dev_id, clone_kind(m->st), bytes,
+			    m->st->flags, NULL, &st);
+	if (ret == C_SUCCESS) {
+		to.st = st;
+		from.st = m->st;
+		from.offset = m->offset;
+		ret = transfer(&to, &from, bytes, NULL);
+		if (ret != C_SUCCESS)
+			storage_put(st);
+	}
+	entries = m->entries;
+	dtype = m->dtype;
+	memory_done(m);
+	if (ret != C_SUCCESS)
+		return C_FAILED;
+	return handle_new(st, 0, entries, dtype, clone);
+}

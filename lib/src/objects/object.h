@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory objects: the storage that memory handles and arrays share, and
+ * the transfers between storages.
+ */
+#ifndef ACCEL_OBJECT_H
+#define ACCEL_OBJECT_H
+
+#include <accel/memory.h>
+
+#include "core/internal.h"
+
+/* What a storage's bytes are. */
+enum storage_kind {
+	STORAGE_DEVICE,		/* device memory: a pool block, or wrapped */
+	STORAGE_UNIFIED,	/* unified memory, the host may map it */
+	STORAGE_PINNED,		/* pinned host memory of the device */
+	STORAGE_HOST,		/* ordinary host memory */
+};
+
+struct accel_dtype {
+	char name[64];
+	size_t size;
+	char typestr[16];
+};
+
+/*
+ * Bytes that handles share. The last reference frees them, unless wrapped;
+ * an explicit free frees them at once and leaves the storage to the
+ * remaining references as a tombstone.
+ */
+struct storage {
+	atomic_uint refs;
+	pthread_rwlock_t lock;	/* operations read, free writes */
+	bool freed;
+	enum storage_kind kind;
+	bool owned;		/* false: the caller's memory */
+	bool mapped_kind;	/* pinned memory the device reaches directly */
+	int dev_id;		/* -1: host memory of no device */
+	unsigned int flags;	/* ACCEL_MEMORY_HOST_* */
+	void *ptr;
+	size_t bytes;
+	C_Stream alloc_stream;	/* what a pool block was allocated for */
+	atomic_int maps;	/* host mappings open */
+	atomic_int async_dev;	/* device of the last queued transfer, -1 */
+	int registered_dev;	/* host memory pinned for this device, -1 */
+	/* devices the bytes are registered with as portable memory */
+	uint64_t portable_devs;
+	bool portable_pages;	/* anonymous pages of ours, unmapped after */
+	/* in the index of owned storages (storage_index.c) while its bytes live */
+	struct storage *index_prev, *index_next;
+	bool indexed;
+};
+
+struct accel_memory {
+	uintptr_t handle;	/* first: see handles.c */
+	struct storage *st;
+	size_t offset;		/* bytes into the storage */
+	size_t entries;
+	accel_dtype_t dtype;
+};
+
+struct accel_array {
+	uintptr_t handle;	/* first: see handles.c */
+	struct storage *st;
+	size_t offset;		/* bytes from the storage to entry 0 */
+	int ndim;
+	size_t shape[ACCEL_MAX_DIMS];
+	ptrdiff_t strides[ACCEL_MAX_DIMS];
+	accel_dtype_t dtype;
+	C_Stream stream;
+	bool readonly;
+};
+
+/* storage.c */
+/* new storage of @bytes; @dev_id -1 with STORAGE_HOST for plain host memory */
+C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
+		       unsigned int flags, C_Stream stream,
+		       struct storage **out);
+/* storage over the caller's memory at @ptr, found in @dev_id's memory */
+C_Status storage_wrap(int dev_id, void *ptr, size_t bytes, bool for_array,
+		      struct storage **out);
+/* storage over the caller's host memory, of no device; NULL on error */
+struct storage *storage_host(void *ptr, size_t bytes);
+void storage_get(struct storage *st);
+/* drop a reference; the last one frees the bytes (if owned) */
+C_Status storage_put(struct storage *st);
+/*
+ * storage_put(), unless it is the last reference and the storage is mapped
+ * (the mapping would point at freed bytes): then false, with the error
+ * (ACCEL_ERROR_IN_USE) in *ret, and the reference stays
+ */
+bool storage_put_unmapped(struct storage *st, C_Status *ret);
+/* end the registration of host memory for a device */
+C_Status storage_unregister(struct storage *st);
+/* free the bytes now */
+C_Status storage_free(struct storage *st);
+/* take the read lock; fails, unlocked, if the storage is freed */
+C_Status storage_use(struct storage *st, const char *what);
+void storage_done(struct storage *st);
+/* true for memory that device pointers name: device and unified */
+bool storage_on_device(const struct storage *st);
+
+/* array.c: end the registrations of portable memory with other devices */
+C_Status storage_unportable(struct storage *st);
+
+/* storage_index.c: owned storages, by address, while their bytes live */
+void storage_index_add(struct storage *st);
+void storage_index_remove(struct storage *st);
+/*
+ * The owned storage of device @dev_id whose bytes hold @ptr, with a
+ * reference taken, or NULL
+ */
+struct storage *storage_index_find(int dev_id, const void *ptr);
+
+/* transfer.c */
+/* one end of a transfer: a storage (used by the caller) at a byte offset */
+struct xfer_end {
+	struct storage *st;
+	size_t offset;
+	void *host;		/* instead of st: caller's host memory */
+};
+C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
+		  size_t bytes, C_Stream stream);
+
+/* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
+C_Status entry_range(size_t entries, size_t offset, size_t *count);
+
+/* memobj.c: a new memory handle on @st (whose reference it takes over) */
+C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+		    accel_dtype_t dtype, accel_memory_t *out);
+
+/*
+ * memobj.c's and array.c's handles: the live object, referenced (put it
+ * with accel_handle_put(), or declare the variable ACCEL_HANDLE_REF); NULL
+ * with the error set if not live
+ */
+struct accel_memory *memory_lookup(accel_memory_t mem);
+struct accel_array *array_lookup(accel_array_t ary);
+/*
+ * memory_lookup(), with the storage in use too: not freed; memory_done()
+ * ends both
+ */
+struct accel_memory *memory_use(accel_memory_t mem);
+void memory_done(struct accel_memory *m);
+
+/* dtype.c: the built-in or registered type with this typestr, or NULL */
+accel_dtype_t dtype_by_typestr(const char *typestr);
+/*
+ * The alignment entries of @dtype need: a built-in scalar's size; 1 for a
+ * registered type (opaque bytes, "|V<n>", as NumPy's void types)
+ */
+size_t dtype_align(accel_dtype_t dtype);
+/* an error unless @at (an address or byte offset, named @what) is aligned for @dtype */
+C_Status dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what);
+
+/* a*b into *out, false on overflow */
+static inline bool mul_ok(size_t a, size_t b, size_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+#endif /* ACCEL_OBJECT_H */

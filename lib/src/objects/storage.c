@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Storage: the bytes that memory handles and arrays share, with a
+ * reference count, and a lock that keeps an explicit free from pulling
+ * them out from under a transfer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "objects/object.h"
+
+static C_Status device_of(int dev_id, struct accel_device **dev)
+{
+	struct C_Device_st d = { dev_id };
+
+	*dev = accel_device_lookup(&d);
+	return *dev ? C_SUCCESS : C_FAILED;
+}
+
+static struct storage *storage_new(int dev_id, enum storage_kind kind,
+				   void *ptr, size_t bytes)
+{
+	struct storage *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		accel_oom_error("out of host memory for a memory handle");
+		return NULL;
+	}
+	atomic_init(&st->refs, 1);
+	pthread_rwlock_init(&st->lock, NULL);
+	st->kind = kind;
+	st->dev_id = dev_id;
+	st->ptr = ptr;
+	st->bytes = bytes;
+	atomic_init(&st->maps, 0);
+	atomic_init(&st->async_dev, -1);
+	st->registered_dev = -1;
+	return st;
+}
+
+/* Where owned bytes of each kind come from. */
+static C_Status bytes_alloc(int dev_id, enum storage_kind kind, size_t bytes,
+			    C_Stream stream, void **ptr)
+{
+	struct C_Device_st d = { dev_id };
+	accel_pool_t pool;
+
+	*ptr = NULL;
+	switch (kind) {
+	case STORAGE_DEVICE:
+		if (accel_device_pool(&d, &pool) != C_SUCCESS)
+			return C_FAILED;
+		return accel_pool_allocate(pool, stream, ptr, bytes);
+	case STORAGE_UNIFIED:
+		return accel_unified_memory_allocate(&d, ptr, bytes);
+	case STORAGE_PINNED:
+		return accel_host_memory_allocate(&d, ptr, bytes);
+	case STORAGE_HOST:
+		*ptr = malloc(bytes ? bytes : 1);
+		if (!*ptr)
+			return accel_oom_error("out of host memory: %zu bytes",
+					   bytes);
+		return C_SUCCESS;
+	}
+	return accel_error("unknown storage kind %d", kind);
+}
+
+static C_Status bytes_free(struct storage *st)
+{
+	struct C_Device_st d = { st->dev_id };
+	accel_pool_t pool;
+
+	switch (st->kind) {
+	case STORAGE_DEVICE:
+		if (accel_device_pool(&d, &pool) != C_SUCCESS)
+			return C_FAILED;
+		return accel_pool_deallocate(pool, NULL, st->ptr, st->bytes);
+	case STORAGE_UNIFIED:
+		return accel_unified_memory_deallocate(&d, st->ptr, st->bytes);
+	case STORAGE_PINNED:
+		return accel_host_memory_deallocate(&d, st->ptr, st->bytes);
+	case STORAGE_HOST:
+		free(st->ptr);
+		return C_SUCCESS;
+	}
+	return accel_error("unknown storage kind %d", st->kind);
+}
+
+C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
+		       unsigned int flags, C_Stream stream,
+		       struct storage **out)
+{
+	struct accel_device *dev;
+	struct storage *st;
+	void *ptr = NULL;
+
+	*out = NULL;
+	if (dev_id >= 0 && device_of(dev_id, &dev) != C_SUCCESS)
+		return C_FAILED;
+	if ((bytes || kind == STORAGE_HOST) &&
+	    bytes_alloc(dev_id, kind, bytes, stream, &ptr) != C_SUCCESS)
+		return C_FAILED;
+	st = storage_new(dev_id, kind, ptr, bytes);
+	if (!st) {
+		struct storage tmp = { .kind = kind, .dev_id = dev_id,
+				       .ptr = ptr, .bytes = bytes };
+
+		if (ptr)
+			bytes_free(&tmp);
+		return C_FAILED;
+	}
+	st->owned = true;
+	st->flags = flags;
+	st->alloc_stream = stream;
+	storage_index_add(st);
+	*out = st;
+	return C_SUCCESS;
+}
+
+/* What a wrapped pointer of @dev is, or why it cannot be wrapped. */
+static C_Status wrapped_kind(struct accel_device *dev, void *ptr,
+			     size_t bytes, enum storage_kind *kind)
+{
+	enum accel_kind k;
+	bool found;
+
+	if (accel_memory_kind_of(dev, ptr, bytes, &found, &k) != C_SUCCESS)
+		return C_FAILED;
+	if (!found) {
+		if (strcmp(dev->be->name, "cpu"))
+			return accel_error("%p is no memory of %s: wrap device, unified, pinned or registered memory of it",
+					   ptr, dev->name);
+		*kind = STORAGE_HOST;	/* a cpu device's memory is host memory */
+		return C_SUCCESS;
+	}
+	*kind = k == ACCEL_KIND_DEVICE ? STORAGE_DEVICE :
+		k == ACCEL_KIND_UNIFIED ? STORAGE_UNIFIED : STORAGE_PINNED;
+	return C_SUCCESS;
+}
+
+C_Status storage_wrap(int dev_id, void *ptr, size_t bytes, bool for_array,
+		      struct storage **out)
+{
+	enum storage_kind kind = STORAGE_DEVICE;
+	struct accel_device *dev;
+	struct storage *st;
+
+	*out = NULL;
+	if (device_of(dev_id, &dev) != C_SUCCESS)
+		return C_FAILED;
+	if (!ptr && bytes)
+		return accel_error("cannot wrap NULL with %zu bytes", bytes);
+	if (ptr && wrapped_kind(dev, ptr, bytes, &kind) != C_SUCCESS)
+		return C_FAILED;
+	st = storage_new(dev_id, kind, ptr, bytes);
+	if (!st)
+		return C_FAILED;
+	/* pinned memory behind an array interface is mapped memory */
+	st->mapped_kind = for_array && kind == STORAGE_PINNED;
+	if (kind != STORAGE_DEVICE)
+		st->flags = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
+	*out = st;
+	return C_SUCCESS;
+}
+
+struct storage *storage_host(void *ptr, size_t bytes)
+{
+	return storage_new(-1, STORAGE_HOST, ptr, bytes);
+}
+
+void storage_get(struct storage *st)
+{
+	atomic_fetch_add_explicit(&st->refs, 1, memory_order_relaxed);
+}
+
+/* Wait for queued transfers that may still touch host bytes. */
+static void wait_async(struct storage *st)
+{
+	int id = atomic_load(&st->async_dev);
+	struct C_Device_st d = { id };
+
+	if (id >= 0 && st->kind == STORAGE_HOST)
+		accel_device_synchronize(&d);
+}
+
+static C_Status unregister(struct storage *st)
+{
+	struct C_Device_st d = { st->registered_dev };
+	C_Status ret = C_SUCCESS;
+
+	if (st->bytes)
+		ret = accel_host_memory_unregister(&d, st->ptr);
+	st->registered_dev = -1;
+	st->dev_id = -1;
+	st->kind = STORAGE_HOST;
+	st->mapped_kind = false;
+	return ret;
+}
+
+C_Status storage_unregister(struct storage *st)
+{
+	C_Status ret;
+
+	pthread_rwlock_wrlock(&st->lock);
+	if (st->registered_dev < 0)
+		ret = accel_error("the array is not registered");
+	else
+		ret = unregister(st);
+	pthread_rwlock_unlock(&st->lock);
+	return ret;
+}
+
+/* Give back the bytes, once. Caller holds the write lock or the last ref. */
+static C_Status release_bytes(struct storage *st)
+{
+	C_Status ret = C_SUCCESS;
+
+	if (st->freed)
+		return C_SUCCESS;
+	st->freed = true;
+	storage_index_remove(st);
+	if (st->registered_dev >= 0)
+		ret = unregister(st);
+	if (st->portable_devs && storage_unportable(st) != C_SUCCESS)
+		ret = C_FAILED;
+	wait_async(st);
+	if (st->owned && (st->ptr || st->kind == STORAGE_HOST) &&
+	    bytes_free(st) != C_SUCCESS)
+		ret = C_FAILED;
+	return ret;
+}
+
+/* The last reference went: the bytes and the storage go. */
+static C_Status storage_gone(struct storage *st)
+{
+	C_Status ret = release_bytes(st);
+
+	pthread_rwlock_destroy(&st->lock);
+	free(st);
+	return ret;
+}
+
+C_Status storage_put(struct storage *st)
+{
+	if (atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) != 1)
+		return C_SUCCESS;
+	return storage_gone(st);
+}
+
+bool storage_put_unmapped(struct storage *st, C_Status *ret)
+{
+	unsigned int refs = atomic_load(&st->refs);
+
+	do {
+		if (refs == 1 && atomic_load(&st->maps)) {
+			*ret = accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
+			return false;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&st->refs, &refs,
+							refs - 1,
+							memory_order_acq_rel,
+							memory_order_relaxed));
+	*ret = refs == 1 ? storage_gone(st) : C_SUCCESS;
+	return true;
+}
+
+C_Status storage_free(struct storage *st)
+{
+	C_Status ret;
+
+	pthread_rwlock_wrlock(&st->lock);
+	if (atomic_load(&st->maps))
+		ret = accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before freeing it");
+	else
+		ret = release_bytes(st);
+	pthread_rwlock_unlock(&st->lock);
+	return ret;
+}
+
+C_Status storage_use(struct storage *st, const char *what)
+{
+	pthread_rwlock_rdlock(&st->lock);
+	if (!st->freed)
+		return C_SUCCESS;
+	pthread_rwlock_unlock(&st->lock);
+	return accel_handle_error("%s was freed with accel_memory_free()",
+			   what);
+}
+
+void storage_done(struct storage *st)
+{
+	pthread_rwlock_unlock(&st->lock);
+}
+
+bool storage_on_device(const struct storage *st)
+{
+	return st->kind == STORAGE_DEVICE || st->kind == STORAGE_UNIFIED;
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Transfers between storages and the caller's host memory: each pair of
+ * places goes to the copy function that moves between them.
+ */
+#include <string.h>
+
+#include "objects/object.h"
+
+static void *end_ptr(const struct xfer_end *e)
+{
+	return e->st ? (char *)e->st->ptr + e->offset : e->host;
+}
+
+static bool end_on_device(const struct xfer_end *e)
+{
+	return e->st && storage_on_device(e->st);
+}
+
+static int end_dev(const struct xfer_end *e)
+{
+	return e->st ? e->st->dev_id : -1;
+}
+
+static C_Status not_mapped(const struct xfer_end *e)
+{
+	if (e->st && atomic_load(&e->st->maps))
+		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped for the host: unmap it before the device uses it");
+	return C_SUCCESS;
+}
+
+/* Wait for device @id's work (on @stream, if given); -1 is no device. */
+static C_Status settle(int id, C_Stream stream)
+{
+	struct C_Device_st d = { id };
+
+	if (id < 0)
+		return C_SUCCESS;
+	return stream ? accel_stream_synchronize(&d, stream) :
+			accel_device_synchronize(&d);
+}
+
+/*
+ * Host to host: after the work that may still use either side. The stream
+ * belongs to one of the two devices.
+ */
+static C_Status host_copy(const struct xfer_end *dst,
+			  const struct xfer_end *src, size_t bytes,
+			  C_Stream stream)
+{
+	int first = end_dev(dst) >= 0 ? end_dev(dst) : end_dev(src);
+	int second = end_dev(src) != first ? end_dev(src) : -1;
+	C_Status ret = settle(first, stream);
+
+	if (stream && ret != C_SUCCESS && second >= 0)
+		ret = settle(second, stream);
+	else if (!stream && ret == C_SUCCESS)
+		ret = settle(second, NULL);
+	if (ret != C_SUCCESS)
+		return C_FAILED;
+	memmove(end_ptr(dst), end_ptr(src), bytes);
+	return C_SUCCESS;
+}
+
+static C_Status device_copy(const struct xfer_end *dst,
+			    const struct xfer_end *src, size_t bytes,
+			    C_Stream stream)
+{
+	struct C_Device_st d = { end_dev(dst) }, s = { end_dev(src) };
+	void *to = end_ptr(dst), *from = end_ptr(src);
+
+	if (d.id != s.id)
+		return stream ? accel_async_memory_copy_p2p(&d, &s, stream, to,
+							    from, bytes) :
+				accel_memory_copy_p2p(&d, &s, to, from, bytes);
+	return stream ? accel_async_memory_copy_d2d(&d, stream, to, from, bytes) :
+			accel_memory_copy_d2d(&d, to, from, bytes);
+}
+
+/* Between host memory and memory of device @id: h2d or d2h. */
+static C_Status host_device_copy(int id, bool h2d, void *to, void *from,
+				 size_t bytes, C_Stream stream)
+{
+	struct C_Device_st d = { id };
+
+	if (h2d)
+		return stream ? accel_async_memory_copy_h2d(&d, stream, to, from, bytes) :
+				accel_memory_copy_h2d(&d, to, from, bytes);
+	return stream ? accel_async_memory_copy_d2h(&d, stream, to, from, bytes) :
+			accel_memory_copy_d2h(&d, to, from, bytes);
+}
+
+/* Host bytes a queued transfer uses must outlive it. */
+static void note_async(const struct xfer_end *e, int dev_id)
+{
+	if (e->st && e->st->kind == STORAGE_HOST)
+		atomic_store(&e->st->async_dev, dev_id);
+}
+
+C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
+		  size_t bytes, C_Stream stream)
+{
+	bool dd = end_on_device(dst), sd = end_on_device(src);
+	/* the device whose engine runs it: the destination's, or the source's */
+	int runner = dd ? end_dev(dst) : end_dev(src);
+	C_Status ret;
+
+	if (!bytes)
+		return C_SUCCESS;
+	if (not_mapped(dst) != C_SUCCESS || not_mapped(src) != C_SUCCESS)
+		return C_FAILED;
+	if (!end_ptr(dst) || !end_ptr(src))
+		return accel_error("host memory for %zu bytes is NULL", bytes);
+	if (!dd && !sd)
+		return host_copy(dst, src, bytes, stream);
+	if (dd && sd)
+		ret = device_copy(dst, src, bytes, stream);
+	else
+		ret = host_device_copy(runner, dd, end_ptr(dst), end_ptr(src),
+				       bytes, stream);
+	if (ret == C_SUCCESS && stream) {
+		note_async(dst, runner);
+		note_async(src, runner);
+	}
+	return ret;
+}

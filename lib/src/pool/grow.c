@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The caching allocator's slow path: device memory for chunks, events that
+ * order reuse across streams, and finding a chunk when an arena has no fit
+ * (pending frees, shared chunks, stealing, growing, giving idle chunks back).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool/pool.h"
+
+/* ------------------------------------------------------------------ */
+/* Backend memory */
+
+void *pool_backend_alloc(struct accel_pool *pool, size_t size)
+{
+	void *p;
+
+	if (accel_memory_alloc(pool->dev, size, true, &p) != C_SUCCESS)
+		return NULL;
+	stat_add(&pool->reserved, &pool->reserved_peak, size);
+	atomic_fetch_add(&pool->backend_allocs, 1);
+	return p;
+}
+
+void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size)
+{
+	accel_memory_free_pooled(pool->dev, (void *)addr);
+	stat_sub(&pool->reserved, size);
+	atomic_fetch_add(&pool->backend_frees, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events */
+
+/*
+ * Record an event after the work queued so far on @st; NULL with the error
+ * set if the backend cannot.
+ */
+void *pool_record_event(struct accel_device *dev, struct accel_stream *st)
+{
+	void *ev;
+
+	if (dev->be->event_create(dev, &ev) != C_SUCCESS)
+		return NULL;
+	if (dev->be->event_record(dev, st->priv, ev) != C_SUCCESS) {
+		dev->be->event_destroy(dev, ev);
+		return NULL;
+	}
+	return ev;
+}
+
+struct pool_pending *pool_pending_new(size_t nevents)
+{
+	struct pool_pending *p = malloc(sizeof(*p) + nevents * sizeof(void *));
+
+	if (!p) {
+		accel_oom_error("out of host memory");
+		return NULL;
+	}
+	p->block = NULL;
+	p->next = NULL;
+	p->nevents = 0;
+	return p;
+}
+
+bool pool_pending_done(struct accel_device *dev, struct pool_pending *p)
+{
+	return accel_events_done(dev, p->events, &p->nevents);
+}
+
+void pool_pending_free(struct accel_device *dev, struct pool_pending *p)
+{
+	for (size_t i = 0; i < p->nevents; i++)
+		dev->be->event_destroy(dev, p->events[i]);
+	free(p);
+}
+
+/* Pool lock held: free the pending blocks whose events have completed. */
+void pool_reclaim_pending(struct accel_pool *pool)
+{
+	struct accel_device *dev = pool->dev;
+	struct pool_arena *a, *next;
+
+	for (a = pool->arenas; a; a = next) {
+		struct pool_pending **pp;
+
+		next = a->next;
+		pthread_mutex_lock(&a->lock);
+		for (pp = &a->pending; *pp;) {
+			struct pool_pending *p = *pp;
+
+			if (!pool_pending_done(dev, p)) {
+				pp = &p->next;
+				continue;
+			}
+			*pp = p->next;
+			pool_make_free(a, p->block);
+			pool_pending_free(dev, p);
+		}
+		pthread_mutex_unlock(&a->lock);
+		if (a->orphan)
+			pool_orphan_tidy(pool, a);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Finding a chunk (pool lock held) */
+
+struct pool_chunk *pool_take_shared(struct accel_pool *pool, size_t need)
+{
+	struct pool_chunk *c = pool_idle_fit(pool->shared, need);
+
+	if (c)
+		pool_chunk_unlink(&pool->shared, c);
+	return c;
+}
+
+/*
+ * May work on @to (NULL: the caller, with no stream) use memory that work
+ * on @from may still be using? Yes, behind an event: @to waits for it on
+ * the device; a caller with no stream only if it has completed.
+ */
+static bool order_after(struct accel_device *dev, struct accel_stream *from,
+			struct accel_stream *to)
+{
+	void *ev = pool_record_event(dev, from);
+	bool ok;
+
+	if (!ev)
+		return false;
+	if (to)
+		ok = dev->be->stream_wait_event(dev, to->priv, ev) == C_SUCCESS;
+	else
+		ok = dev->be->event_query(dev, ev) == C_SUCCESS;
+	dev->be->event_destroy(dev, ev);
+	return ok;
+}
+
+/* An idle chunk of another arena, made safe for work on @st. */
+struct pool_chunk *pool_steal(struct accel_pool *pool,
+				struct pool_arena *self, size_t need,
+				struct accel_stream *st)
+{
+	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
+		struct pool_chunk *c;
+		bool busy;
+
+		if (a == self)
+			continue;
+		pthread_mutex_lock(&a->lock);
+		c = pool_idle_fit(a->chunks, need);
+		if (c)
+			pool_detach(a, c);
+		busy = a->stream && a->stream != st;
+		pthread_mutex_unlock(&a->lock);
+		if (!c)
+			continue;
+		if (!busy || order_after(pool->dev, a->stream, st))
+			return c;
+		pthread_mutex_lock(&a->lock);
+		pool_adopt(a, c);
+		pthread_mutex_unlock(&a->lock);
+	}
+	accel_clear_last_error();
+	return NULL;
+}
+
+static struct pool_chunk *pool_chunk_new(struct accel_pool *pool, size_t size)
+{
+	struct pool_chunk *c = calloc(1, sizeof(*c));
+	struct pool_block *b = pool_block_get(pool);
+	void *p = NULL;
+
+	if (!c || !b)
+		accel_oom_error("out of host memory");
+	else
+		p = pool_backend_alloc(pool, size);
+	if (!p) {
+		free(c);
+		if (b)
+			pool_block_put(pool, b);
+		return NULL;
+	}
+	c->addr = b->addr = (uintptr_t)p;
+	c->size = b->size = size;
+	c->first = b;
+	b->state = BLOCK_FREE;
+	atomic_fetch_add(&pool->chunks, 1);
+	return c;
+}
+
+void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c)
+{
+	pool_backend_free(pool, c->addr, c->size);
+	pool_block_put(pool, c->first);
+	free(c);
+	stat_sub(&pool->chunks, 1);
+}
+
+/* Pool lock held: give every idle chunk back to the backend. */
+size_t pool_release_idle(struct accel_pool *pool)
+{
+	struct pool_chunk *idle = pool->shared, *c, *next;
+	size_t n = 0;
+
+	pool->shared = NULL;
+	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
+		pthread_mutex_lock(&a->lock);
+		pool_detach_idle(a, &idle);
+		pthread_mutex_unlock(&a->lock);
+	}
+	/* outside the arena locks: the device waits for queued work */
+	for (c = idle; c; c = next, n++) {
+		next = c->next;
+		pool_chunk_release(pool, c);
+	}
+	return n;
+}
+
+/*
+ * The policy's chunk size (from the device's total memory), capped for this
+ * attempt by what is free now, but never below @need.
+ */
+static size_t chunk_size_for(struct accel_pool *pool, size_t need)
+{
+	size_t size = pool->grown ? pool->realloc_size : pool->init_size;
+	size_t granule = pool->dev->chunk_granule, room;
+
+	if (size > need && accel_memory_max_alloc(pool->dev, &room) == C_SUCCESS &&
+	    size > room)
+		size = room - room % granule;
+	return size > need ? size : need;
+}
+
+/*
+ * A new chunk for @need bytes. Out of device memory, the pool gives its
+ * idle chunks back and tries once more, for @need bytes only.
+ */
+struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need)
+{
+	size_t size = chunk_size_for(pool, need);
+	struct pool_chunk *c = pool_chunk_new(pool, size);
+
+	if (!c && (pool_release_idle(pool) || size > need))
+		c = pool_chunk_new(pool, need);
+	if (c)
+		pool->grown = true;
+	return c;
+}

@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The caching allocator.
+ *
+ * A pool takes chunks of device memory from the backend (init_alloc_size
+ * first, realloc_size later, as the device's policy says) and carves blocks
+ * from them. Chunks belong to arenas: one per stream that allocates, and a
+ * few shared by the threads that allocate with no stream. An arena has its
+ * own lock, its own best-fit index of free blocks and its own map of live
+ * blocks, so the fast path (a fit in the caller's arena, a free of a block
+ * of the caller's arena) takes one uncontended lock.
+ *
+ * Stream order. Free memory of a stream's arena may still be in use by work
+ * queued on that stream before the free; that stream's later work may reuse
+ * it at once. Memory moves to another stream only as a whole idle chunk, and
+ * only behind an event recorded on the old stream: the new stream waits for
+ * it on the device, or a caller with no stream takes the chunk only if the
+ * event has already completed. A block freed on a stream other than its
+ * arena's becomes free once an event recorded at the free has completed;
+ * one freed with no stream, once events recorded at the free on every
+ * stream of the device have: no free waits on the host.
+ *
+ * The slow path (growing, stealing, trimming) runs under the pool's lock;
+ * lock order is device pool_lock, then pool lock, then arena locks.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool/pool.h"
+
+/* The stream arenas this thread used last, so it finds them with no lock. */
+struct thread_cache_entry {
+	struct accel_pool *pool;
+	uint64_t id, epoch;
+	C_Stream stream;
+	struct pool_arena *arena;
+};
+
+static _Thread_local struct thread_cache_entry thread_cache[THREAD_CACHE];
+static _Thread_local unsigned int thread_cache_next;
+static _Thread_local int thread_slot = -1;
+
+static atomic_uint thread_slots;
+static atomic_uint_fast64_t pool_ids = 1;
+
+static struct pool_arena *thread_arena(struct accel_pool *pool)
+{
+	struct pool_arena *a;
+
+	if (thread_slot < 0)
+		thread_slot = (int)(atomic_fetch_add(&thread_slots, 1) %
+				    THREAD_ARENAS);
+	a = atomic_load_explicit(&pool->threads[thread_slot],
+				 memory_order_acquire);
+	if (a)
+		return a;
+	pthread_mutex_lock(&pool->lock);
+	a = atomic_load(&pool->threads[thread_slot]);
+	if (!a) {
+		a = pool_arena_new(pool, NULL);
+		atomic_store_explicit(&pool->threads[thread_slot], a,
+				      memory_order_release);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return a;
+}
+
+static struct pool_arena *cached_arena(struct accel_pool *pool,
+				       C_Stream stream)
+{
+	uint64_t epoch = atomic_load_explicit(&pool->epoch,
+					      memory_order_acquire);
+
+	for (int i = 0; i < THREAD_CACHE; i++) {
+		struct thread_cache_entry *e = &thread_cache[i];
+
+		if (e->pool == pool && e->stream == stream &&
+		    e->id == pool->id && e->epoch == epoch)
+			return e->arena;
+	}
+	return NULL;
+}
+
+static struct pool_arena *stream_arena(struct accel_pool *pool,
+				       C_Stream stream, struct accel_stream *st)
+{
+	struct pool_arena *a = cached_arena(pool, stream);
+	struct thread_cache_entry *e;
+	uint64_t epoch;
+
+	if (a)
+		return a;
+	pthread_mutex_lock(&pool->lock);
+	for (a = pool->arenas; a; a = a->next)
+		if (a->stream == st)
+			break;
+	if (!a)
+		a = pool_arena_new(pool, st);
+	epoch = atomic_load(&pool->epoch);
+	pthread_mutex_unlock(&pool->lock);
+	if (a) {
+		e = &thread_cache[thread_cache_next++ % THREAD_CACHE];
+		*e = (struct thread_cache_entry){ pool, pool->id, epoch, stream,
+						  a };
+	}
+	return a;
+}
+
+/*
+ * The arena a call with @stream (resolved: @st, referenced, put by the
+ * caller) works in; NULL with the error set.
+ */
+static struct pool_arena *arena_of(struct accel_pool *pool, C_Stream stream,
+				   struct accel_stream **st)
+{
+	if (!stream)
+		return thread_arena(pool);
+	*st = accel_stream_lookup(pool->dev, stream);
+	return *st ? stream_arena(pool, stream, *st) : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocation */
+
+static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
+		     size_t need, size_t requested, void **ptr, C_Status *ret)
+{
+	struct pool_block *b = pool_index_best_fit(&a->index, need);
+
+	if (!b)
+		return false;
+	*ret = pool_carve(pool, a, b, need, requested);
+	if (*ret == C_SUCCESS)
+		*ptr = (void *)b->addr;
+	return true;
+}
+
+/* The backend's reason, with what the pool holds. */
+static C_Status out_of_memory(struct accel_pool *pool, size_t requested)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s", accel_get_last_error());
+	return accel_oom_error("out of device memory for %zu bytes on %s; the pool holds %zu bytes, %zu of them allocated (%s)",
+			   requested, pool->dev->name,
+			   atomic_load(&pool->reserved),
+			   atomic_load(&pool->allocated), why);
+}
+
+/* Pool lock held: a large block that no queued work uses, back to the backend. */
+static void direct_give_back(struct accel_pool *pool, struct pool_block *b)
+{
+	accel_memory_free_pooled_idle(pool->dev, (void *)b->addr);
+	stat_sub(&pool->reserved, b->size);
+	atomic_fetch_add(&pool->backend_frees, 1);
+	pool_block_put(pool, b);
+}
+
+/* Pool lock held: give back the large blocks whose pending free is over. */
+static void reclaim_direct(struct accel_pool *pool)
+{
+	struct pool_pending **pp = &pool->direct_pending;
+
+	while (*pp) {
+		struct pool_pending *p = *pp;
+		struct pool_block *b = p->block;
+
+		if (!pool_pending_done(pool->dev, p)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		pool_pending_free(pool->dev, p);
+		direct_give_back(pool, b);
+	}
+}
+
+/*
+ * Pool lock held, out of memory: wait for the work that pending frees are
+ * behind, and take them back. False if there were none.
+ */
+static bool settle_pending(struct accel_pool *pool)
+{
+	struct accel_device *dev = pool->dev;
+	bool any = pool->direct_pending;
+
+	for (struct pool_pending *p = pool->direct_pending; p; p = p->next)
+		for (size_t i = 0; i < p->nevents; i++)
+			dev->be->event_sync(dev, p->events[i]);
+	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
+		pthread_mutex_lock(&a->lock);
+		for (struct pool_pending *p = a->pending; p; p = p->next) {
+			any = true;
+			for (size_t i = 0; i < p->nevents; i++)
+				dev->be->event_sync(dev, p->events[i]);
+		}
+		pthread_mutex_unlock(&a->lock);
+	}
+	reclaim_direct(pool);
+	pool_reclaim_pending(pool);
+	return any;
+}
+
+static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
+			   size_t need, size_t requested, void **ptr)
+{
+	struct pool_chunk *c;
+	C_Status ret = C_SUCCESS;
+	bool done, settled = false;
+
+	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
+	pool_reclaim_pending(pool);
+again:
+	pthread_mutex_lock(&a->lock);
+	done = take_fit(pool, a, need, requested, ptr, &ret);
+	pthread_mutex_unlock(&a->lock);
+	if (done)
+		goto out;
+	c = pool_take_shared(pool, need);
+	if (!c)
+		c = pool_steal(pool, a, need, a->stream);
+	if (!c)
+		c = pool_grow(pool, need);
+	if (!c && !settled) {
+		settled = true;
+		if (settle_pending(pool))
+			goto again;
+	}
+	if (!c) {
+		ret = out_of_memory(pool, requested);
+		goto out;
+	}
+	pthread_mutex_lock(&a->lock);
+	pool_adopt(a, c);
+	take_fit(pool, a, need, requested, ptr, &ret);
+	pthread_mutex_unlock(&a->lock);
+out:
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+/* Straight to the backend: large requests, and every one with ACCEL_POOL=off. */
+static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
+			     void **ptr)
+{
+	size_t size = requested + pool->padding;
+	C_Status ret = C_SUCCESS;
+	struct pool_block *b;
+	void *p = NULL;
+
+	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
+	b = pool_block_get(pool);
+	if (b) {
+		p = pool_backend_alloc(pool, size);
+		if (!p && (settle_pending(pool) | (pool_release_idle(pool) > 0)))
+			p = pool_backend_alloc(pool, size);
+	}
+	if (!b) {
+		ret = accel_oom_error("out of host memory");
+	} else if (!p) {
+		ret = out_of_memory(pool, requested);
+	} else {
+		b->addr = (uintptr_t)p;
+		b->size = size;
+		b->requested = requested;
+		b->state = BLOCK_USED;
+		if (!pool_map_insert(&pool->direct, b)) {
+			pool_backend_free(pool, b->addr, size);
+			ret = accel_oom_error("out of host memory");
+		}
+	}
+	if (b && ret != C_SUCCESS)
+		pool_block_put(pool, b);
+	pthread_mutex_unlock(&pool->lock);
+	if (ret != C_SUCCESS)
+		return ret;
+	count_use(pool, size, requested);
+	*ptr = p;
+	return C_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Free */
+
+static C_Status wrong_size(void *ptr, size_t size, size_t requested)
+{
+	return accel_error("size %zu does not match the size %zu that %p was allocated with",
+			   size, requested, ptr);
+}
+
+/*
+ * A free with no stream: events recorded now on every stream of @dev whose
+ * work is not over, so that the block is reused behind that work. NULL
+ * when every stream is idle (*ret C_SUCCESS), or on error (*ret C_FAILED).
+ */
+static struct pool_pending *behind_every_stream(struct accel_device *dev,
+						C_Status *ret)
+{
+	size_t n;
+	void **events = accel_device_mark(dev, &n, ret);
+	struct pool_pending *p;
+
+	if (!events)
+		return NULL;
+	p = pool_pending_new(n);
+	if (p) {
+		memcpy(p->events, events, n * sizeof(*events));
+		p->nevents = n;
+	} else {
+		while (n)
+			dev->be->event_destroy(dev, events[--n]);
+		*ret = C_FAILED;
+	}
+	free(events);
+	return p;
+}
+
+/*
+ * Release a used block of arena @a (locked), freed with @st: behind the
+ * events of *@behind if there are any (which it takes), else at once if
+ * the arena's stream orders the reuse, else once an event recorded on @st
+ * now has completed.
+ */
+static C_Status release(struct accel_pool *pool, struct pool_arena *a,
+			struct pool_block *b, struct accel_stream *st,
+			struct pool_pending **behind)
+{
+	struct pool_pending *p = *behind;
+
+	if (!p && (!st || st == a->stream)) {
+		pool_map_remove(&a->map, b);
+		pool_make_free(a, b);
+		return C_SUCCESS;
+	}
+	if (!p) {
+		p = pool_pending_new(1);
+		if (!p)
+			return C_FAILED;
+		p->events[0] = pool_record_event(pool->dev, st);
+		if (!p->events[0]) {
+			free(p);
+			return C_FAILED;
+		}
+		p->nevents = 1;
+	}
+	*behind = NULL;
+	pool_map_remove(&a->map, b);
+	b->state = BLOCK_PENDING;
+	p->block = b;
+	p->next = a->pending;
+	a->pending = p;
+	return C_SUCCESS;
+}
+
+/* Try to free @ptr in arena @a; false if it is not a live block of @a. */
+static bool free_in(struct accel_pool *pool, struct pool_arena *a,
+		    struct accel_stream *st, struct pool_pending **behind,
+		    void *ptr, size_t size, C_Status *ret)
+{
+	struct pool_block *b;
+	size_t used, requested;
+
+	pthread_mutex_lock(&a->lock);
+	b = pool_map_find(&a->map, (uintptr_t)ptr);
+	if (!b) {
+		pthread_mutex_unlock(&a->lock);
+		return false;
+	}
+	used = b->size;
+	requested = b->requested;
+	if (requested != size)
+		*ret = wrong_size(ptr, size, requested);
+	else
+		*ret = release(pool, a, b, st, behind);
+	pthread_mutex_unlock(&a->lock);
+	if (*ret == C_SUCCESS)
+		count_unuse(pool, used, requested);
+	return true;
+}
+
+/*
+ * A large block (pool lock held): back to the backend behind the events of
+ * *@behind (which it takes), else after @st's queued work (a wait for that
+ * stream alone, so that the stream's next allocation may have it again),
+ * else now: with no stream and no events, every stream was idle.
+ */
+static bool free_direct(struct accel_pool *pool, struct accel_stream *st,
+			struct pool_pending **behind, void *ptr, size_t size,
+			C_Status *ret)
+{
+	struct pool_block *b = pool_map_find(&pool->direct, (uintptr_t)ptr);
+	struct pool_pending *p = *behind;
+
+	if (!b)
+		return false;
+	if (b->requested != size) {
+		*ret = wrong_size(ptr, size, b->requested);
+		return true;
+	}
+	pool_map_remove(&pool->direct, b);
+	count_unuse(pool, b->size, b->requested);
+	*ret = C_SUCCESS;
+	if (p) {
+		*behind = NULL;
+		p->block = b;
+		b->state = BLOCK_PENDING;
+		p->next = pool->direct_pending;
+		pool->direct_pending = p;
+		return true;
+	}
+	if (st)
+		pool->dev->be->stream_drain(pool->dev, st->priv);
+	direct_give_back(pool, b);
+	return true;
+}
+
+/* A block of another arena, a large block, or no block of this pool. */
+static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
+			  struct accel_stream *st, struct pool_pending **behind,
+			  void *ptr, size_t size)
+{
+	C_Status ret = C_SUCCESS;
+	bool found;
+
+	pthread_mutex_lock(&pool->lock);
+	found = free_direct(pool, st, behind, ptr, size, &ret);
+	for (struct pool_arena *a = pool->arenas; a && !found; a = a->next) {
+		if (a == self ||
+		    !free_in(pool, a, st, behind, ptr, size, &ret))
+			continue;
+		if (a->orphan)
+			pool_orphan_tidy(pool, a);	/* may free a */
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	if (!found)
+		return accel_error("%p is not a live block of this pool on %s (freed already, or never allocated here)",
+				   ptr, pool->dev->name);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pools */
+
+/* ACCEL_POOL: "on" (the default) or "off" (every request to the backend). */
+static C_Status caching_setting(bool *caching)
+{
+	const char *v = getenv("ACCEL_POOL");
+
+	*caching = true;
+	if (!v || !strcmp(v, "on") || !strcmp(v, "1"))
+		return C_SUCCESS;
+	if (!strcmp(v, "off") || !strcmp(v, "0")) {
+		*caching = false;
+		return C_SUCCESS;
+	}
+	return accel_error("ACCEL_POOL=\"%s\" is not \"on\" or \"off\"", v);
+}
+
+static C_Status read_policy(struct accel_pool *pool, C_Device device)
+{
+	if (accel_device_min_chunk_size(device, &pool->granule) != C_SUCCESS ||
+	    accel_device_extra_padding_size(device, &pool->padding) != C_SUCCESS ||
+	    accel_device_max_chunk_size(device, &pool->max_chunk) != C_SUCCESS ||
+	    accel_device_init_alloc_size(device, &pool->init_size) != C_SUCCESS ||
+	    accel_device_realloc_size(device, &pool->realloc_size) != C_SUCCESS)
+		return C_FAILED;
+	return C_SUCCESS;
+}
+
+static C_Status pool_new(const C_Device device, struct accel_device *dev,
+			 struct accel_pool **out)
+{
+	struct accel_pool *pool = calloc(1, sizeof(*pool));
+	bool caching;
+
+	if (!pool)
+		return accel_oom_error("out of host memory");
+	if (caching_setting(&caching) != C_SUCCESS ||
+	    read_policy(pool, device) != C_SUCCESS)
+		goto fail;
+	if (!accel_handle_new(ACCEL_HANDLE_POOL, pool) ||
+	    !pool_map_init(&pool->direct)) {
+		accel_oom_error("out of host memory");
+		goto fail;
+	}
+	pool->caching = caching;
+	pool->dev = dev;
+	pool->id = atomic_fetch_add(&pool_ids, 1);
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_mutex_lock(&dev->pool_lock);
+	pool->next = dev->pools;
+	dev->pools = pool;
+	pthread_mutex_unlock(&dev->pool_lock);
+	*out = pool;
+	return C_SUCCESS;
+fail:
+	if (pool->handle)	/* not yet given out: no reference to wait for */
+		accel_handle_end(accel_handle_get((void *)pool->handle,
+						  ACCEL_HANDLE_POOL));
+	free(pool);
+	return C_FAILED;
+}
+
+/* @handle's pool, referenced (put it); NULL with the error set */
+static struct accel_pool *pool_lookup(accel_pool_t handle)
+{
+	struct accel_pool *pool;
+
+	if (!handle) {
+		accel_error("the pool is NULL");
+		return NULL;
+	}
+	pool = accel_handle_get(handle, ACCEL_HANDLE_POOL);
+	if (!pool)
+		accel_handle_error("pool %p is not a live pool (destroyed, or never one)",
+				   (void *)handle);
+	return pool;
+}
+
+static void pool_free_everything(struct accel_pool *pool)
+{
+	struct pool_arena *a;
+
+	accel_device_drain(pool->dev);
+	pthread_mutex_lock(&pool->lock);
+	while (pool->direct_pending) {
+		struct pool_pending *p = pool->direct_pending;
+
+		pool->direct_pending = p->next;
+		pool_backend_free(pool, p->block->addr, p->block->size);
+		pool_pending_free(pool->dev, p);
+	}
+	for (size_t i = 0; i <= pool->direct.mask; i++) {
+		struct pool_block *b = pool->direct.slots[i].block;
+
+		if (b)
+			pool_backend_free(pool, b->addr, b->size);
+	}
+	pool_map_destroy(&pool->direct);
+	while ((a = pool->arenas)) {
+		pool->arenas = a->next;
+		while (a->pending) {
+			struct pool_pending *p = a->pending;
+
+			a->pending = p->next;
+			pool_pending_free(pool->dev, p);
+		}
+		while (a->chunks) {
+			struct pool_chunk *c = a->chunks;
+
+			pool_chunk_unlink(&a->chunks, c);
+			pool_chunk_release(pool, c);
+		}
+		pool_arena_free(a);
+	}
+	while (pool->shared) {
+		struct pool_chunk *c = pool->shared;
+
+		pool_chunk_unlink(&pool->shared, c);
+		pool_chunk_release(pool, c);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_destroy(&pool->lock);
+	/* every block struct, of live allocations too */
+	while (pool->slabs) {
+		struct pool_slab *s = pool->slabs;
+
+		pool->slabs = s->next;
+		free(s);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Hooks */
+
+void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
+{
+	pthread_mutex_lock(&dev->pool_lock);
+	for (struct accel_pool *pool = dev->pools; pool; pool = pool->next) {
+		pthread_mutex_lock(&pool->lock);
+		for (struct pool_arena *a = pool->arenas; a; a = a->next) {
+			if (a->stream != st)
+				continue;
+			a->stream = NULL;
+			a->orphan = true;
+			atomic_fetch_add(&pool->epoch, 1);
+			pool_orphan_tidy(pool, a);
+			break;
+		}
+		pthread_mutex_unlock(&pool->lock);
+	}
+	pthread_mutex_unlock(&dev->pool_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* The public functions */
+
+/* The device a pool is asked for, or NULL with the error set. */
+static struct accel_device *pool_device(const C_Device device,
+					accel_pool_t *pool)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+
+	if (dev && !pool) {
+		accel_error("pool is NULL");
+		return NULL;
+	}
+	return dev;
+}
+
+C_Status accel_pool_create(const C_Device device, accel_pool_t *pool)
+{
+	struct accel_device *dev;
+	struct accel_pool *p;
+
+	ACCEL_ENTER();
+	dev = pool_device(device, pool);
+	if (!dev || pool_new(device, dev, &p) != C_SUCCESS)
+		return C_FAILED;
+	*pool = (accel_pool_t)p->handle;
+	return C_SUCCESS;
+}
+
+C_Status accel_device_pool(const C_Device device, accel_pool_t *pool)
+{
+	struct accel_device *dev;
+	C_Status ret = C_SUCCESS;
+
+	ACCEL_ENTER();
+	dev = pool_device(device, pool);
+	if (!dev)
+		return C_FAILED;
+	pthread_mutex_lock(&dev->default_pool_lock);
+	if (!dev->default_pool)
+		ret = pool_new(device, dev, &dev->default_pool);
+	*pool = dev->default_pool ? (accel_pool_t)dev->default_pool->handle :
+				    NULL;
+	pthread_mutex_unlock(&dev->default_pool_lock);
+	return ret;
+}
+
+C_Status accel_pool_destroy(accel_pool_t handle)
+{
+	struct accel_pool *pool, **pp;
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return C_FAILED;
+	dev = pool->dev;
+	if (pool == dev->default_pool) {
+		accel_handle_put(pool);
+		return accel_error("the default pool of %s cannot be destroyed",
+				   dev->name);
+	}
+	/* the calls under way on it return first */
+	if (!accel_handle_end(pool)) {
+		accel_handle_put(pool);
+		return accel_handle_error("pool %p was destroyed by another thread",
+					  (void *)handle);
+	}
+	pthread_mutex_lock(&dev->pool_lock);
+	for (pp = &dev->pools; *pp != pool; pp = &(*pp)->next)
+		;
+	*pp = pool->next;
+	pthread_mutex_unlock(&dev->pool_lock);
+	pool_free_everything(pool);
+	free(pool);
+	return C_SUCCESS;
+}
+
+C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
+			     void **ptr, size_t size)
+{
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
+	struct pool_arena *a;
+	C_Status ret = C_SUCCESS;
+	size_t need;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return C_FAILED;
+	if (!ptr)
+		return accel_error("ptr is NULL");
+	*ptr = NULL;
+	a = arena_of(pool, stream, &st);
+	if (!a)
+		return C_FAILED;
+	if (!size)
+		return C_SUCCESS;
+	need = size + pool->padding + pool->granule - 1;
+	if (need < size)
+		return accel_error("size %zu is too large", size);
+	need &= ~(pool->granule - 1);
+	if (!pool->caching || need > pool->max_chunk)
+		return alloc_direct(pool, size, ptr);
+
+	pthread_mutex_lock(&a->lock);
+	if (!take_fit(pool, a, need, size, ptr, &ret)) {
+		pthread_mutex_unlock(&a->lock);
+		ret = alloc_slow(pool, a, need, size, ptr);
+	} else {
+		pthread_mutex_unlock(&a->lock);
+	}
+	if (ret == C_SUCCESS)
+		count_use(pool, need, size);
+	return ret;
+}
+
+C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
+			       void *ptr, size_t size)
+{
+	struct pool_pending *behind = NULL;
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
+	struct pool_arena *a;
+	C_Status ret;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return C_FAILED;
+	a = arena_of(pool, stream, &st);
+	if (!a)
+		return C_FAILED;
+	if (!ptr && !size)
+		return C_SUCCESS;
+	if (!ptr)
+		return accel_error("ptr is NULL but size is %zu", size);
+	/* no stream: behind all queued work, with no wait on the host */
+	if (!stream) {
+		behind = behind_every_stream(pool->dev, &ret);
+		if (ret != C_SUCCESS)
+			return ret;
+	}
+	if (!free_in(pool, a, a->stream, &behind, ptr, size, &ret))
+		ret = free_slow(pool, a, a->stream, &behind, ptr, size);
+	if (behind)	/* not taken: no block of this pool, or an error */
+		pool_pending_free(pool->dev, behind);
+	return ret;
+}
+
+C_Status accel_pool_trim(accel_pool_t handle)
+{
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return C_FAILED;
+	accel_device_drain(pool->dev);
+	pthread_mutex_lock(&pool->lock);
+	reclaim_direct(pool);
+	pool_reclaim_pending(pool);
+	pool_release_idle(pool);
+	pthread_mutex_unlock(&pool->lock);
+	return C_SUCCESS;
+}
+
+/* Pool lock held: live blocks, free blocks and the largest of them. */
+static void count_blocks(struct accel_pool *pool, struct accel_pool_stats *s)
+{
+	size_t *count = &s->free_blocks, *largest = &s->largest_free;
+
+	s->blocks = pool->direct.count;
+	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
+		size_t l;
+
+		pthread_mutex_lock(&a->lock);
+		s->blocks += a->map.count;
+		*count += a->index.count;
+		l = pool_index_largest(&a->index);
+		pthread_mutex_unlock(&a->lock);
+		if (l > *largest)
+			*largest = l;
+	}
+	for (struct pool_chunk *c = pool->shared; c; c = c->next) {
+		++*count;
+		if (c->size > *largest)
+			*largest = c->size;
+	}
+}
+
+C_Status accel_pool_get_stats(accel_pool_t handle,
+			      struct accel_pool_stats *stats)
+{
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return C_FAILED;
+	if (!stats)
+		return accel_error("stats is NULL");
+	memset(stats, 0, sizeof(*stats));
+	pthread_mutex_lock(&pool->lock);
+	stats->reserved = atomic_load(&pool->reserved);
+	stats->reserved_peak = atomic_load(&pool->reserved_peak);
+	stats->allocated = atomic_load(&pool->allocated);
+	stats->allocated_peak = atomic_load(&pool->allocated_peak);
+	stats->requested = atomic_load(&pool->requested);
+	stats->requested_peak = atomic_load(&pool->requested_peak);
+	stats->chunks = atomic_load(&pool->chunks);
+	stats->backend_allocs = atomic_load(&pool->backend_allocs);
+	stats->backend_frees = atomic_load(&pool->backend_frees);
+	count_blocks(pool, stats);
+	stats->caching = pool->caching;
+	pthread_mutex_unlock(&pool->lock);
+	return C_SUCCESS;
+}
+
+C_Status accel_pool_reset_peaks(accel_pool_t handle)
+{
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return C_FAILED;
+	atomic_store(&pool->reserved_peak, atomic_load(&pool->reserved));
+	atomic_store(&pool->allocated_peak, atomic_load(&pool->allocated));
+	atomic_store(&pool->requested_peak, atomic_load(&pool->requested));
+	return C_SUCCESS;
+}
