@@ -19,6 +19,7 @@
 
 FILE *g_emit;
 int g_verbose;
+unsigned g_known;
 volatile size_t *g_progress;
 
 static struct model M;
@@ -31,6 +32,11 @@ static accel_memory_t bm[N_MEM];
 static uint8_t *hb[N_HB];
 static uint8_t *tmp, *src;
 static struct result *R;
+/* what a create call gives back, kept only when it succeeds */
+static accel_memory_t nm_;
+static C_Stream ns_;
+static C_Event ne_;
+static accel_pool_t npl_;
 static size_t cur;
 static char what_ctx[192];	/* the operands of the op being run */
 
@@ -95,6 +101,7 @@ static void emit(const char *fmt, ...)
 	vfprintf(g_emit, fmt, ap);
 	va_end(ap);
 	fputc('\n', g_emit);
+	fflush(g_emit);	/* what ran before a crash is the repro */
 }
 
 static void disagree(int what, const char *fmt, ...)
@@ -247,6 +254,16 @@ static const char *hb_c(int i)
 	return buf[n];
 }
 
+/*
+ * A synchronous call that did its work first waited for the device's
+ * queued work; one refused, or with nothing to do, may not have.
+ */
+static void sync_ok(C_Status st, int dev, size_t len)
+{
+	if (st == C_SUCCESS && len)
+		model_sync_device(&M, dev);
+}
+
 /* ------------------------------------------------------------------ */
 /* Raw allocations */
 
@@ -284,25 +301,25 @@ static void op_alloc(const struct op *o, int d)
 	}
 	switch (kind) {
 	case K_DEV:
-		emit("st = accel_device_memory_allocate(%s, &p[%d], %zu);",
-		     devname_c[dev], slot, size);
+		emit("st = accel_device_memory_allocate(%s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		     devname_c[dev], size, slot);
 		st = accel_device_memory_allocate(&devs[dev], &ptr, size);
 		break;
 	case K_HOST:
-		emit("st = accel_host_memory_allocate(%s, &p[%d], %zu);",
-		     devname_c[dev], slot, size);
+		emit("st = accel_host_memory_allocate(%s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		     devname_c[dev], size, slot);
 		st = accel_host_memory_allocate(&devs[dev], &ptr, size);
 		break;
 	case K_UNI:
-		emit("st = accel_unified_memory_allocate(%s, &p[%d], %zu);",
-		     devname_c[dev], slot, size);
+		emit("st = accel_unified_memory_allocate(%s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		     devname_c[dev], size, slot);
 		st = accel_unified_memory_allocate(&devs[dev], &ptr, size);
 		break;
 	case K_REG:
 		ptr = malloc(size);
-		emit("p[%d] = malloc(%zu);", slot, size);
-		emit("st = accel_host_memory_register(%s, p[%d], %zu);",
-		     devname_c[dev], slot, size);
+		emit("np = malloc(%zu);", size);
+		emit("st = accel_host_memory_register(%s, np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		     devname_c[dev], size, slot);
 		st = accel_host_memory_register(&devs[dev], ptr, size);
 		if (st != C_SUCCESS) {
 			free(ptr);
@@ -312,13 +329,13 @@ static void op_alloc(const struct op *o, int d)
 	case K_POOLDEF:
 		emit("OK(accel_device_pool(%s, &dp));", devname_c[dev]);
 		accel_device_pool(&devs[dev], &pool);
-		emit("st = accel_pool_allocate(dp, %s, &p[%d], %zu);",
-		     stream_c, slot, size);
+		emit("st = accel_pool_allocate(dp, %s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		     stream_c, size, slot);
 		st = accel_pool_allocate(pool, stream, &ptr, size);
 		break;
 	default:
-		emit("st = accel_pool_allocate(pl[%d], %s, &p[%d], %zu);", ps,
-		     stream_c, slot, size);
+		emit("st = accel_pool_allocate(pl[%d], %s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;", ps,
+		     stream_c, size, slot);
 		st = accel_pool_allocate(bpl[ps], stream, &ptr, size);
 		break;
 	}
@@ -420,7 +437,7 @@ static void op_free(const struct op *o)
 		break;
 	}
 	if (!stream)
-		model_sync_device(&M, dev);
+		sync_ok(st, dev, 1);
 	if (!check(st, x) || st != C_SUCCESS || freed)
 		return;
 	if (M.st[s].kind == K_REG) {
@@ -439,6 +456,9 @@ static int devside(const struct op *o, int slot, struct expect *x)
 	if (s < 0)
 		return -1;
 	note_store("raw", s, freed);
+	if (((o->flags & FL_OOR) || freed) && KNOWN(KN_CHUNK) &&
+	    (M.st[s].kind == K_POOL || M.st[s].kind == K_POOLDEF))
+		return -1;
 	if (freed)
 		xfail(x, S(INVAL));
 	if (!is_devside(M.st[s].kind)) {
@@ -471,8 +491,8 @@ static void op_h2d(const struct op *o)
 	emit("st = accel_memory_copy_h2d(%s, (char *)p[%d] + %zu, src, %zu);",
 	     devname_c[dev], slot, off, len);
 	st = accel_memory_copy_h2d(&devs[dev], (char *)bp[slot] + off, src, len);
-	model_sync_device(&M, dev);
-	if (!check(st, x) || st != C_SUCCESS || x.st != S(C_SUCCESS))
+	sync_ok(st, dev, len);
+	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 		return;
 	model_access(&M, s, -1, 1, s, off, len);
 	model_write(&M, s, off, src, len);
@@ -498,8 +518,8 @@ static void op_d2h(const struct op *o)
 	emit("st = accel_memory_copy_d2h(%s, tmp, (char *)p[%d] + %zu, %zu);",
 	     devname_c[dev], slot, off, len);
 	st = accel_memory_copy_d2h(&devs[dev], tmp, (char *)bp[slot] + off, len);
-	model_sync_device(&M, dev);
-	if (!check(st, x) || st != C_SUCCESS || x.st != S(C_SUCCESS))
+	sync_ok(st, dev, len);
+	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 		return;
 	model_access(&M, s, -1, 0, -1, 0, 0);
 	compare(s, off, tmp, len, "tmp");
@@ -577,10 +597,10 @@ static void op_copy2(const struct op *o, int p2p, int async)
 							 (char *)bp[sa] + soff, len);
 		}
 		if (!async) {
-			model_sync_device(&M, ddev);
-			model_sync_device(&M, sdev);
+			sync_ok(st, ddev, len);
+			sync_ok(st, sdev, len);
 		}
-		if (!check(st, x) || st != C_SUCCESS || x.st != S(C_SUCCESS))
+		if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 			return;
 		model_access(&M, sst, sid, 0, ds, doff, len);
 		model_access(&M, ds, sid, 1, ds, doff, len);
@@ -613,8 +633,8 @@ static void op_set(const struct op *o)
 	emit("st = accel_device_memory_set(%s, (char *)p[%d] + %zu, 0x%02x, %zu);",
 	     devname_c[dev], slot, off, v, len);
 	st = accel_device_memory_set(&devs[dev], (char *)bp[slot] + off, v, len);
-	model_sync_device(&M, dev);
-	if (!check(st, x) || st != C_SUCCESS || x.st != S(C_SUCCESS))
+	sync_ok(st, dev, len);
+	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 		return;
 	model_access(&M, s, -1, 1, s, off, len);
 	memset(tmp, v, len);
@@ -737,7 +757,7 @@ static void op_async_hd(const struct op *o, int h2d)
 							 hptr + hoff,
 							 (char *)bp[slot] + off, len);
 		}
-		if (!check(st, x) || st != C_SUCCESS || x.st != S(C_SUCCESS))
+		if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 			return;
 		if (h2d) {
 			/* a pageable source is captured at the call */
@@ -781,8 +801,10 @@ static void op_stream(const struct op *o, int d)
 	if (o->kind == OP_STREAM_CREATE) {
 		if (M.s[ss].live == 1 || M.nsid == MAX_SID)
 			return;
-		emit("st = accel_stream_create(%s, &s[%d]);", devname_c[d], ss);
-		st = accel_stream_create(&devs[d], &bs[ss]);
+		emit("st = accel_stream_create(%s, &ns); if (st == C_SUCCESS) s[%d] = ns;", devname_c[d], ss);
+		st = accel_stream_create(&devs[d], &ns_);
+		if (st == C_SUCCESS)
+			bs[ss] = ns_;
 		if (!check(st, x) || st != C_SUCCESS)
 			return;
 		M.s[ss] = (struct mstream){ .live = 1, .dev = d, .sid = M.nsid,
@@ -830,8 +852,10 @@ static void op_event(const struct op *o, int d)
 	if (o->kind == OP_EVENT_CREATE) {
 		if (e->live == 1)
 			return;
-		emit("st = accel_event_create(%s, &e[%d]);", devname_c[d], es);
-		st = accel_event_create(&devs[d], &be[es]);
+		emit("st = accel_event_create(%s, &ne); if (st == C_SUCCESS) e[%d] = ne;", devname_c[d], es);
+		st = accel_event_create(&devs[d], &ne_);
+		if (st == C_SUCCESS)
+			be[es] = ne_;
 		if (!check(st, x) || st != C_SUCCESS)
 			return;
 		memset(e, 0, sizeof(*e));
@@ -924,8 +948,10 @@ static void op_pool(const struct op *o, int d)
 	if (o->kind == OP_POOL_CREATE) {
 		if (M.pool_state[ps] == 1)
 			return;
-		emit("st = accel_pool_create(%s, &pl[%d]);", devname_c[d], ps);
-		st = accel_pool_create(&devs[d], &bpl[ps]);
+		emit("st = accel_pool_create(%s, &npl); if (st == C_SUCCESS) pl[%d] = npl;", devname_c[d], ps);
+		st = accel_pool_create(&devs[d], &npl_);
+		if (st == C_SUCCESS)
+			bpl[ps] = npl_;
 		if (check(st, x) && st == C_SUCCESS) {
 			M.pool_state[ps] = 1;
 			M.pool_dev[ps] = d;
@@ -959,6 +985,14 @@ static void op_pool(const struct op *o, int d)
 /* ------------------------------------------------------------------ */
 /* Memory handles */
 
+#define FLAGS_UNKNOWN (~0u)
+
+/* The handle's storage is there: not freed, by any handle on it. */
+static int hvalid(const struct mmem *h)
+{
+	return M.st[h->store].live && !M.gfreed[h->group];
+}
+
 /* A handle slot an op may use: live (1), or released/freed storage under
  * FL_BAD (2, with *x set to the refusal). 0: skip. */
 static int mem_use(const struct op *o, int ms, struct expect *x)
@@ -967,8 +1001,8 @@ static int mem_use(const struct op *o, int ms, struct expect *x)
 
 	if (h->state)
 		note_store(h->state == 1 ? "handle on" : "released handle on",
-			   h->store, !M.st[h->store].live);
-	if (h->state == 1 && M.st[h->store].live)
+			   h->store, !hvalid(h));
+	if (h->state == 1 && hvalid(h))
 		return 1;
 	if (h->state == 0 || !(o->flags & FL_BAD))
 		return 0;
@@ -981,12 +1015,14 @@ static size_t mbytes(const struct mmem *h)
 	return h->entries * h->dsize;
 }
 
-static void mem_set(int ms, int store, size_t off, size_t entries,
-		    size_t dsize, unsigned flags)
+static void mem_set(int ms, int group, int store, size_t off,
+		    size_t entries, size_t dsize, unsigned flags)
 {
+	if (group < 0)
+		group = M.ngroup < MAX_STORE - 1 ? M.ngroup++ : MAX_STORE - 1;
 	M.m[ms] = (struct mmem){ .state = 1, .store = store, .off = off,
 				 .entries = entries, .dsize = dsize,
-				 .flags = flags };
+				 .flags = flags, .group = group };
 	M.st[store].handles++;
 }
 
@@ -1021,11 +1057,13 @@ static void op_mem_create(const struct op *o, int d)
 		emit("fill_pattern(src, %zu, %u);", entries * dtype_size[dt],
 		     o->pat);
 	}
-	emit("st = accel_memory_create(%s, %zu, accel_dtype(%s), %s, 0x%x, &m[%d]);",
+	emit("st = accel_memory_create(%s, %zu, accel_dtype(%s), %s, 0x%x, &nm); if (st == C_SUCCESS) m[%d] = nm;",
 	     devname_c[d], entries, dtype_c[dt], init ? "src" : "NULL", flags,
 	     ms);
 	st = accel_memory_create(&devs[d], entries, accel_dtype(dtypes[dt]),
-				 init ? src : NULL, flags, &bm[ms]);
+				 init ? src : NULL, flags, &nm_);
+	if (st == C_SUCCESS)
+		bm[ms] = nm_;
 	if (!check(st, X_OK) || st != C_SUCCESS)
 		return;
 	s = model_new_store(&M, flags ? K_UNI : K_POOLDEF, d,
@@ -1039,7 +1077,7 @@ static void op_mem_create(const struct op *o, int d)
 		if (accel_memory_get_info(bm[ms], &info) == C_SUCCESS)
 			M.st[s].addr = (uintptr_t)info.ptr;
 	}
-	mem_set(ms, s, 0, entries, dtype_size[dt], flags);
+	mem_set(ms, -1, s, 0, entries, dtype_size[dt], flags);
 	if (init)
 		model_write(&M, s, 0, src, entries * dtype_size[dt]);
 }
@@ -1058,6 +1096,9 @@ static void op_mem_wrap(const struct op *o)
 		return;	/* wrap of registered memory: see the notes */
 	dev = M.st[s].dev;
 	note_store("wrap", s, 0);
+	if ((o->flags & FL_OOR) && KNOWN(KN_CHUNK) &&
+	    (M.st[s].kind == K_POOL || M.st[s].kind == K_POOLDEF))
+		return;
 	off = o->y % M.st[s].size;
 	bytes = M.st[s].size - off;
 	entries = bytes / dtype_size[dt];
@@ -1065,13 +1106,15 @@ static void op_mem_wrap(const struct op *o)
 		entries += 1 + o->z % 16;
 	if (off + entries * dtype_size[dt] > M.st[s].size)
 		xfail(&x, S(INVAL));
-	emit("st = accel_memory_wrap(%s, (char *)p[%d] + %zu, %zu, accel_dtype(%s), &m[%d]);",
+	emit("st = accel_memory_wrap(%s, (char *)p[%d] + %zu, %zu, accel_dtype(%s), &nm); if (st == C_SUCCESS) m[%d] = nm;",
 	     devname_c[dev], slot, off, entries, dtype_c[dt], ms);
 	st = accel_memory_wrap(&devs[dev], (char *)bp[slot] + off, entries,
-			       accel_dtype(dtypes[dt]), &bm[ms]);
+			       accel_dtype(dtypes[dt]), &nm_);
+	if (st == C_SUCCESS)
+		bm[ms] = nm_;
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
 		return;
-	mem_set(ms, s, off, entries, dtype_size[dt], 0);
+	mem_set(ms, -1, s, off, entries, dtype_size[dt], 0);
 	M.st[s].wraps++;
 }
 
@@ -1097,12 +1140,15 @@ static void op_mem_slice(const struct op *o)
 		count = real = h->entries - off + 1 + o->z % 8;
 	if (use == 1 && off + real > h->entries)
 		xfail(&x, S(INVAL));
-	emit("st = accel_memory_slice(m[%d], %zu, %s%zu, &m[%d]);", from, off,
+	emit("st = accel_memory_slice(m[%d], %zu, %s%zu, &nm); if (st == C_SUCCESS) m[%d] = nm;", from, off,
 	     count == ACCEL_ALL ? "ACCEL_ALL + 0 * " : "", count, ms);
-	st = accel_memory_slice(bm[from], off, count, &bm[ms]);
+	st = accel_memory_slice(bm[from], off, count, &nm_);
+	if (st == C_SUCCESS)
+		bm[ms] = nm_;
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
 		return;
-	mem_set(ms, h->store, h->off + off * h->dsize, real, h->dsize, h->flags);
+	mem_set(ms, h->group, h->store, h->off + off * h->dsize, real, h->dsize,
+		h->flags);
 	if (!M.st[h->store].owned_by_handles)
 		M.st[h->store].wraps++;
 }
@@ -1125,12 +1171,15 @@ static void op_mem_cast(const struct op *o)
 			return;
 		xfail(&x, S(INVAL));
 	}
-	emit("st = accel_memory_cast(m[%d], accel_dtype(%s), &m[%d]);", from,
+	emit("st = accel_memory_cast(m[%d], accel_dtype(%s), &nm); if (st == C_SUCCESS) m[%d] = nm;", from,
 	     dtype_c[dt], ms);
-	st = accel_memory_cast(bm[from], accel_dtype(dtypes[dt]), &bm[ms]);
+	st = accel_memory_cast(bm[from], accel_dtype(dtypes[dt]), &nm_);
+	if (st == C_SUCCESS)
+		bm[ms] = nm_;
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
 		return;
-	mem_set(ms, h->store, h->off, mbytes(h) / nsize, nsize, h->flags);
+	mem_set(ms, h->group, h->store, h->off, mbytes(h) / nsize, nsize,
+		h->flags);
 	if (!M.st[h->store].owned_by_handles)
 		M.st[h->store].wraps++;
 }
@@ -1145,12 +1194,18 @@ static void op_mem_clone(const struct op *o)
 
 	if (M.m[ms].state == 1 || ms == from || !(use = mem_use(o, from, &x)))
 		return;
-	if (use == 1 && M.st[h->store].mapped)
+	if (use == 1 && M.st[h->store].mapped) {
+		if (KNOWN(KN_MAPCOPY))
+			return;
 		xfail(&x, S(INUSE));
-	emit("st = accel_memory_clone(m[%d], &m[%d]);", from, ms);
-	st = accel_memory_clone(bm[from], &bm[ms]);
+		zero_ok(&x, mbytes(h));
+	}
+	emit("st = accel_memory_clone(m[%d], &nm); if (st == C_SUCCESS) m[%d] = nm;", from, ms);
+	st = accel_memory_clone(bm[from], &nm_);
+	if (st == C_SUCCESS)
+		bm[ms] = nm_;
 	if (use == 1)
-		model_sync_device(&M, M.st[h->store].dev);
+		sync_ok(st, M.st[h->store].dev, mbytes(h));
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
 		return;
 	kind = M.st[h->store].kind == K_UNI && h->flags ? K_UNI : K_POOLDEF;
@@ -1160,7 +1215,11 @@ static void op_mem_clone(const struct op *o)
 	M.st[s].owned_by_handles = 1;
 	model_access(&M, h->store, -1, 0, s, 0, mbytes(h));
 	model_copy(&M, s, 0, h->store, h->off, mbytes(h));
-	mem_set(ms, s, 0, h->entries, h->dsize, kind == K_UNI ? h->flags : 0);
+	/* a clone of wrapped memory is device memory: host-accessible or
+	 * not is the backend's choice */
+	mem_set(ms, -1, s, 0, h->entries, h->dsize,
+		!M.st[h->store].owned_by_handles ? FLAGS_UNKNOWN :
+		kind == K_UNI ? h->flags : 0);
 }
 
 /* entries range of a handle op: offset from x, count from y */
@@ -1209,8 +1268,12 @@ static void op_mem_from_to(const struct op *o, int from)
 	mrange(o, h, &off, &count, &real);
 	if (use == 1 && off + real > h->entries)
 		xfail(&x, S(INVAL));
-	else if (use == 1 && M.st[st_i].mapped)
+	else if (use == 1 && M.st[st_i].mapped && !KNOWN(KN_MAPCOPY))
 		xfail(&x, S(INUSE));
+	else if (use == 1 && M.st[st_i].mapped)
+		return;
+	if (use == 1 && M.st[st_i].mapped)
+		zero_ok(&x, real);
 	if (async && !mem_stream(o, dev, dev, &x, &ss))
 		return;
 	if (async)
@@ -1253,7 +1316,7 @@ static void op_mem_from_to(const struct op *o, int from)
 		st = accel_memory_copy_to(bm[ms], tmp, count, off);
 	}
 	if (!async && use == 1)
-		model_sync_device(&M, dev);
+		sync_ok(st, dev, real);
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
 		return;
 	if (from && async) {
@@ -1309,7 +1372,10 @@ static void op_mem_copy(const struct op *o)
 		} else if (doff + real > dh->entries || soff + real > sh->entries) {
 			xfail(&x, S(INVAL));
 		} else if (M.st[dh->store].mapped || M.st[sh->store].mapped) {
+			if (KNOWN(KN_MAPCOPY))
+				return;
 			xfail(&x, S(INUSE));
+			zero_ok(&x, real);
 		} else if (dh->store == sh->store && real &&
 			   dh->off + doff * dh->dsize < sh->off + (soff + real) * sh->dsize &&
 			   sh->off + soff * sh->dsize < dh->off + (doff + real) * dh->dsize) {
@@ -1333,8 +1399,8 @@ static void op_mem_copy(const struct op *o)
 		     doff, soff);
 		st = accel_memory_copy(bm[da], bm[sa], count, doff, soff);
 		if (ud == 1 && us == 1) {
-			model_sync_device(&M, ddev);
-			model_sync_device(&M, sdev);
+			sync_ok(st, ddev, real);
+			sync_ok(st, sdev, real);
 		}
 	}
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
@@ -1367,8 +1433,11 @@ static void op_mem_release(const struct op *o, int free_it)
 	if (use == 2)
 		xfail(&x, S(BADH));
 	s = &M.st[h->store];
-	if (use == 1 && free_it && s->mapped && s->live)
+	if (use == 1 && free_it && s->mapped && hvalid(h))
 		xfail(&x, S(INUSE));
+	else if (use == 1 && !free_it && s->mapped && s->handles == 1 &&
+		 s->owned_by_handles && KNOWN(KN_MAPREL))
+		return;
 	else if (use == 1 && !free_it && s->mapped && s->handles == 1 &&
 		 s->owned_by_handles)
 		/* the contract allows refusing or deferring to the unmap */
@@ -1376,12 +1445,15 @@ static void op_mem_release(const struct op *o, int free_it)
 	emit("st = accel_memory_%s(m[%d]);", free_it ? "free" : "release", ms);
 	st = free_it ? accel_memory_free(bm[ms]) : accel_memory_release(bm[ms]);
 	if (free_it && use == 1)
-		model_sync_device(&M, s->dev);
+		sync_ok(st, s->dev, 1);
 	if (!check(st, x) || st != C_SUCCESS || use == 2)
 		return;
-	if (free_it && s->live && s->owned_by_handles) {
-		model_free_store(&M, h->store);
-		s->mapped = 0;
+	if (free_it && hvalid(h)) {
+		M.gfreed[h->group] = 1;
+		if (s->owned_by_handles) {
+			model_free_store(&M, h->store);
+			s->mapped = 0;
+		}
 	}
 	if (h->mapptr && s->mapped) {
 		/* released while mapped: the mapping outlives the handle */
@@ -1401,6 +1473,8 @@ static void op_mem_map(const struct op *o)
 
 	if (!(use = mem_use(o, ms, &x)) || h->mapptr)
 		return;
+	if (use == 1 && h->flags == FLAGS_UNKNOWN)
+		return;
 	if (use == 1 && !M.st[h->store].owned_by_handles)
 		return;	/* wrapped memory: its flags are the backend's */
 	if (use == 1 && (access & ~h->flags)) {
@@ -1410,7 +1484,7 @@ static void op_mem_map(const struct op *o)
 	emit("st = accel_memory_map(m[%d], %u, &mp[%d]);", ms, access, ms);
 	st = accel_memory_map(bm[ms], access, &ptr);
 	if (use == 1)
-		model_sync_device(&M, M.st[h->store].dev);
+		sync_ok(st, M.st[h->store].dev, 1);
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
 		return;
 	h->mapptr = ptr;
@@ -1424,7 +1498,7 @@ static void op_mem_unmap(const struct op *o)
 	struct expect x = X_OK;
 	C_Status st;
 
-	if (h->state != 1 || !M.st[h->store].live)
+	if (h->state != 1 || !hvalid(h))
 		return;
 	if (!h->mapptr) {
 		if (!(o->flags & FL_BAD) || !M.st[h->store].owned_by_handles ||
@@ -1479,7 +1553,8 @@ static void op_mem_rw(const struct op *o, int write)
 
 	if (!(use = mem_use(o, ms, &x)))
 		return;
-	if (use == 1 && !M.st[h->store].owned_by_handles)
+	if (use == 1 && (!M.st[h->store].owned_by_handles ||
+			 h->flags == FLAGS_UNKNOWN))
 		return;
 	bytes = (o->flags & FL_FULL) ? mbytes(h) : o->x % (mbytes(h) + 1);
 	if (o->flags & FL_OOR)
@@ -1491,6 +1566,7 @@ static void op_mem_rw(const struct op *o, int write)
 				     S(INVAL) | S(ACCEL_ERROR_NOT_SUPPORTED) };
 	else if (use == 1 && bytes > mbytes(h))
 		xfail(&x, S(INVAL));
+	zero_ok(&x, bytes);
 	if (write) {
 		fz_fill(src, bytes, o->pat);
 		emit("fill_pattern(src, %zu, %u);", bytes, o->pat);
@@ -1501,7 +1577,7 @@ static void op_mem_rw(const struct op *o, int write)
 		st = accel_memory_read(bm[ms], tmp, bytes);
 	}
 	if (use == 1)
-		model_sync_device(&M, M.st[h->store].dev);
+		sync_ok(st, M.st[h->store].dev, bytes);
 	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
 		return;
 	model_access(&M, h->store, -1, write, write ? h->store : -1, h->off,
@@ -1519,7 +1595,7 @@ static void op_mem_valid(const struct op *o)
 
 	if (h->state == 0 || (h->state == 2 && !(o->flags & FL_BAD)))
 		return;
-	want = h->state == 1 && M.st[h->store].live;
+	want = h->state == 1 && hvalid(h);
 	emit("CHECK(accel_memory_is_valid(m[%d]) == %d);", ms, want);
 	got = accel_memory_is_valid(bm[ms]);
 	if (got != want)
@@ -1543,7 +1619,7 @@ static void op_wrong_kind(const struct op *o)
 		st = accel_memory_get_info((accel_memory_t)bs[ss], &info);
 		break;
 	case 1:		/* a memory handle as a stream */
-		if (M.m[ms].state != 1 || !M.st[M.m[ms].store].live)
+		if (M.m[ms].state != 1 || !hvalid(&M.m[ms]))
 			return;
 		emit("st = accel_stream_query(%s, (C_Stream)m[%d]);",
 		     devname_c[M.st[M.m[ms].store].dev], ms);

@@ -114,6 +114,23 @@ struct result {
 	char msg[512];
 };
 
+/*
+ * Known disagreement classes (--known), skipped by the model so that a
+ * run can look past them: each is a bug of the base the fuzzer found.
+ */
+enum known {
+	KN_CHUNK = 1 << 0,	/* pool-block ranges checked against the chunk */
+	KN_MAPCOPY = 1 << 1,	/* copies of mapped memory accepted */
+	KN_STALE = 1 << 2,	/* stale handles (address reuse) accepted */
+	KN_KIND = 1 << 3,	/* handles of another kind accepted */
+	KN_CAST = 1 << 4,	/* misaligned casts accepted */
+	KN_EVENT = 1 << 5,	/* waits bound to the latest record */
+	KN_MAPREL = 1 << 6,	/* release frees mapped memory */
+};
+#define KNOWN(k) (g_known & (k))
+extern unsigned g_known;
+int known_parse(const char *list, unsigned *mask);
+
 extern FILE *g_emit;		/* when set, the run is printed as C */
 extern int g_verbose;
 extern volatile size_t *g_progress;	/* the op being run, for crashes */

@@ -191,3 +191,33 @@ void gen_program(uint64_t seed, size_t nops, unsigned families,
 			gen_op(&s, families, &p->ops[i]);
 	}
 }
+
+static const struct {
+	const char *name;
+	unsigned mask;
+} known_names[] = {
+	{ "chunk", KN_CHUNK }, { "mapcopy", KN_MAPCOPY }, { "stale", KN_STALE },
+	{ "kind", KN_KIND }, { "cast", KN_CAST }, { "event", KN_EVENT },
+	{ "maprel", KN_MAPREL },
+};
+
+/* "a,b" of known classes into a mask; -1 for an unknown name */
+int known_parse(const char *list, unsigned *mask)
+{
+	char buf[256], *save, *tok;
+
+	*mask = 0;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		size_t i, n = sizeof(known_names) / sizeof(known_names[0]);
+
+		for (i = 0; i < n; i++)
+			if (!strcmp(tok, known_names[i].name))
+				break;
+		if (i == n)
+			return -1;
+		*mask |= known_names[i].mask;
+	}
+	return 0;
+}

@@ -3,7 +3,7 @@
  * lib_fuzz - differential conformance fuzzer for libaccel
  *
  *   lib_fuzz [--seed N] [--programs N] [--ops N] [--only F,..]
- *	      [--exclude F,..] [--minimize] [-v]
+ *	      [--exclude F,..] [--known K,..] [--minimize] [-v]
  *
  * Program i has the seed N + i; each runs in a child process of its own
  * against the backend ACCEL_VISIBLE_DEVICES selects (two devices when there
@@ -11,7 +11,8 @@
  * the seed, the op index and the program's trace, and exits 1. --minimize
  * reduces a failing program (delta debugging over the ops, deterministic)
  * and prints it as a suite TEST for tests/lib/test_fuzz_repro.c.
- * Families: raw async sync pool mem map misuse p2p all.
+ * Families: raw async sync pool mem map misuse p2p all. --known names
+ * disagreement classes the model skips (see fuzz.h), to look past them.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -172,8 +173,9 @@ static void print_test(const struct program *p, const uint8_t *mask,
 static void usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s [--seed N] [--programs N] [--ops N] "
-		"[--only F,..] [--exclude F,..] [--minimize] [-v]\n"
-		"families: raw async sync pool mem map misuse p2p all\n", argv0);
+		"[--only F,..] [--exclude F,..] [--known K,..] [--minimize] [-v]\n"
+		"families: raw async sync pool mem map misuse p2p all\n"
+		"known classes: chunk mapcopy stale kind cast event maprel\n", argv0);
 	exit(2);
 }
 
@@ -185,6 +187,7 @@ int main(int argc, char **argv)
 		{ "ops", required_argument, NULL, 'n' },
 		{ "only", required_argument, NULL, 'o' },
 		{ "exclude", required_argument, NULL, 'x' },
+		{ "known", required_argument, NULL, 'k' },
 		{ "minimize", no_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ 0 }
@@ -205,6 +208,10 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			if (family_parse(optarg, &excl))
+				usage(argv[0]);
+			break;
+		case 'k':
+			if (known_parse(optarg, &g_known))
 				usage(argv[0]);
 			break;
 		case 'm': do_min = 1; break;

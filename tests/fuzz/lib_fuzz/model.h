@@ -56,6 +56,7 @@ struct mmem {
 	size_t entries, dsize;
 	unsigned flags;
 	void *mapptr;
+	int group;		/* the library's storage object */
 };
 
 struct pending {
@@ -75,6 +76,8 @@ struct model {
 	int pool_dev[N_POOL];
 	struct mmem m[N_MEM];
 	int hb[N_HB];		/* stores of the host buffers */
+	int gfreed[MAX_STORE];	/* storage objects freed by accel_memory_free */
+	int ngroup;
 	int nsid;
 	int sid_dev[MAX_SID];
 	int n[MAX_SID];		/* ops queued per stream */
