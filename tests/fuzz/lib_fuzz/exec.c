@@ -237,7 +237,7 @@ static int stream_use(const struct op *o, int ss, struct expect *x)
 {
 	if (M.s[ss].live == 1)
 		return 1;
-	if (M.s[ss].live == 2 && (o->flags & FL_BAD)) {
+	if (M.s[ss].live == 2 && (o->flags & FL_BAD) && !KNOWN(KN_STALE)) {
 		xfail(x, S(BADH));
 		return 1;
 	}
@@ -284,7 +284,8 @@ static void op_alloc(const struct op *o, int d)
 	if (kind == K_POOL) {
 		if (M.pool_state[ps] == 0)
 			kind = K_POOLDEF;
-		else if (M.pool_state[ps] == 2 && !(o->flags & FL_BAD))
+		else if (M.pool_state[ps] == 2 &&
+			 (!(o->flags & FL_BAD) || KNOWN(KN_STALE)))
 			return;
 		else if (M.pool_state[ps] == 2)
 			xfail(&x, S(BADH));
@@ -456,8 +457,10 @@ static int devside(const struct op *o, int slot, struct expect *x)
 	if (s < 0)
 		return -1;
 	note_store("raw", s, freed);
-	if (((o->flags & FL_OOR) || freed) && KNOWN(KN_CHUNK) &&
-	    (M.st[s].kind == K_POOL || M.st[s].kind == K_POOLDEF))
+	/* a freed range may lie in a pool chunk, which the model cannot see */
+	if ((freed || ((o->flags & FL_OOR) &&
+		       (M.st[s].kind == K_POOL || M.st[s].kind == K_POOLDEF))) &&
+	    KNOWN(KN_CHUNK))
 		return -1;
 	if (freed)
 		xfail(x, S(INVAL));
@@ -562,7 +565,7 @@ static void op_copy2(const struct op *o, int p2p, int async)
 		if (M.s[ss].dev != ddev && M.s[ss].dev != sdev) {
 			if (!(o->flags & FL_BAD))
 				return;
-			xfail(&x, S(INVAL));
+			xfail(&x, S(INVAL) | S(BADH));
 		}
 		sid = M.s[ss].sid;
 	}
@@ -724,7 +727,7 @@ static void op_async_hd(const struct op *o, int h2d)
 	if (M.s[ss].dev != dev) {
 		if (!(o->flags & FL_BAD))
 			return;
-		xfail(&x, S(INVAL));
+		xfail(&x, S(INVAL) | S(BADH));
 	}
 	if (M.st[hs].kind != -1 && M.st[hs].dev != dev)
 		return;	/* pinned memory of the other device: pageable here */
@@ -812,7 +815,8 @@ static void op_stream(const struct op *o, int d)
 		M.sid_dev[M.nsid++] = d;
 		return;
 	}
-	if (M.s[ss].live == 0 || (M.s[ss].live == 2 && !(o->flags & FL_BAD)))
+	if (M.s[ss].live == 0 ||
+	    (M.s[ss].live == 2 && (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
 		return;
 	if (M.s[ss].live == 2)
 		xfail(&x, S(BADH));
@@ -863,7 +867,8 @@ static void op_event(const struct op *o, int d)
 		e->dev = d;
 		return;
 	}
-	if (e->live == 0 || (e->live == 2 && !(o->flags & FL_BAD)))
+	if (e->live == 0 ||
+	    (e->live == 2 && (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
 		return;
 	if (e->live == 2)
 		xfail(&x, S(BADH));
@@ -958,8 +963,8 @@ static void op_pool(const struct op *o, int d)
 		}
 		return;
 	}
-	if (M.pool_state[ps] == 0 ||
-	    (M.pool_state[ps] == 2 && !(o->flags & FL_BAD)))
+	if (M.pool_state[ps] == 0 || (M.pool_state[ps] == 2 &&
+				       (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
 		return;
 	if (M.pool_state[ps] == 2)
 		xfail(&x, S(BADH));
@@ -1004,7 +1009,8 @@ static int mem_use(const struct op *o, int ms, struct expect *x)
 			   h->store, !hvalid(h));
 	if (h->state == 1 && hvalid(h))
 		return 1;
-	if (h->state == 0 || !(o->flags & FL_BAD))
+	if (h->state == 0 || !(o->flags & FL_BAD) ||
+	    (h->state == 2 && KNOWN(KN_STALE)))
 		return 0;
 	xfail(x, h->state == 2 ? S(BADH) : S(BADH) | S(INVAL));
 	return 2;
@@ -1169,6 +1175,8 @@ static void op_mem_cast(const struct op *o)
 		/* a size that does not divide, or a misaligned view */
 		if (!(o->flags & FL_BAD))
 			return;
+		if (KNOWN(KN_CAST) && mbytes(h) % nsize == 0)
+			return;
 		xfail(&x, S(INVAL));
 	}
 	emit("st = accel_memory_cast(m[%d], accel_dtype(%s), &nm); if (st == C_SUCCESS) m[%d] = nm;", from,
@@ -1246,7 +1254,7 @@ static int mem_stream(const struct op *o, int dev1, int dev2,
 	if (M.s[*ss].dev != dev1 && M.s[*ss].dev != dev2) {
 		if (!(o->flags & FL_BAD))
 			return 0;
-		xfail(x, S(INVAL));
+		xfail(x, S(INVAL) | S(BADH));
 	}
 	return 1;
 }
@@ -1278,6 +1286,8 @@ static void op_mem_from_to(const struct op *o, int from)
 		return;
 	if (async)
 		sid = M.s[ss].sid;
+	if (use == 1 && off + real <= h->entries)
+		zero_ok(&x, real);
 	bytes = real * h->dsize;
 	if (bytes > HB_SIZE)
 		return;
@@ -1376,17 +1386,25 @@ static void op_mem_copy(const struct op *o)
 				return;
 			xfail(&x, S(INUSE));
 			zero_ok(&x, real);
-		} else if (dh->store == sh->store && real &&
-			   dh->off + doff * dh->dsize < sh->off + (soff + real) * sh->dsize &&
-			   sh->off + soff * sh->dsize < dh->off + (doff + real) * dh->dsize) {
+		}
+		if (dh->store == sh->store && real &&
+		    dh->off + doff * dh->dsize < sh->off + (soff + real) * sh->dsize &&
+		    sh->off + soff * sh->dsize < dh->off + (doff + real) * dh->dsize) {
 			/* overlap: undefined; refusing it is fine */
-			x = (struct expect){ S(C_SUCCESS) | S(C_FAILED), S(INVAL) };
+			if (x.st & S(C_SUCCESS))
+				x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+						     S(INVAL) };
+			else
+				x.codes |= S(INVAL);
 		}
 	}
 	if (async && !mem_stream(o, ddev, sdev, &x, &ss))
 		return;
 	if (async)
 		sid = M.s[ss].sid;
+	if (ud == 1 && us == 1 && doff + real <= dh->entries &&
+	    soff + real <= sh->entries)
+		zero_ok(&x, real);
 	if (async) {
 		emit("st = accel_memory_copy_async(m[%d], m[%d], %s, %s%zu, %zu, %zu);",
 		     da, sa, sname(ss), count == ACCEL_ALL ? "ACCEL_ALL + 0 * " : "",
@@ -1427,7 +1445,8 @@ static void op_mem_release(const struct op *o, int free_it)
 	struct store *s;
 	C_Status st;
 
-	if (h->state == 0 || (h->state == 2 && !(o->flags & FL_BAD)))
+	if (h->state == 0 ||
+	    (h->state == 2 && (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
 		return;
 	use = h->state == 2 ? 2 : 1;
 	if (use == 2)
@@ -1593,7 +1612,8 @@ static void op_mem_valid(const struct op *o)
 	int ms = o->a % N_MEM, want, got;
 	struct mmem *h = &M.m[ms];
 
-	if (h->state == 0 || (h->state == 2 && !(o->flags & FL_BAD)))
+	if (h->state == 0 ||
+	    (h->state == 2 && (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
 		return;
 	want = h->state == 1 && hvalid(h);
 	emit("CHECK(accel_memory_is_valid(m[%d]) == %d);", ms, want);
