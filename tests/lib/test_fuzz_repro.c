@@ -192,3 +192,59 @@ TEST(fuzz_release_mapped)
 	FZ_FREE;
 }
 
+
+/* issue 17 items 4 and 5: releasing memory that an async copy on another device's stream still reads frees it under the copy (the backend crashes); deallocation must wait for, or be ordered after, the work that uses it */
+/* lib_fuzz --seed 3076: crashed (signal 11) at op 162 (h2d) */
+TEST_PEER(fuzz_release_under_peer_copy)
+{
+	FZ_DECLS;
+	/* op 12: mem_create */
+	st = accel_memory_create(ctx->dev, 48, accel_dtype(ACCEL_FLOAT64), NULL, 0x1, &nm); if (st == C_SUCCESS) m[4] = nm;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 33: mem_create */
+	fill_pattern(src, 4194304, 883388799);
+	st = accel_memory_create(ctx->peer, 524288, accel_dtype(ACCEL_FLOAT64), src, 0x3, &nm); if (st == C_SUCCESS) m[1] = nm;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 58: stream_create */
+	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[1] = ns;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 152: mem_copy */
+	st = accel_memory_copy_async(m[4], m[1], s[1], 6, 42, 267308);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 157: mem_release */
+	st = accel_memory_release(m[1]);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 162: h2d */
+	/* the end: every device synchronized */
+	st = accel_device_synchronize(ctx->dev);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	st = accel_device_synchronize(ctx->peer);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	FZ_FREE;
+}
+
+/* issue 17 item 3: a synchronous copy (p2p on one device, a d2d) must first wait for the work already queued on the device's streams; after it, a query of such a stream must say C_SUCCESS */
+/* lib_fuzz --seed 4139: got C_WARNING (); model allows status mask 0x1 at op 130 (stream_query) */
+TEST(fuzz_sync_p2p_waits)
+{
+	FZ_DECLS;
+	/* op 24: alloc */
+	st = accel_device_memory_allocate(ctx->dev, &np, 53157); if (st == C_SUCCESS) p[4] = np;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 44: stream_create */
+	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[0] = ns;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 95: alloc */
+	st = accel_unified_memory_allocate(ctx->dev, &np, 178); if (st == C_SUCCESS) p[1] = np;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 101: async_h2d */
+	st = accel_async_memory_copy_h2d(ctx->dev, s[0], (char *)p[4] + 22876, (char *)p[1] + 151, 27);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 124: p2p */
+	st = accel_memory_copy_p2p(ctx->dev, ctx->dev, (char *)p[4] + 0, (char *)p[4] + 26734, 26423);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 130: stream_query */
+	st = accel_stream_query(ctx->dev, s[0]);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	FZ_FREE;
+}

@@ -244,6 +244,19 @@ static int stream_use(const struct op *o, int ss, struct expect *x)
 	return 0;
 }
 
+/* an entry count as C: ACCEL_ALL or the number */
+static const char *count_c(size_t count)
+{
+	static char buf[4][32];
+	static int n;
+
+	if (count == ACCEL_ALL)
+		return "ACCEL_ALL";
+	n = (n + 1) % 4;
+	snprintf(buf[n], sizeof(buf[n]), "%zu", count);
+	return buf[n];
+}
+
 static const char *hb_c(int i)
 {
 	static char buf[4][32];
@@ -260,7 +273,7 @@ static const char *hb_c(int i)
  */
 static void sync_ok(C_Status st, int dev, size_t len)
 {
-	if (st == C_SUCCESS && len)
+	if (st == C_SUCCESS && len && !KNOWN(KN_SYNCWAIT))
 		model_sync_device(&M, dev);
 }
 
@@ -353,7 +366,7 @@ static void op_alloc(const struct op *o, int d)
 	if (kind == K_REG) {
 		/* registered memory keeps what the host had there */
 		fz_fill(ptr, size, o->pat);
-		emit("fill_pattern(p[%d], %zu, %u);", slot, size, o->pat);
+		emit("fill_pattern(p[%d], %zu, %uu);", slot, size, o->pat);
 		model_write(&M, s, 0, ptr, size);
 	}
 }
@@ -366,6 +379,19 @@ static int pending_elsewhere(int st, int sid)
 
 		if (p->store == st && M.host[p->sid] < p->seq &&
 		    (sid < 0 || (p->sid != sid && M.vc[sid][p->sid] < p->seq)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Work queued on a stream of another device than the storage's uses it. */
+static int pending_other_device(int st)
+{
+	for (int i = 0; i < M.npend; i++) {
+		struct pending *p = &M.pend[i];
+
+		if (p->store == st && M.host[p->sid] < p->seq &&
+		    M.sid_dev[p->sid] != M.st[st].dev)
 			return 1;
 	}
 	return 0;
@@ -490,7 +516,7 @@ static void op_h2d(const struct op *o)
 		xfail(&x, S(INVAL));
 	zero_ok(&x, len);
 	fz_fill(src, len, o->pat);
-	emit("fill_pattern(src, %zu, %u);", len, o->pat);
+	emit("fill_pattern(src, %zu, %uu);", len, o->pat);
 	emit("st = accel_memory_copy_h2d(%s, (char *)p[%d] + %zu, src, %zu);",
 	     devname_c[dev], slot, off, len);
 	st = accel_memory_copy_h2d(&devs[dev], (char *)bp[slot] + off, src, len);
@@ -682,7 +708,7 @@ static void op_host_write(const struct op *o)
 		return;
 	if (len > 65536 && !(o->flags & FL_FULL))
 		len = 65536;
-	emit("fill_pattern((char *)%s + %zu, %zu, %u);", name, off, len, o->pat);
+	emit("fill_pattern((char *)%s + %zu, %zu, %uu);", name, off, len, o->pat);
 	fz_fill(ptr + off, len, o->pat);
 	model_access(&M, s, -1, 1, s, off, len);
 	model_write(&M, s, off, ptr + off, len);
@@ -694,7 +720,6 @@ static void op_host_check(const struct op *o)
 	uint8_t *ptr;
 	int s = hostside(o, o->c, &ptr, name, sizeof(name));
 	size_t off, len;
-	char buf[48];
 
 	if (s < 0)
 		return;
@@ -704,8 +729,9 @@ static void op_host_check(const struct op *o)
 	/* a stream may still write it: nothing to compare yet */
 	if (model_access(&M, s, -1, 0, -1, 0, 0) || pending_elsewhere(s, -1))
 		return;
-	snprintf(buf, sizeof(buf), "(char *)%s + %zu", name, off);
-	compare(s, off, ptr + off, len, buf);
+	emit("memcpy(tmp, (char *)%s + %zu, %zu);", name, off, len);
+	memcpy(tmp, ptr + off, len);
+	compare(s, off, tmp, len, "tmp");
 }
 
 /* async h2d (src: host side b, dst: device side a) and d2h (the reverse) */
@@ -1060,7 +1086,7 @@ static void op_mem_create(const struct op *o, int d)
 		return;
 	if (init) {
 		fz_fill(src, entries * dtype_size[dt], o->pat);
-		emit("fill_pattern(src, %zu, %u);", entries * dtype_size[dt],
+		emit("fill_pattern(src, %zu, %uu);", entries * dtype_size[dt],
 		     o->pat);
 	}
 	emit("st = accel_memory_create(%s, %zu, accel_dtype(%s), %s, 0x%x, &nm); if (st == C_SUCCESS) m[%d] = nm;",
@@ -1146,8 +1172,8 @@ static void op_mem_slice(const struct op *o)
 		count = real = h->entries - off + 1 + o->z % 8;
 	if (use == 1 && off + real > h->entries)
 		xfail(&x, S(INVAL));
-	emit("st = accel_memory_slice(m[%d], %zu, %s%zu, &nm); if (st == C_SUCCESS) m[%d] = nm;", from, off,
-	     count == ACCEL_ALL ? "ACCEL_ALL + 0 * " : "", count, ms);
+	emit("st = accel_memory_slice(m[%d], %zu, %s, &nm); if (st == C_SUCCESS) m[%d] = nm;",
+	     from, off, count_c(count), ms);
 	st = accel_memory_slice(bm[from], off, count, &nm_);
 	if (st == C_SUCCESS)
 		bm[ms] = nm_;
@@ -1292,14 +1318,13 @@ static void op_mem_from_to(const struct op *o, int from)
 	if (bytes > HB_SIZE)
 		return;
 	boff = h->off + off * h->dsize;
-	snprintf(cnt, sizeof(cnt), "%s%zu",
-		 count == ACCEL_ALL ? "ACCEL_ALL + 0 * " : "", count);
+	snprintf(cnt, sizeof(cnt), "%s", count_c(count));
 	if (from) {
 		uint8_t *s = async ? hb[hi] : src;
 
 		/* the source is pageable: captured at the call */
 		fz_fill(s, bytes < HB_SIZE ? bytes : HB_SIZE, o->pat);
-		emit("fill_pattern(%s, %zu, %u);", async ? hb_c(hi) : "src",
+		emit("fill_pattern(%s, %zu, %uu);", async ? hb_c(hi) : "src",
 		     bytes, o->pat);
 		if (async) {
 			if (pending_elsewhere(M.hb[hi], -1))
@@ -1406,15 +1431,13 @@ static void op_mem_copy(const struct op *o)
 	    soff + real <= sh->entries)
 		zero_ok(&x, real);
 	if (async) {
-		emit("st = accel_memory_copy_async(m[%d], m[%d], %s, %s%zu, %zu, %zu);",
-		     da, sa, sname(ss), count == ACCEL_ALL ? "ACCEL_ALL + 0 * " : "",
-		     count, doff, soff);
+		emit("st = accel_memory_copy_async(m[%d], m[%d], %s, %s, %zu, %zu);",
+		     da, sa, sname(ss), count_c(count), doff, soff);
 		st = accel_memory_copy_async(bm[da], bm[sa], bs[ss], count, doff,
 					     soff);
 	} else {
-		emit("st = accel_memory_copy(m[%d], m[%d], %s%zu, %zu, %zu);",
-		     da, sa, count == ACCEL_ALL ? "ACCEL_ALL + 0 * " : "", count,
-		     doff, soff);
+		emit("st = accel_memory_copy(m[%d], m[%d], %s, %zu, %zu);",
+		     da, sa, count_c(count), doff, soff);
 		st = accel_memory_copy(bm[da], bm[sa], count, doff, soff);
 		if (ud == 1 && us == 1) {
 			sync_ok(st, ddev, real);
@@ -1452,6 +1475,8 @@ static void op_mem_release(const struct op *o, int free_it)
 	if (use == 2)
 		xfail(&x, S(BADH));
 	s = &M.st[h->store];
+	if (use == 1 && KNOWN(KN_RELEASE) && pending_other_device(h->store))
+		return;
 	if (use == 1 && free_it && s->mapped && hvalid(h))
 		xfail(&x, S(INUSE));
 	else if (use == 1 && !free_it && s->mapped && s->handles == 1 &&
@@ -1539,7 +1564,6 @@ static void op_mem_touch(const struct op *o)
 	int ms = o->a % N_MEM;
 	struct mmem *h = &M.m[ms];
 	size_t off, len;
-	char buf[48];
 
 	if (!h->mapptr || !M.st[h->store].mapped)
 		return;
@@ -1547,17 +1571,17 @@ static void op_mem_touch(const struct op *o)
 	if (off + len > mbytes(h))
 		return;
 	if (h->flags & ACCEL_MEMORY_HOST_WRITE && (o->pat & 1)) {
-		emit("fill_pattern((char *)mp[%d] + %zu, %zu, %u);", ms, off, len,
+		emit("fill_pattern((char *)mp[%d] + %zu, %zu, %uu);", ms, off, len,
 		     o->pat);
 		fz_fill((uint8_t *)h->mapptr + off, len, o->pat);
 		model_access(&M, h->store, -1, 1, h->store, h->off + off, len);
 		model_write(&M, h->store, h->off + off,
 			    (uint8_t *)h->mapptr + off, len);
 	} else {
-		snprintf(buf, sizeof(buf), "(char *)mp[%d] + %zu", ms, off);
+		emit("memcpy(tmp, (char *)mp[%d] + %zu, %zu);", ms, off, len);
+		memcpy(tmp, (uint8_t *)h->mapptr + off, len);
 		model_access(&M, h->store, -1, 0, -1, 0, 0);
-		compare(h->store, h->off + off, (uint8_t *)h->mapptr + off, len,
-			buf);
+		compare(h->store, h->off + off, tmp, len, "tmp");
 	}
 }
 
@@ -1588,7 +1612,7 @@ static void op_mem_rw(const struct op *o, int write)
 	zero_ok(&x, bytes);
 	if (write) {
 		fz_fill(src, bytes, o->pat);
-		emit("fill_pattern(src, %zu, %u);", bytes, o->pat);
+		emit("fill_pattern(src, %zu, %uu);", bytes, o->pat);
 		emit("st = accel_memory_write(m[%d], src, %zu);", ms, bytes);
 		st = accel_memory_write(bm[ms], src, bytes);
 	} else {
@@ -1747,6 +1771,8 @@ void exec_program(const struct program *p, const uint8_t *mask, int ndev,
 	}
 	if (!r->failed) {
 		/* everything queued must complete without error */
+		if (g_emit)
+			fprintf(g_emit, "\t/* the end: every device synchronized */\n");
 		for (int d = 0; d < ndev && !r->failed; d++) {
 			cur = p->n;
 			op_device_sync(d);

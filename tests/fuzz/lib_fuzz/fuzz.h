@@ -126,6 +126,8 @@ enum known {
 	KN_CAST = 1 << 4,	/* misaligned casts accepted */
 	KN_EVENT = 1 << 5,	/* waits bound to the latest record */
 	KN_MAPREL = 1 << 6,	/* release frees mapped memory */
+	KN_SYNCWAIT = 1 << 7,	/* sync calls that do not wait for queued work */
+	KN_RELEASE = 1 << 8,	/* release under another device's copy */
 };
 #define KNOWN(k) (g_known & (k))
 extern unsigned g_known;

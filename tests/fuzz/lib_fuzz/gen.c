@@ -198,7 +198,8 @@ static const struct {
 } known_names[] = {
 	{ "chunk", KN_CHUNK }, { "mapcopy", KN_MAPCOPY }, { "stale", KN_STALE },
 	{ "kind", KN_KIND }, { "cast", KN_CAST }, { "event", KN_EVENT },
-	{ "maprel", KN_MAPREL },
+	{ "maprel", KN_MAPREL }, { "syncwait", KN_SYNCWAIT },
+	{ "release", KN_RELEASE },
 };
 
 /* "a,b" of known classes into a mask; -1 for an unknown name */
