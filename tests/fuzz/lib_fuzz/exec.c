@@ -1322,13 +1322,14 @@ static void op_mem_from_to(const struct op *o, int from)
 	if (from) {
 		uint8_t *s = async ? hb[hi] : src;
 
+		/* a stream may still use the buffer: leave it alone */
+		if (async && pending_elsewhere(M.hb[hi], -1))
+			return;
 		/* the source is pageable: captured at the call */
-		fz_fill(s, bytes < HB_SIZE ? bytes : HB_SIZE, o->pat);
+		fz_fill(s, bytes, o->pat);
 		emit("fill_pattern(%s, %zu, %uu);", async ? hb_c(hi) : "src",
 		     bytes, o->pat);
 		if (async) {
-			if (pending_elsewhere(M.hb[hi], -1))
-				return;
 			model_access(&M, M.hb[hi], -1, 1, M.hb[hi], 0, bytes);
 			model_write(&M, M.hb[hi], 0, s, bytes);
 			emit("st = accel_memory_copy_from_async(m[%d], %s, %s, %s, %zu);",
@@ -1424,6 +1425,9 @@ static void op_mem_copy(const struct op *o)
 		}
 	}
 	if (async && !mem_stream(o, ddev, sdev, &x, &ss))
+		return;
+	if (async && KNOWN(KN_PEERSTREAM) && ddev != sdev &&
+	    is_hostside(M.st[dh->store].kind) && M.s[ss].dev != sdev)
 		return;
 	if (async)
 		sid = M.s[ss].sid;

@@ -128,6 +128,9 @@ enum known {
 	KN_MAPREL = 1 << 6,	/* release frees mapped memory */
 	KN_SYNCWAIT = 1 << 7,	/* sync calls that do not wait for queued work */
 	KN_RELEASE = 1 << 8,	/* release under another device's copy */
+	KN_PEERSTREAM = 1 << 9,	/* memory_copy_async into host memory of one
+				 * device from another refuses the host
+				 * memory's device's stream */
 };
 #define KNOWN(k) (g_known & (k))
 extern unsigned g_known;

@@ -177,14 +177,61 @@ static void gen_op(uint64_t *s, unsigned families, struct op *o)
 	o->pat = (uint32_t)next(s);
 }
 
+/*
+ * A chain that crosses streams through a re-recorded event (issue 17,
+ * item 2): stream B copies a large buffer, event E records it, stream A
+ * waits for E and reads what B wrote, then E is recorded again on an idle
+ * stream C. Plain ops on random slots, so that it mixes with the rest and
+ * minimizes like the rest.
+ */
+static size_t gen_chain(uint64_t *s, struct op *o, size_t room)
+{
+	uint8_t x = next(s) % N_RAW, y = next(s) % N_RAW, z = next(s) % N_RAW;
+	uint8_t sa = 0, sb = 1, sc = 2, e = next(s) % N_EVENT;
+	uint32_t pat = next(s);
+	const struct op chain[] = {
+		{ .kind = OP_ALLOC, .a = x, .b = K_DEV, .x = MAX_LEN },
+		{ .kind = OP_ALLOC, .a = y, .b = K_DEV, .x = MAX_LEN },
+		{ .kind = OP_ALLOC, .a = z, .b = K_DEV, .x = MAX_LEN },
+		{ .kind = OP_H2D, .a = y, .flags = FL_FULL, .pat = pat },
+		{ .kind = OP_STREAM_CREATE, .a = sa },
+		{ .kind = OP_STREAM_CREATE, .a = sb },
+		{ .kind = OP_STREAM_CREATE, .a = sc },
+		{ .kind = OP_EVENT_CREATE, .a = e },
+		{ .kind = OP_A_D2D, .a = x, .b = y, .c = sb,
+		  .flags = FL_FULL | FL_REPEAT, .pat = 7 },
+		{ .kind = OP_EVENT_RECORD, .a = e, .b = sb },
+		{ .kind = OP_WAIT, .a = e, .b = sa },
+		{ .kind = OP_EVENT_RECORD, .a = e, .b = sc },
+		{ .kind = OP_A_D2D, .a = z, .b = x, .c = sa, .flags = FL_FULL },
+		{ .kind = OP_STREAM_SYNC, .a = sa },
+		{ .kind = OP_D2H, .a = z, .flags = FL_FULL },
+	};
+	size_t n = sizeof(chain) / sizeof(chain[0]);
+
+	if (n > room)
+		return 0;
+	memcpy(o, chain, sizeof(chain));
+	return n;
+}
+
 void gen_program(uint64_t seed, size_t nops, unsigned families,
 		 struct program *p)
 {
 	uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
+	unsigned chain = F_RAW | F_ASYNC | F_SYNC;
 
 	p->ops = calloc(nops ? nops : 1, sizeof(*p->ops));
 	p->n = nops;
 	for (size_t i = 0; i < nops; i++) {
+		if ((families & chain) == chain && next(&s) % 64 == 0) {
+			size_t n = gen_chain(&s, &p->ops[i], nops - i);
+
+			if (n) {
+				i += n - 1;
+				continue;
+			}
+		}
 		gen_op(&s, families, &p->ops[i]);
 		/* drop misuse outside the selected families */
 		while (op_family(&p->ops[i]) & ~families & (F_MISUSE | F_P2P))
@@ -199,7 +246,7 @@ static const struct {
 	{ "chunk", KN_CHUNK }, { "mapcopy", KN_MAPCOPY }, { "stale", KN_STALE },
 	{ "kind", KN_KIND }, { "cast", KN_CAST }, { "event", KN_EVENT },
 	{ "maprel", KN_MAPREL }, { "syncwait", KN_SYNCWAIT },
-	{ "release", KN_RELEASE },
+	{ "release", KN_RELEASE }, { "peerstream", KN_PEERSTREAM },
 };
 
 /* "a,b" of known classes into a mask; -1 for an unknown name */
