@@ -909,6 +909,9 @@ static void op_event(const struct op *o, int d)
 	case OP_EVENT_RECORD:
 		if (M.s[ss].live != 1 || M.s[ss].dev != dev)
 			return;
+		/* a re-record while a wait may still hang on the old one */
+		if (KNOWN(KN_EVENT) && !model_event_done(&M, e))
+			return;
 		emit("st = accel_event_record(%s, %s, e[%d]);", devname_c[dev],
 		     sname(ss), es);
 		st = accel_event_record(&devs[dev], bs[ss], be[es]);

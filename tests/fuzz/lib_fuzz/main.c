@@ -98,12 +98,28 @@ static int same_failure(const struct outcome *a, const struct outcome *b)
 	       a->what == b->what;
 }
 
+/*
+ * Whether the masked program fails the same way; a failure that depends
+ * on timing (work that should have waited and did not) gets a few tries.
+ */
+static int fails_again(const struct program *p, const uint8_t *mask,
+		       const struct outcome *want)
+{
+	struct outcome o;
+
+	for (int i = 0; i < 4; i++) {
+		run_child(p, mask, &o);
+		if (same_failure(want, &o))
+			return 1;
+	}
+	return 0;
+}
+
 /* Delta debugging (ddmin) over the unmasked ops. */
 static void minimize(const struct program *p, uint8_t *mask,
 		     const struct outcome *want)
 {
 	size_t n = p->n, live, chunk;
-	struct outcome o;
 	uint8_t *trial = malloc(n);
 
 	for (chunk = n / 2; chunk >= 1; ) {
@@ -118,13 +134,10 @@ static void minimize(const struct program *p, uint8_t *mask,
 					trial[i] = 0;
 					removed++;
 				}
-			if (removed) {
-				run_child(p, trial, &o);
-				if (same_failure(want, &o)) {
-					memcpy(mask, trial, n);
-					progress = 1;
-					continue;	/* same start, fewer ops */
-				}
+			if (removed && fails_again(p, trial, want)) {
+				memcpy(mask, trial, n);
+				progress = 1;
+				continue;	/* same start, fewer ops */
 			}
 			start = i;
 		}
