@@ -410,6 +410,8 @@ static void op_free(const struct op *o)
 
 	if (s < 0 || M.st[s].wraps)
 		return;
+	if (!freed && KNOWN(KN_RELEASE) && pending_other_device(s))
+		return;
 	dev = M.st[s].dev;
 	size = M.st[s].size;
 	if (freed) {
