@@ -13,3 +13,6 @@ $(TESTS)/lib_fuzz: $(LIB_FUZZ_SRC) $(LIB_FUZZ_HDR) $(LIB_HDR) $(LIB_SO)
 $(TESTS)/lib_fuzz.static: $(LIB_FUZZ_SRC) $(LIB_FUZZ_HDR) $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_FUZZ_CFLAGS) -static -o $@ $(LIB_FUZZ_SRC) $(LIB_A)
+
+# scripts/gpu-check.sh runs it on cuda
+gpu: $(TESTS)/lib_fuzz
