@@ -120,7 +120,6 @@ struct result {
  */
 enum known {
 	KN_CHUNK = 1 << 0,	/* pool-block ranges checked against the chunk */
-	KN_MAPCOPY = 1 << 1,	/* copies of mapped memory accepted */
 	KN_STALE = 1 << 2,	/* stale handles (address reuse) accepted */
 	KN_KIND = 1 << 3,	/* handles of another kind accepted */
 	KN_CAST = 1 << 4,	/* misaligned casts accepted */

@@ -243,7 +243,7 @@ static const struct {
 	const char *name;
 	unsigned mask;
 } known_names[] = {
-	{ "chunk", KN_CHUNK }, { "mapcopy", KN_MAPCOPY }, { "stale", KN_STALE },
+	{ "chunk", KN_CHUNK }, { "stale", KN_STALE },
 	{ "kind", KN_KIND }, { "cast", KN_CAST }, { "event", KN_EVENT },
 	{ "maprel", KN_MAPREL }, { "syncwait", KN_SYNCWAIT },
 	{ "release", KN_RELEASE }, { "peerstream", KN_PEERSTREAM },

@@ -188,7 +188,7 @@ static void usage(const char *argv0)
 	fprintf(stderr, "usage: %s [--seed N] [--programs N] [--ops N] "
 		"[--only F,..] [--exclude F,..] [--known K,..] [--minimize] [-v]\n"
 		"families: raw async sync pool mem map misuse p2p all\n"
-		"known classes: chunk mapcopy stale kind cast event maprel syncwait release peerstream\n",
+		"known classes: chunk stale kind cast event maprel syncwait release peerstream\n",
 		argv0);
 	exit(2);
 }
