@@ -1255,7 +1255,8 @@ static void op_mem_clone(const struct op *o)
 	/* a clone of wrapped memory is device memory: host-accessible or
 	 * not is the backend's choice */
 	mem_set(ms, -1, s, 0, h->entries, h->dsize,
-		!M.st[h->store].owned_by_handles ? FLAGS_UNKNOWN :
+		!M.st[h->store].owned_by_handles || h->flags == FLAGS_UNKNOWN ?
+		FLAGS_UNKNOWN :
 		kind == K_UNI ? h->flags : 0);
 }
 

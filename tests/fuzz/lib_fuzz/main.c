@@ -183,14 +183,14 @@ static void print_test(const struct program *p, const uint8_t *mask,
 	printf("\tFZ_FREE;\n}\n");
 }
 
-static void usage(const char *argv0)
+static void usage(const char *argv0, int status)
 {
-	fprintf(stderr, "usage: %s [--seed N] [--programs N] [--ops N] "
+	fprintf(status ? stderr : stdout, "usage: %s [--seed N] [--programs N] [--ops N] "
 		"[--only F,..] [--exclude F,..] [--known K,..] [--minimize] [-v]\n"
 		"families: raw async sync pool mem map misuse p2p all\n"
 		"known classes: chunk stale kind cast event maprel syncwait release peerstream\n",
 		argv0);
-	exit(2);
+	exit(status);
 }
 
 int main(int argc, char **argv)
@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 		{ "known", required_argument, NULL, 'k' },
 		{ "minimize", no_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	uint64_t seed = (uint64_t)time(NULL);
@@ -218,19 +219,20 @@ int main(int argc, char **argv)
 		case 'n': nops = strtoull(optarg, NULL, 0); break;
 		case 'o':
 			if (family_parse(optarg, &families))
-				usage(argv[0]);
+				usage(argv[0], 2);
 			break;
 		case 'x':
 			if (family_parse(optarg, &excl))
-				usage(argv[0]);
+				usage(argv[0], 2);
 			break;
 		case 'k':
 			if (known_parse(optarg, &g_known))
-				usage(argv[0]);
+				usage(argv[0], 2);
 			break;
 		case 'm': do_min = 1; break;
 		case 'v': g_verbose = 1; break;
-		default: usage(argv[0]);
+		case 'h': usage(argv[0], 0); break;
+		default: usage(argv[0], 2);
 		}
 	}
 	families &= ~excl;
