@@ -25,6 +25,7 @@ DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/a
 all: qemu driver lib tests examples plugin $(BUILD)/tools/accel-smi
 
 include lib/lib.mk
+include tests/fuzz/lib_fuzz.mk
 
 deps:
 	@scripts/deps.sh qemu vm driver tests
@@ -49,7 +50,7 @@ tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static \
        $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
        $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/ioctl_fuzz \
-       $(TESTS)/load_test
+       $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
@@ -118,13 +119,27 @@ bench: qemu driver tests $(BUILD)/tools/accel_bench $(BUILD)/tools/memcpy_bench 
 
 # A long fuzzing campaign: the device model through qtest, then the driver's
 # ioctls in the VM, e.g. make fuzz FUZZ_OPS=10000000 IOCTL_FUZZ_OPS=1000000
-# FUZZ_SEED=... (each prints its seed; --seed repeats a run).
+# FUZZ_SEED=... (each prints its seed; --seed repeats a run). Then
+# libaccel's differential fuzzer (lib_fuzz): LIB_FUZZ_PROGRAMS programs of
+# LIB_FUZZ_OPS ops on cpu with two devices, and on accel in the VM;
+# LIB_FUZZ_KNOWN names disagreement classes to skip (lib_fuzz --help).
 FUZZ_OPS ?= 2000000
 IOCTL_FUZZ_OPS ?= 200000
-fuzz: qemu driver $(TESTS)/fuzz_device $(TESTS)/ioctl_fuzz
+LIB_FUZZ_PROGRAMS ?= 20000
+LIB_FUZZ_OPS ?= 400
+LIB_FUZZ_ARGS = --programs $(LIB_FUZZ_PROGRAMS) --ops $(LIB_FUZZ_OPS) \
+		$(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) \
+		$(if $(LIB_FUZZ_KNOWN),--known $(LIB_FUZZ_KNOWN)) --minimize
+fuzz: qemu driver $(TESTS)/fuzz_device $(TESTS)/ioctl_fuzz $(TESTS)/lib_fuzz \
+      $(TESTS)/lib_fuzz.static
 	$(TESTS)/fuzz_device --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 	scripts/vm-run.sh --devices 2 --timeout 3600 --file $(TESTS)/ioctl_fuzz -- \
 		"./ioctl_fuzz --ops $(IOCTL_FUZZ_OPS) --procs 8 $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))"
+	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+		$(TESTS)/lib_fuzz $(LIB_FUZZ_ARGS)
+	scripts/vm-run.sh --devices 2 --timeout 3600 \
+		--file $(TESTS)/lib_fuzz.static:/opt/accel/lib_fuzz -- \
+		"ACCEL_VISIBLE_DEVICES=accel ./lib_fuzz $(LIB_FUZZ_ARGS)"
 
 clean:
 	rm -rf $(BUILD)

@@ -4,7 +4,9 @@
 #  1. device-model tests through qtest (tests/qemu/test_device)
 #  2. the seeded device-model fuzzer, 100,000 operations
 #  3. the libaccel conformance suite on the cpu backend (two devices), and
-#     on cuda (every test skipped, with the reason, where there is no GPU)
+#     on cuda (every test skipped, with the reason, where there is no GPU);
+#     the differential fuzzer lib_fuzz, 200 programs of 200 ops on cpu
+#     (two devices), the seed of the device fuzzer
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the man
 #     pages (man --warnings); dkms; accel-smi with no device; the
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
@@ -15,8 +17,8 @@
 #     (10,000 operations, the seed of the device fuzzer), the load test
 #     (16 threads in 4 processes on both devices for 10 s), the
 #     libaccel suite on accel with two devices, one device, and accel next
-#     to cpu (p2p across backends), the examples, and the plugin's tests
-#     on accel
+#     to cpu (p2p across backends), lib_fuzz on accel, the examples, and
+#     the plugin's tests on accel
 #  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
 #  7. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
@@ -29,11 +31,17 @@ T=build/tests
 . scripts/suites.sh
 
 seed=${FUZZ_SEED:-$(date +%s)}
+# disagreement classes lib_fuzz skips (lib_fuzz --help): none, once the
+# bugs it found on the base are fixed
+lib_fuzz_args=(--seed "$seed" --programs 200 --ops 200
+	       ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
 vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_queue_test"
 	  --file "$T/ioctl_fuzz" --file "$T/load_test"
 	  --file tests/kselftest/module_cycle.sh
-	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test")
+	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test"
+	  --file "$T/lib_fuzz.static:/opt/accel/lib_fuzz")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
+fuzz_on_accel=("if ACCEL_VISIBLE_DEVICES=accel ./lib_fuzz ${lib_fuzz_args[*]}; then echo 'ok: lib_fuzz on accel'; else echo 'not ok: lib_fuzz on accel'; fi")
 # The plugin's tests and accel-smi are dynamic (Debian has no static
 # libpci): the guest gets the libraries they need.
 mapfile -t system_libs < <(scripts/guest-libs.sh "$T/plugin_test" "$T/plugin_suite" \
@@ -59,6 +67,8 @@ run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 
 	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
 # Where there is no GPU, the cuda backend says why and its tests are skipped.
 run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test" -u
+run_one "libaccel fuzzer on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
+	ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" "${lib_fuzz_args[@]}"
 run_one "libaccel packaging" scripts/check-lib.sh
 run_one "accel-smi without a device" scripts/smi-no-device.sh
 run_one "man pages" scripts/check-man.sh
@@ -78,8 +88,8 @@ run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" \
 	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
 	./accel_smi_test.sh "./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 	"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
-	"${lib_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
-	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
+	"${lib_on_accel[@]}" "${fuzz_on_accel[@]}" "${examples_on_accel[@]}" \
+	"${plugin_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
 	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test \

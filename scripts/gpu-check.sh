@@ -42,6 +42,15 @@ run_counted "libaccel suite through the Paddle plugin on cuda" env \
 for e in occa_memory occa_wrap_memory taichi_memory numba_memory; do
 	run_one "example $e on cuda" env ACCEL_VISIBLE_DEVICES=cuda "build/examples/$e"
 done
+# The differential fuzzer: cuda is the ground truth for its model. A
+# disagreement prints the seed, the trace and a minimized TEST.
+fuzz_seed=${FUZZ_SEED:-$(date +%s)}
+run_one "lib_fuzz on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
+	--seed "$fuzz_seed" --programs 200 --ops 200 --minimize \
+	${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
+run_one "lib_fuzz on cuda with a cpu peer" env ACCEL_VISIBLE_DEVICES=cuda,cpu \
+	"$T/lib_fuzz" --seed "$((fuzz_seed + 1))" --programs 100 --ops 200 --minimize \
+	${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
 
 # One benchmark, its output appended to the log: a failed run counts.
 bench() {	# title command...

@@ -1,0 +1,18 @@
+# lib_fuzz: the differential conformance fuzzer of libaccel (issue 17,
+# item 9), natively against the shared library and static for the VM.
+LIB_FUZZ_SRC := $(wildcard tests/fuzz/lib_fuzz/*.c)
+LIB_FUZZ_HDR := $(wildcard tests/fuzz/lib_fuzz/*.h)
+LIB_FUZZ_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror \
+		   -Wno-missing-field-initializers -pthread -Ilib/include
+
+$(TESTS)/lib_fuzz: $(LIB_FUZZ_SRC) $(LIB_FUZZ_HDR) $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_FUZZ_CFLAGS) -o $@ $(LIB_FUZZ_SRC) -L$(LIB_DIR) -laccel \
+	      -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(TESTS)/lib_fuzz.static: $(LIB_FUZZ_SRC) $(LIB_FUZZ_HDR) $(LIB_HDR) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_FUZZ_CFLAGS) -static -o $@ $(LIB_FUZZ_SRC) $(LIB_A)
+
+# scripts/gpu-check.sh runs it on cuda
+gpu: $(TESTS)/lib_fuzz
