@@ -13,8 +13,8 @@
 #define ACCEL_ERROR_LEN 512
 
 static _Thread_local char last_error[ACCEL_ERROR_LEN];
-static _Thread_local enum accel_error last_code;
-static _Thread_local const char *current_func;
+static ACCEL_TLS_HOT enum accel_error last_code;
+static ACCEL_TLS_HOT const char *current_func;
 
 /* What was current before: accel_leave() puts it back. */
 const char *accel_enter(const char *func)

@@ -207,6 +207,14 @@ struct accel_event {
 	void *priv;
 };
 
+/*
+ * A small thread-local variable every call touches: in the static TLS
+ * block, reached without a call to __tls_get_addr. Kept to a few words, so
+ * that a libaccel loaded with dlopen() (the Paddle plugin's) fits in the
+ * room the dynamic loader keeps for such variables.
+ */
+#define ACCEL_TLS_HOT _Thread_local __attribute__((tls_model("initial-exec")))
+
 /* error.c */
 /* an error with the code ACCEL_ERROR_INVALID_VALUE: a bad argument */
 C_Status accel_error(const char *fmt, ...)

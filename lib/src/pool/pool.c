@@ -39,8 +39,8 @@ struct thread_cache_entry {
 };
 
 static _Thread_local struct thread_cache_entry thread_cache[THREAD_CACHE];
-static _Thread_local unsigned int thread_cache_next;
-static _Thread_local int thread_slot = -1;
+static ACCEL_TLS_HOT unsigned int thread_cache_next;
+static ACCEL_TLS_HOT int thread_slot = -1;
 
 static atomic_uint thread_slots;
 static atomic_uint_fast64_t pool_ids = 1;
