@@ -438,3 +438,32 @@ TEST(ordering_release_of_mapped_memory)
 	OK(accel_memory_release(m));
 	CHECK(accel_memory_is_valid(m) == 0);
 }
+
+/*
+ * The same when the last handle on mapped storage is an array (a view of
+ * the memory, or an interface view of it): releasing it would free the
+ * mapped bytes. A memory handle made from the array unmaps it.
+ */
+TEST(ordering_array_keeps_mapped_storage)
+{
+	const unsigned int rw = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
+	const size_t shape[1] = { 64 };
+	accel_memory_t m, again;
+	accel_array_t a;
+	uint8_t out[64];
+	uint8_t *p;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 64, accel_dtype(ACCEL_UINT8),
+				       NULL, rw, &m));
+	REQUIRE_OK(accel_memory_as_array(m, 1, shape, NULL, 'C', &a));
+	REQUIRE_OK(accel_memory_map(m, ACCEL_MAP_WRITE, (void **)&p));
+	OK(accel_memory_release(m));		/* the array holds the storage */
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_array_release(a));
+	memset(p, 0x3c, 64);			/* still mapped, still there */
+	REQUIRE_OK(accel_array_as_memory(a, &again));
+	OK(accel_memory_unmap(again));
+	OK(accel_memory_copy_to(again, out, ACCEL_ALL, 0));
+	CHECK(check_bytes(out, sizeof(out), 0x3c));
+	OK(accel_memory_release(again));
+	OK(accel_array_release(a));
+}

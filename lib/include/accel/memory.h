@@ -457,7 +457,9 @@ ACCEL_EXPORT C_Status accel_host_array(void *data, int ndim,
 /*
  * accel_array_release - give the array handle back; its memory goes with
  * the last handle on it (a host array's caller-provided data stays). A
- * registered host array is unregistered first. NULL does nothing.
+ * registered host array is unregistered first. NULL does nothing. The last
+ * handle on mapped memory (see accel_memory_map()) is not released: the call
+ * fails with ACCEL_ERROR_IN_USE and the array stays valid.
  */
 ACCEL_EXPORT C_Status accel_array_release(accel_array_t ary);
 

@@ -368,6 +368,7 @@ C_Status accel_array_release(accel_array_t ary)
 {
 	struct accel_array *a;
 	struct storage *st;
+	C_Status ret;
 
 	ACCEL_ENTER();
 	if (!ary)
@@ -375,15 +376,22 @@ C_Status accel_array_release(accel_array_t ary)
 	a = array_lookup(ary);
 	if (!a)
 		return C_FAILED;
+	st = a->st;
+	/* mapped memory keeps its last handle, as a memory handle's does */
+	if (storage_last_mapped(st)) {
+		accel_handle_put(a);
+		return C_FAILED;
+	}
 	/* the calls under way on it return first */
 	if (!accel_handle_end(a)) {
 		accel_handle_put(a);
 		return accel_handle_error("array %p was released by another thread",
 					  (void *)ary);
 	}
-	st = a->st;
 	free(a);
-	return storage_put(st);
+	/* mapped meanwhile: the mapping keeps the storage */
+	storage_put_unmapped(st, &ret);
+	return ret;
 }
 
 enum accel_array_kind array_kind(const struct accel_array *a)

@@ -116,9 +116,9 @@ static C_Status handle_release(struct accel_memory *m)
 	struct storage *st = m->st;
 	C_Status ret;
 
-	if (atomic_load(&st->refs) == 1 && atomic_load(&st->maps)) {
+	if (storage_last_mapped(st)) {
 		accel_handle_put(m);
-		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
+		return C_FAILED;
 	}
 	if (!accel_handle_end(m)) {
 		accel_handle_put(m);

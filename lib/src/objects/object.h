@@ -91,6 +91,11 @@ C_Status storage_put(struct storage *st);
  * (ACCEL_ERROR_IN_USE) in *ret, and the reference stays
  */
 bool storage_put_unmapped(struct storage *st, C_Status *ret);
+/*
+ * Whether the caller's reference is the last one on mapped storage: its
+ * handle must not be released (ACCEL_ERROR_IN_USE, set here when true)
+ */
+bool storage_last_mapped(struct storage *st);
 /* end the registration of host memory for a device */
 C_Status storage_unregister(struct storage *st);
 /* free the bytes now */

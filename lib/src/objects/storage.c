@@ -264,6 +264,14 @@ bool storage_put_unmapped(struct storage *st, C_Status *ret)
 	return true;
 }
 
+bool storage_last_mapped(struct storage *st)
+{
+	if (atomic_load(&st->refs) != 1 || !atomic_load(&st->maps))
+		return false;
+	accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
+	return true;
+}
+
 C_Status storage_free(struct storage *st)
 {
 	C_Status ret;
