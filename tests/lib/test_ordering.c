@@ -467,3 +467,58 @@ TEST(ordering_array_keeps_mapped_storage)
 	OK(accel_memory_release(again));
 	OK(accel_array_release(a));
 }
+
+struct map_race {
+	accel_memory_t m;
+	void *p;
+	C_Status ret;
+};
+
+static void *map_racer(void *arg)
+{
+	struct map_race *r = arg;
+
+	r->ret = accel_memory_map(r->m, ACCEL_MAP_READ, &r->p);
+	return NULL;
+}
+
+/*
+ * A release racing a map (which waits for the device's queued work before
+ * it counts the mapping) takes effect either before the map (the map is
+ * refused) or after it (the release is refused and the handle stays
+ * valid): never a refused release that ended the handle anyway.
+ */
+TEST(ordering_release_racing_map)
+{
+	const unsigned int rw = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
+	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (int i = 0; i < 8; i++) {
+		struct map_race r = { 0 };
+		pthread_t t;
+		C_Status rel;
+
+		REQUIRE_OK(accel_memory_create(ctx->dev, 64, accel_dtype(ACCEL_UINT8),
+					       NULL, rw, &r.m));
+		busy_chain(ctx, s, buf, BUSY_START);
+		REQUIRE(pthread_create(&t, NULL, map_racer, &r) == 0);
+		usleep(1000 << (i % 4));
+		rel = accel_memory_release(r.m);
+		pthread_join(t, NULL);
+		if (rel == C_SUCCESS) {
+			CHECK(r.ret == C_FAILED);
+			CHECK(accel_memory_is_valid(r.m) == 0);
+			continue;
+		}
+		CHECK(accel_peek_last_error_code() == ACCEL_ERROR_IN_USE);
+		CHECK(r.ret == C_SUCCESS);
+		CHECK(accel_memory_is_valid(r.m) == 1);
+		OK(accel_memory_unmap(r.m));
+		OK(accel_memory_release(r.m));
+	}
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, buf, 2 * BUSY_HALF);
+}

@@ -160,9 +160,9 @@ void accel_handle_drop(void *objp)
 		accel_handle_put(obj);
 }
 
-bool accel_handle_end(void *obj)
+bool accel_handle_close(void *obj)
 {
-	uint32_t gen = (uint32_t)(*(uintptr_t *)obj >> 32), index;
+	uint32_t gen = (uint32_t)(*(uintptr_t *)obj >> 32);
 	struct slot *s = slot_of(obj);
 	uint64_t state = atomic_load_explicit(&s->state, memory_order_relaxed);
 
@@ -183,16 +183,37 @@ bool accel_handle_end(void *obj)
 		else
 			nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 	}
+	return true;
+}
+
+void accel_handle_reopen(void *obj)
+{
+	atomic_fetch_or_explicit(&slot_of(obj)->state, LIVE,
+				 memory_order_release);
+}
+
+void accel_handle_retire(void *obj)
+{
+	uint32_t gen = (uint32_t)(*(uintptr_t *)obj >> 32), index;
+	struct slot *s = slot_of(obj);
+
 	gen++;
 	atomic_store_explicit(&s->state, (uint64_t)gen << 32,
 			      memory_order_release);
 	if (!gen)	/* it would wrap: retired */
-		return true;
+		return;
 	index = (uint32_t)(*(uintptr_t *)obj >> KIND_BITS) &
 		((1u << INDEX_BITS) - 1);
 	pthread_mutex_lock(&table.lock);
 	s->next_free = table.free_head;
 	table.free_head = index + 1;
 	pthread_mutex_unlock(&table.lock);
+}
+
+bool accel_handle_end(void *obj)
+{
+	if (!accel_handle_close(obj))
+		return false;
+	accel_handle_retire(obj);
 	return true;
 }

@@ -339,6 +339,16 @@ void accel_handle_drop(void *objp);
  * caller's reference is still held.
  */
 bool accel_handle_end(void *obj);
+/*
+ * accel_handle_end() in two steps, for a release that must look at the
+ * object once it is alone with it and may then refuse: close (false as
+ * above), then either retire (the handle is ended) or reopen (the handle
+ * is live again, the caller's reference still held; lookups that came
+ * between were refused).
+ */
+bool accel_handle_close(void *obj);
+void accel_handle_retire(void *obj);
+void accel_handle_reopen(void *obj);
 
 /* registry.c */
 C_Status accel_registry_insert(struct accel_registry *r,

@@ -377,19 +377,24 @@ C_Status accel_array_release(accel_array_t ary)
 	if (!a)
 		return C_FAILED;
 	st = a->st;
-	/* mapped memory keeps its last handle, as a memory handle's does */
-	if (storage_last_mapped(st)) {
-		accel_handle_put(a);
-		return C_FAILED;
-	}
 	/* the calls under way on it return first */
-	if (!accel_handle_end(a)) {
+	if (!accel_handle_close(a)) {
 		accel_handle_put(a);
 		return accel_handle_error("array %p was released by another thread",
 					  (void *)ary);
 	}
+	/* mapped memory keeps its last handle, as a memory handle's does */
+	if (storage_last_mapped(st)) {
+		accel_handle_reopen(a);
+		accel_handle_put(a);
+		return C_FAILED;
+	}
+	accel_handle_retire(a);
 	free(a);
-	/* mapped meanwhile: the mapping keeps the storage */
+	/*
+	 * another handle's release racing this one saw the storage shared:
+	 * the last reference on mapped storage stays, and the mapping with it
+	 */
 	storage_put_unmapped(st, &ret);
 	return ret;
 }

@@ -108,24 +108,29 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 }
 
 /*
- * End @m's handle (referenced) and free it, after the calls under way on it.
- * Mapped memory keeps its last handle: see storage_put_unmapped().
+ * End @m's handle (referenced) and free it, after the calls under way on it
+ * (a map among them). Mapped memory keeps its last handle.
  */
 static C_Status handle_release(struct accel_memory *m)
 {
 	struct storage *st = m->st;
 	C_Status ret;
 
-	if (storage_last_mapped(st)) {
-		accel_handle_put(m);
-		return C_FAILED;
-	}
-	if (!accel_handle_end(m)) {
+	if (!accel_handle_close(m)) {
 		accel_handle_put(m);
 		return accel_handle_error("the memory handle was released by another thread");
 	}
+	if (storage_last_mapped(st)) {
+		accel_handle_reopen(m);
+		accel_handle_put(m);
+		return C_FAILED;
+	}
+	accel_handle_retire(m);
 	free(m);
-	/* mapped meanwhile through this handle: the mapping keeps the storage */
+	/*
+	 * another handle's release racing this one saw the storage shared:
+	 * the last reference on mapped storage stays, and the mapping with it
+	 */
 	storage_put_unmapped(st, &ret);
 	return ret;
 }
