@@ -143,3 +143,53 @@ TEST(the_code_is_per_thread)
 	CHECK((uintptr_t)code == ACCEL_ERROR_INVALID_VALUE);
 	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
 }
+
+/*
+ * A call that succeeds after an attempt inside it failed leaves the
+ * thread's error as it was: growing a pool (which may try other arenas
+ * and the device first), and an allocation that succeeds only once the
+ * memory of pending frees is back.
+ */
+TEST(a_success_after_inner_failures_leaves_the_error)
+{
+	struct C_Device_st none = { .id = 1 << 20 };
+	size_t total, free_mem;
+	accel_pool_t pool;
+	const size_t half = 16u << 20;
+	accel_memory_t m;
+	uint8_t *busy;
+	void *p, *big;
+	C_Stream s;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE, accel_stream_create(&none, NULL));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, &p, 100));	/* grows */
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, accel_dtype(ACCEL_UINT8),
+				       NULL, 0, &m));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_memory_release(m));
+	OK(accel_pool_deallocate(pool, NULL, p, 100));
+	OK(accel_pool_destroy(pool));
+
+	/*
+	 * most of the device, freed behind queued work and taken again: the
+	 * first try runs out of memory, the retry waits for that work
+	 */
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	busy = dalloc(ctx, 2 * half);
+	OK(accel_device_memory_stats(ctx->dev, &total, &free_mem));
+	free_mem = free_mem / 4 * 3 / ctx->min_chunk * ctx->min_chunk;
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &big, free_mem));
+	for (int i = 0; i < 16; i++)
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, busy + (i & 1) * half,
+					       busy + !(i & 1) * half, half));
+	OK(accel_device_memory_deallocate(ctx->dev, big, free_mem));
+	accel_clear_last_error();
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &big, free_mem));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(accel_get_last_error()[0] == '\0');
+	OK(accel_device_memory_deallocate(ctx->dev, big, free_mem));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, 2 * half);
+}

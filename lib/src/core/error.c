@@ -10,7 +10,7 @@
 
 #include "core/internal.h"
 
-#define ACCEL_ERROR_LEN 512
+#define ACCEL_ERROR_LEN sizeof(((struct accel_error_state *)0)->message)
 
 static _Thread_local char last_error[ACCEL_ERROR_LEN];
 static ACCEL_TLS_HOT enum accel_error last_code;
@@ -119,6 +119,18 @@ void accel_clear_last_error(void)
 {
 	last_error[0] = '\0';
 	last_code = ACCEL_ERROR_NONE;
+}
+
+void accel_error_keep(struct accel_error_state *s)
+{
+	s->code = last_code;
+	strcpy(s->message, last_error);
+}
+
+void accel_error_restore(const struct accel_error_state *s)
+{
+	last_code = s->code;
+	strcpy(last_error, s->message);
 }
 
 enum accel_error accel_peek_last_error_code(void)

@@ -225,6 +225,16 @@ C_Status accel_fail(enum accel_error code, const char *fmt, ...)
 #define accel_oom_error(...) accel_fail(ACCEL_ERROR_OUT_OF_MEMORY, __VA_ARGS__)
 #define accel_handle_error(...) accel_fail(ACCEL_ERROR_INVALID_HANDLE, __VA_ARGS__)
 #define accel_fault_error(...) accel_fail(ACCEL_ERROR_DEVICE_FAULT, __VA_ARGS__)
+/*
+ * The thread's error as it was, to put back when a call succeeds after an
+ * attempt inside it failed: a successful call leaves the error alone.
+ */
+struct accel_error_state {
+	enum accel_error code;
+	char message[512];
+};
+void accel_error_keep(struct accel_error_state *s);
+void accel_error_restore(const struct accel_error_state *s);
 /* an error with the code that @err (an errno) implies, and its text */
 C_Status accel_errno_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -255,15 +255,18 @@ static C_Status alloc_registered(struct accel_device *dev, size_t size,
 				 enum accel_kind kind, bool pooled, bool wc,
 				 void **ptr)
 {
+	struct accel_error_state before;
 	struct accel_allocation a;
 
 	memset(&a, 0, sizeof(a));
 	a.write_combined = wc;
 	reap_deferred(dev, false);
+	accel_error_keep(&before);
 	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS &&
 	    (!reap_deferred(dev, true) ||
 	     dev->be->alloc(dev, kind, size, &a) != C_SUCCESS))
 		return C_FAILED;
+	accel_error_restore(&before);	/* the first try may have failed */
 	a.size = size;
 	a.kind = kind;
 	a.pooled = pooled;

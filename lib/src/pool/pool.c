@@ -701,13 +701,26 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 	if (need < size)
 		return accel_error("size %zu is too large", size);
 	need &= ~(pool->granule - 1);
-	if (!pool->caching || need > pool->max_chunk)
-		return alloc_direct(pool, size, ptr);
+	if (!pool->caching || need > pool->max_chunk) {
+		struct accel_error_state before;
+
+		accel_error_keep(&before);
+		ret = alloc_direct(pool, size, ptr);
+		if (ret == C_SUCCESS)
+			accel_error_restore(&before);
+		return ret;
+	}
 
 	pthread_mutex_lock(&a->lock);
 	if (!take_fit(pool, a, need, size, ptr, &ret)) {
+		struct accel_error_state before;
+
 		pthread_mutex_unlock(&a->lock);
+		/* attempts inside may fail (out of memory, then retried) */
+		accel_error_keep(&before);
 		ret = alloc_slow(pool, a, need, size, ptr);
+		if (ret == C_SUCCESS)
+			accel_error_restore(&before);
 	} else {
 		pthread_mutex_unlock(&a->lock);
 	}
