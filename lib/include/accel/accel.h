@@ -540,7 +540,8 @@ ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
  * ACCEL_POOL=off in the environment makes every pool send every request
  * to the device (for debugging with tools that watch device allocations).
  * Block pointers are device pointers of the device: every copy and set
- * accepts them, with their bounds checked against the chunk they lie in.
+ * accepts them, with their bounds checked against the live block (the bytes
+ * asked for): a range past it, or in a free part of a chunk, is refused.
  */
 typedef struct accel_pool_handle *accel_pool_t;
 
