@@ -375,3 +375,47 @@ TEST_PEER(fuzz_copy_async_on_stream_of_dst_device)
 	OK(accel_stream_synchronize(ctx->dev, s[0]));
 	FZ_FREE;
 }
+
+/*
+ * Issue 17 items 4 and 5 (stream-ordered frees; block ranges): with
+ * ACCEL_POOL=off, a pool block freed with no stream while the device still
+ * has queued work is accepted by a later synchronous copy: the free is
+ * deferred behind the queued work (accel.h: "Deallocation does not wait"),
+ * and the copy's range check finds the block's device allocation still
+ * there. The caller freed it: docs/libaccel.md, "Ranges in pool memory":
+ * a range "in a part of the chunk that is free fails with C_FAILED and
+ * ACCEL_ERROR_INVALID_VALUE"; pointer attributes report freed memory as
+ * unregistered. With caching on, the same program is refused.
+ * lib_fuzz --seed 12000254 (ACCEL_POOL=off, ACCEL_CPU_DEVICES=1) found it;
+ * minimized to this, with the queued work made long so the free is
+ * deferred for certain. A pool of its own, created after ACCEL_POOL=off.
+ */
+TEST_NOINIT(fuzz_pool_off_freed_block_refused)
+{
+	struct C_Device_st d = { 0 };
+	C_Device dev = &d;
+	accel_pool_t pool;
+	C_Stream s0;
+	void *blk, *big;
+	uint8_t *host = malloc(FZ_HB_SIZE), out[32];
+	size_t big_size = FZ_HB_SIZE;
+
+	setenv("ACCEL_POOL", "off", 1);
+	if (suite_device_name())
+		REQUIRE_OK(accel_find_device(suite_device_name(), &d.id));
+	REQUIRE_OK(accel_pool_create(dev, &pool));
+	REQUIRE_OK(accel_stream_create(dev, &s0));
+	REQUIRE_OK(accel_device_memory_allocate(dev, &big, big_size));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, &blk, 85));
+	/* op 79: async_d2h from the block, then a long queue behind it */
+	OK(accel_async_memory_copy_d2h(dev, s0, host, (char *)blk + 70, 2));
+	for (int i = 0; i < 16; i++)
+		OK(accel_async_memory_copy_d2h(dev, s0, host, big, big_size));
+	/* op 80: free with no stream: does not wait */
+	OK(accel_pool_deallocate(pool, NULL, blk, 85));
+	/* op 88: a synchronous copy from the freed block */
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2h(dev, out, (char *)blk + 7, 21));
+	OK(accel_device_synchronize(dev));
+	free(host);
+}

@@ -1787,6 +1787,7 @@ void exec_program(const struct program *p, const uint8_t *mask, int ndev,
 		if (g_emit)
 			fprintf(g_emit, "\t/* op %zu: %s */\n", cur,
 				op_name(p->ops[cur].kind));
+		model_op_begin(&M);
 		run_op(&p->ops[cur]);
 	}
 	if (!r->failed) {
