@@ -419,3 +419,38 @@ TEST_NOINIT(fuzz_pool_off_freed_block_refused)
 	OK(accel_device_synchronize(dev));
 	free(host);
 }
+
+/*
+ * Issue 17 item 3 (synchronous calls wait for what came before them), for
+ * accel_memory_copy_p2p() with the same device on both sides, which
+ * accel.h makes "a d2d copy": after it returns, the work queued before it
+ * on the device's streams is complete, so a query of such a stream says
+ * C_SUCCESS. lib_fuzz --seed 12000101 (ACCEL_CPU_DEVICES=2) found a
+ * C_WARNING there; minimized, with the queued work made longer and the
+ * program repeated so that it fails every run rather than sometimes.
+ */
+TEST(fuzz_sync_p2p_same_device_waits)
+{
+	FZ_DECLS;
+	size_t n = FZ_HB_SIZE;
+	int pending = 0;
+
+	OK(accel_device_memory_allocate(ctx->dev, &p[7], n));
+	OK(accel_device_pool(ctx->dev, &dp));
+	OK(accel_pool_allocate(dp, NULL, &p[0], 83));
+	for (int round = 0; round < 20 && !pending; round++) {
+		OK(accel_stream_create(ctx->dev, &s[1]));
+		/* op 36: async_p2p on one device, then a longer queue */
+		OK(accel_async_memory_copy_p2p(ctx->dev, ctx->dev, s[1], (char *)p[7] + 3542706, (char *)p[0] + 19, 64));
+		for (int i = 0; i < 4; i++)
+			OK(accel_async_memory_copy_d2h(ctx->dev, s[1], hb[0], p[7], n));
+		/* op 39: p2p */
+		OK(accel_memory_copy_p2p(ctx->dev, ctx->dev, (char *)p[0] + 0, (char *)p[7] + 2176604, 83));
+		/* op 42: stream_query */
+		st = accel_stream_query(ctx->dev, s[1]);
+		pending = st != C_SUCCESS;
+		CHECK(fz_expect(st, 0x1, 0x0));
+		OK(accel_stream_destroy(ctx->dev, s[1]));
+	}
+	FZ_FREE;
+}

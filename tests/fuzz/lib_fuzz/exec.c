@@ -800,9 +800,14 @@ static void op_async_hd(const struct op *o, int h2d)
 		if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 			return;
 		if (h2d) {
-			/* a pageable source is captured at the call */
-			if (M.st[hs].kind != -1)
-				model_access(&M, hs, sid, 0, ds, off, len);
+			/*
+			 * a pageable source is captured at the call: the
+			 * host reads it now (accel.h, "captured before the
+			 * call returns"), unordered with a stream's queued
+			 * write to it, such as an async d2h into it
+			 */
+			model_access(&M, hs, M.st[hs].kind != -1 ? sid : -1,
+				     0, ds, off, len);
 			model_access(&M, ds, sid, 1, ds, off, len);
 			model_copy(&M, ds, off, hs, hoff, len);
 		} else {
