@@ -211,7 +211,9 @@ static int raw_use(const struct op *o, int slot, int *freed)
 	if (M.raw_state[slot] == 1)
 		return st;
 	if (M.raw_state[slot] == 2 && (o->flags & FL_BAD) && st >= 0 &&
-	    M.st[st].size && !reused(M.st[st].addr, M.st[st].size)) {
+	    M.st[st].size && !reused(M.st[st].addr, M.st[st].size) &&
+	    !(KNOWN(KN_DEFERFREE) && (M.st[st].kind == K_POOL ||
+				      M.st[st].kind == K_POOLDEF))) {
 		*freed = 1;
 		return st;
 	}
@@ -636,7 +638,7 @@ static void op_copy2(const struct op *o, int p2p, int async)
 							 (char *)bp[da] + doff,
 							 (char *)bp[sa] + soff, len);
 		}
-		if (!async) {
+		if (!async && !(p2p && ddev == sdev && KNOWN(KN_P2PWAIT))) {
 			sync_ok(st, ddev, len);
 			sync_ok(st, sdev, len);
 		}
@@ -1091,6 +1093,16 @@ static void mem_drop(int ms)
 		model_free_store(&M, h->store);
 }
 
+/* the native address of a handle's storage, for reuse checks */
+static uintptr_t mem_addr(accel_memory_t mem)
+{
+	struct accel_memory_info info;
+
+	if (accel_memory_get_info(mem, &info) != C_SUCCESS)
+		return 0;
+	return (uintptr_t)info.ptr;
+}
+
 static void op_mem_create(const struct op *o, int d)
 {
 	int ms = o->a % N_MEM, dt = o->c % 4, s;
@@ -1122,12 +1134,7 @@ static void op_mem_create(const struct op *o, int d)
 	if (s < 0)
 		return;
 	M.st[s].owned_by_handles = 1;
-	{
-		struct accel_memory_info info;
-
-		if (accel_memory_get_info(bm[ms], &info) == C_SUCCESS)
-			M.st[s].addr = (uintptr_t)info.ptr;
-	}
+	M.st[s].addr = mem_addr(bm[ms]);
 	mem_set(ms, -1, s, 0, entries, dtype_size[dt], flags);
 	if (init)
 		model_write(&M, s, 0, src, entries * dtype_size[dt]);
@@ -1267,6 +1274,7 @@ static void op_mem_clone(const struct op *o)
 	if (s < 0)
 		return;
 	M.st[s].owned_by_handles = 1;
+	M.st[s].addr = mem_addr(bm[ms]);	/* for reuse checks */
 	model_access(&M, h->store, -1, 0, s, 0, mbytes(h));
 	model_copy(&M, s, 0, h->store, h->off, mbytes(h));
 	/* a clone of wrapped memory is device memory: host-accessible or
