@@ -50,6 +50,7 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 	uint8_t *src = malloc(FZ_HB_SIZE + 4096);			\
 	uint8_t *tmp = malloc(FZ_HB_SIZE + 4096);			\
 	struct accel_memory_info info;					\
+	struct accel_pointer_attributes attr;				\
 	C_Status st;							\
 	void *np;							\
 	accel_memory_t nm;						\
@@ -58,7 +59,7 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 	accel_pool_t npl;						\
 	(void)p; (void)s; (void)e; (void)pl; (void)dp; (void)m;		\
 	(void)mp; (void)info; (void)st; (void)np; (void)nm; (void)ns;	\
-	(void)ne; (void)npl;						\
+	(void)ne; (void)npl; (void)attr;				\
 	accel_get_last_error_code()
 
 /* The process ends with the test: the library's objects go with it. */

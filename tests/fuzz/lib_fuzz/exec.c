@@ -287,6 +287,56 @@ static void sync_ok(C_Status st, int dev, size_t len)
 /* ------------------------------------------------------------------ */
 /* Raw allocations */
 
+/*
+ * What accel_pointer_get_attributes() says of @ptr, @off bytes into a live
+ * raw allocation of @kind on @dev (memory.h, struct accel_pointer_attributes):
+ * its type and device; for pool memory the live block handed out, with the
+ * size asked for; otherwise an allocation holding the bytes. Checked with
+ * no draw of its own, so that programs stay what their seeds made them.
+ */
+static void check_attributes(int kind, int dev, void *ptr, size_t size,
+			     size_t off)
+{
+	static const enum accel_pointer_type type_of[K_COUNT] = {
+		[K_DEV] = ACCEL_POINTER_DEVICE,
+		[K_HOST] = ACCEL_POINTER_PINNED_HOST,
+		[K_UNI] = ACCEL_POINTER_UNIFIED,
+		[K_REG] = ACCEL_POINTER_REGISTERED_HOST,
+		[K_POOLDEF] = ACCEL_POINTER_DEVICE,
+		[K_POOL] = ACCEL_POINTER_DEVICE,
+	};
+	struct accel_pointer_attributes a;
+	uintptr_t p = (uintptr_t)ptr + off, b;
+	int pool = kind == K_POOL || kind == K_POOLDEF, ok;
+
+	if (!ptr || !size)
+		return;
+	emit("OK(accel_pointer_get_attributes((char *)np + %zu, &attr));", off);
+	if (accel_pointer_get_attributes((void *)p, &a) != C_SUCCESS) {
+		disagree(0, "accel_pointer_get_attributes failed: %s",
+			 accel_get_last_error());
+		return;
+	}
+	b = (uintptr_t)a.base;
+	ok = a.type == type_of[kind] && a.device == devs[dev].id &&
+	     b <= p && p < b + a.size;
+	if (kind == K_REG)	/* the caller's range, as registered */
+		ok = ok && b == (uintptr_t)ptr && a.size == size;
+	else if (pool && a.pooled)
+		ok = ok && a.block_live && a.block_base == ptr &&
+		     a.block_size == size;
+	else	/* its own allocation (ACCEL_POOL=off: a pool's too) */
+		ok = ok && b == (uintptr_t)ptr && a.size >= size;
+	emit("CHECK(attr.type == %d && attr.device == %d);", type_of[kind],
+	     devs[dev].id);
+	if (!ok)
+		disagree(0, "pointer attributes of %zu bytes into %zu: type %d device %d base +%td size %zu pooled %d block_live %d block_base +%td block_size %zu",
+			 off, size, a.type, a.device,
+			 (char *)a.base - (char *)ptr, a.size, a.pooled,
+			 a.block_live, (char *)a.block_base - (char *)ptr,
+			 a.block_size);
+}
+
 static void op_alloc(const struct op *o, int d)
 {
 	int slot = o->a % N_RAW, kind = o->b % K_COUNT, ps = o->c % N_POOL;
@@ -370,6 +420,7 @@ static void op_alloc(const struct op *o, int d)
 	M.raw[slot] = s;
 	M.raw_state[slot] = 1;
 	bp[slot] = ptr;
+	check_attributes(kind, dev, ptr, size, size ? o->y % size : 0);
 	if (kind == K_REG) {
 		/* registered memory keeps what the host had there */
 		fz_fill(ptr, size, o->pat);
