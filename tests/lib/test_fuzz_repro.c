@@ -23,13 +23,14 @@
 
 static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 {
-	enum accel_error code = accel_get_last_error_code();
+	enum accel_error code = accel_peek_last_error_code();
 
 	if ((unsigned)st >= 32 || !(statuses & (1u << st))) {
 		printf("#   status %d, allowed mask 0x%x (%s)\n", st, statuses,
 		       accel_get_last_error());
 		return false;
 	}
+	accel_get_last_error_code();	/* the next call's error is its own */
 	if (st == C_FAILED && !(codes & (1u << code))) {
 		printf("#   code %s, allowed mask 0x%x\n", accel_error_name(code),
 		       codes);
@@ -49,6 +50,7 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 	uint8_t *src = malloc(FZ_HB_SIZE + 4096);			\
 	uint8_t *tmp = malloc(FZ_HB_SIZE + 4096);			\
 	struct accel_memory_info info;					\
+	struct accel_pointer_attributes attr;				\
 	C_Status st;							\
 	void *np;							\
 	accel_memory_t nm;						\
@@ -57,7 +59,7 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 	accel_pool_t npl;						\
 	(void)p; (void)s; (void)e; (void)pl; (void)dp; (void)m;		\
 	(void)mp; (void)info; (void)st; (void)np; (void)nm; (void)ns;	\
-	(void)ne; (void)npl;						\
+	(void)ne; (void)npl; (void)attr;				\
 	accel_get_last_error_code()
 
 /* The process ends with the test: the library's objects go with it. */
@@ -98,8 +100,9 @@ TEST(fuzz_pool_block_range)
 
 /*
  * Issue 17 item 5 (lifetimes): releasing the last handle of mapped memory
- * frees it while mapped; touching the mapped pointer then faults. Release
- * must refuse (ACCEL_ERROR_IN_USE) or defer the free to the unmap.
+ * frees it while mapped; touching the mapped pointer then faults. memory.h:
+ * "The last handle on mapped memory is not released ... the call fails
+ * with ACCEL_ERROR_IN_USE and the handle stays valid".
  * Found with ACCEL_CPU_DEVICES=1, --known chunk,stale,cast,syncwait,release,peerstream,event.
  */
 /* lib_fuzz --seed 1000211: crashed (signal 11) at op 115 (mem_touch) */
@@ -112,11 +115,14 @@ TEST(fuzz_release_mapped)
 	/* op 47: mem_map */
 	st = accel_memory_map(m[4], 3, &mp[4]);
 	CHECK(fz_expect(st, 0x1, 0x0));
-	/* op 94: mem_release */
+	/* op 94: mem_release: the last handle on mapped memory stays */
 	st = accel_memory_release(m[4]);
-	CHECK(fz_expect(st, 0x5, 0x80));
+	CHECK(fz_expect(st, 0x4, 0x80));
 	/* op 115: mem_touch */
 	fill_pattern((char *)mp[4] + 1042499, 2439, 1485274233u);
+	/* unmapped, it goes */
+	OK(accel_memory_unmap(m[4]));
+	OK(accel_memory_release(m[4]));
 	FZ_FREE;
 }
 
@@ -149,6 +155,10 @@ TEST(fuzz_stale_pool)
  * offset is not aligned to is accepted; it must fail with
  * ACCEL_ERROR_INVALID_VALUE.
  * Found with ACCEL_CPU_DEVICES=1, --known chunk,maprel,stale,syncwait,release,peerstream,event.
+ * As found, the program wrapped the odd address as int16 and cast that to
+ * int16; the contract now refuses the misaligned wrap itself (memory.h:
+ * @ptr "aligned for @dtype"), so the same bytes are wrapped as uint8, which
+ * any address is aligned for, and the cast to int16 must be refused.
  */
 /* lib_fuzz --seed 2000112: got C_SUCCESS (); model allows status mask 0x4, codes ACCEL_ERROR_INVALID_VALUE [handle on: default-pool block of 69483 bytes] at op 199 (mem_cast) */
 TEST(fuzz_misaligned_cast)
@@ -158,12 +168,18 @@ TEST(fuzz_misaligned_cast)
 	OK(accel_device_pool(ctx->dev, &dp));
 	st = accel_pool_allocate(dp, NULL, &np, 69483); if (st == C_SUCCESS) p[4] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
-	/* op 56: mem_wrap */
-	st = accel_memory_wrap(ctx->dev, (char *)p[4] + 33565, 17959, accel_dtype(ACCEL_INT16), &nm); if (st == C_SUCCESS) m[4] = nm;
+	/* the misaligned wrap is refused; as bytes it is accepted */
+	st = accel_memory_wrap(ctx->dev, (char *)p[4] + 33565, 17959, accel_dtype(ACCEL_INT16), &nm);
+	CHECK(fz_expect(st, 0x4, 0x2));
+	st = accel_memory_wrap(ctx->dev, (char *)p[4] + 33565, 35918, accel_dtype(ACCEL_UINT8), &nm); if (st == C_SUCCESS) m[4] = nm;
 	CHECK(fz_expect(st, 0x1, 0x0));
-	/* op 199: mem_cast */
+	/* op 199: mem_cast, 35918 bytes divide into int16 but start at an odd address */
 	st = accel_memory_cast(m[4], accel_dtype(ACCEL_INT16), &nm); if (st == C_SUCCESS) m[3] = nm;
 	CHECK(fz_expect(st, 0x4, 0x2));
+	/* a slice from an even offset is int16 memory */
+	OK(accel_memory_slice(m[4], 1, 35916, &m[2]));
+	st = accel_memory_cast(m[2], accel_dtype(ACCEL_INT16), &nm); if (st == C_SUCCESS) m[3] = nm;
+	CHECK(fz_expect(st, 0x1, 0x0));
 	FZ_FREE;
 }
 
@@ -172,6 +188,11 @@ TEST(fuzz_misaligned_cast)
  * after a synchronous copy, the work queued before it on the device's
  * streams must be complete, so a query of such a stream says C_SUCCESS.
  * Found with ACCEL_CPU_DEVICES=1, --known chunk,maprel,stale,cast,release,peerstream,event.
+ * As found, the synchronous call was accel_memory_free(), which the
+ * contract now says does not wait (accel.h: "Deallocation does not wait");
+ * the free stays, and a synchronous d2d copy after it is the call that
+ * must have waited. The async copy is queued several times so that the
+ * stream is likely still busy when the synchronous call comes.
  */
 /* lib_fuzz --seed 3000195: got C_WARNING (); model allows status mask 0x1 at op 70 (stream_query) */
 TEST(fuzz_sync_copy_waits)
@@ -188,13 +209,21 @@ TEST(fuzz_sync_copy_waits)
 	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[1] = ns;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 43: mem_wrap */
-	st = accel_memory_wrap(ctx->dev, (char *)p[3] + 977294, 804252, accel_dtype(ACCEL_INT32), &nm); if (st == C_SUCCESS) m[2] = nm;
+	/* found at + 977294, which the contract now refuses for int32 */
+	st = accel_memory_wrap(ctx->dev, (char *)p[3] + 977296, 804252, accel_dtype(ACCEL_INT32), &nm); if (st == C_SUCCESS) m[2] = nm;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 66: async_d2h */
-	st = accel_async_memory_copy_d2h(ctx->dev, s[1], (char *)hb[0] + 155410, (char *)p[7] + 100, 10);
-	CHECK(fz_expect(st, 0x1, 0x0));
-	/* op 68: mem_free */
+	for (int i = 0; i < 8; i++) {
+		st = accel_async_memory_copy_d2h(ctx->dev, s[1], (char *)hb[0] + 155410, (char *)p[7] + 100, 10);
+		CHECK(fz_expect(st, 0x1, 0x0));
+		st = accel_async_memory_copy_d2h(ctx->dev, s[1], hb[1], p[3], 4194304);
+		CHECK(fz_expect(st, 0x1, 0x0));
+	}
+	/* op 68: mem_free, which does not wait */
 	st = accel_memory_free(m[2]);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* a synchronous copy: waits for s[1]'s work first */
+	st = accel_memory_copy_d2d(ctx->dev, (char *)p[3] + 4096, p[3], 4096);
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 70: stream_query */
 	st = accel_stream_query(ctx->dev, s[1]);
@@ -337,11 +366,92 @@ TEST_PEER(fuzz_copy_async_on_stream_of_dst_device)
 			     accel_dtype(ACCEL_INT16), &m[5]));
 	OK(accel_memory_slice(m[5], 13, 15, &m[2]));
 	OK(accel_device_memory_allocate(ctx->peer, &p[6], 364));
-	OK(accel_memory_wrap(ctx->peer, (char *)p[6] + 27, 168,
+	/* found at + 27, which the contract now refuses for int16 (memory.h:
+	 * "aligned for @dtype"); + 26 keeps the program's copy */
+	OK(accel_memory_wrap(ctx->peer, (char *)p[6] + 26, 168,
 			     accel_dtype(ACCEL_INT16), &m[0]));
 	OK(accel_stream_create(ctx->dev, &s[0]));
 	st = accel_memory_copy_async(m[2], m[0], s[0], 6, 9, 34);
 	CHECK(fz_expect(st, 0x1, 0x0));
 	OK(accel_stream_synchronize(ctx->dev, s[0]));
+	FZ_FREE;
+}
+
+/*
+ * Issue 17 items 4 and 5 (stream-ordered frees; block ranges): with
+ * ACCEL_POOL=off, a pool block freed with no stream while the device still
+ * has queued work is accepted by a later synchronous copy: the free is
+ * deferred behind the queued work (accel.h: "Deallocation does not wait"),
+ * and the copy's range check finds the block's device allocation still
+ * there. The caller freed it: docs/libaccel.md, "Ranges in pool memory":
+ * a range "in a part of the chunk that is free fails with C_FAILED and
+ * ACCEL_ERROR_INVALID_VALUE"; pointer attributes report freed memory as
+ * unregistered. With caching on, the same program is refused.
+ * lib_fuzz --seed 12000254 (ACCEL_POOL=off, ACCEL_CPU_DEVICES=1) found it;
+ * minimized to this, with the queued work made long so the free is
+ * deferred for certain. A pool of its own, created after ACCEL_POOL=off.
+ */
+TEST_NOINIT(fuzz_pool_off_freed_block_refused)
+{
+	struct C_Device_st d = { 0 };
+	C_Device dev = &d;
+	accel_pool_t pool;
+	C_Stream s0;
+	void *blk, *big;
+	uint8_t *host = malloc(FZ_HB_SIZE), out[32];
+	size_t big_size = FZ_HB_SIZE;
+
+	setenv("ACCEL_POOL", "off", 1);
+	if (suite_device_name())
+		REQUIRE_OK(accel_find_device(suite_device_name(), &d.id));
+	REQUIRE_OK(accel_pool_create(dev, &pool));
+	REQUIRE_OK(accel_stream_create(dev, &s0));
+	REQUIRE_OK(accel_device_memory_allocate(dev, &big, big_size));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, &blk, 85));
+	/* op 79: async_d2h from the block, then a long queue behind it */
+	OK(accel_async_memory_copy_d2h(dev, s0, host, (char *)blk + 70, 2));
+	for (int i = 0; i < 16; i++)
+		OK(accel_async_memory_copy_d2h(dev, s0, host, big, big_size));
+	/* op 80: free with no stream: does not wait */
+	OK(accel_pool_deallocate(pool, NULL, blk, 85));
+	/* op 88: a synchronous copy from the freed block */
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2h(dev, out, (char *)blk + 7, 21));
+	OK(accel_device_synchronize(dev));
+	free(host);
+}
+
+/*
+ * Issue 17 item 3 (synchronous calls wait for what came before them), for
+ * accel_memory_copy_p2p() with the same device on both sides, which
+ * accel.h makes "a d2d copy": after it returns, the work queued before it
+ * on the device's streams is complete, so a query of such a stream says
+ * C_SUCCESS. lib_fuzz --seed 12000101 (ACCEL_CPU_DEVICES=2) found a
+ * C_WARNING there; minimized, with the queued work made longer and the
+ * program repeated so that it fails every run rather than sometimes.
+ */
+TEST(fuzz_sync_p2p_same_device_waits)
+{
+	FZ_DECLS;
+	size_t n = FZ_HB_SIZE;
+	int pending = 0;
+
+	OK(accel_device_memory_allocate(ctx->dev, &p[7], n));
+	OK(accel_device_pool(ctx->dev, &dp));
+	OK(accel_pool_allocate(dp, NULL, &p[0], 83));
+	for (int round = 0; round < 20 && !pending; round++) {
+		OK(accel_stream_create(ctx->dev, &s[1]));
+		/* op 36: async_p2p on one device, then a longer queue */
+		OK(accel_async_memory_copy_p2p(ctx->dev, ctx->dev, s[1], (char *)p[7] + 3542706, (char *)p[0] + 19, 64));
+		for (int i = 0; i < 4; i++)
+			OK(accel_async_memory_copy_d2h(ctx->dev, s[1], hb[0], p[7], n));
+		/* op 39: p2p */
+		OK(accel_memory_copy_p2p(ctx->dev, ctx->dev, (char *)p[0] + 0, (char *)p[7] + 2176604, 83));
+		/* op 42: stream_query */
+		st = accel_stream_query(ctx->dev, s[1]);
+		pending = st != C_SUCCESS;
+		CHECK(fz_expect(st, 0x1, 0x0));
+		OK(accel_stream_destroy(ctx->dev, s[1]));
+	}
 	FZ_FREE;
 }

@@ -184,11 +184,16 @@ static int is_hostside(int kind)
 	return kind == K_HOST || kind == K_REG || kind == K_UNI || kind == -1;
 }
 
-/* A live store whose range holds @addr (a freed address handed out again). */
-static int reused(uintptr_t addr)
+/*
+ * A live store overlapping [addr, addr + size) (a freed range handed out
+ * again, in part: an op on the freed pointer may reach into the new
+ * allocation, which is then no misuse the library can see).
+ */
+static int reused(uintptr_t addr, size_t size)
 {
 	for (int i = 0; i < M.nst; i++)
-		if (M.st[i].live && M.st[i].kind != -1 && M.st[i].addr <= addr &&
+		if (M.st[i].live && M.st[i].kind != -1 &&
+		    M.st[i].addr < addr + (size ? size : 1) &&
 		    addr < M.st[i].addr + (M.st[i].size ? M.st[i].size : 1))
 			return 1;
 	return 0;
@@ -206,7 +211,9 @@ static int raw_use(const struct op *o, int slot, int *freed)
 	if (M.raw_state[slot] == 1)
 		return st;
 	if (M.raw_state[slot] == 2 && (o->flags & FL_BAD) && st >= 0 &&
-	    M.st[st].size && !reused(M.st[st].addr)) {
+	    M.st[st].size && !reused(M.st[st].addr, M.st[st].size) &&
+	    !(KNOWN(KN_DEFERFREE) && (M.st[st].kind == K_POOL ||
+				      M.st[st].kind == K_POOLDEF))) {
 		*freed = 1;
 		return st;
 	}
@@ -279,6 +286,56 @@ static void sync_ok(C_Status st, int dev, size_t len)
 
 /* ------------------------------------------------------------------ */
 /* Raw allocations */
+
+/*
+ * What accel_pointer_get_attributes() says of @ptr, @off bytes into a live
+ * raw allocation of @kind on @dev (memory.h, struct accel_pointer_attributes):
+ * its type and device; for pool memory the live block handed out, with the
+ * size asked for; otherwise an allocation holding the bytes. Checked with
+ * no draw of its own, so that programs stay what their seeds made them.
+ */
+static void check_attributes(int kind, int dev, void *ptr, size_t size,
+			     size_t off)
+{
+	static const enum accel_pointer_type type_of[K_COUNT] = {
+		[K_DEV] = ACCEL_POINTER_DEVICE,
+		[K_HOST] = ACCEL_POINTER_PINNED_HOST,
+		[K_UNI] = ACCEL_POINTER_UNIFIED,
+		[K_REG] = ACCEL_POINTER_REGISTERED_HOST,
+		[K_POOLDEF] = ACCEL_POINTER_DEVICE,
+		[K_POOL] = ACCEL_POINTER_DEVICE,
+	};
+	struct accel_pointer_attributes a;
+	uintptr_t p = (uintptr_t)ptr + off, b;
+	int pool = kind == K_POOL || kind == K_POOLDEF, ok;
+
+	if (!ptr || !size)
+		return;
+	emit("OK(accel_pointer_get_attributes((char *)np + %zu, &attr));", off);
+	if (accel_pointer_get_attributes((void *)p, &a) != C_SUCCESS) {
+		disagree(0, "accel_pointer_get_attributes failed: %s",
+			 accel_get_last_error());
+		return;
+	}
+	b = (uintptr_t)a.base;
+	ok = a.type == type_of[kind] && a.device == devs[dev].id &&
+	     b <= p && p < b + a.size;
+	if (kind == K_REG)	/* the caller's range, as registered */
+		ok = ok && b == (uintptr_t)ptr && a.size == size;
+	else if (pool && a.pooled)
+		ok = ok && a.block_live && a.block_base == ptr &&
+		     a.block_size == size;
+	else	/* its own allocation (ACCEL_POOL=off: a pool's too) */
+		ok = ok && b == (uintptr_t)ptr && a.size >= size;
+	emit("CHECK(attr.type == %d && attr.device == %d);", type_of[kind],
+	     devs[dev].id);
+	if (!ok)
+		disagree(0, "pointer attributes of %zu bytes into %zu: type %d device %d base +%td size %zu pooled %d block_live %d block_base +%td block_size %zu",
+			 off, size, a.type, a.device,
+			 (char *)a.base - (char *)ptr, a.size, a.pooled,
+			 a.block_live, (char *)a.block_base - (char *)ptr,
+			 a.block_size);
+}
 
 static void op_alloc(const struct op *o, int d)
 {
@@ -363,6 +420,7 @@ static void op_alloc(const struct op *o, int d)
 	M.raw[slot] = s;
 	M.raw_state[slot] = 1;
 	bp[slot] = ptr;
+	check_attributes(kind, dev, ptr, size, size ? o->y % size : 0);
 	if (kind == K_REG) {
 		/* registered memory keeps what the host had there */
 		fz_fill(ptr, size, o->pat);
@@ -465,7 +523,11 @@ static void op_free(const struct op *o)
 		st = accel_pool_deallocate(pool, stream, bp[slot], size);
 		break;
 	}
-	if (!stream)
+	/*
+	 * accel.h: "Deallocation does not wait"; unregistering does ("wait
+	 * for the device's queued work, then unpin").
+	 */
+	if (M.st[s].kind == K_REG)
 		sync_ok(st, dev, 1);
 	if (!check(st, x) || st != C_SUCCESS || freed)
 		return;
@@ -627,7 +689,7 @@ static void op_copy2(const struct op *o, int p2p, int async)
 							 (char *)bp[da] + doff,
 							 (char *)bp[sa] + soff, len);
 		}
-		if (!async) {
+		if (!async && !(p2p && ddev == sdev && KNOWN(KN_P2PWAIT))) {
 			sync_ok(st, ddev, len);
 			sync_ok(st, sdev, len);
 		}
@@ -791,9 +853,14 @@ static void op_async_hd(const struct op *o, int h2d)
 		if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 			return;
 		if (h2d) {
-			/* a pageable source is captured at the call */
-			if (M.st[hs].kind != -1)
-				model_access(&M, hs, sid, 0, ds, off, len);
+			/*
+			 * a pageable source is captured at the call: the
+			 * host reads it now (accel.h, "captured before the
+			 * call returns"), unordered with a stream's queued
+			 * write to it, such as an async d2h into it
+			 */
+			model_access(&M, hs, M.st[hs].kind != -1 ? sid : -1,
+				     0, ds, off, len);
 			model_access(&M, ds, sid, 1, ds, off, len);
 			model_copy(&M, ds, off, hs, hoff, len);
 		} else {
@@ -1077,6 +1144,16 @@ static void mem_drop(int ms)
 		model_free_store(&M, h->store);
 }
 
+/* the native address of a handle's storage, for reuse checks */
+static uintptr_t mem_addr(accel_memory_t mem)
+{
+	struct accel_memory_info info;
+
+	if (accel_memory_get_info(mem, &info) != C_SUCCESS)
+		return 0;
+	return (uintptr_t)info.ptr;
+}
+
 static void op_mem_create(const struct op *o, int d)
 {
 	int ms = o->a % N_MEM, dt = o->c % 4, s;
@@ -1108,12 +1185,7 @@ static void op_mem_create(const struct op *o, int d)
 	if (s < 0)
 		return;
 	M.st[s].owned_by_handles = 1;
-	{
-		struct accel_memory_info info;
-
-		if (accel_memory_get_info(bm[ms], &info) == C_SUCCESS)
-			M.st[s].addr = (uintptr_t)info.ptr;
-	}
+	M.st[s].addr = mem_addr(bm[ms]);
 	mem_set(ms, -1, s, 0, entries, dtype_size[dt], flags);
 	if (init)
 		model_write(&M, s, 0, src, entries * dtype_size[dt]);
@@ -1142,6 +1214,9 @@ static void op_mem_wrap(const struct op *o)
 	if (o->flags & FL_OOR)
 		entries += 1 + o->z % 16;
 	if (off + entries * dtype_size[dt] > M.st[s].size)
+		xfail(&x, S(INVAL));
+	/* memory.h: @ptr "aligned for @dtype" (its size, built-in types) */
+	if ((M.st[s].addr + off) % dtype_size[dt])
 		xfail(&x, S(INVAL));
 	emit("st = accel_memory_wrap(%s, (char *)p[%d] + %zu, %zu, accel_dtype(%s), &nm); if (st == C_SUCCESS) m[%d] = nm;",
 	     devname_c[dev], slot, off, entries, dtype_c[dt], ms);
@@ -1250,6 +1325,7 @@ static void op_mem_clone(const struct op *o)
 	if (s < 0)
 		return;
 	M.st[s].owned_by_handles = 1;
+	M.st[s].addr = mem_addr(bm[ms]);	/* for reuse checks */
 	model_access(&M, h->store, -1, 0, s, 0, mbytes(h));
 	model_copy(&M, s, 0, h->store, h->off, mbytes(h));
 	/* a clone of wrapped memory is device memory: host-accessible or
@@ -1488,13 +1564,15 @@ static void op_mem_release(const struct op *o, int free_it)
 		return;
 	else if (use == 1 && !free_it && s->mapped && s->handles == 1 &&
 		 s->owned_by_handles)
-		/* the contract allows refusing or deferring to the unmap */
-		x = (struct expect){ S(C_SUCCESS) | S(C_FAILED), S(INUSE) };
+		/* memory.h: "The last handle on mapped memory is not
+		 * released ... the call fails with ACCEL_ERROR_IN_USE and the
+		 * handle stays valid" */
+		xfail(&x, S(INUSE));
 	emit("st = accel_memory_%s(m[%d]);", free_it ? "free" : "release", ms);
 	st = free_it ? accel_memory_free(bm[ms]) : accel_memory_release(bm[ms]);
-	if (free_it && use == 1)
-		sync_ok(st, s->dev, 1);
-	if (!check(st, x) || st != C_SUCCESS || use == 2)
+	/* no sync_ok(): memory.h, "The call does not wait for the device" */
+	if (!check(st, x) || st != C_SUCCESS || use == 2 ||
+	    x.st == S(C_FAILED))
 		return;
 	if (free_it && hvalid(h)) {
 		M.gfreed[h->group] = 1;
@@ -1773,6 +1851,7 @@ void exec_program(const struct program *p, const uint8_t *mask, int ndev,
 		if (g_emit)
 			fprintf(g_emit, "\t/* op %zu: %s */\n", cur,
 				op_name(p->ops[cur].kind));
+		model_op_begin(&M);
 		run_op(&p->ops[cur]);
 	}
 	if (!r->failed) {

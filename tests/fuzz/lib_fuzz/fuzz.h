@@ -130,6 +130,11 @@ enum known {
 	KN_PEERSTREAM = 1 << 9,	/* memory_copy_async into host memory of one
 				 * device from another refuses the host
 				 * memory's device's stream */
+	KN_P2PWAIT = 1 << 10,	/* a sync p2p with one device on both sides
+				 * does not wait for the queued work */
+	KN_DEFERFREE = 1 << 11,	/* a freed pool block whose free is deferred
+				 * behind queued work is still accepted
+				 * (ACCEL_POOL=off) */
 };
 #define KNOWN(k) (g_known & (k))
 extern unsigned g_known;

@@ -247,6 +247,7 @@ static const struct {
 	{ "kind", KN_KIND }, { "cast", KN_CAST }, { "event", KN_EVENT },
 	{ "maprel", KN_MAPREL }, { "syncwait", KN_SYNCWAIT },
 	{ "release", KN_RELEASE }, { "peerstream", KN_PEERSTREAM },
+	{ "p2pwait", KN_P2PWAIT }, { "deferfree", KN_DEFERFREE },
 };
 
 /* "a,b" of known classes into a mask; -1 for an unknown name */

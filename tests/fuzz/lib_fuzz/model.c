@@ -130,6 +130,9 @@ int model_access(struct model *m, int st, int sid, int write,
 		conflict = 1;
 		model_undefine(m, p->dst, p->dst_off, p->dst_len);
 		model_undefine(m, dst, dst_off, dst_len);
+		if (m->nlate < (int)(sizeof(m->late) / sizeof(m->late[0])))
+			m->late[m->nlate++] = (typeof(m->late[0])){
+				dst, dst_off, dst_len };
 	}
 	if (sid < 0)
 		return conflict;
@@ -143,6 +146,19 @@ int model_access(struct model *m, int st, int sid, int write,
 	return conflict;
 }
 
+void model_op_begin(struct model *m)
+{
+	m->nlate = 0;
+}
+
+/* the current op's conflicting writes stay undefined after it writes */
+static void undefine_late(struct model *m)
+{
+	for (int i = 0; i < m->nlate; i++)
+		model_undefine(m, m->late[i].st, m->late[i].off,
+			       m->late[i].len);
+}
+
 void model_queue(struct model *m, int sid)
 {
 	m->n[sid]++;
@@ -153,6 +169,7 @@ void model_write(struct model *m, int st, size_t off, const uint8_t *src,
 {
 	memcpy(m->st[st].bytes + off, src, len);
 	memset(m->st[st].def + off, 1, len);
+	undefine_late(m);
 }
 
 void model_copy(struct model *m, int dst, size_t doff, int src, size_t soff,
@@ -160,6 +177,7 @@ void model_copy(struct model *m, int dst, size_t doff, int src, size_t soff,
 {
 	memmove(m->st[dst].bytes + doff, m->st[src].bytes + soff, len);
 	memmove(m->st[dst].def + doff, m->st[src].def + soff, len);
+	undefine_late(m);
 }
 
 long model_compare(const struct model *m, int st, size_t off,

@@ -85,6 +85,13 @@ struct model {
 	int host[MAX_SID];	/* completed, as the host knows */
 	struct pending *pend;
 	int npend, cap;
+	/*
+	 * What the current op writes where it conflicts: undefined again
+	 * after the op's own write (model_write, model_copy), which would
+	 * otherwise make the bytes look known.
+	 */
+	struct { int st; size_t off, len; } late[64];
+	int nlate;
 };
 
 void model_init(struct model *m, int ndev);
@@ -104,6 +111,8 @@ int model_event_done(const struct model *m, const struct mevent *e);
  */
 int model_access(struct model *m, int st, int sid, int write,
 		 int dst, size_t dst_off, size_t dst_len);
+/* a new op begins: forget the previous op's conflicts */
+void model_op_begin(struct model *m);
 /* queue one op on stream @sid (after its model_access calls) */
 void model_queue(struct model *m, int sid);
 void model_write(struct model *m, int st, size_t off, const uint8_t *src,
