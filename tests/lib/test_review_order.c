@@ -392,9 +392,10 @@ static void *keep_busy(void *arg)
 			atomic_store(&p->gave_up, 1);
 			break;
 		}
-		busy_chain(p->ctx->dev, p->s, p->big, 4);
+		/* the second half keeps it busy while this thread sleeps */
+		busy_chain(p->ctx->dev, p->s, p->big, 16);
 		REQUIRE_OK(accel_event_record(p->ctx->dev, p->s, e));
-		busy_chain(p->ctx->dev, p->s, p->big, 4);
+		busy_chain(p->ctx->dev, p->s, p->big, 16);
 		REQUIRE_OK(accel_event_synchronize(p->ctx->dev, e));
 	}
 	REQUIRE_OK(accel_event_destroy(p->ctx->dev, e));
