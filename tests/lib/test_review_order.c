@@ -244,6 +244,7 @@ TEST_PEER(review_host_array_release_waits_for_every_device)
 
 struct sync_call {
 	void (*fn)(struct sync_call *c);
+	void (*prepare)(struct sync_call *c);	/* before each try, or NULL */
 	struct suite_ctx *ctx;
 	accel_pool_t pool;
 	uint8_t *dst;
@@ -281,6 +282,8 @@ static void check_ignores_later_work(struct suite_ctx *ctx,
 		pthread_t t;
 
 		atomic_store(&c->started, 0);
+		if (c->prepare)
+			c->prepare(c);
 		busy_chain(ctx->dev, a, big_a, copies);
 		REQUIRE(!pthread_create(&t, NULL, run_sync_call, c));
 		while (!atomic_load(&c->started))
@@ -337,21 +340,28 @@ static void pool_trim_call(struct sync_call *c)
 	OK(accel_pool_trim(c->pool));
 }
 
-/* Trim gives back many idle chunks, and waits once, not once a chunk. */
-TEST(review_trim_ignores_later_work)
+/* Idle chunks for trim to give back. */
+static void idle_chunks(struct sync_call *c)
 {
-	struct sync_call c = { .fn = pool_trim_call };
 	struct accel_pool_stats st;
 	void *blk[8];
 
-	REQUIRE_OK(accel_pool_create(ctx->dev, &c.pool));
 	for (int i = 0; i < 8; i++)
-		REQUIRE_OK(accel_pool_allocate(c.pool, NULL, &blk[i], 3u << 20));
+		REQUIRE_OK(accel_pool_allocate(c->pool, NULL, &blk[i], 3u << 20));
 	for (int i = 0; i < 8; i++)
-		REQUIRE_OK(accel_pool_deallocate(c.pool, NULL, blk[i], 3u << 20));
-	REQUIRE_OK(accel_pool_get_stats(c.pool, &st));
+		REQUIRE_OK(accel_pool_deallocate(c->pool, NULL, blk[i], 3u << 20));
+	REQUIRE_OK(accel_pool_get_stats(c->pool, &st));
 	if (!st.chunks)
 		suite_skip("the pool holds no idle chunk (ACCEL_POOL=off)");
+}
+
+/* Trim gives back many idle chunks, and waits once, not once a chunk. */
+TEST(review_trim_ignores_later_work)
+{
+	struct sync_call c = { .fn = pool_trim_call, .prepare = idle_chunks };
+	struct accel_pool_stats st;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &c.pool));
 	check_ignores_later_work(ctx, &c);
 	REQUIRE_OK(accel_pool_get_stats(c.pool, &st));
 	CHECK(st.chunks == 0);
