@@ -425,6 +425,14 @@ ACCEL_EXPORT C_Status accel_mapped_array(const C_Device device, int ndim,
  * already and is registered with the devices of other backends. Elsewhere
  * (accel) write-combined memory cannot be pinned by another device: with
  * both flags, portability wins and the memory is not write-combined.
+ *
+ * Unlike other memory, portable memory is not freed behind the device's
+ * work: the release of its last handle waits for the work queued before it
+ * on every stream of every device (as accel_host_memory_unregister() does),
+ * then ends the registrations and unmaps the pages. A registration may end
+ * only after the transfers that use it, and the pages are unmapped only
+ * after every registration has ended; the library has no deferred path that
+ * orders those steps across devices yet, so it waits.
  */
 ACCEL_EXPORT C_Status accel_mapped_array_flags(const C_Device device,
 					       int ndim, const size_t *shape,

@@ -189,10 +189,13 @@ static void *stream_worker(void *arg)
 	return NULL;
 }
 
-static void enqueue(struct cpu_stream *s, struct cpu_op *op)
+/* Queue @op; its ticket (@op may be gone once it ran). */
+static uint64_t enqueue(struct cpu_stream *s, struct cpu_op *op)
 {
+	uint64_t ticket;
+
 	pthread_mutex_lock(&s->lock);
-	op->ticket = ++s->submitted;
+	ticket = op->ticket = ++s->submitted;
 	if (s->tail)
 		s->tail->next = op;
 	else
@@ -200,6 +203,7 @@ static void enqueue(struct cpu_stream *s, struct cpu_op *op)
 	s->tail = op;
 	pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->lock);
+	return ticket;
 }
 
 static struct cpu_op *new_op(enum cpu_op_type type)
@@ -252,7 +256,18 @@ static void release_claim(struct cpu_stream *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Wait for the work submitted before the call; later work does not count. */
+/* Wait for the work of the tickets up to @ticket; later work does not count. */
+static void wait_ticket(struct cpu_stream *s, uint64_t ticket)
+{
+	pthread_mutex_lock(&s->lock);
+	s->drainers++;
+	while (pending_upto(s, ticket))
+		pthread_cond_wait(&s->idle, &s->lock);
+	s->drainers--;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Wait for the work submitted before the call. */
 static void cpu_stream_drain(struct accel_device *dev, void *stream)
 {
 	struct cpu_stream *s = stream;
@@ -261,17 +276,16 @@ static void cpu_stream_drain(struct accel_device *dev, void *stream)
 	(void)dev;
 	pthread_mutex_lock(&s->lock);
 	ticket = s->submitted;
-	s->drainers++;
-	while (pending_upto(s, ticket))
-		pthread_cond_wait(&s->idle, &s->lock);
-	s->drainers--;
 	pthread_mutex_unlock(&s->lock);
+	wait_ticket(s, ticket);
 }
 
 /*
  * Queue a copy. A pageable source must be captured before returning: run
  * the copy here when the stream is idle, else stage the source, else (too
- * large to stage) wait for the stream and copy here.
+ * large to stage) queue it from the caller's source and wait for that op
+ * alone: a wait for an idle stream could last as long as other threads
+ * keep it busy.
  */
 static C_Status queue_copy(struct cpu_stream *s, void *dst, const void *src,
 			   size_t size, bool capture_src)
@@ -283,20 +297,16 @@ static C_Status queue_copy(struct cpu_stream *s, void *dst, const void *src,
 		release_claim(s);
 		return C_SUCCESS;
 	}
-	if (capture_src && size > CPU_STAGE_MAX) {
-		do
-			cpu_stream_drain(NULL, s);
-		while (!claim_idle(s));
-		memcpy(dst, src, size);
-		release_claim(s);
-		return C_SUCCESS;
-	}
 	op = new_op(OP_COPY);
 	if (!op)
 		return C_FAILED;
 	op->dst = dst;
 	op->src = src;
 	op->size = size;
+	if (capture_src && size > CPU_STAGE_MAX) {
+		wait_ticket(s, enqueue(s, op));
+		return C_SUCCESS;
+	}
 	if (capture_src) {
 		op->staged = malloc(size);
 		if (!op->staged) {

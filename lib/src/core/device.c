@@ -199,7 +199,134 @@ struct accel_device *accel_device_lookup(const C_Device device)
 	return state.visible[device->id];
 }
 
-void accel_device_drain(struct accel_device *dev)
+/*
+ * Devices whose streams queued an async transfer with a host side that is
+ * none of their own allocations: pageable memory to them, which may be
+ * pinned or unified memory of another device.
+ */
+static _Atomic uint64_t host_users;
+
+static uint64_t device_bit(const struct accel_device *dev)
+{
+	return dev->id >= 0 ? (uint64_t)1 << dev->id : 0;
+}
+
+void accel_device_touch(struct accel_device *owner, struct accel_device *run)
+{
+	uint64_t bit = device_bit(run);
+
+	if (owner != run &&
+	    !(atomic_load_explicit(&owner->users, memory_order_relaxed) & bit))
+		atomic_fetch_or(&owner->users, bit);
+}
+
+void accel_device_touch_host(struct accel_device *run)
+{
+	uint64_t bit = device_bit(run);
+
+	if (!(atomic_load_explicit(&host_users, memory_order_relaxed) & bit))
+		atomic_fetch_or(&host_users, bit);
+}
+
+/* Append to @m events recorded now on the busy streams of @dev. */
+static C_Status mark_streams(struct accel_device *dev, struct accel_mark **m,
+			     size_t *n, size_t *cap)
+{
+	C_Status ret = C_SUCCESS;
+
+	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
+		return C_SUCCESS;
+	pthread_rwlock_rdlock(&dev->stream_lock);
+	for (struct accel_stream *s = dev->streams; s; s = s->next) {
+		void *ev;
+
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 8;
+			struct accel_mark *g = realloc(*m, c * sizeof(*g));
+
+			if (!g) {
+				ret = accel_oom_error("out of host memory");
+				break;
+			}
+			*m = g;
+			*cap = c;
+		}
+		if (dev->be->event_create(dev, &ev) != C_SUCCESS) {
+			ret = C_FAILED;
+			break;
+		}
+		if (dev->be->event_record(dev, s->priv, ev) != C_SUCCESS) {
+			dev->be->event_destroy(dev, ev);
+			ret = C_FAILED;
+			break;
+		}
+		(*m)[(*n)++] = (struct accel_mark){ dev, ev };
+	}
+	pthread_rwlock_unlock(&dev->stream_lock);
+	return ret;
+}
+
+struct accel_mark *accel_device_mark(struct accel_device *dev,
+				     unsigned int which, size_t *n,
+				     C_Status *ret)
+{
+	struct accel_mark *m = NULL;
+	uint64_t users = 0;
+	size_t cap = 0;
+
+	*n = 0;
+	if (which & ACCEL_MARK_USERS)
+		users = atomic_load(&dev->users);
+	if (which & ACCEL_MARK_HOST_USERS)
+		users |= atomic_load(&host_users);
+	users &= ~device_bit(dev);
+	*ret = mark_streams(dev, &m, n, &cap);
+	for (int i = 0; *ret == C_SUCCESS && i < state.num_visible; i++)
+		if (users & ((uint64_t)1 << i))
+			*ret = mark_streams(state.visible[i], &m, n, &cap);
+	if (*ret != C_SUCCESS || accel_marks_done(m, n)) {
+		accel_marks_destroy(m, *n);
+		free(m);
+		*n = 0;
+		return NULL;
+	}
+	return m;
+}
+
+bool accel_marks_done(struct accel_mark *m, size_t *n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		struct accel_device *dev = m[i].dev;
+
+		if (dev->be->event_query(dev, m[i].ev) == C_WARNING)
+			m[kept++] = m[i];
+		else
+			dev->be->event_destroy(dev, m[i].ev);
+	}
+	*n = kept;
+	return !kept;
+}
+
+C_Status accel_marks_sync(struct accel_mark *m, size_t n)
+{
+	C_Status ret = C_SUCCESS;
+
+	for (size_t i = 0; i < n; i++)
+		if (m[i].dev->be->event_sync(m[i].dev, m[i].ev) != C_SUCCESS)
+			ret = C_FAILED;
+	return ret;
+}
+
+void accel_marks_destroy(struct accel_mark *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		m[i].dev->be->event_destroy(m[i].dev, m[i].ev);
+}
+
+/* Without memory for marks: one stream after another. */
+static void drain_each(struct accel_device *dev)
 {
 	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
 		return;
@@ -209,54 +336,53 @@ void accel_device_drain(struct accel_device *dev)
 	pthread_rwlock_unlock(&dev->stream_lock);
 }
 
-void **accel_device_mark(struct accel_device *dev, size_t *n, C_Status *ret)
+/*
+ * Every stream is marked before any is waited for: waiting for one stream
+ * first would let work queued meanwhile on the next one delay the call.
+ */
+void accel_device_drain_for(struct accel_device *dev, unsigned int which)
 {
-	void **events = NULL;
+	struct accel_mark *m;
+	size_t n;
+	C_Status ret;
 
-	*n = 0;
-	*ret = C_SUCCESS;
-	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
-		return NULL;
-	pthread_rwlock_rdlock(&dev->stream_lock);
-	events = malloc((size_t)atomic_load(&dev->nstreams) * sizeof(*events));
-	if (!events)
-		*ret = accel_oom_error("out of host memory");
-	for (struct accel_stream *s = dev->streams; events && s; s = s->next) {
-		void *ev;
+	m = accel_device_mark(dev, which, &n, &ret);
+	if (ret != C_SUCCESS) {
+		uint64_t users = which ? atomic_load(&dev->users) |
+			atomic_load(&host_users) : 0;
 
-		if (dev->be->event_create(dev, &ev) != C_SUCCESS) {
-			*ret = C_FAILED;
-			break;
-		}
-		events[(*n)++] = ev;
-		if (dev->be->event_record(dev, s->priv, ev) != C_SUCCESS) {
-			*ret = C_FAILED;
-			break;
-		}
+		drain_each(dev);
+		for (int i = 0; i < state.num_visible; i++)
+			if (users & ((uint64_t)1 << i))
+				drain_each(state.visible[i]);
+		return;
 	}
-	pthread_rwlock_unlock(&dev->stream_lock);
-	if (*ret != C_SUCCESS || accel_events_done(dev, events, n)) {
-		for (size_t i = 0; i < *n; i++)
-			dev->be->event_destroy(dev, events[i]);
-		free(events);
-		*n = 0;
-		return NULL;
-	}
-	return events;
+	accel_marks_sync(m, n);
+	accel_marks_destroy(m, n);
+	free(m);
 }
 
-bool accel_events_done(struct accel_device *dev, void **events, size_t *n)
+void accel_device_drain(struct accel_device *dev)
 {
-	size_t kept = 0;
+	accel_device_drain_for(dev, ACCEL_MARK_OWN);
+}
 
-	for (size_t i = 0; i < *n; i++) {
-		if (dev->be->event_query(dev, events[i]) == C_WARNING)
-			events[kept++] = events[i];
-		else
-			dev->be->event_destroy(dev, events[i]);
+void accel_devices_drain(uint64_t ids)
+{
+	struct accel_mark *m = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!init())
+		return;
+	for (int i = 0; i < state.num_visible; i++) {
+		if (!(ids & ((uint64_t)1 << i)))
+			continue;
+		if (mark_streams(state.visible[i], &m, &n, &cap) != C_SUCCESS)
+			drain_each(state.visible[i]);
 	}
-	*n = kept;
-	return !kept;
+	accel_marks_sync(m, n);
+	accel_marks_destroy(m, n);
+	free(m);
 }
 
 C_Status accel_get_device_count(size_t *count)
@@ -335,18 +461,31 @@ C_Status accel_get_backend_info(const char *backend, int *available,
 	return C_SUCCESS;
 }
 
+/*
+ * Two passes, as accel_device_drain(): every stream marked, then waited
+ * for. Work that failed is reported by the streams that are then idle; a
+ * stream busy with later work reports it to a later synchronization.
+ */
 C_Status accel_device_synchronize(const C_Device device)
 {
 	struct accel_device *dev;
-	C_Status ret = C_SUCCESS;
+	struct accel_mark *m;
+	C_Status ret;
+	size_t n;
 
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
 	if (!dev)
 		return C_FAILED;
+	m = accel_device_mark(dev, ACCEL_MARK_OWN, &n, &ret);
+	if (ret != C_SUCCESS)
+		return ret;
+	ret = accel_marks_sync(m, n);
+	accel_marks_destroy(m, n);
+	free(m);
 	pthread_rwlock_rdlock(&dev->stream_lock);
 	for (struct accel_stream *s = dev->streams; s; s = s->next)
-		if (dev->be->stream_sync(dev, s->priv) != C_SUCCESS)
+		if (dev->be->stream_query(dev, s->priv) == C_FAILED)
 			ret = C_FAILED;
 	pthread_rwlock_unlock(&dev->stream_lock);
 	return ret;

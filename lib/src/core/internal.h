@@ -178,6 +178,11 @@ struct accel_device {
 	pthread_rwlock_t stream_lock;
 	struct accel_stream *streams;
 	atomic_int nstreams;	/* so that draining no stream costs no lock */
+	/*
+	 * Bits of the visible devices whose streams queued work touching this
+	 * device's memory (p2p copies): its frees wait for them too.
+	 */
+	_Atomic uint64_t users;
 
 	/* freed allocations the backend gets back behind events (memory/memory.c) */
 	pthread_mutex_t deferred_lock;
@@ -254,19 +259,50 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv,
 				      size_t min_chunk);
 struct accel_device *accel_device_lookup(const C_Device device);
+/* Note that a stream of @run queued work touching memory of @owner. */
+void accel_device_touch(struct accel_device *owner, struct accel_device *run);
 /*
- * wait for the work queued on every stream of @dev before the call (no
- * errors reported); work queued later does not delay it
+ * Note that a stream of @run queued an async transfer with a host side
+ * none of @run's allocations (it may be memory of another device).
  */
-void accel_device_drain(struct accel_device *dev);
+void accel_device_touch_host(struct accel_device *run);
+
+/* An event recorded on a stream of @dev. */
+struct accel_mark {
+	struct accel_device *dev;
+	void *ev;
+};
+
+/* Which streams to mark: @dev's own ... */
+#define ACCEL_MARK_OWN		0u
+/* ... and those of devices that queued work touching its memory ... */
+#define ACCEL_MARK_USERS	1u
+/* ... and of devices that queued transfers with pageable memory to them */
+#define ACCEL_MARK_HOST_USERS	2u
+
 /*
- * Mark the work queued so far: an event (the backend's) recorded now on
- * every stream of @dev whose work is not over, in a new array of *n (NULL
+ * Mark the work queued so far: an event recorded now on every busy stream
+ * of @dev (and of the devices @which names), in a new array of *n (NULL
  * and 0 when every stream is idle). NULL with C_FAILED in *ret on error.
  */
-void **accel_device_mark(struct accel_device *dev, size_t *n, C_Status *ret);
-/* whether all *n events completed; destroys those that have, keeps the rest */
-bool accel_events_done(struct accel_device *dev, void **events, size_t *n);
+struct accel_mark *accel_device_mark(struct accel_device *dev,
+				     unsigned int which, size_t *n,
+				     C_Status *ret);
+/* whether all *n marks completed; destroys those that have, keeps the rest */
+bool accel_marks_done(struct accel_mark *m, size_t *n);
+/* wait for the n marks (C_FAILED if the backend reports a failure) */
+C_Status accel_marks_sync(struct accel_mark *m, size_t n);
+/* destroy the n marks' events (not the array) */
+void accel_marks_destroy(struct accel_mark *m, size_t n);
+/*
+ * wait for the work queued before the call on every stream of @dev (and of
+ * the devices @which names; no errors reported); work queued later does
+ * not delay it
+ */
+void accel_device_drain_for(struct accel_device *dev, unsigned int which);
+void accel_device_drain(struct accel_device *dev);
+/* the same for every visible device whose bit (1 << id) @ids has */
+void accel_devices_drain(uint64_t ids);
 
 /* memory/memory.c */
 /* device memory for a pool's chunk (@pooled) or a pool's large block */
@@ -275,7 +311,10 @@ C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
 /* pinned host memory, write-combined if @wc, registered as HOST memory */
 C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
 				 bool wc, void **ptr);
-/* free what accel_memory_alloc() returned, after the device's queued work */
+/*
+ * free what accel_memory_alloc() returned behind the work queued so far on
+ * every stream that may touch it, with no wait
+ */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
 /* the same, now: the caller knows that no queued work uses it */
 void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);

@@ -174,7 +174,7 @@ struct accel_deferred {
 	struct accel_allocation alloc;
 	struct accel_deferred *next;
 	size_t nevents;
-	void *events[];
+	struct accel_mark events[];
 };
 
 /*
@@ -183,26 +183,29 @@ struct accel_deferred {
  */
 static bool reap_deferred(struct accel_device *dev, bool wait)
 {
-	struct accel_deferred *done = NULL, **pp;
+	struct accel_deferred *done = NULL, *kept = NULL, **tail = &kept;
+	struct accel_deferred *d, *next;
 
 	if (!atomic_load_explicit(&dev->deferred, memory_order_acquire))
 		return false;
 	pthread_mutex_lock(&dev->deferred_lock);
-	for (pp = (struct accel_deferred **)&dev->deferred; *pp;) {
-		struct accel_deferred *d = *pp;
-
-		for (size_t i = 0; wait && i < d->nevents; i++)
-			dev->be->event_sync(dev, d->events[i]);
-		if (!accel_events_done(dev, d->events, &d->nevents)) {
-			pp = &d->next;
-			continue;
+	d = atomic_load_explicit(&dev->deferred, memory_order_relaxed);
+	for (; d; d = next) {
+		next = d->next;
+		if (wait)
+			accel_marks_sync(d->events, d->nevents);
+		if (accel_marks_done(d->events, &d->nevents)) {
+			d->next = done;
+			done = d;
+		} else {
+			*tail = d;
+			tail = &d->next;
 		}
-		*pp = d->next;
-		d->next = done;
-		done = d;
 	}
+	*tail = NULL;
+	atomic_store_explicit(&dev->deferred, kept, memory_order_release);
 	pthread_mutex_unlock(&dev->deferred_lock);
-	for (struct accel_deferred *d = done, *next; d; d = next) {
+	for (d = done; d; d = next) {
 		next = d->next;
 		dev->be->free(dev, &d->alloc);
 		free(d);
@@ -211,37 +214,47 @@ static bool reap_deferred(struct accel_device *dev, bool wait)
 }
 
 /*
+ * Which streams may still touch an allocation of @kind: the device's own,
+ * those of devices that queued p2p work on its memory, and for memory the
+ * host reaches, those of devices that took it for pageable memory.
+ */
+static unsigned int users_of(enum accel_kind kind)
+{
+	return ACCEL_MARK_USERS |
+	       (kind != ACCEL_KIND_DEVICE ? ACCEL_MARK_HOST_USERS : 0);
+}
+
+/*
  * Give @gone (out of the registry already) back to the backend once the
- * work queued so far on every stream is over, with no wait on the host;
- * now if every stream is idle, after a drain if there is no host memory
- * to remember it.
+ * work queued so far on every stream that may touch it is over, with no
+ * wait on the host; now if those streams are idle, after a drain if there
+ * is no host memory to remember it.
  */
 static C_Status free_behind(struct accel_device *dev,
 			    const struct accel_allocation *gone)
 {
 	struct accel_deferred *d = NULL;
-	void **events;
+	struct accel_mark *m;
 	size_t n;
 	C_Status ret;
 
 	reap_deferred(dev, false);
-	events = accel_device_mark(dev, &n, &ret);
-	if (events)
-		d = malloc(sizeof(*d) + n * sizeof(*events));
+	m = accel_device_mark(dev, users_of(gone->kind), &n, &ret);
+	if (m)
+		d = malloc(sizeof(*d) + n * sizeof(*m));
 	if (!d) {
-		while (n)
-			dev->be->event_destroy(dev, events[--n]);
-		free(events);
-		if (ret != C_SUCCESS || events)
-			accel_device_drain(dev);
+		accel_marks_destroy(m, n);
+		free(m);
+		if (ret != C_SUCCESS || m)
+			accel_device_drain_for(dev, users_of(gone->kind));
 		return dev->be->free(dev, gone);
 	}
 	d->alloc = *gone;
 	d->nevents = n;
-	memcpy(d->events, events, n * sizeof(*events));
-	free(events);
+	memcpy(d->events, m, n * sizeof(*m));
+	free(m);
 	pthread_mutex_lock(&dev->deferred_lock);
-	d->next = dev->deferred;
+	d->next = atomic_load_explicit(&dev->deferred, memory_order_relaxed);
 	atomic_store_explicit(&dev->deferred, d, memory_order_release);
 	pthread_mutex_unlock(&dev->deferred_lock);
 	return C_SUCCESS;
@@ -310,10 +323,18 @@ C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
 	return alloc_registered(dev, size, ACCEL_KIND_HOST, false, wc, ptr);
 }
 
+/* Stream-ordered: no wait for the device (pools free chunks under locks). */
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
 {
-	accel_device_drain(dev);
-	accel_memory_free_pooled_idle(dev, ptr);
+	const struct accel_allocation *a;
+	struct accel_allocation gone;
+
+	pthread_mutex_lock(&dev->reg_lock);
+	a = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	gone = *a;
+	accel_registry_remove(&dev->dev_space, a);
+	pthread_mutex_unlock(&dev->reg_lock);
+	free_behind(dev, &gone);
 }
 
 void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr)
@@ -537,7 +558,8 @@ C_Status accel_host_memory_unregister(const C_Device device, void *ptr)
 	accel_registry_remove(&dev->host_space, a);
 	pthread_mutex_unlock(&dev->reg_lock);
 
-	accel_device_drain(dev);	/* no transfer may still use it */
+	/* no transfer may still use it */
+	accel_device_drain_for(dev, users_of(ACCEL_KIND_HOST));
 	return dev->be->host_unregister(dev, &gone);
 }
 
@@ -596,6 +618,8 @@ static C_Status copy_async(const C_Device device, C_Stream stream,
 		return C_SUCCESS;
 	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != C_SUCCESS)
 		return C_FAILED;
+	if ((dir == D2H && !d.in_alloc) || (dir == H2D && !s.in_alloc))
+		accel_device_touch_host(dev);	/* maybe another's memory */
 	return dev->be->copy(dev, st->priv, &d, &s, size);
 }
 
@@ -700,8 +724,12 @@ static C_Status copy_between(const C_Device dst_device,
 		return C_FAILED;
 	if (dd == sd)
 		return dd->be->copy(dd, st ? st->priv : NULL, &d, &s, size);
-	if (dd->be == sd->be && st)
+	if (dd->be == sd->be && st) {
+		/* a free of either side must wait for this stream too */
+		accel_device_touch(dd, run);
+		accel_device_touch(sd, run);
 		return run->be->copy_peer(run, st->priv, dd, &d, sd, &s, size);
+	}
 
 	/* synchronous from here on: wait for what came before */
 	if (st && run->be->stream_sync(run, st->priv) != C_SUCCESS)

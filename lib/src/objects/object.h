@@ -42,7 +42,8 @@ struct storage {
 	size_t bytes;
 	C_Stream alloc_stream;	/* what a pool block was allocated for */
 	atomic_int maps;	/* host mappings open */
-	atomic_int async_dev;	/* device of the last queued transfer, -1 */
+	/* bits of the devices that queued transfers on the bytes */
+	_Atomic uint64_t async_devs;
 	int registered_dev;	/* host memory pinned for this device, -1 */
 	/* devices the bytes are registered with as portable memory */
 	uint64_t portable_devs;

@@ -33,7 +33,7 @@ static struct storage *storage_new(int dev_id, enum storage_kind kind,
 	st->ptr = ptr;
 	st->bytes = bytes;
 	atomic_init(&st->maps, 0);
-	atomic_init(&st->async_dev, -1);
+	atomic_init(&st->async_devs, 0);
 	st->registered_dev = -1;
 	return st;
 }
@@ -173,14 +173,16 @@ void storage_get(struct storage *st)
 	atomic_fetch_add_explicit(&st->refs, 1, memory_order_relaxed);
 }
 
-/* Wait for queued transfers that may still touch host bytes. */
+/*
+ * Wait for the transfers queued on host bytes, by every device that
+ * queued one: free() cannot wait on the device's side.
+ */
 static void wait_async(struct storage *st)
 {
-	int id = atomic_load(&st->async_dev);
-	struct C_Device_st d = { id };
+	uint64_t devs = atomic_load(&st->async_devs);
 
-	if (id >= 0 && st->kind == STORAGE_HOST)
-		accel_device_synchronize(&d);
+	if (devs && st->kind == STORAGE_HOST)
+		accel_devices_drain(devs);
 }
 
 static C_Status unregister(struct storage *st)

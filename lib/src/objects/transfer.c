@@ -93,8 +93,8 @@ static C_Status host_device_copy(int id, bool h2d, void *to, void *from,
 /* Host bytes a queued transfer uses must outlive it. */
 static void note_async(const struct xfer_end *e, int dev_id)
 {
-	if (e->st && e->st->kind == STORAGE_HOST)
-		atomic_store(&e->st->async_dev, dev_id);
+	if (e->st && e->st->kind == STORAGE_HOST && dev_id >= 0 && dev_id < 64)
+		atomic_fetch_or(&e->st->async_devs, (uint64_t)1 << dev_id);
 }
 
 C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,

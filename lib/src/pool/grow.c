@@ -53,7 +53,7 @@ void *pool_record_event(struct accel_device *dev, struct accel_stream *st)
 
 struct pool_pending *pool_pending_new(size_t nevents)
 {
-	struct pool_pending *p = malloc(sizeof(*p) + nevents * sizeof(void *));
+	struct pool_pending *p = malloc(sizeof(*p) + nevents * sizeof(p->events[0]));
 
 	if (!p) {
 		accel_oom_error("out of host memory");
@@ -67,13 +67,14 @@ struct pool_pending *pool_pending_new(size_t nevents)
 
 bool pool_pending_done(struct accel_device *dev, struct pool_pending *p)
 {
-	return accel_events_done(dev, p->events, &p->nevents);
+	(void)dev;
+	return accel_marks_done(p->events, &p->nevents);
 }
 
 void pool_pending_free(struct accel_device *dev, struct pool_pending *p)
 {
-	for (size_t i = 0; i < p->nevents; i++)
-		dev->be->event_destroy(dev, p->events[i]);
+	(void)dev;
+	accel_marks_destroy(p->events, p->nevents);
 	free(p);
 }
 
@@ -210,7 +211,7 @@ size_t pool_release_idle(struct accel_pool *pool)
 		pool_detach_idle(a, &idle);
 		pthread_mutex_unlock(&a->lock);
 	}
-	/* outside the arena locks: the device waits for queued work */
+	/* outside the arena locks; the frees are behind the queued work */
 	for (c = idle; c; c = next, n++) {
 		next = c->next;
 		pool_chunk_release(pool, c);

@@ -183,18 +183,15 @@ static void reclaim_direct(struct accel_pool *pool)
  */
 static bool settle_pending(struct accel_pool *pool)
 {
-	struct accel_device *dev = pool->dev;
 	bool any = pool->direct_pending;
 
 	for (struct pool_pending *p = pool->direct_pending; p; p = p->next)
-		for (size_t i = 0; i < p->nevents; i++)
-			dev->be->event_sync(dev, p->events[i]);
+		accel_marks_sync(p->events, p->nevents);
 	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
 		pthread_mutex_lock(&a->lock);
 		for (struct pool_pending *p = a->pending; p; p = p->next) {
 			any = true;
-			for (size_t i = 0; i < p->nevents; i++)
-				dev->be->event_sync(dev, p->events[i]);
+			accel_marks_sync(p->events, p->nevents);
 		}
 		pthread_mutex_unlock(&a->lock);
 	}
@@ -293,29 +290,30 @@ static C_Status wrong_size(void *ptr, size_t size, size_t requested)
 }
 
 /*
- * A free with no stream: events recorded now on every stream of @dev whose
- * work is not over, so that the block is reused behind that work. NULL
- * when every stream is idle (*ret C_SUCCESS), or on error (*ret C_FAILED).
+ * A free with no stream: events recorded now on every stream whose work is
+ * not over, of @dev and of the devices that queued work touching its
+ * memory, so that the block is reused behind that work. NULL when every
+ * such stream is idle (*ret C_SUCCESS), or on error (*ret C_FAILED).
  */
 static struct pool_pending *behind_every_stream(struct accel_device *dev,
 						C_Status *ret)
 {
 	size_t n;
-	void **events = accel_device_mark(dev, &n, ret);
+	struct accel_mark *m = accel_device_mark(dev, ACCEL_MARK_USERS, &n,
+						 ret);
 	struct pool_pending *p;
 
-	if (!events)
+	if (!m)
 		return NULL;
 	p = pool_pending_new(n);
 	if (p) {
-		memcpy(p->events, events, n * sizeof(*events));
+		memcpy(p->events, m, n * sizeof(*m));
 		p->nevents = n;
 	} else {
-		while (n)
-			dev->be->event_destroy(dev, events[--n]);
+		accel_marks_destroy(m, n);
 		*ret = C_FAILED;
 	}
-	free(events);
+	free(m);
 	return p;
 }
 
@@ -340,8 +338,9 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 		p = pool_pending_new(1);
 		if (!p)
 			return C_FAILED;
-		p->events[0] = pool_record_event(pool->dev, st);
-		if (!p->events[0]) {
+		p->events[0].dev = pool->dev;
+		p->events[0].ev = pool_record_event(pool->dev, st);
+		if (!p->events[0].ev) {
 			free(p);
 			return C_FAILED;
 		}
@@ -527,7 +526,7 @@ static void pool_free_everything(struct accel_pool *pool)
 {
 	struct pool_arena *a;
 
-	accel_device_drain(pool->dev);
+	accel_device_drain_for(pool->dev, ACCEL_MARK_USERS);
 	pthread_mutex_lock(&pool->lock);
 	while (pool->direct_pending) {
 		struct pool_pending *p = pool->direct_pending;
@@ -770,7 +769,12 @@ C_Status accel_pool_trim(accel_pool_t handle)
 	pool = pool_lookup(handle);
 	if (!pool)
 		return C_FAILED;
-	accel_device_drain(pool->dev);
+	/*
+	 * One wait, with no lock held: range checks of the device's memory
+	 * take the pool's lock. The chunks go back behind the work queued
+	 * since (accel_memory_free_pooled() waits for nothing).
+	 */
+	accel_device_drain_for(pool->dev, ACCEL_MARK_USERS);
 	pthread_mutex_lock(&pool->lock);
 	reclaim_direct(pool);
 	pool_reclaim_pending(pool);

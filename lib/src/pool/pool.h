@@ -113,7 +113,7 @@ struct pool_pending {
 	struct pool_block *block;
 	struct pool_pending *next;
 	size_t nevents;
-	void *events[];			/* recorded at the free */
+	struct accel_mark events[];	/* recorded at the free */
 };
 
 struct pool_arena {

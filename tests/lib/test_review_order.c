@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ordering promises a review of issue 17 found broken (accel.h, Ordering):
+ * memory is reused only after the work submitted before its free, on every
+ * stream that may touch it (another device's too), has completed; a
+ * synchronous call waits for the work submitted before it only, whatever
+ * other threads queue meanwhile; an async copy from pageable memory is not
+ * starved by a thread that keeps its stream busy.
+ *
+ * Work is made observably pending with a chain of large device to device
+ * copies; a device that finishes the chain before the checks makes a try
+ * inconclusive: the chain doubles and the try runs again. No check depends
+ * on how long anything takes.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <accel/memory.h>
+
+#include "suite.h"
+
+#define BUSY_HALF (16u << 20)		/* each copy of the chain */
+#define BUSY_START 32			/* copies in the first try */
+#define BUSY_MAX 4096
+
+/* Queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy. */
+static void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies)
+{
+	for (int i = 0; i < copies; i++) {
+		uint8_t *a = busy + (i & 1) * BUSY_HALF;
+		uint8_t *b = busy + !(i & 1) * BUSY_HALF;
+
+		REQUIRE_OK(accel_async_memory_copy_d2d(dev, s, b, a, BUSY_HALF));
+	}
+}
+
+static bool busy(C_Device dev, C_Stream s)
+{
+	C_Status st = accel_stream_query(dev, s);
+
+	REQUIRE(st == C_SUCCESS || st == C_WARNING);
+	return st == C_WARNING;
+}
+
+/* A try found the work over too soon: more work, or give up. */
+static void try_longer(int *copies)
+{
+	*copies *= 2;
+	if (*copies > BUSY_MAX)
+		suite_skip("the device finishes every chain before it can be observed");
+}
+
+static uint8_t *alloc_on(C_Device dev, size_t n)
+{
+	void *p = NULL;
+
+	REQUIRE_OK(accel_device_memory_allocate(dev, &p, n));
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Frees wait for the streams of the device that queued the work (1) */
+
+/*
+ * A p2p copy into memory of the device under test, queued on a busy stream
+ * of the peer: freeing that memory must leave it to the copy (on the cpu
+ * backend, the bytes are unmapped at the free: the copy would crash), and
+ * the device must not count it free while the copy is queued.
+ */
+TEST_PEER(review_free_waits_for_peer_p2p)
+{
+	const size_t n = 1 << 20;
+	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
+	uint8_t *src = alloc_on(ctx->peer, n);
+	int copies = BUSY_START;
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
+	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
+	for (;;) {
+		uint8_t *dst = dalloc(ctx, n);
+		size_t before, after;
+		bool pending;
+
+		busy_chain(ctx->peer, s, big, copies);
+		OK(accel_async_memory_copy_p2p(ctx->dev, ctx->peer, s, dst,
+					       src, n));
+		before = free_memory(ctx);
+		OK(accel_device_memory_deallocate(ctx->dev, dst, n));
+		after = free_memory(ctx);
+		pending = busy(ctx->peer, s);
+		OK(accel_stream_synchronize(ctx->peer, s));
+		if (pending) {
+			CHECK(after == before);	/* not given back yet */
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->peer, s));
+	OK(accel_device_memory_deallocate(ctx->peer, big, 2 * BUSY_HALF));
+	OK(accel_device_memory_deallocate(ctx->peer, src, n));
+}
+
+/*
+ * The same with memory handles: a handle created after the release must
+ * not get the block that the peer's queued copy still writes into.
+ */
+TEST_PEER(review_release_waits_for_peer_p2p)
+{
+	const size_t n = 4096;
+	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
+	uint8_t *src = alloc_on(ctx->peer, n);
+	uint8_t ones[4096], out[4096];
+	int copies = BUSY_START;
+	accel_memory_t from;
+	C_Stream s;
+
+	memset(ones, 0x11, n);
+	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
+	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
+	REQUIRE_OK(accel_memory_wrap(ctx->peer, src, n,
+				     accel_dtype(ACCEL_UINT8), &from));
+	for (;;) {
+		accel_memory_t x, y;
+		bool pending;
+
+		REQUIRE_OK(accel_memory_create(ctx->dev, n,
+					       accel_dtype(ACCEL_UINT8), NULL,
+					       0, &x));
+		busy_chain(ctx->peer, s, big, copies);
+		OK(accel_memory_copy_async(x, from, s, ACCEL_ALL, 0, 0));
+		OK(accel_memory_release(x));
+		REQUIRE_OK(accel_memory_create(ctx->dev, n,
+					       accel_dtype(ACCEL_UINT8), ones,
+					       0, &y));
+		pending = busy(ctx->peer, s);
+		OK(accel_stream_synchronize(ctx->peer, s));
+		OK(accel_memory_copy_to(y, out, ACCEL_ALL, 0));
+		OK(accel_memory_release(y));
+		if (pending) {
+			CHECK(check_bytes(out, n, 0x11));
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_memory_release(from));
+	OK(accel_stream_destroy(ctx->peer, s));
+	OK(accel_device_memory_deallocate(ctx->peer, big, 2 * BUSY_HALF));
+	OK(accel_device_memory_deallocate(ctx->peer, src, n));
+}
+
+/* Pinned memory of the device under test, written by the peer's d2h. */
+TEST_PEER(review_pinned_free_waits_for_peer_d2h)
+{
+	const size_t n = 1 << 20;
+	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
+	uint8_t *src = alloc_on(ctx->peer, n);
+	int copies = BUSY_START;
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
+	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
+	for (;;) {
+		void *pin;
+		bool pending;
+
+		REQUIRE_OK(accel_host_memory_allocate(ctx->dev, &pin, n));
+		busy_chain(ctx->peer, s, big, copies);
+		OK(accel_async_memory_copy_d2h(ctx->peer, s, pin, src, n));
+		OK(accel_host_memory_deallocate(ctx->dev, pin, n));
+		pending = busy(ctx->peer, s);
+		/* the copy must still have its memory */
+		OK(accel_stream_synchronize(ctx->peer, s));
+		if (pending)
+			break;
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->peer, s));
+	OK(accel_device_memory_deallocate(ctx->peer, big, 2 * BUSY_HALF));
+	OK(accel_device_memory_deallocate(ctx->peer, src, n));
+}
+
+/* ------------------------------------------------------------------ */
+/* A host array waits for every device that queued a transfer on it (4) */
+
+/*
+ * A d2h into a host array queued behind a chain on the device under test,
+ * then an h2d from it on the peer: the release must wait for both, so an
+ * event recorded after the d2h has completed once it returns.
+ */
+TEST_PEER(review_host_array_release_waits_for_every_device)
+{
+	const size_t n = 1 << 20;
+	size_t shape[1] = { n };
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	accel_array_t d0, d1;
+	C_Stream s0, s1;
+	C_Event e;
+
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s0));
+	REQUIRE_OK(accel_stream_create(ctx->peer, &s1));
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape,
+				      accel_dtype(ACCEL_UINT8), NULL, 'C',
+				      NULL, &d0));
+	REQUIRE_OK(accel_device_array(ctx->peer, 1, shape,
+				      accel_dtype(ACCEL_UINT8), NULL, 'C',
+				      NULL, &d1));
+	for (;;) {
+		accel_array_t h;
+		bool before, after;
+
+		REQUIRE_OK(accel_host_array(NULL, 1, shape,
+					    accel_dtype(ACCEL_UINT8), NULL,
+					    'C', 0, &h));
+		busy_chain(ctx->dev, s0, big, copies);
+		OK(accel_array_copy_to_host(d0, h, s0, NULL));
+		OK(accel_event_record(ctx->dev, s0, e));
+		OK(accel_array_copy_to_device(d1, h, s1));
+		before = busy(ctx->dev, s0);
+		OK(accel_array_release(h));
+		after = accel_event_query(ctx->dev, e) == C_WARNING;
+		OK(accel_stream_synchronize(ctx->dev, s0));
+		OK(accel_stream_synchronize(ctx->peer, s1));
+		if (before) {
+			CHECK(!after);	/* the queued d2h was over */
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_array_release(d0));
+	OK(accel_array_release(d1));
+	OK(accel_stream_destroy(ctx->dev, s0));
+	OK(accel_stream_destroy(ctx->peer, s1));
+	OK(accel_event_destroy(ctx->dev, e));
+	dfree(ctx, big, 2 * BUSY_HALF);
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronous calls ignore work queued after they began (9, 11) */
+
+struct sync_call {
+	void (*fn)(struct sync_call *c);
+	void (*prepare)(struct sync_call *c);	/* before each try, or NULL */
+	struct suite_ctx *ctx;
+	accel_pool_t pool;
+	uint8_t *dst;
+	atomic_int started;
+};
+
+static void *run_sync_call(void *arg)
+{
+	struct sync_call *c = arg;
+
+	atomic_store(&c->started, 1);
+	c->fn(c);
+	return NULL;
+}
+
+/*
+ * Stream A (the first a device drains: the newest) is busy when c->fn
+ * starts on a thread; while it waits, a longer chain goes on the idle
+ * stream B. Once c->fn returns, B must still be busy: the call did not
+ * wait for B's later work.
+ */
+static void check_ignores_later_work(struct suite_ctx *ctx,
+				     struct sync_call *c)
+{
+	uint8_t *big_a = dalloc(ctx, 2 * BUSY_HALF);
+	uint8_t *big_b = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	C_Stream a, b;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &a));
+	c->ctx = ctx;
+	for (;;) {
+		bool a_busy, b_busy;
+		pthread_t t;
+
+		atomic_store(&c->started, 0);
+		if (c->prepare)
+			c->prepare(c);
+		busy_chain(ctx->dev, a, big_a, copies);
+		REQUIRE(!pthread_create(&t, NULL, run_sync_call, c));
+		while (!atomic_load(&c->started))
+			usleep(1000);
+		usleep(200000);		/* the call is under way */
+		busy_chain(ctx->dev, b, big_b, 2 * copies);
+		a_busy = busy(ctx->dev, a);	/* the call still waits */
+		pthread_join(t, NULL);
+		b_busy = busy(ctx->dev, b);
+		OK(accel_stream_synchronize(ctx->dev, a));
+		OK(accel_stream_synchronize(ctx->dev, b));
+		if (a_busy) {
+			CHECK(b_busy);
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, a));
+	OK(accel_stream_destroy(ctx->dev, b));
+	dfree(ctx, big_a, 2 * BUSY_HALF);
+	dfree(ctx, big_b, 2 * BUSY_HALF);
+}
+
+static void copy_h2d(struct sync_call *c)
+{
+	uint8_t h[16] = "hello";
+
+	OK(accel_memory_copy_h2d(c->ctx->dev, c->dst, h, sizeof(h)));
+}
+
+TEST(review_sync_copy_ignores_later_work)
+{
+	struct sync_call c = { .fn = copy_h2d };
+
+	c.dst = dalloc(ctx, 16);
+	check_ignores_later_work(ctx, &c);
+	dfree(ctx, c.dst, 16);
+}
+
+static void device_sync(struct sync_call *c)
+{
+	OK(accel_device_synchronize(c->ctx->dev));
+}
+
+TEST(review_device_sync_ignores_later_work)
+{
+	struct sync_call c = { .fn = device_sync };
+
+	check_ignores_later_work(ctx, &c);
+}
+
+static void pool_trim_call(struct sync_call *c)
+{
+	OK(accel_pool_trim(c->pool));
+}
+
+/* Idle chunks for trim to give back. */
+static void idle_chunks(struct sync_call *c)
+{
+	struct accel_pool_stats st;
+	void *blk[8];
+
+	for (int i = 0; i < 8; i++)
+		REQUIRE_OK(accel_pool_allocate(c->pool, NULL, &blk[i], 3u << 20));
+	for (int i = 0; i < 8; i++)
+		REQUIRE_OK(accel_pool_deallocate(c->pool, NULL, blk[i], 3u << 20));
+	REQUIRE_OK(accel_pool_get_stats(c->pool, &st));
+	if (!st.chunks)
+		suite_skip("the pool holds no idle chunk (ACCEL_POOL=off)");
+}
+
+/* Trim gives back many idle chunks, and waits once, not once a chunk. */
+TEST(review_trim_ignores_later_work)
+{
+	struct sync_call c = { .fn = pool_trim_call, .prepare = idle_chunks };
+	struct accel_pool_stats st;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &c.pool));
+	check_ignores_later_work(ctx, &c);
+	REQUIRE_OK(accel_pool_get_stats(c.pool, &st));
+	CHECK(st.chunks == 0);
+	OK(accel_pool_destroy(c.pool));
+}
+
+/* ------------------------------------------------------------------ */
+/* A large pageable async copy is not starved by a busy stream (10) */
+
+#define STARVE_LIMIT_S 20	/* the producer gives up after this long */
+
+struct producer {
+	struct suite_ctx *ctx;
+	C_Stream s;
+	uint8_t *big;
+	atomic_int stop;
+	atomic_int gave_up;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Keep @p->s busy (never idle) until told to stop, or for a while. */
+static void *keep_busy(void *arg)
+{
+	struct producer *p = arg;
+	double t0 = now_s();
+	C_Event e;
+
+	REQUIRE_OK(accel_event_create(p->ctx->dev, &e));
+	while (!atomic_load(&p->stop)) {
+		if (now_s() - t0 > STARVE_LIMIT_S) {
+			atomic_store(&p->gave_up, 1);
+			break;
+		}
+		/* the second half keeps it busy while this thread sleeps */
+		busy_chain(p->ctx->dev, p->s, p->big, 16);
+		REQUIRE_OK(accel_event_record(p->ctx->dev, p->s, e));
+		busy_chain(p->ctx->dev, p->s, p->big, 16);
+		REQUIRE_OK(accel_event_synchronize(p->ctx->dev, e));
+	}
+	REQUIRE_OK(accel_event_destroy(p->ctx->dev, e));
+	return NULL;
+}
+
+TEST(review_big_pageable_copy_not_starved)
+{
+	const size_t n = 80u << 20;	/* more than any staging buffer */
+	struct producer p = { .ctx = ctx };
+	uint8_t *h = xmalloc(n), *d = dalloc(ctx, n), *back;
+	pthread_t t;
+
+	p.big = dalloc(ctx, 2 * BUSY_HALF);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &p.s));
+	fill_pattern(h, n, 33);
+	REQUIRE(!pthread_create(&t, NULL, keep_busy, &p));
+	while (!busy(ctx->dev, p.s))
+		usleep(1000);
+	OK(accel_async_memory_copy_h2d(ctx->dev, p.s, d, h, n));
+	memset(h, 0, n);	/* the source was captured: ours again */
+	atomic_store(&p.stop, 1);
+	pthread_join(t, NULL);
+	CHECK(!atomic_load(&p.gave_up));
+	OK(accel_stream_synchronize(ctx->dev, p.s));
+	back = read_back(ctx, d, n);
+	CHECK(check_pattern(back, n, 33));
+	free(back);
+	free(h);
+	OK(accel_stream_destroy(ctx->dev, p.s));
+	dfree(ctx, p.big, 2 * BUSY_HALF);
+	dfree(ctx, d, n);
+}
