@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Contract violations a review found (issue 17): freed large pool blocks,
+ * interface views across devices, arrays over freed storage, errors left
+ * by successful calls, misaligned strides.
+ */
+#include <accel/memory.h>
+
+#include "suite.h"
+
+/* Work that keeps @s busy for a while: copies within a 64 MiB buffer. */
+static void queue_busy(struct suite_ctx *ctx, C_Stream s, uint8_t *mem,
+		       size_t n, int rounds)
+{
+	for (int i = 0; i < rounds; i++)
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, mem + (i & 1 ? 0 : n / 2),
+					       mem + (i & 1 ? n / 2 : 0), n / 2));
+}
+
+/*
+ * "A freed pointer gets C_FAILED, nothing is written": a block larger than
+ * the largest chunk (with ACCEL_POOL=off, any block) freed behind queued
+ * work waits for that work out of the pool's books; copies into it must
+ * be refused all the same.
+ */
+TEST(review_freed_large_block_refused)
+{
+	size_t n = 64 << 20, max_chunk, big;
+	struct accel_pointer_attributes at;
+	uint8_t *busy = dalloc(ctx, n), buf[4096] = { 0 };
+	accel_pool_t pool;
+	C_Stream s;
+	void *blk;
+	int tries;
+
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	big = max_chunk + 4096;
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	/* the free must find the stream busy: retry, bounded, until it does */
+	for (tries = 0; tries < 8; tries++) {
+		REQUIRE_OK(accel_pool_allocate(pool, NULL, &blk, big));
+		queue_busy(ctx, s, busy, n, 8 << tries);
+		REQUIRE_OK(accel_pool_deallocate(pool, NULL, blk, big));
+		REQUIRE_OK(accel_pointer_get_attributes(blk, &at));
+		if (at.pooled)	/* still the device's, waiting for s */
+			break;
+		OK(accel_stream_synchronize(ctx->dev, s));
+	}
+	if (tries == 8)
+		suite_skip("the stream was never busy at the free");
+	CHECK(!at.block_live);
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_h2d(ctx->dev, blk, buf, sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_h2d(ctx->dev, s, blk, buf,
+					       sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_memory_set(ctx->dev, blk, 1, sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2h(ctx->dev, buf, blk, sizeof(buf)));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_pool_destroy(pool));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, n);
+}
+
+/*
+ * "Successful calls leave the message alone": a host-side copy between a
+ * pinned array of one device and a mapped array of another, on a stream
+ * of the source's device, must not leave the error of a wrong guess at
+ * the stream's device.
+ */
+TEST_PEER(review_host_copy_success_leaves_no_error)
+{
+	size_t shape[1] = { 256 };
+	accel_array_t src, dst;
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pinned_array(ctx->dev, 1, shape, NULL, NULL, 'C', &src));
+	REQUIRE_OK(accel_mapped_array(ctx->peer, 1, shape, NULL, NULL, 'C',
+				      NULL, &dst));
+	accel_clear_last_error();
+	OK(accel_array_copy_to_device(dst, src, s));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(!accel_get_last_error()[0]);
+	/* a stream of the destination's device works as well */
+	OK(accel_array_release(src));
+	REQUIRE_OK(accel_pinned_array(ctx->peer, 1, shape, NULL, NULL, 'C',
+				      &src));
+	OK(accel_array_release(dst));
+	REQUIRE_OK(accel_mapped_array(ctx->dev, 1, shape, NULL, NULL, 'C',
+				      NULL, &dst));
+	OK(accel_array_copy_to_device(dst, src, s));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(!accel_get_last_error()[0]);
+	OK(accel_array_release(src));
+	OK(accel_array_release(dst));
+	OK(accel_stream_destroy(ctx->dev, s));
+}
+
+/*
+ * Misaligned typed views are refused: every stride of an axis with more
+ * than one entry is a multiple of the dtype's alignment too, or the
+ * entries after the first are misaligned.
+ */
+TEST(review_misaligned_strides_refused)
+{
+	accel_dtype_t i32 = accel_dtype(ACCEL_INT32);
+	struct accel_array_interface ifc;
+	accel_array_t a, v;
+	accel_memory_t m;
+
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 1, (size_t[]){ 4 }, i32,
+				      (ptrdiff_t[]){ 3 }, 'C', NULL, &a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 2, (size_t[]){ 2, 3 }, i32,
+				      (ptrdiff_t[]){ 14, 4 }, 'C', NULL, &a));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, i32, NULL, 0, &m));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_as_array(m, 1, (size_t[]){ 5 },
+					 (ptrdiff_t[]){ 5 }, 'C', &a));
+	/* aligned strides, and any stride of an axis of one entry, are fine */
+	OK(accel_memory_as_array(m, 2, (size_t[]){ 1, 4 },
+				 (ptrdiff_t[]){ 3, 8 }, 'C', &a));
+	OK(accel_array_release(a));
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, (size_t[]){ 4 }, i32,
+				      (ptrdiff_t[]){ 8 }, 'C', NULL, &a));
+	REQUIRE_OK(accel_array_get_interface(a, &ifc));
+	ifc.strides[0] = 6;
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_from_interface(ctx->dev, &ifc, 0, &v));
+	ifc.strides[0] = 4;
+	OK(accel_array_from_interface(ctx->dev, &ifc, 0, &v));
+	OK(accel_array_release(v));
+	OK(accel_array_release(a));
+	OK(accel_memory_release(m));
+}
