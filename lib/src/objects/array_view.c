@@ -10,7 +10,7 @@
 
 int accel_array_is_c_contiguous(accel_array_t ary)
 {
-	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
+	struct accel_array *a ACCEL_HANDLE_REF = array_live(ary);
 	struct array_layout l;
 
 	if (!a)
@@ -21,7 +21,7 @@ int accel_array_is_c_contiguous(accel_array_t ary)
 
 int accel_array_is_f_contiguous(accel_array_t ary)
 {
-	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
+	struct accel_array *a ACCEL_HANDLE_REF = array_live(ary);
 	struct array_layout l;
 
 	if (!a)
@@ -65,7 +65,7 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
+	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_live(ary)) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(a, &l);
 	/* any array, 1-D too (Numba), gives shape (size,); 0-d gives (1,) */
@@ -122,7 +122,7 @@ C_Status accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(view, "view") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
+	if (array_out(view, "view") != C_SUCCESS || !(a = array_live(ary)) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(a, &l);
 	to = l;
@@ -153,7 +153,8 @@ int accel_array_has_interface(accel_array_t ary)
 	struct accel_array *a ACCEL_HANDLE_REF =
 		accel_handle_get(ary, ACCEL_HANDLE_ARRAY);
 
-	return a && has_interface(a);
+	/* an array over freed memory has nothing to export */
+	return a && !array_freed(a) && has_interface(a);
 }
 
 C_Status accel_array_get_interface(accel_array_t ary,
@@ -165,7 +166,7 @@ C_Status accel_array_get_interface(accel_array_t ary,
 	ACCEL_ENTER();
 	if (!iface)
 		return accel_error("iface is NULL");
-	a = array_lookup(ary);
+	a = array_live(ary);
 	if (!a)
 		return C_FAILED;
 	if (!has_interface(a))

@@ -143,6 +143,14 @@ C_Status memory_new(struct storage *st, size_t offset, size_t entries,
 struct accel_memory *memory_lookup(accel_memory_t mem);
 struct accel_array *array_lookup(accel_array_t ary);
 /*
+ * array_lookup() of an array whose storage was not freed (accel_memory_free()
+ * on a handle of it): every array function but the release refuses the
+ * others, ACCEL_ERROR_INVALID_HANDLE
+ */
+struct accel_array *array_live(accel_array_t ary);
+/* whether @a's storage was freed */
+bool array_freed(struct accel_array *a);
+/*
  * memory_lookup(), with the storage in use too: not freed; memory_done()
  * ends both
  */
