@@ -25,7 +25,7 @@ bool array_freed(struct accel_array *a)
 	bool freed;
 
 	pthread_rwlock_rdlock(&a->st->lock);
-	freed = a->st->freed;
+	freed = storage_is_freed(a->st);
 	pthread_rwlock_unlock(&a->st->lock);
 	return freed;
 }

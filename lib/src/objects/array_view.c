@@ -228,6 +228,35 @@ static C_Status view_of_storage(struct storage *st,
 	return array_new(st, offset, l, iface->stream, iface->readonly, ary);
 }
 
+/*
+ * A view for @device of memory it may use: wrapped for it, holding the
+ * reference to the storage @in of another device (or of a host array) that
+ * the data lies in, if any, and inside it.
+ */
+static C_Status view_wrapping(const C_Device device, struct storage *in,
+			      const struct accel_array_interface *iface,
+			      const struct array_layout *l, size_t extent,
+			      accel_array_t *ary)
+{
+	size_t offset = in ? (size_t)((char *)iface->data - (char *)in->ptr) : 0;
+	struct storage *st;
+
+	if (in && extent > in->bytes - offset) {
+		accel_error("the interface's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
+			    extent, iface->data, in->ptr, in->bytes);
+		storage_put(in);
+		return C_FAILED;
+	}
+	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
+			 &st) != C_SUCCESS) {
+		if (in)
+			storage_put(in);
+		return C_FAILED;
+	}
+	st->backing = in;
+	return array_new(st, 0, l, iface->stream, iface->readonly, ary);
+}
+
 C_Status accel_array_from_interface(const C_Device device,
 				    const struct accel_array_interface *iface,
 				    int sync, accel_array_t *ary)
@@ -252,11 +281,8 @@ C_Status accel_array_from_interface(const C_Device device,
 	if (extent && dtype_check_aligned((uintptr_t)iface->data, l.dtype,
 					  "the data pointer") != C_SUCCESS)
 		return C_FAILED;
-	st = extent ? storage_index_find(device->id, iface->data) : NULL;
-	if (st)
+	st = extent ? storage_index_find(iface->data) : NULL;
+	if (st && st->dev_id == device->id)
 		return view_of_storage(st, iface, &l, extent, ary);
-	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
-			 &st) != C_SUCCESS)
-		return C_FAILED;
-	return array_new(st, 0, &l, iface->stream, iface->readonly, ary);
+	return view_wrapping(device, st, iface, &l, extent, ary);
 }

@@ -47,6 +47,11 @@ struct storage {
 	/* devices the bytes are registered with as portable memory */
 	uint64_t portable_devs;
 	bool portable_pages;	/* anonymous pages of ours, unmapped after */
+	/*
+	 * A view for one device of another's storage (or of a host array's):
+	 * the storage it lies in, referenced, so that it lives as long
+	 */
+	struct storage *backing;
 	/* in the index of owned storages (storage_index.c) while its bytes live */
 	struct storage *index_prev, *index_next;
 	bool indexed;
@@ -100,6 +105,11 @@ bool storage_last_mapped(struct storage *st);
 C_Status storage_unregister(struct storage *st);
 /* free the bytes now */
 C_Status storage_free(struct storage *st);
+/*
+ * Caller holds @st's lock: whether its bytes, or those of the storage it
+ * is a view of, were freed
+ */
+bool storage_is_freed(struct storage *st);
 /* take the read lock; fails, unlocked, if the storage is freed */
 C_Status storage_use(struct storage *st, const char *what);
 void storage_done(struct storage *st);
@@ -113,10 +123,11 @@ C_Status storage_unportable(struct storage *st);
 void storage_index_add(struct storage *st);
 void storage_index_remove(struct storage *st);
 /*
- * The owned storage of device @dev_id whose bytes hold @ptr, with a
- * reference taken, or NULL
+ * The owned storage whose bytes hold @ptr, of whatever device (device
+ * pointers of different devices never coincide), with a reference taken,
+ * or NULL
  */
-struct storage *storage_index_find(int dev_id, const void *ptr);
+struct storage *storage_index_find(const void *ptr);
 
 /* transfer.c */
 /* one end of a transfer: a storage (used by the caller) at a byte offset */
