@@ -207,6 +207,7 @@ TEST_PEER(review_interface_view_on_peer_holds_producer)
 	struct accel_array_interface ifc;
 	struct accel_array_info info;
 	accel_array_t a, v, h, out;
+	accel_memory_t m;
 
 	REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, shape, NULL, NULL,
 					    'C', NULL, ACCEL_ARRAY_PORTABLE, &a));
@@ -214,6 +215,7 @@ TEST_PEER(review_interface_view_on_peer_holds_producer)
 	REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0, &v));
 	REQUIRE_OK(accel_array_get_info(v, &info));
 	CHECK(info.device == ctx->peer->id);
+	REQUIRE_OK(accel_array_as_memory(a, &m));
 	REQUIRE_OK(accel_array_release(a));	/* the view keeps the storage */
 	for (int i = 0; i < 1024; i++)
 		host[i] = i + 0.5;
@@ -222,6 +224,10 @@ TEST_PEER(review_interface_view_on_peer_holds_producer)
 	REQUIRE_OK(accel_host_array(back, 1, shape, NULL, NULL, 'C', 0, &out));
 	OK(accel_array_copy_to_host(v, out, NULL, NULL));
 	CHECK(!memcmp(host, back, sizeof(host)));
+	/* freed through another handle (which that ends), the view says so */
+	OK(accel_memory_free(m));
+	FAILS_FREED(accel_array_copy_to_device(v, h, NULL));
+	FAILS_FREED(accel_array_get_info(v, &info));
 	OK(accel_array_release(v));
 	OK(accel_array_release(h));
 	OK(accel_array_release(out));
