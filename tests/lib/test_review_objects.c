@@ -271,3 +271,84 @@ TEST_PEER(review_cpu_memory_of_other_device_checked_and_held)
 	REQUIRE_OK(accel_pointer_get_attributes(ifc.data, &at));
 	CHECK(!at.block_live);
 }
+
+/*
+ * accel.h: successful calls leave the thread's error alone. An allocation
+ * that first finds the device full, then succeeds once the memory freed
+ * behind queued work is back, must not leave the out-of-memory error of
+ * the first try, nor erase an error the caller has not read yet.
+ */
+TEST(review_alloc_after_reclaim_leaves_error_alone)
+{
+	size_t n = 16 << 20, total, free_now, big;
+	uint8_t *busy = dalloc(ctx, n);
+	struct C_Device_st bad = { 99 };
+	C_Stream s;
+	void *p, *q;
+	int tries;
+
+	if (!is_cpu(ctx))
+		suite_skip("needs a device whose memory the test can fill");
+	REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
+	big = free_now / 4 * 3;
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (tries = 0; tries < 8; tries++) {
+		REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, big));
+		queue_busy(ctx, s, busy, n, 8 << tries);
+		REQUIRE_OK(accel_device_memory_deallocate(ctx->dev, p, big));
+		/* still the device's: the free waits for s */
+		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
+		if (free_now < big)
+			break;
+		OK(accel_stream_synchronize(ctx->dev, s));
+	}
+	if (tries == 8)
+		suite_skip("the stream was never busy at the free");
+	accel_clear_last_error();
+	OK(accel_device_memory_allocate(ctx->dev, &q, big));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(!accel_get_last_error()[0]);
+	OK(accel_device_memory_deallocate(ctx->dev, q, big));
+	/* a pending error survives a successful call */
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, big));
+	queue_busy(ctx, s, busy, n, 64);
+	REQUIRE_OK(accel_device_memory_deallocate(ctx->dev, p, big));
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	OK(accel_device_memory_allocate(ctx->dev, &q, big));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_device_memory_deallocate(ctx->dev, q, big));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, n);
+}
+
+/*
+ * A pool allocation that grows the pool (or goes to the device for a
+ * large block) succeeds and leaves the caller's pending error as it was.
+ */
+TEST(review_pool_growth_leaves_error_alone)
+{
+	struct C_Device_st bad = { 99 };
+	size_t max_chunk;
+	accel_pool_t pool;
+	accel_memory_t m;
+	void *p, *q;
+
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	OK(accel_pool_allocate(pool, NULL, &p, 100));	/* the first chunk */
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	CHECK(strstr(accel_get_last_error(), "99"));
+	OK(accel_pool_allocate(pool, NULL, &q, max_chunk + 1));	/* direct */
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_pool_deallocate(pool, NULL, q, max_chunk + 1));
+	OK(accel_pool_deallocate(pool, NULL, p, 100));
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	OK(accel_memory_create(ctx->dev, 16, accel_dtype(ACCEL_UINT8), NULL, 0,
+			       &m));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_memory_release(m));
+	OK(accel_pool_destroy(pool));
+}

@@ -10,7 +10,6 @@
 
 #include "core/internal.h"
 
-#define ACCEL_ERROR_LEN 512
 
 static _Thread_local char last_error[ACCEL_ERROR_LEN];
 static ACCEL_TLS_HOT enum accel_error last_code;
@@ -108,6 +107,18 @@ C_Status accel_errno_error(int err, const char *fmt, ...)
 	set_error(code_of_errno(err), err, fmt, ap);
 	va_end(ap);
 	return C_FAILED;
+}
+
+void accel_error_save(struct accel_error_state *state)
+{
+	state->code = last_code;
+	memcpy(state->message, last_error, sizeof(state->message));
+}
+
+void accel_error_restore(const struct accel_error_state *state)
+{
+	last_code = state->code;
+	memcpy(last_error, state->message, sizeof(last_error));
 }
 
 const char *accel_get_last_error(void)

@@ -225,6 +225,18 @@ C_Status accel_fail(enum accel_error code, const char *fmt, ...)
 #define accel_oom_error(...) accel_fail(ACCEL_ERROR_OUT_OF_MEMORY, __VA_ARGS__)
 #define accel_handle_error(...) accel_fail(ACCEL_ERROR_INVALID_HANDLE, __VA_ARGS__)
 #define accel_fault_error(...) accel_fail(ACCEL_ERROR_DEVICE_FAULT, __VA_ARGS__)
+/*
+ * The thread's error as it was, for a call that tries something that may
+ * fail and then succeeds another way: a successful call leaves the error
+ * alone (accel.h), so the failed try's is taken back
+ */
+#define ACCEL_ERROR_LEN 512
+struct accel_error_state {
+	enum accel_error code;
+	char message[ACCEL_ERROR_LEN];
+};
+void accel_error_save(struct accel_error_state *state);
+void accel_error_restore(const struct accel_error_state *state);
 /* an error with the code that @err (an errno) implies, and its text */
 C_Status accel_errno_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

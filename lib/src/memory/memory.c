@@ -261,14 +261,20 @@ static C_Status alloc_registered(struct accel_device *dev, size_t size,
 				 void **ptr)
 {
 	struct accel_allocation a;
+	struct accel_error_state before;
 
 	memset(&a, 0, sizeof(a));
 	a.write_combined = wc;
 	reap_deferred(dev, false);
-	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS &&
-	    (!reap_deferred(dev, true) ||
-	     dev->be->alloc(dev, kind, size, &a) != C_SUCCESS))
-		return C_FAILED;
+	accel_error_save(&before);
+	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS) {
+		/* full: once the memory freed behind queued work is back */
+		if (!reap_deferred(dev, true))
+			return C_FAILED;
+		accel_error_restore(&before);
+		if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS)
+			return C_FAILED;
+	}
 	a.size = size;
 	a.kind = kind;
 	a.pooled = pooled;

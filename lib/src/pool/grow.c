@@ -163,7 +163,6 @@ struct pool_chunk *pool_steal(struct accel_pool *pool,
 		pool_adopt(a, c);
 		pthread_mutex_unlock(&a->lock);
 	}
-	accel_clear_last_error();
 	return NULL;
 }
 

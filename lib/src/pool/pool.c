@@ -209,7 +209,10 @@ static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 	struct pool_chunk *c;
 	C_Status ret = C_SUCCESS;
 	bool done, settled = false;
+	struct accel_error_state before;
 
+	/* the tries that fail on the way (a chunk too big, an event) */
+	accel_error_save(&before);
 	pthread_mutex_lock(&pool->lock);
 	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
@@ -239,6 +242,8 @@ again:
 	pthread_mutex_unlock(&a->lock);
 out:
 	pthread_mutex_unlock(&pool->lock);
+	if (ret == C_SUCCESS)
+		accel_error_restore(&before);
 	return ret;
 }
 
@@ -250,7 +255,9 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	C_Status ret = C_SUCCESS;
 	struct pool_block *b;
 	void *p = NULL;
+	struct accel_error_state before;
 
+	accel_error_save(&before);	/* the first try may fail */
 	pthread_mutex_lock(&pool->lock);
 	reclaim_direct(pool);
 	b = pool_block_get(pool);
@@ -278,6 +285,7 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	pthread_mutex_unlock(&pool->lock);
 	if (ret != C_SUCCESS)
 		return ret;
+	accel_error_restore(&before);
 	count_use(pool, size, requested);
 	*ptr = p;
 	return C_SUCCESS;
