@@ -10,7 +10,12 @@
  * storage (slices, casts, array views) share it: the storage lives until
  * the last handle on it is released, or until accel_memory_free() frees it
  * at once; every other handle on it then reports that it is no longer valid
- * instead of touching freed memory. Wrapped memory is never freed by the
+ * instead of touching freed memory: memory and array functions given one
+ * fail with ACCEL_ERROR_INVALID_HANDLE and say it was freed (the array
+ * functions that only read the layout, the *_like constructors, too), and
+ * the predicates (accel_memory_is_valid(), accel_array_has_interface(),
+ * accel_array_is_c_contiguous(), accel_array_is_f_contiguous()) return 0;
+ * only the release works. Wrapped memory is never freed by the
  * library. A handle is an opaque value, never an address: a released
  * handle is refused by every function with ACCEL_ERROR_INVALID_HANDLE for
  * the life of the process, whatever is allocated since, and so are a
@@ -132,7 +137,9 @@ ACCEL_EXPORT C_Status accel_memory_create(const C_Device device,
  * @ptr: a native pointer of @device: device (or unified) memory of it,
  *	pinned or registered host memory of it, or on a cpu device any host
  *	memory; [ptr, ptr + entries * size) must lie inside it (for pool
- *	memory, inside a live block); aligned for @dtype (accel_memory_cast())
+ *	memory, inside a live block; on a cpu device, host memory that is an
+ *	allocation of another device of the library is held to that
+ *	allocation the same way); aligned for @dtype (accel_memory_cast())
  *
  * The library never frees wrapped memory, not even when the last handle
  * on it goes or accel_memory_free() is called: the caller frees it, after
@@ -360,7 +367,9 @@ struct accel_array_interface {
  * @dtype: the entries' type; NULL for float64 (Numba's and NumPy's
  *	default), in every array constructor
  * @strides: @ndim strides in bytes, each at least 0, or NULL for the
- *	contiguous strides of @order
+ *	contiguous strides of @order; the stride of every axis longer than
+ *	one entry a multiple of the dtype's alignment (accel_memory_cast()),
+ *	so that no entry is misaligned, in every array constructor and view
  * @order: 'C' (row major) or 'F' (column major)
  * @stream: the stream the array is made for (its memory comes from that
  *	stream's share of the pool), or NULL
@@ -583,11 +592,14 @@ ACCEL_EXPORT C_Status accel_array_get_interface(accel_array_t ary,
  * @sync: 1 to synchronize the interface's stream first
  *
  * The data must be memory of @device that accel_memory_wrap() accepts,
- * aligned for the typestr's type, and the extent the shape and strides
- * span from it must lie inside its allocation (for pool memory, its live
+ * aligned for the typestr's type (the first entry and every stride, as
+ * accel_device_array() says), and the extent the shape and strides span
+ * from it must lie inside its allocation (for pool memory, its live
  * block). Where the data lies in the library's own memory (a memory
- * handle's or an array's storage), the view holds a reference to that
- * storage, as a slice does: it stays valid after the producer is released
+ * handle's or an array's storage, of whatever device: portable memory of
+ * another device, or on a cpu device memory of another cpu device), the
+ * view holds a reference to that storage, as a slice does, and the extent
+ * must lie inside it: it stays valid after the producer is released
  * (accel_memory_free() on the producer still ends it). Other memory (the
  * caller's, wrapped) is not kept alive.
  */

@@ -71,9 +71,14 @@ static C_Status check_pooled(struct accel_device *dev, const char *what,
 	struct accel_pool_span span;
 	uintptr_t p = (uintptr_t)ptr;
 
-	if (!a->pooled || !accel_pool_span(dev, a->addr, p, &span))
+	if (!a->pooled)
 		return C_SUCCESS;
-	if (!span.live)
+	/*
+	 * A pooled allocation no pool lists is a block or chunk on its way
+	 * back to the device (freed behind queued work): nothing in it is
+	 * the caller's.
+	 */
+	if (!accel_pool_span(dev, a->addr, p, &span) || !span.live)
 		return accel_error("%s %p is free memory of a caching pool on %s (freed already, or never allocated)",
 				   what, ptr, dev->name);
 	if (size > span.size - (p - span.base))

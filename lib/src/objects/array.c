@@ -20,6 +20,29 @@ struct accel_array *array_lookup(accel_array_t ary)
 	return a;
 }
 
+bool array_freed(struct accel_array *a)
+{
+	bool freed;
+
+	pthread_rwlock_rdlock(&a->st->lock);
+	freed = storage_is_freed(a->st);
+	pthread_rwlock_unlock(&a->st->lock);
+	return freed;
+}
+
+struct accel_array *array_live(accel_array_t ary)
+{
+	struct accel_array *a = array_lookup(ary);
+
+	if (a && array_freed(a)) {
+		accel_handle_put(a);
+		accel_handle_error("the memory of array %p was freed with accel_memory_free()",
+				   (void *)ary);
+		return NULL;
+	}
+	return a;
+}
+
 C_Status array_new(struct storage *st, size_t offset,
 		   const struct array_layout *l, C_Stream stream,
 		   bool readonly, accel_array_t *out)
@@ -108,7 +131,7 @@ static C_Status make_like(const C_Device device, enum storage_kind kind,
 
 	if (ary)
 		*ary = NULL;
-	a = array_lookup(like);
+	a = array_live(like);
 	if (!a)
 		return C_FAILED;
 	array_layout_of(a, &l);
@@ -426,7 +449,7 @@ C_Status accel_array_get_info(accel_array_t ary, struct accel_array_info *info)
 	ACCEL_ENTER();
 	if (!info)
 		return accel_error("info is NULL");
-	a = array_lookup(ary);
+	a = array_live(ary);
 	if (!a)
 		return C_FAILED;
 	memset(info, 0, sizeof(*info));

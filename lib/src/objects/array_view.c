@@ -10,7 +10,7 @@
 
 int accel_array_is_c_contiguous(accel_array_t ary)
 {
-	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
+	struct accel_array *a ACCEL_HANDLE_REF = array_live(ary);
 	struct array_layout l;
 
 	if (!a)
@@ -21,7 +21,7 @@ int accel_array_is_c_contiguous(accel_array_t ary)
 
 int accel_array_is_f_contiguous(accel_array_t ary)
 {
-	struct accel_array *a ACCEL_HANDLE_REF = array_lookup(ary);
+	struct accel_array *a ACCEL_HANDLE_REF = array_live(ary);
 	struct array_layout l;
 
 	if (!a)
@@ -65,7 +65,7 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
+	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_live(ary)) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(a, &l);
 	/* any array, 1-D too (Numba), gives shape (size,); 0-d gives (1,) */
@@ -122,7 +122,7 @@ C_Status accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(view, "view") != C_SUCCESS || !(a = array_lookup(ary)) || check_order(order) != C_SUCCESS)
+	if (array_out(view, "view") != C_SUCCESS || !(a = array_live(ary)) || check_order(order) != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(a, &l);
 	to = l;
@@ -153,7 +153,8 @@ int accel_array_has_interface(accel_array_t ary)
 	struct accel_array *a ACCEL_HANDLE_REF =
 		accel_handle_get(ary, ACCEL_HANDLE_ARRAY);
 
-	return a && has_interface(a);
+	/* an array over freed memory has nothing to export */
+	return a && !array_freed(a) && has_interface(a);
 }
 
 C_Status accel_array_get_interface(accel_array_t ary,
@@ -165,7 +166,7 @@ C_Status accel_array_get_interface(accel_array_t ary,
 	ACCEL_ENTER();
 	if (!iface)
 		return accel_error("iface is NULL");
-	a = array_lookup(ary);
+	a = array_live(ary);
 	if (!a)
 		return C_FAILED;
 	if (!has_interface(a))
@@ -227,6 +228,35 @@ static C_Status view_of_storage(struct storage *st,
 	return array_new(st, offset, l, iface->stream, iface->readonly, ary);
 }
 
+/*
+ * A view for @device of memory it may use: wrapped for it, holding the
+ * reference to the storage @in of another device (or of a host array) that
+ * the data lies in, if any, and inside it.
+ */
+static C_Status view_wrapping(const C_Device device, struct storage *in,
+			      const struct accel_array_interface *iface,
+			      const struct array_layout *l, size_t extent,
+			      accel_array_t *ary)
+{
+	size_t offset = in ? (size_t)((char *)iface->data - (char *)in->ptr) : 0;
+	struct storage *st;
+
+	if (in && extent > in->bytes - offset) {
+		accel_error("the interface's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
+			    extent, iface->data, in->ptr, in->bytes);
+		storage_put(in);
+		return C_FAILED;
+	}
+	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
+			 &st) != C_SUCCESS) {
+		if (in)
+			storage_put(in);
+		return C_FAILED;
+	}
+	st->backing = in;
+	return array_new(st, 0, l, iface->stream, iface->readonly, ary);
+}
+
 C_Status accel_array_from_interface(const C_Device device,
 				    const struct accel_array_interface *iface,
 				    int sync, accel_array_t *ary)
@@ -251,11 +281,8 @@ C_Status accel_array_from_interface(const C_Device device,
 	if (extent && dtype_check_aligned((uintptr_t)iface->data, l.dtype,
 					  "the data pointer") != C_SUCCESS)
 		return C_FAILED;
-	st = extent ? storage_index_find(device->id, iface->data) : NULL;
-	if (st)
+	st = extent ? storage_index_find(iface->data) : NULL;
+	if (st && st->dev_id == device->id)
 		return view_of_storage(st, iface, &l, extent, ary);
-	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
-			 &st) != C_SUCCESS)
-		return C_FAILED;
-	return array_new(st, 0, &l, iface->stream, iface->readonly, ary);
+	return view_wrapping(device, st, iface, &l, extent, ary);
 }

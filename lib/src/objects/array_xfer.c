@@ -76,7 +76,7 @@ static C_Status to_device(const C_Device device, accel_array_t host,
 
 	if (array_out_on(ary, device) != C_SUCCESS)
 		return C_FAILED;
-	h = array_lookup(host);
+	h = array_live(host);
 	if (!h)
 		return C_FAILED;
 	array_layout_of(h, &l);
@@ -126,7 +126,7 @@ C_Status accel_array_copy_to_device(accel_array_t dst, accel_array_t src,
 	enum accel_array_kind kind;
 
 	ACCEL_ENTER();
-	if (!(d = array_lookup(dst)) || !(s = array_lookup(src)))
+	if (!(d = array_live(dst)) || !(s = array_live(src)))
 		return C_FAILED;
 	kind = array_kind(d);
 	if (kind != ACCEL_ARRAY_DEVICE && kind != ACCEL_ARRAY_MAPPED)
@@ -148,7 +148,7 @@ C_Status accel_array_copy_to_host(accel_array_t ary, accel_array_t dst,
 	ACCEL_ENTER();
 	if (host)
 		*host = NULL;
-	a = array_lookup(ary);
+	a = array_live(ary);
 	if (!a)
 		return C_FAILED;
 	if (!dst && !host)
@@ -160,7 +160,7 @@ C_Status accel_array_copy_to_host(accel_array_t ary, accel_array_t dst,
 			return C_FAILED;
 		dst = made;
 	}
-	d = array_lookup(dst);
+	d = array_live(dst);
 	if (!d)
 		ret = C_FAILED;
 	else if (!made && array_kind(d) == ACCEL_ARRAY_DEVICE)
@@ -192,12 +192,14 @@ C_Status accel_array_register(const C_Device device, accel_array_t host,
 	ACCEL_ENTER();
 	if (!device)
 		return accel_error("the device is NULL");
-	h = array_lookup(host);
+	h = array_live(host);
 	if (!h)
 		return C_FAILED;
 	st = h->st;
 	pthread_rwlock_wrlock(&st->lock);
-	if (st->kind != STORAGE_HOST || st->dev_id >= 0)
+	if (st->freed)		/* since array_live() looked */
+		ret = accel_handle_error("the array's memory was freed with accel_memory_free()");
+	else if (st->kind != STORAGE_HOST || st->dev_id >= 0)
 		ret = accel_error(st->registered_dev >= 0 ?
 				  "the array is registered already" :
 				  "only host arrays are registered; this one is device or pinned memory already");
@@ -218,7 +220,7 @@ C_Status accel_array_unregister(accel_array_t host)
 	struct accel_array *h ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
-	h = array_lookup(host);
+	h = array_live(host);
 	if (!h)
 		return C_FAILED;
 	return storage_unregister(h->st);

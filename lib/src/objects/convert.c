@@ -43,7 +43,7 @@ C_Status accel_array_as_memory(accel_array_t ary, accel_memory_t *mem)
 	if (!mem)
 		return accel_error("mem is NULL");
 	*mem = NULL;
-	a = array_lookup(ary);
+	a = array_live(ary);
 	if (!a || storage_use(a->st, "the array's memory") != C_SUCCESS)
 		return C_FAILED;
 	array_layout_of(a, &l);

@@ -76,6 +76,12 @@ C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
 		if (strides[i] < 0)
 			return accel_error("stride %td of axis %d is negative; arrays here have strides of 0 or more",
 					   strides[i], i);
+		/* an axis of one entry or none never steps to a next one */
+		if (shape[i] > 1 &&
+		    (size_t)strides[i] % dtype_align(dtype))
+			return accel_error("stride %td of axis %d is not a multiple of %zu, the alignment of %s: its entries would be misaligned",
+					   strides[i], i, dtype_align(dtype),
+					   dtype->name);
 		l->strides[i] = strides[i];
 	}
 	return layout_extent(l, &extent);

@@ -171,7 +171,7 @@ int accel_memory_is_valid(accel_memory_t mem)
 	if (!m)
 		return 0;
 	pthread_rwlock_rdlock(&m->st->lock);
-	valid = !m->st->freed;
+	valid = !storage_is_freed(m->st);
 	pthread_rwlock_unlock(&m->st->lock);
 	return valid;
 }

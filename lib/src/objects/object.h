@@ -48,6 +48,11 @@ struct storage {
 	/* devices the bytes are registered with as portable memory */
 	uint64_t portable_devs;
 	bool portable_pages;	/* anonymous pages of ours, unmapped after */
+	/*
+	 * A view for one device of another's storage (or of a host array's):
+	 * the storage it lies in, referenced, so that it lives as long
+	 */
+	struct storage *backing;
 	/* in the index of owned storages (storage_index.c) while its bytes live */
 	struct storage *index_prev, *index_next;
 	bool indexed;
@@ -101,6 +106,11 @@ bool storage_last_mapped(struct storage *st);
 C_Status storage_unregister(struct storage *st);
 /* free the bytes now */
 C_Status storage_free(struct storage *st);
+/*
+ * Caller holds @st's lock: whether its bytes, or those of the storage it
+ * is a view of, were freed
+ */
+bool storage_is_freed(struct storage *st);
 /* take the read lock; fails, unlocked, if the storage is freed */
 C_Status storage_use(struct storage *st, const char *what);
 void storage_done(struct storage *st);
@@ -114,10 +124,11 @@ C_Status storage_unportable(struct storage *st);
 void storage_index_add(struct storage *st);
 void storage_index_remove(struct storage *st);
 /*
- * The owned storage of device @dev_id whose bytes hold @ptr, with a
- * reference taken, or NULL
+ * The owned storage whose bytes hold @ptr, of whatever device (device
+ * pointers of different devices never coincide), with a reference taken,
+ * or NULL
  */
-struct storage *storage_index_find(int dev_id, const void *ptr);
+struct storage *storage_index_find(const void *ptr);
 
 /* transfer.c */
 /* one end of a transfer: a storage (used by the caller) at a byte offset */
@@ -143,6 +154,14 @@ C_Status memory_new(struct storage *st, size_t offset, size_t entries,
  */
 struct accel_memory *memory_lookup(accel_memory_t mem);
 struct accel_array *array_lookup(accel_array_t ary);
+/*
+ * array_lookup() of an array whose storage was not freed (accel_memory_free()
+ * on a handle of it): every array function but the release refuses the
+ * others, ACCEL_ERROR_INVALID_HANDLE
+ */
+struct accel_array *array_live(accel_array_t ary);
+/* whether @a's storage was freed */
+bool array_freed(struct accel_array *a);
 /*
  * memory_lookup(), with the storage in use too: not freed; memory_done()
  * ends both

@@ -117,6 +117,34 @@ C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
 	return C_SUCCESS;
 }
 
+/*
+ * Host memory a cpu device takes may be memory of another device of the
+ * library (a cpu device's memory is host memory too): then it must lie in
+ * one of that device's allocations (for pool memory, a live block).
+ */
+static C_Status check_other_devices(struct accel_device *dev, void *ptr,
+				    size_t bytes)
+{
+	size_t ids[ACCEL_MAX_DEVICES], n;
+	enum accel_kind k;
+	bool found = false;
+
+	if (accel_get_device_count(&n) != C_SUCCESS ||
+	    accel_get_device_list(ids) != C_SUCCESS)
+		return C_FAILED;
+	for (size_t i = 0; i < n && !found; i++) {
+		struct accel_device *other;
+
+		if ((int)ids[i] == dev->id)
+			continue;
+		if (device_of((int)ids[i], &other) != C_SUCCESS ||
+		    accel_memory_kind_of(other, ptr, bytes, &found,
+					 &k) != C_SUCCESS)
+			return C_FAILED;
+	}
+	return C_SUCCESS;
+}
+
 /* What a wrapped pointer of @dev is, or why it cannot be wrapped. */
 static C_Status wrapped_kind(struct accel_device *dev, void *ptr,
 			     size_t bytes, enum storage_kind *kind)
@@ -131,7 +159,7 @@ static C_Status wrapped_kind(struct accel_device *dev, void *ptr,
 			return accel_error("%p is no memory of %s: wrap device, unified, pinned or registered memory of it",
 					   ptr, dev->name);
 		*kind = STORAGE_HOST;	/* a cpu device's memory is host memory */
-		return C_SUCCESS;
+		return check_other_devices(dev, ptr, bytes);
 	}
 	*kind = k == ACCEL_KIND_DEVICE ? STORAGE_DEVICE :
 		k == ACCEL_KIND_UNIFIED ? STORAGE_UNIFIED : STORAGE_PINNED;
@@ -237,6 +265,8 @@ static C_Status storage_gone(struct storage *st)
 {
 	C_Status ret = release_bytes(st);
 
+	if (st->backing && storage_put(st->backing) != C_SUCCESS)
+		ret = C_FAILED;
 	pthread_rwlock_destroy(&st->lock);
 	free(st);
 	return ret;
@@ -287,10 +317,22 @@ C_Status storage_free(struct storage *st)
 	return ret;
 }
 
+bool storage_is_freed(struct storage *st)
+{
+	bool freed = st->freed;
+
+	if (!freed && st->backing) {
+		pthread_rwlock_rdlock(&st->backing->lock);
+		freed = st->backing->freed;
+		pthread_rwlock_unlock(&st->backing->lock);
+	}
+	return freed;
+}
+
 C_Status storage_use(struct storage *st, const char *what)
 {
 	pthread_rwlock_rdlock(&st->lock);
-	if (!st->freed)
+	if (!storage_is_freed(st))
 		return C_SUCCESS;
 	pthread_rwlock_unlock(&st->lock);
 	return accel_handle_error("%s was freed with accel_memory_free()",

@@ -50,14 +50,14 @@ static bool get_if_live(struct storage *st)
 	return false;
 }
 
-struct storage *storage_index_find(int dev_id, const void *ptr)
+struct storage *storage_index_find(const void *ptr)
 {
 	uintptr_t p = (uintptr_t)ptr;
 	struct storage *st;
 
 	pthread_mutex_lock(&index_lock);
 	for (st = index_head; st; st = st->index_next)
-		if (st->dev_id == dev_id && p - (uintptr_t)st->ptr < st->bytes &&
+		if (p - (uintptr_t)st->ptr < st->bytes &&
 		    get_if_live(st))
 			break;
 	pthread_mutex_unlock(&index_lock);

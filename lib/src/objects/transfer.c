@@ -40,9 +40,23 @@ static C_Status settle(int id, C_Stream stream)
 			accel_device_synchronize(&d);
 }
 
+/* The device @stream belongs to, or -1: asking sets no error. */
+static int stream_dev(C_Stream stream)
+{
+	struct accel_stream *s = accel_handle_get(stream, ACCEL_HANDLE_STREAM);
+	int id = -1;
+
+	if (s) {
+		id = s->dev->id;
+		accel_handle_put(s);
+	}
+	return id;
+}
+
 /*
  * Host to host: after the work that may still use either side. The stream
- * belongs to one of the two devices.
+ * belongs to one of the two devices; which one is asked first, so that a
+ * successful copy leaves no error of a failed guess behind.
  */
 static C_Status host_copy(const struct xfer_end *dst,
 			  const struct xfer_end *src, size_t bytes,
@@ -50,11 +64,13 @@ static C_Status host_copy(const struct xfer_end *dst,
 {
 	int first = end_dev(dst) >= 0 ? end_dev(dst) : end_dev(src);
 	int second = end_dev(src) != first ? end_dev(src) : -1;
-	C_Status ret = settle(first, stream);
+	C_Status ret;
 
-	if (stream && ret != C_SUCCESS && second >= 0)
+	if (stream && second >= 0 && stream_dev(stream) == second)
 		ret = settle(second, stream);
-	else if (!stream && ret == C_SUCCESS)
+	else if (stream)
+		ret = settle(first, stream);
+	else if ((ret = settle(first, NULL)) == C_SUCCESS)
 		ret = settle(second, NULL);
 	if (ret != C_SUCCESS)
 		return C_FAILED;

@@ -206,7 +206,10 @@ static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 	struct pool_chunk *c;
 	C_Status ret = C_SUCCESS;
 	bool done, settled = false;
+	struct accel_error_state before;
 
+	/* the tries that fail on the way (a chunk too big, an event) */
+	accel_error_keep(&before);
 	pthread_mutex_lock(&pool->lock);
 	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
@@ -236,6 +239,8 @@ again:
 	pthread_mutex_unlock(&a->lock);
 out:
 	pthread_mutex_unlock(&pool->lock);
+	if (ret == C_SUCCESS)
+		accel_error_restore(&before);
 	return ret;
 }
 
@@ -247,7 +252,9 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	C_Status ret = C_SUCCESS;
 	struct pool_block *b;
 	void *p = NULL;
+	struct accel_error_state before;
 
+	accel_error_keep(&before);	/* the first try may fail */
 	pthread_mutex_lock(&pool->lock);
 	reclaim_direct(pool);
 	b = pool_block_get(pool);
@@ -275,6 +282,7 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	pthread_mutex_unlock(&pool->lock);
 	if (ret != C_SUCCESS)
 		return ret;
+	accel_error_restore(&before);
 	count_use(pool, size, requested);
 	*ptr = p;
 	return C_SUCCESS;
@@ -700,26 +708,13 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 	if (need < size)
 		return accel_error("size %zu is too large", size);
 	need &= ~(pool->granule - 1);
-	if (!pool->caching || need > pool->max_chunk) {
-		struct accel_error_state before;
-
-		accel_error_keep(&before);
-		ret = alloc_direct(pool, size, ptr);
-		if (ret == C_SUCCESS)
-			accel_error_restore(&before);
-		return ret;
-	}
+	if (!pool->caching || need > pool->max_chunk)
+		return alloc_direct(pool, size, ptr);
 
 	pthread_mutex_lock(&a->lock);
 	if (!take_fit(pool, a, need, size, ptr, &ret)) {
-		struct accel_error_state before;
-
 		pthread_mutex_unlock(&a->lock);
-		/* attempts inside may fail (out of memory, then retried) */
-		accel_error_keep(&before);
 		ret = alloc_slow(pool, a, need, size, ptr);
-		if (ret == C_SUCCESS)
-			accel_error_restore(&before);
 	} else {
 		pthread_mutex_unlock(&a->lock);
 	}
