@@ -263,8 +263,12 @@ ACCEL_EXPORT C_Status accel_memory_copy_to_async(accel_memory_t mem,
 						 size_t count, size_t offset);
 
 /*
- * accel_memory_copy_async - as accel_memory_copy(), queued on @stream, a
- * stream of either memory's device
+ * accel_memory_copy_async - as accel_memory_copy(), queued on @stream
+ *
+ * Between the memories of two devices, @stream is a stream of either;
+ * between host memory (of any device) and a device's memory, a stream of
+ * that device, whose engine runs the copy: no stream of another device
+ * can order it (ACCEL_ERROR_INVALID_HANDLE).
  */
 ACCEL_EXPORT C_Status accel_memory_copy_async(accel_memory_t dst,
 					      accel_memory_t src,

@@ -140,6 +140,13 @@ static struct cpu_mark *event_last(struct cpu_event *ev)
 /* ------------------------------------------------------------------ */
 /* Stream worker */
 
+static void op_free(struct cpu_op *op)
+{
+	mark_put(op->mark);
+	free(op->staged);
+	free(op);
+}
+
 static void run_op(struct cpu_op *op)
 {
 	switch (op->type) {
@@ -156,9 +163,7 @@ static void run_op(struct cpu_op *op)
 		mark_wait(op->mark);
 		break;
 	}
-	mark_put(op->mark);
-	free(op->staged);
-	free(op);
+	op_free(op);
 }
 
 static void *stream_worker(void *arg)
@@ -177,6 +182,20 @@ static void *stream_worker(void *arg)
 		s->head = op->next;
 		if (!s->head)
 			s->tail = NULL;
+		if (op->type == OP_SIGNAL) {
+			/*
+			 * Reached under the stream's lock: whoever the mark
+			 * wakes (a synchronous call) finds the stream past
+			 * it, not still running it.
+			 */
+			mark_reach(op->mark);
+			if (s->drainers)
+				pthread_cond_broadcast(&s->idle);
+			pthread_mutex_unlock(&s->lock);
+			op_free(op);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		s->current = op->ticket;
 		pthread_mutex_unlock(&s->lock);
 		run_op(op);

@@ -727,8 +727,12 @@ static C_Status copy_between(const C_Device dst_device,
 	if (resolve_device(dd, "dst", dst, size, &d) != C_SUCCESS ||
 	    resolve_device(sd, "src", src, size, &s) != C_SUCCESS)
 		return C_FAILED;
-	if (dd == sd)
+	if (dd == sd) {
+		/* a d2d copy: synchronous ones wait for what came before */
+		if (!st)
+			accel_device_drain(dd);
 		return dd->be->copy(dd, st ? st->priv : NULL, &d, &s, size);
+	}
 	if (dd->be == sd->be && st) {
 		/* a free of either side must wait for this stream too */
 		accel_device_touch(dd, run);

@@ -131,6 +131,10 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 		return host_copy(dst, src, bytes, stream);
 	if (dd && sd)
 		ret = device_copy(dst, src, bytes, stream);
+	else if (stream && stream_dev(stream) != runner)
+		/* no stream of the host side's device can order that engine */
+		ret = accel_handle_error("stream %p is not a live stream of device %d: a copy between host memory and a device's memory is queued on a stream of that device",
+					 (void *)stream, runner);
 	else
 		ret = host_device_copy(runner, dd, end_ptr(dst), end_ptr(src),
 				       bytes, stream);

@@ -1502,9 +1502,12 @@ static void op_mem_copy(const struct op *o)
 	}
 	if (async && !mem_stream(o, ddev, sdev, &x, &ss))
 		return;
-	if (async && KNOWN(KN_PEERSTREAM) && ddev != sdev &&
-	    is_hostside(M.st[dh->store].kind) && M.s[ss].dev != sdev)
-		return;
+	if (async && ddev != sdev &&
+	    is_devside(M.st[dh->store].kind) !=
+	    is_devside(M.st[sh->store].kind) &&
+	    M.s[ss].dev != (is_devside(M.st[dh->store].kind) ? ddev : sdev))
+		/* memory.h: host<->device on a stream of the device side's */
+		xfail(&x, S(BADH));
 	if (async)
 		sid = M.s[ss].sid;
 	if (ud == 1 && us == 1 && doff + real <= dh->entries &&

@@ -127,9 +127,6 @@ enum known {
 	KN_MAPREL = 1 << 6,	/* release frees mapped memory */
 	KN_SYNCWAIT = 1 << 7,	/* sync calls that do not wait for queued work */
 	KN_RELEASE = 1 << 8,	/* release under another device's copy */
-	KN_PEERSTREAM = 1 << 9,	/* memory_copy_async into host memory of one
-				 * device from another refuses the host
-				 * memory's device's stream */
 	KN_P2PWAIT = 1 << 10,	/* a sync p2p with one device on both sides
 				 * does not wait for the queued work */
 	KN_DEFERFREE = 1 << 11,	/* a freed pool block whose free is deferred

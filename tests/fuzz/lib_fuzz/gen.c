@@ -246,7 +246,7 @@ static const struct {
 	{ "chunk", KN_CHUNK }, { "stale", KN_STALE },
 	{ "kind", KN_KIND }, { "cast", KN_CAST }, { "event", KN_EVENT },
 	{ "maprel", KN_MAPREL }, { "syncwait", KN_SYNCWAIT },
-	{ "release", KN_RELEASE }, { "peerstream", KN_PEERSTREAM },
+	{ "release", KN_RELEASE },
 	{ "p2pwait", KN_P2PWAIT }, { "deferfree", KN_DEFERFREE },
 };
 

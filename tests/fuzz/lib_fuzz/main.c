@@ -188,7 +188,7 @@ static void usage(const char *argv0, int status)
 	fprintf(status ? stderr : stdout, "usage: %s [--seed N] [--programs N] [--ops N] "
 		"[--only F,..] [--exclude F,..] [--known K,..] [--minimize] [-v]\n"
 		"families: raw async sync pool mem map misuse p2p all\n"
-		"known classes: chunk stale kind cast event maprel syncwait release peerstream p2pwait deferfree\n",
+		"known classes: chunk stale kind cast event maprel syncwait release p2pwait deferfree\n",
 		argv0);
 	exit(status);
 }
