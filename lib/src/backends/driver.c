@@ -398,6 +398,79 @@ static C_Status copy_staged(struct accel_device *dev, struct drv_stream *s,
 	return C_SUCCESS;
 }
 
+/* @s's device address @done bytes in, or the staging buffer's */
+static uint64_t piece_addr(const struct accel_side *s, size_t done,
+			   const struct stage_buf *b, uint32_t user_flag,
+			   uint32_t *flags)
+{
+	if (s->other_device)
+		return b->dev_addr;
+	if (s->in_alloc)
+		return s->alloc.dev_addr + s->offset + done;
+	*flags |= user_flag;
+	return (uintptr_t)s->ptr + done;
+}
+
+/* One piece of a bounced copy, through @b; *@fence: its work, if queued */
+static C_Status bounce_piece(struct accel_device *dev, struct drv_stream *s,
+			     const struct accel_side *dst,
+			     const struct accel_side *src,
+			     const struct stage_buf *b, size_t done,
+			     size_t n, uint64_t *fence)
+{
+	struct accel_submit sub = { .op = ACCEL_SUBMIT_COPY, .size = n };
+	struct accel_copy c = { .size = n };
+
+	if (!s) {
+		c.dst = piece_addr(dst, done, b, ACCEL_COPY_DST_USER, &c.flags);
+		c.src = piece_addr(src, done, b, ACCEL_COPY_SRC_USER, &c.flags);
+		return run_sync(dev, &c);
+	}
+	sub.dst = piece_addr(dst, done, b, ACCEL_COPY_DST_USER, &sub.flags);
+	sub.src = piece_addr(src, done, b, ACCEL_COPY_SRC_USER, &sub.flags);
+	if (submit(dev, s, &sub) != C_SUCCESS)
+		return C_FAILED;
+	*fence = sub.fence;
+	if (dst->other_device && wait_fence(fd_of(dev), sub.fence, -1))
+		return accel_fault_error("%s: the copy of %zu bytes failed",
+					 dev->name, n);
+	return C_SUCCESS;
+}
+
+/*
+ * Host memory another device allocated is a mapping of that device, whose
+ * pages this one cannot pin: the copy goes through a staging buffer, piece
+ * by piece. A source is read at the call; a destination is written before
+ * the call returns, which then waits for the copy (as CUDA's copies to
+ * pageable memory do).
+ */
+static C_Status copy_bounced(struct accel_device *dev, struct drv_stream *s,
+			     const struct accel_side *dst,
+			     const struct accel_side *src, size_t size)
+{
+	for (size_t done = 0; done < size;) {
+		size_t n = size - done < STAGE_MAX ? size - done : STAGE_MAX;
+		struct stage_buf *b = stage_get(dev, n);
+		uint64_t fence = 0;
+		C_Status ret;
+
+		if (!b)
+			return C_FAILED;
+		if (src->other_device)
+			memcpy(b->va, (const char *)src->ptr + done, n);
+		ret = bounce_piece(dev, s, dst, src, b, done, n, &fence);
+		if (ret == C_SUCCESS && dst->other_device)
+			memcpy((char *)dst->ptr + done, b->va, n);
+		/* a queued read of the buffer keeps it until it ran */
+		stage_put(dev, b, ret == C_SUCCESS && !dst->other_device ?
+			  fence : 0);
+		if (ret != C_SUCCESS)
+			return ret;
+		done += n;
+	}
+	return C_SUCCESS;
+}
+
 static C_Status drv_copy(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size)
@@ -406,6 +479,8 @@ static C_Status drv_copy(struct accel_device *dev, void *stream,
 	struct accel_copy c = { .size = size };
 	struct drv_stream *s = stream;
 
+	if (dst->other_device || src->other_device)
+		return copy_bounced(dev, s, dst, src, size);
 	if (!s) {
 		c.dst = side_addr(dst, ACCEL_COPY_DST_USER, &c.flags);
 		c.src = side_addr(src, ACCEL_COPY_SRC_USER, &c.flags);

@@ -385,6 +385,24 @@ void accel_devices_drain(uint64_t ids)
 	free(m);
 }
 
+bool accel_host_of_other_device(const struct accel_device *dev,
+				const void *ptr, size_t size)
+{
+	bool found = false;
+
+	for (int i = 0; !found && i < state.num_visible; i++) {
+		struct accel_device *d = state.visible[i];
+
+		if (d == dev)
+			continue;
+		pthread_mutex_lock(&d->reg_lock);
+		found = accel_registry_overlap(&d->host_space, (uintptr_t)ptr,
+					       size) != NULL;
+		pthread_mutex_unlock(&d->reg_lock);
+	}
+	return found;
+}
+
 C_Status accel_get_device_count(size_t *count)
 {
 	ACCEL_ENTER();

@@ -52,6 +52,11 @@ struct accel_registry {
 struct accel_side {
 	void *ptr;
 	bool in_alloc;
+	/*
+	 * host memory that another device allocated (pinned or unified): a
+	 * mapping of that device, which this one may be unable to pin
+	 */
+	bool other_device;
 	struct accel_allocation alloc;
 	size_t offset;		/* ptr - alloc.addr */
 };
@@ -266,6 +271,10 @@ void accel_device_touch(struct accel_device *owner, struct accel_device *run);
  * none of @run's allocations (it may be memory of another device).
  */
 void accel_device_touch_host(struct accel_device *run);
+/* whether [ptr, ptr + size) shares a byte with host memory of a visible
+ * device other than @dev */
+bool accel_host_of_other_device(const struct accel_device *dev,
+				const void *ptr, size_t size);
 
 /* An event recorded on a stream of @dev. */
 struct accel_mark {

@@ -33,6 +33,7 @@ static C_Status side_in(const struct accel_allocation *a, void *ptr,
 {
 	side->ptr = ptr;
 	side->in_alloc = true;
+	side->other_device = false;
 	side->alloc = *a;
 	side->offset = (uintptr_t)ptr - a->addr;
 	return C_SUCCESS;
@@ -159,6 +160,8 @@ static C_Status resolve_host(struct accel_device *dev, const char *what,
 			side_in(a, (void *)ptr, side);
 	}
 	pthread_mutex_unlock(&dev->reg_lock);
+	if (ret == C_SUCCESS && !side->in_alloc)
+		side->other_device = accel_host_of_other_device(dev, ptr, size);
 	return ret;
 }
 
