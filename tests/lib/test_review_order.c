@@ -247,7 +247,9 @@ struct sync_call {
 	void (*prepare)(struct sync_call *c);	/* before each try, or NULL */
 	struct suite_ctx *ctx;
 	accel_pool_t pool;
-	uint8_t *dst;
+	uint8_t *dst, *src;
+	accel_memory_t mdst, msrc;
+	C_Device later;	/* the device of stream B, or NULL: ctx->dev */
 	atomic_int started;
 };
 
@@ -269,12 +271,13 @@ static void *run_sync_call(void *arg)
 static void check_ignores_later_work(struct suite_ctx *ctx,
 				     struct sync_call *c)
 {
+	C_Device bd = c->later ? c->later : ctx->dev;
 	uint8_t *big_a = dalloc(ctx, 2 * BUSY_HALF);
-	uint8_t *big_b = dalloc(ctx, 2 * BUSY_HALF);
+	uint8_t *big_b = alloc_on(bd, 2 * BUSY_HALF);
 	int copies = BUSY_START;
 	C_Stream a, b;
 
-	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
+	REQUIRE_OK(accel_stream_create(bd, &b));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &a));
 	c->ctx = ctx;
 	for (;;) {
@@ -289,12 +292,12 @@ static void check_ignores_later_work(struct suite_ctx *ctx,
 		while (!atomic_load(&c->started))
 			usleep(1000);
 		usleep(200000);		/* the call is under way */
-		busy_chain(ctx->dev, b, big_b, 2 * copies);
+		busy_chain(bd, b, big_b, 2 * copies);
 		a_busy = busy(ctx->dev, a);	/* the call still waits */
 		pthread_join(t, NULL);
-		b_busy = busy(ctx->dev, b);
+		b_busy = busy(bd, b);
 		OK(accel_stream_synchronize(ctx->dev, a));
-		OK(accel_stream_synchronize(ctx->dev, b));
+		OK(accel_stream_synchronize(bd, b));
 		if (a_busy) {
 			CHECK(b_busy);
 			break;
@@ -302,9 +305,9 @@ static void check_ignores_later_work(struct suite_ctx *ctx,
 		try_longer(&copies);
 	}
 	OK(accel_stream_destroy(ctx->dev, a));
-	OK(accel_stream_destroy(ctx->dev, b));
+	OK(accel_stream_destroy(bd, b));
 	dfree(ctx, big_a, 2 * BUSY_HALF);
-	dfree(ctx, big_b, 2 * BUSY_HALF);
+	OK(accel_device_memory_deallocate(bd, big_b, 2 * BUSY_HALF));
 }
 
 static void copy_h2d(struct sync_call *c)
@@ -333,6 +336,57 @@ TEST(review_device_sync_ignores_later_work)
 	struct sync_call c = { .fn = device_sync };
 
 	check_ignores_later_work(ctx, &c);
+}
+
+static void copy_p2p(struct sync_call *c)
+{
+	OK(accel_memory_copy_p2p(c->ctx->dev, c->later, c->dst, c->src, 16));
+}
+
+/*
+ * A synchronous p2p waits for both devices' work queued before it: work
+ * queued on the second device while it waits for the first's does not
+ * delay it (accel.h, Ordering).
+ */
+TEST_PEER(review_sync_p2p_ignores_later_work_on_the_other_device)
+{
+	struct sync_call c = { .fn = copy_p2p, .later = ctx->peer };
+
+	c.dst = dalloc(ctx, 16);
+	c.src = alloc_on(ctx->peer, 16);
+	check_ignores_later_work(ctx, &c);
+	dfree(ctx, c.dst, 16);
+	OK(accel_device_memory_deallocate(ctx->peer, c.src, 16));
+}
+
+static void copy_handles(struct sync_call *c)
+{
+	OK(accel_memory_copy(c->mdst, c->msrc, ACCEL_ALL, 0, 0));
+}
+
+static accel_memory_t wrap_pinned(C_Device dev, void **p)
+{
+	accel_memory_t m;
+
+	REQUIRE_OK(accel_host_memory_allocate(dev, p, 16));
+	REQUIRE_OK(accel_memory_wrap(dev, *p, 16, accel_dtype(ACCEL_UINT8),
+				     &m));
+	return m;
+}
+
+/* The same for a copy between pinned memory handles of two devices. */
+TEST_PEER(review_sync_handle_copy_ignores_later_work_on_the_other_device)
+{
+	struct sync_call c = { .fn = copy_handles, .later = ctx->peer };
+	void *pd, *ps;
+
+	c.mdst = wrap_pinned(ctx->dev, &pd);
+	c.msrc = wrap_pinned(ctx->peer, &ps);
+	check_ignores_later_work(ctx, &c);
+	OK(accel_memory_release(c.mdst));
+	OK(accel_memory_release(c.msrc));
+	OK(accel_host_memory_deallocate(ctx->dev, pd, 16));
+	OK(accel_host_memory_deallocate(ctx->peer, ps, 16));
 }
 
 static void pool_trim_call(struct sync_call *c)
@@ -438,4 +492,43 @@ TEST(review_big_pageable_copy_not_starved)
 	OK(accel_stream_destroy(ctx->dev, p.s));
 	dfree(ctx, p.big, 2 * BUSY_HALF);
 	dfree(ctx, d, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Free-memory figures once the work behind a free has completed */
+
+/*
+ * docs/libaccel.md: free-memory figures count memory of a pending free as
+ * used until its work completes; once it has, the figure has it back,
+ * with no other allocation or free needed to notice.
+ */
+TEST(review_stats_count_frees_whose_work_completed)
+{
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	size_t total, before, after, sz = 32u << 20;
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (;;) {
+		bool pending;
+		void *p;
+
+		OK(accel_device_synchronize(ctx->dev));
+		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &before));
+		REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, sz));
+		busy_chain(ctx->dev, s, big, copies);
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, p, big, 4096));
+		OK(accel_device_memory_deallocate(ctx->dev, p, sz));
+		pending = busy(ctx->dev, s);
+		OK(accel_device_synchronize(ctx->dev));
+		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &after));
+		if (pending) {	/* the free was behind the work */
+			CHECK(after == before);
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, big, 2 * BUSY_HALF);
 }

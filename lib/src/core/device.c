@@ -484,27 +484,45 @@ C_Status accel_get_backend_info(const char *backend, int *available,
  * for. Work that failed is reported by the streams that are then idle; a
  * stream busy with later work reports it to a later synchronization.
  */
-C_Status accel_device_synchronize(const C_Device device)
+/* C_FAILED if work of a stream of @dev failed (reported once) */
+static C_Status streams_failed(struct accel_device *dev)
 {
-	struct accel_device *dev;
-	struct accel_mark *m;
-	C_Status ret;
-	size_t n;
+	C_Status ret = C_SUCCESS;
 
-	ACCEL_ENTER();
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	m = accel_device_mark(dev, ACCEL_MARK_OWN, &n, &ret);
-	if (ret != C_SUCCESS)
-		return ret;
-	ret = accel_marks_sync(m, n);
-	accel_marks_destroy(m, n);
-	free(m);
 	pthread_rwlock_rdlock(&dev->stream_lock);
 	for (struct accel_stream *s = dev->streams; s; s = s->next)
 		if (dev->be->stream_query(dev, s->priv) == C_FAILED)
 			ret = C_FAILED;
 	pthread_rwlock_unlock(&dev->stream_lock);
 	return ret;
+}
+
+C_Status accel_devices_synchronize(uint64_t ids)
+{
+	struct accel_mark *m = NULL;
+	size_t n = 0, cap = 0;
+	C_Status ret = C_SUCCESS;
+
+	for (int i = 0; ret == C_SUCCESS && i < state.num_visible; i++)
+		if (ids & ((uint64_t)1 << i))
+			ret = mark_streams(state.visible[i], &m, &n, &cap);
+	if (ret == C_SUCCESS)
+		ret = accel_marks_sync(m, n);
+	accel_marks_destroy(m, n);
+	free(m);
+	for (int i = 0; ret == C_SUCCESS && i < state.num_visible; i++)
+		if (ids & ((uint64_t)1 << i))
+			ret = streams_failed(state.visible[i]);
+	return ret;
+}
+
+C_Status accel_device_synchronize(const C_Device device)
+{
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	return accel_devices_synchronize(device_bit(dev));
 }

@@ -312,6 +312,11 @@ void accel_device_drain_for(struct accel_device *dev, unsigned int which);
 void accel_device_drain(struct accel_device *dev);
 /* the same for every visible device whose bit (1 << id) @ids has */
 void accel_devices_drain(uint64_t ids);
+/*
+ * accel_device_synchronize() of the visible devices whose bits @ids has,
+ * at once: every stream is marked before any is waited for
+ */
+C_Status accel_devices_synchronize(uint64_t ids);
 
 /* memory/memory.c */
 /* device memory for a pool's chunk (@pooled) or a pool's large block */

@@ -746,8 +746,8 @@ static C_Status copy_between(const C_Device dst_device,
 	/* synchronous from here on: wait for what came before */
 	if (st && run->be->stream_sync(run, st->priv) != C_SUCCESS)
 		return C_FAILED;
-	accel_device_drain(dd);
-	accel_device_drain(sd);
+	/* both devices' streams marked before either is waited for */
+	accel_devices_drain((uint64_t)1 << dd->id | (uint64_t)1 << sd->id);
 	if (dd->be == sd->be)
 		return sd->be->copy_peer(sd, NULL, dd, &d, sd, &s, size);
 	return copy_bounce(dd, &d, sd, &s, size);
@@ -808,6 +808,7 @@ C_Status accel_device_memory_stats(const C_Device device,
 	if (!total_memory || !free_memory)
 		return accel_error("%s is NULL",
 				   total_memory ? "free_memory" : "total_memory");
+	reap_deferred(dev, false);	/* frees whose work has completed */
 	return dev->be->stats(dev, total_memory, free_memory);
 }
 

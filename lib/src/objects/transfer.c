@@ -40,6 +40,12 @@ static C_Status settle(int id, C_Stream stream)
 			accel_device_synchronize(&d);
 }
 
+/* The bit of visible device @id, none for -1 */
+static uint64_t device_bits(int id)
+{
+	return id >= 0 ? (uint64_t)1 << id : 0;
+}
+
 /* The device @stream belongs to, or -1: asking sets no error. */
 static int stream_dev(C_Stream stream)
 {
@@ -70,8 +76,9 @@ static C_Status host_copy(const struct xfer_end *dst,
 		ret = settle(second, stream);
 	else if (stream)
 		ret = settle(first, stream);
-	else if ((ret = settle(first, NULL)) == C_SUCCESS)
-		ret = settle(second, NULL);
+	else	/* both devices' streams marked before either is waited for */
+		ret = accel_devices_synchronize(device_bits(first) |
+						device_bits(second));
 	if (ret != C_SUCCESS)
 		return C_FAILED;
 	memmove(end_ptr(dst), end_ptr(src), bytes);
