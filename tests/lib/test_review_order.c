@@ -532,3 +532,56 @@ TEST(review_stats_count_frees_whose_work_completed)
 	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, big, 2 * BUSY_HALF);
 }
+
+/*
+ * On a cpu device any host memory is the device's host memory, another cpu
+ * device's memory too. A pool block of the device that the peer's queued
+ * d2h writes into, freed with no stream, is reused only after that copy
+ * (accel.h: memory is "never reused under a queued transfer"): a new block
+ * keeps what was written into it after the free.
+ */
+TEST_PEER(review_pool_free_waits_for_peer_taking_it_as_host_memory)
+{
+	const char *name;
+	size_t n = 1u << 20;
+	int copies = BUSY_START;
+	uint8_t *big, *src, *out = malloc(n), *ones = malloc(n);
+	accel_pool_t pool;
+	C_Stream s;
+
+	REQUIRE_OK(accel_get_device_name(ctx->dev, &name));
+	if (strncmp(name, "cpu:", 4))
+		suite_skip("only a cpu device takes another device's memory for host memory");
+	REQUIRE(out && ones);
+	memset(ones, 0x11, n);
+	big = alloc_on(ctx->peer, 2 * BUSY_HALF);
+	src = alloc_on(ctx->peer, n);
+	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xaa, n));
+	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	for (;;) {
+		void *dst, *again;
+		bool pending;
+
+		REQUIRE_OK(accel_pool_allocate(pool, NULL, &dst, n));
+		busy_chain(ctx->peer, s, big, copies);
+		OK(accel_async_memory_copy_d2h(ctx->peer, s, dst, src, n));
+		OK(accel_pool_deallocate(pool, NULL, dst, n));
+		REQUIRE_OK(accel_pool_allocate(pool, NULL, &again, n));
+		OK(accel_memory_copy_h2d(ctx->dev, again, ones, n));
+		pending = busy(ctx->peer, s);
+		OK(accel_stream_synchronize(ctx->peer, s));
+		OK(accel_memory_copy_d2h(ctx->dev, out, again, n));
+		OK(accel_pool_deallocate(pool, NULL, again, n));
+		if (pending) {
+			CHECK(!memcmp(out, ones, n));
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->peer, s));
+	OK(accel_device_memory_deallocate(ctx->peer, big, 2 * BUSY_HALF));
+	OK(accel_device_memory_deallocate(ctx->peer, src, n));
+	free(out);
+	free(ones);
+}

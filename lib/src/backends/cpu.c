@@ -681,6 +681,7 @@ static C_Status cpu_probe(char *why, size_t why_len)
 
 const struct accel_backend accel_backend_cpu = {
 	.name = "cpu",
+	.device_memory_is_host = true,	/* malloc()ed: any device takes it as host memory */
 	.probe = cpu_probe,
 	.alloc = cpu_alloc,
 	.free = cpu_free,

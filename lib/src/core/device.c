@@ -277,6 +277,9 @@ struct accel_mark *accel_device_mark(struct accel_device *dev,
 	*n = 0;
 	if (which & ACCEL_MARK_USERS)
 		users = atomic_load(&dev->users);
+	/* every device may have taken such memory for pageable memory */
+	if ((which & ACCEL_MARK_USERS) && dev->be->device_memory_is_host)
+		which |= ACCEL_MARK_HOST_USERS;
 	if (which & ACCEL_MARK_HOST_USERS)
 		users |= atomic_load(&host_users);
 	users &= ~device_bit(dev);

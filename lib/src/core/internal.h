@@ -87,6 +87,11 @@ struct accel_backend {
 	 * with them.
 	 */
 	bool pinned_portable;
+	/*
+	 * Device memory is host memory: another device of the library may
+	 * take it for pageable host memory in its transfers.
+	 */
+	bool device_memory_is_host;
 	/* find devices; add each with accel_device_add() */
 	C_Status (*probe)(char *why, size_t why_len);
 	C_Status (*alloc)(struct accel_device *dev, enum accel_kind kind,
