@@ -585,3 +585,81 @@ TEST_PEER(review_pool_free_waits_for_peer_taking_it_as_host_memory)
 	free(out);
 	free(ones);
 }
+
+/* ------------------------------------------------------------------ */
+/* A free waits for copies through views made for another device */
+
+#define VIEW_BYTES (32u << 20)
+
+struct view_copier {
+	accel_array_t view, host;
+	atomic_int copies;
+	atomic_bool refused;
+};
+
+static void *copy_into_view(void *arg)
+{
+	struct view_copier *c = arg;
+
+	while (accel_array_copy_to_device(c->view, c->host, NULL) == C_SUCCESS)
+		atomic_fetch_add(&c->copies, 1);
+	atomic_store(&c->refused, true);
+	return NULL;
+}
+
+/*
+ * docs/libaccel.md: a free waits for copies running through other handles,
+ * so a racing copy is whole or refused; memory.h: an interface view holds
+ * the producer's storage "as a slice does". A view made for the peer over
+ * host-accessible memory of the device: its copies run on the host, and the
+ * producer's free must wait for them, not free the bytes under them (a
+ * crash, or a new handle overwritten).
+ */
+TEST_PEER(review_free_waits_for_copies_through_another_devices_view)
+{
+	size_t shape[1] = { VIEW_BYTES };
+	uint8_t *pattern = malloc(VIEW_BYTES), *out = malloc(VIEW_BYTES);
+	uint8_t *ones = malloc(VIEW_BYTES);
+
+	REQUIRE(pattern && out && ones);
+	memset(pattern, 0xaa, VIEW_BYTES);
+	memset(ones, 0x11, VIEW_BYTES);
+	for (int round = 0; round < 4; round++) {
+		struct view_copier c = { 0 };
+		struct accel_array_interface ifc;
+		accel_memory_t m, again;
+		accel_array_t a;
+		pthread_t t;
+
+		REQUIRE_OK(accel_memory_create(ctx->dev, VIEW_BYTES,
+					       accel_dtype(ACCEL_UINT8), NULL,
+					       ACCEL_MEMORY_HOST_READ |
+					       ACCEL_MEMORY_HOST_WRITE, &m));
+		REQUIRE_OK(accel_memory_as_array(m, 1, shape, NULL, 'C', &a));
+		REQUIRE_OK(accel_array_get_interface(a, &ifc));
+		REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0,
+						      &c.view));
+		REQUIRE_OK(accel_host_array(pattern, 1, shape,
+					    accel_dtype(ACCEL_UINT8), NULL, 'C',
+					    0, &c.host));
+		REQUIRE(!pthread_create(&t, NULL, copy_into_view, &c));
+		while (atomic_load(&c.copies) < 2)
+			usleep(100);
+		OK(accel_memory_free(m));
+		OK(accel_memory_create(ctx->dev, VIEW_BYTES,
+				       accel_dtype(ACCEL_UINT8), ones,
+				       ACCEL_MEMORY_HOST_READ |
+				       ACCEL_MEMORY_HOST_WRITE, &again));
+		pthread_join(t, NULL);
+		CHECK(atomic_load(&c.refused));
+		OK(accel_memory_copy_to(again, out, ACCEL_ALL, 0));
+		CHECK(!memcmp(out, ones, VIEW_BYTES));
+		OK(accel_array_release(c.view));
+		OK(accel_array_release(c.host));
+		OK(accel_array_release(a));
+		OK(accel_memory_release(again));
+	}
+	free(pattern);
+	free(out);
+	free(ones);
+}

@@ -329,18 +329,26 @@ bool storage_is_freed(struct storage *st)
 	return freed;
 }
 
+/*
+ * A view's operation holds the storage it lies in too: a free of that
+ * waits for the operation, as a free of the view itself would.
+ */
 C_Status storage_use(struct storage *st, const char *what)
 {
 	pthread_rwlock_rdlock(&st->lock);
-	if (!storage_is_freed(st))
+	if (st->backing)
+		pthread_rwlock_rdlock(&st->backing->lock);
+	if (!st->freed && !(st->backing && st->backing->freed))
 		return C_SUCCESS;
-	pthread_rwlock_unlock(&st->lock);
+	storage_done(st);
 	return accel_handle_error("%s was freed with accel_memory_free()",
 			   what);
 }
 
 void storage_done(struct storage *st)
 {
+	if (st->backing)
+		pthread_rwlock_unlock(&st->backing->lock);
 	pthread_rwlock_unlock(&st->lock);
 }
 
