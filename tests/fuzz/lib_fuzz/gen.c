@@ -67,6 +67,19 @@ static const struct {
 	[OP_MEM_WRITE] = { "mem_write", F_MAP, 2 },
 	[OP_MEM_VALID] = { "mem_is_valid", F_MEM, 2 },
 	[OP_WRONG_KIND] = { "wrong_kind", F_MISUSE, 1 },
+	[OP_ARR_NEW] = { "arr_new", F_ARRAY, 10 },
+	[OP_ARR_WRITE] = { "arr_host_write", F_ARRAY, 4 },
+	[OP_ARR_CHECK] = { "arr_host_check", F_ARRAY, 5 },
+	[OP_ARR_TO_DEV] = { "arr_copy_to_device", F_ARRAY, 6 },
+	[OP_ARR_TO_HOST] = { "arr_copy_to_host", F_ARRAY, 6 },
+	[OP_ARR_TO_DEVICE] = { "arr_to_device", F_ARRAY, 4 },
+	[OP_ARR_RESHAPE] = { "arr_reshape", F_ARRAY, 4 },
+	[OP_ARR_RAVEL] = { "arr_ravel", F_ARRAY, 3 },
+	[OP_ARR_IFACE] = { "arr_interface", F_ARRAY, 5 },
+	[OP_ARR_AS_MEM] = { "arr_as_memory", F_ARRAY, 3 },
+	[OP_MEM_AS_ARR] = { "mem_as_array", F_ARRAY, 4 },
+	[OP_ARR_RELEASE] = { "arr_release", F_ARRAY, 5 },
+	[OP_ARR_INFO] = { "arr_info", F_ARRAY, 3 },
 };
 
 const char *op_name(int kind)
@@ -93,6 +106,7 @@ static const struct {
 	{ "raw", F_RAW }, { "async", F_ASYNC }, { "sync", F_SYNC },
 	{ "pool", F_POOL }, { "mem", F_MEM }, { "map", F_MAP },
 	{ "misuse", F_MISUSE }, { "p2p", F_P2P }, { "all", F_ALL },
+	{ "array", F_ARRAY },
 };
 
 /* "a,b,c" into a mask; -1 for an unknown name */
@@ -248,6 +262,7 @@ static const struct {
 	{ "maprel", KN_MAPREL }, { "syncwait", KN_SYNCWAIT },
 	{ "release", KN_RELEASE },
 	{ "p2pwait", KN_P2PWAIT }, { "deferfree", KN_DEFERFREE },
+	{ "rohost", KN_ROHOST }, { "emptymap", KN_EMPTYMAP },
 };
 
 /* "a,b" of known classes into a mask; -1 for an unknown name */
