@@ -229,6 +229,82 @@ static size_t gen_chain(uint64_t *s, struct op *o, size_t room)
 	return n;
 }
 
+/*
+ * Array chains (F_ARRAY only): what random ops seldom line up. (0) mapped
+ * storage whose last handle is an array: its release is refused; (1) views
+ * (reshape, interface) of an array over memory that accel_memory_free()
+ * ends: refused; (2) an interface view of a device array outlives the
+ * array's release, while new arrays take memory: it still reads what the
+ * array held.
+ */
+static size_t gen_array_chain(uint64_t *s, struct op *o, size_t room)
+{
+	uint8_t m = next(s) % N_MEM, b = next(s) % N_ARR, dt = next(s) % 4;
+	uint8_t a0 = b, a1 = (b + 1) % N_ARR, a2 = (b + 2) % N_ARR;
+	uint8_t a3 = (b + 3) % N_ARR, a4 = (b + 4) % N_ARR;
+	uint32_t pat = next(s), pick = next(s) % 3;
+	/* 1-D, 4 or 8 entries, contiguous (FL_FULL: NULL strides) */
+	uint32_t x4 = 1 | 3 << 2, x8 = 1 | 6 << 2;
+	const struct op mapped[] = {
+		{ .kind = OP_MEM_RELEASE, .a = m },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_MEM_CREATE, .a = m, .b = 1, .c = dt, .x = 64,
+		  .flags = FL_FULL, .pat = pat },
+		{ .kind = OP_MEM_MAP, .a = m, .b = 2 },
+		{ .kind = OP_MEM_AS_ARR, .a = m, .b = a0, .x = x4,
+		  .flags = FL_FULL },
+		{ .kind = OP_MEM_RELEASE, .a = m },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_INFO, .a = a0 },
+	};
+	const struct op freed[] = {
+		{ .kind = OP_MEM_RELEASE, .a = m },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_RELEASE, .a = a1 },
+		{ .kind = OP_ARR_RELEASE, .a = a2 },
+		{ .kind = OP_MEM_CREATE, .a = m, .b = 0, .c = dt, .x = 256,
+		  .flags = FL_FULL, .pat = pat },
+		{ .kind = OP_MEM_AS_ARR, .a = m, .b = a0, .x = x4,
+		  .flags = FL_FULL },
+		{ .kind = OP_ARR_RESHAPE, .a = a0, .b = a1, .x = 0, .y = 0 },
+		{ .kind = OP_ARR_IFACE, .a = a0, .b = a2 },
+		{ .kind = OP_MEM_FREE, .a = m },
+		{ .kind = OP_ARR_RESHAPE, .a = a1, .b = a3, .x = 0, .y = 0 },
+		{ .kind = OP_ARR_INFO, .a = a2 },
+		{ .kind = OP_ARR_TO_HOST, .a = a2, .b = 1 },
+	};
+	const struct op held[] = {
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_RELEASE, .a = a1 },
+		{ .kind = OP_ARR_RELEASE, .a = a2 },
+		{ .kind = OP_ARR_RELEASE, .a = a3 },
+		{ .kind = OP_ARR_RELEASE, .a = a4 },
+		{ .kind = OP_ARR_NEW, .a = a0, .b = 0, .c = dt, .x = x8,
+		  .z = 1, .flags = FL_FULL },
+		{ .kind = OP_ARR_NEW, .a = a1, .b = 3, .c = dt, .x = x8,
+		  .z = 1 | 1 << 6, .flags = FL_FULL, .pat = pat },
+		{ .kind = OP_ARR_TO_DEV, .a = a0, .b = a1 },
+		{ .kind = OP_ARR_IFACE, .a = a0, .b = a2 },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_NEW, .a = a3, .b = 0, .c = dt, .x = x8,
+		  .z = 1, .flags = FL_FULL },
+		{ .kind = OP_ARR_RELEASE, .a = a1 },
+		{ .kind = OP_ARR_NEW, .a = a1, .b = 3, .c = dt, .x = x8,
+		  .z = 1 | 1 << 6, .flags = FL_FULL, .pat = ~pat },
+		{ .kind = OP_ARR_TO_DEV, .a = a3, .b = a1 },
+		{ .kind = OP_ARR_TO_HOST, .a = a2, .b = 1 },
+	};
+	const struct op *chain = pick == 0 ? mapped : pick == 1 ? freed : held;
+	size_t n = pick == 0 ? sizeof(mapped) / sizeof(mapped[0]) :
+		   pick == 1 ? sizeof(freed) / sizeof(freed[0]) :
+		   sizeof(held) / sizeof(held[0]);
+
+	if (n > room)
+		return 0;
+	memcpy(o, chain, n * sizeof(*o));
+	return n;
+}
+
 void gen_program(uint64_t seed, size_t nops, unsigned families,
 		 struct program *p)
 {
@@ -240,6 +316,15 @@ void gen_program(uint64_t seed, size_t nops, unsigned families,
 	for (size_t i = 0; i < nops; i++) {
 		if ((families & chain) == chain && next(&s) % 64 == 0) {
 			size_t n = gen_chain(&s, &p->ops[i], nops - i);
+
+			if (n) {
+				i += n - 1;
+				continue;
+			}
+		}
+		/* a draw of its own only with arrays: other runs unchanged */
+		if ((families & F_ARRAY) && next(&s) % 32 == 0) {
+			size_t n = gen_array_chain(&s, &p->ops[i], nops - i);
 
 			if (n) {
 				i += n - 1;
