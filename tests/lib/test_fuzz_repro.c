@@ -57,6 +57,10 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 	C_Stream ns;							\
 	C_Event ne;							\
 	accel_pool_t npl;						\
+	accel_array_t a[6] = { 0 }, na;					\
+	struct accel_array_info ainfo;					\
+	struct accel_array_interface iface;				\
+	(void)a; (void)na; (void)ainfo; (void)iface;			\
 	(void)p; (void)s; (void)e; (void)pl; (void)dp; (void)m;		\
 	(void)mp; (void)info; (void)st; (void)np; (void)nm; (void)ns;	\
 	(void)ne; (void)npl; (void)attr;				\
@@ -468,4 +472,63 @@ TEST(fuzz_sync_p2p_same_device_waits)
 		OK(accel_stream_destroy(ctx->dev, s[1]));
 	}
 	FZ_FREE;
+}
+
+/*
+ * memory.h, accel_host_array: "@readonly: 1 if the array must not be
+ * written (copies into it fail)"; it holds for new host memory (@data
+ * NULL) as for the caller's. lib_fuzz --seed 5 --only all,array
+ * (ACCEL_CPU_DEVICES=2) found a host array made over new memory with
+ * readonly 1 that says readonly 0; a copy into it is then accepted.
+ * Known class rohost.
+ */
+TEST(fuzz_host_array_readonly_new_memory)
+{
+	size_t shape[1] = { 4 };
+	accel_array_t ro, dev;
+	struct accel_array_info info;
+
+	REQUIRE_OK(accel_host_array(NULL, 1, shape, accel_dtype(ACCEL_INT32),
+				    NULL, 'C', 1, &ro));
+	REQUIRE_OK(accel_array_get_info(ro, &info));
+	CHECK(info.readonly == 1);
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape,
+				      accel_dtype(ACCEL_INT32), NULL, 'C',
+				      NULL, &dev));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_copy_to_host(dev, ro, NULL, NULL));
+	OK(accel_array_release(dev));
+	OK(accel_array_release(ro));
+}
+
+/*
+ * memory.h, enum accel_array_kind: ACCEL_ARRAY_MAPPED is "pinned host
+ * memory the device reaches directly", and accel_mapped_array_flags() is
+ * accel_mapped_array() with flags; an empty one is no device array.
+ * lib_fuzz --seed 10 --only all,array (ACCEL_CPU_DEVICES=2) found
+ * accel_mapped_array_flags(dev, 3, {5, 7, 0}, int32, ..., WRITE_COMBINED)
+ * reporting ACCEL_ARRAY_DEVICE: a mapped array of no bytes has no
+ * pinned memory under it and is taken for device memory (the flags path
+ * only; accel_mapped_array() of an empty shape, checked after, is
+ * mapped). Known class emptymap.
+ */
+TEST(fuzz_empty_mapped_array_kind)
+{
+	size_t shape[3] = { 5, 7, 0 };
+	accel_array_t ary;
+	struct accel_array_info info;
+
+	REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 3, shape,
+					    accel_dtype(ACCEL_INT32), NULL,
+					    'C', NULL,
+					    ACCEL_ARRAY_WRITE_COMBINED, &ary));
+	REQUIRE_OK(accel_array_get_info(ary, &info));
+	CHECK(info.kind == ACCEL_ARRAY_MAPPED);
+	OK(accel_array_release(ary));
+	REQUIRE_OK(accel_mapped_array(ctx->dev, 1, &shape[2],
+				      accel_dtype(ACCEL_INT32), NULL, 'C',
+				      NULL, &ary));
+	REQUIRE_OK(accel_array_get_info(ary, &info));
+	CHECK(info.kind == ACCEL_ARRAY_MAPPED);
+	OK(accel_array_release(ary));
 }

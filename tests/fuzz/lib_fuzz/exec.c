@@ -21,6 +21,8 @@ FILE *g_emit;
 int g_verbose;
 unsigned g_known;
 volatile size_t *g_progress;
+unsigned long (*g_stats)[2];
+static const struct op *cur_op;
 
 static struct model M;
 static struct C_Device_st devs[2];
@@ -138,6 +140,10 @@ static int check(C_Status st, struct expect x)
 		 (st != C_FAILED || (x.codes & S(code)));
 
 	emit("CHECK(fz_expect(st, 0x%x, 0x%x));", x.st, x.codes);
+	if (g_stats && cur_op) {
+		g_stats[cur_op->kind][0]++;
+		g_stats[cur_op->kind][1] += st == C_FAILED;
+	}
 	if (!ok) {
 		char allowed[256] = "";
 
@@ -1768,6 +1774,1340 @@ static void op_wrong_kind(const struct op *o)
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * Arrays (the F_ARRAY family; memory.h "Arrays", docs/libaccel.md "Memory
+ * objects, host access and arrays"). An array is a layout over a store:
+ * its entries lie at off + sum(index * stride); a transfer may move the
+ * bytes between them too (docs: "moves the bytes the array spans"), so the
+ * model leaves those undefined in the destination.
+ */
+
+static accel_array_t ba[N_ARR];
+static accel_array_t na_;
+static const char *arr_c[N_ARR] = { "a[0]", "a[1]", "a[2]", "a[3]", "a[4]",
+				    "a[5]" };
+
+struct layout {
+	int ndim;
+	size_t shape[A_DIMS];
+	ptrdiff_t strides[A_DIMS];
+	int given;		/* strides passed, not NULL */
+	char order;
+};
+
+static size_t a_size(int ndim, const size_t *shape)
+{
+	size_t n = 1;
+
+	for (int i = 0; i < ndim; i++)
+		n *= shape[i];
+	return n;
+}
+
+/* the bytes from the first entry to the end of the last */
+static size_t a_span(const struct marr *a)
+{
+	size_t s = dtype_size[a->dt];
+
+	if (!a_size(a->ndim, a->shape))
+		return 0;
+	for (int i = 0; i < a->ndim; i++)
+		s += (a->shape[i] - 1) * a->strides[i];
+	return s;
+}
+
+/* the byte offset of entry @k (C order) from the first */
+static size_t a_pos(const struct marr *a, size_t k)
+{
+	size_t p = 0;
+
+	for (int i = a->ndim - 1; i >= 0; i--) {
+		p += (k % a->shape[i]) * a->strides[i];
+		k /= a->shape[i];
+	}
+	return p;
+}
+
+/*
+ * NumPy's flags: contiguous in C (f == 0) or F order; axes of length 1 do
+ * not count, an empty array is both (accel_array_reshape(3)).
+ */
+static int a_contig(int ndim, const size_t *shape, const ptrdiff_t *strides,
+		    size_t dsize, int f)
+{
+	size_t want = dsize;
+
+	if (!a_size(ndim, shape))
+		return 1;
+	for (int j = 0; j < ndim; j++) {
+		int i = f ? j : ndim - 1 - j;
+
+		if (shape[i] == 1)
+			continue;
+		if (strides[i] != (ptrdiff_t)want)
+			return 0;
+		want *= shape[i];
+	}
+	return 1;
+}
+
+static int m_contig(const struct marr *a, int f)
+{
+	return a_contig(a->ndim, a->shape, a->strides, dtype_size[a->dt], f);
+}
+
+/* contiguous strides in @order */
+static void contig_strides(int ndim, const size_t *shape, size_t dsize,
+			   char order, ptrdiff_t *strides)
+{
+	size_t s = dsize;
+
+	for (int j = 0; j < ndim; j++) {
+		int i = order == 'F' ? j : ndim - 1 - j;
+
+		strides[i] = s;
+		s *= shape[i];
+	}
+}
+
+static int a_valid(const struct marr *a)
+{
+	return M.st[a->store].live && !M.gfreed[a->group];
+}
+
+static int devside_kind(int akind)
+{
+	return akind == ACCEL_ARRAY_DEVICE || akind == ACCEL_ARRAY_MAPPED;
+}
+
+/* squeezed (axes of length 1 dropped) shapes and strides equal: Numba's
+ * check_array_compatibility, which memory.h's "same dtype, shape and
+ * strides" and the docs' "axes of length 1 aside" describe */
+static int a_compatible(const struct marr *x, const struct marr *y)
+{
+	size_t sx[A_DIMS], sy[A_DIMS];
+	ptrdiff_t tx[A_DIMS], ty[A_DIMS];
+	int nx = 0, ny = 0;
+
+	if (x->dt != y->dt)
+		return 0;
+	for (int i = 0; i < x->ndim; i++)
+		if (x->shape[i] != 1) {
+			sx[nx] = x->shape[i];
+			tx[nx++] = x->strides[i];
+		}
+	for (int i = 0; i < y->ndim; i++)
+		if (y->shape[i] != 1) {
+			sy[ny] = y->shape[i];
+			ty[ny++] = y->strides[i];
+		}
+	if (nx != ny)
+		return 0;
+	for (int i = 0; i < nx; i++)
+		if (sx[i] != sy[i] || tx[i] != ty[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * A live slot from @start on whose array is compatible with slot @with's
+ * and of @dev (or a host array), other than @with: two random slots seldom
+ * are, so a transfer looks for a partner. -1 if none.
+ */
+static int compatible_slot(int with, int start, int devside, int dev)
+{
+	for (int j = 0; j < N_ARR; j++) {
+		int i = (start + j) % N_ARR;
+		const struct marr *c = &M.a[i];
+
+		if (i == with || c->state != 1 || !a_valid(c) ||
+		    c->store == M.a[with].store ||
+		    !a_compatible(c, &M.a[with]))
+			continue;
+		if (devside && (!devside_kind(c->kind) || c->dev != dev))
+			continue;
+		if (!devside && c->kind != ACCEL_ARRAY_HOST &&
+		    (c->kind == ACCEL_ARRAY_DEVICE || c->dev != dev))
+			continue;
+		return i;
+	}
+	return -1;
+}
+
+/* a layout from the op's numbers: 0-3 dimensions, small extents */
+static void gen_layout(const struct op *o, size_t dsize, struct layout *l,
+		       int *misaligned)
+{
+	static const size_t ext[8] = { 1, 2, 3, 4, 5, 7, 8, 0 };
+	uint32_t x = o->x, y = o->y;
+	size_t s = dsize;
+
+	memset(l, 0, sizeof(*l));
+	l->ndim = x % 4;
+	for (int i = 0; i < l->ndim; i++)
+		l->shape[i] = ext[(x >> (2 + 3 * i)) & 7];
+	if (l->ndim == 1 && ((x >> 11) & 1))
+		l->shape[0] = (x >> 12) % 1000;
+	l->order = (y & 1) ? 'F' : 'C';
+	l->given = !(o->flags & FL_FULL);
+	/* given strides: contiguous, some axes with gaps */
+	for (int j = 0; j < l->ndim; j++) {
+		int i = l->order == 'F' ? j : l->ndim - 1 - j;
+
+		if (l->given && ((y >> (1 + 2 * i)) & 3) == 3)
+			s *= 2;
+		l->strides[i] = s;
+		s *= l->shape[i];
+	}
+	*misaligned = 0;
+	if (l->given && (o->flags & FL_BAD))
+		for (int i = 0; i < l->ndim; i++)
+			if (l->shape[i] > 1) {
+				l->strides[i] += 1;
+				*misaligned = dsize > 1;
+				break;
+			}
+}
+
+static const char *shape_c(int ndim, const size_t *shape)
+{
+	static char buf[4][128];
+	static int n;
+	size_t len;
+
+	n = (n + 1) % 4;
+	snprintf(buf[n], sizeof(buf[n]), "(size_t[]){ ");
+	for (int i = 0; i < ndim; i++) {
+		len = strlen(buf[n]);
+		snprintf(buf[n] + len, sizeof(buf[n]) - len, "%zu, ", shape[i]);
+	}
+	len = strlen(buf[n]);
+	snprintf(buf[n] + len, sizeof(buf[n]) - len, "0 }");
+	return buf[n];
+}
+
+static const char *strides_c(const struct layout *l)
+{
+	static char buf[2][128];
+	static int n;
+	size_t len;
+
+	if (!l->given)
+		return "NULL";
+	n = (n + 1) % 2;
+	snprintf(buf[n], sizeof(buf[n]), "(ptrdiff_t[]){ ");
+	for (int i = 0; i < l->ndim; i++) {
+		len = strlen(buf[n]);
+		snprintf(buf[n] + len, sizeof(buf[n]) - len, "%td, ",
+			 l->strides[i]);
+	}
+	len = strlen(buf[n]);
+	snprintf(buf[n] + len, sizeof(buf[n]) - len, "0 }");
+	return buf[n];
+}
+
+/*
+ * An array slot an op may use: live (1); live over freed storage (2, the
+ * refusal in *x: memory.h, every array function but the release fails with
+ * ACCEL_ERROR_INVALID_HANDLE, the *_like constructors too); released, under
+ * FL_BAD (2). 0: skip.
+ */
+static int arr_use(const struct op *o, int as, struct expect *x)
+{
+	struct marr *a = &M.a[as];
+
+	if (a->state)
+		note_store(a->state == 1 ? "array on" : "released array on",
+			   a->store, !a_valid(a));
+	if (a->state == 1 && a_valid(a))
+		return 1;
+	if (a->state == 1) {
+		xfail(x, S(BADH));
+		return 2;
+	}
+	if (a->state == 0 || !(o->flags & FL_BAD) || KNOWN(KN_STALE))
+		return 0;
+	xfail(x, S(BADH));
+	return 2;
+}
+
+static void arr_set(int as, const struct marr *a)
+{
+	M.a[as] = *a;
+	M.a[as].state = 1;
+	M.st[a->store].handles++;
+	if (!M.st[a->store].owned_by_handles)
+		M.st[a->store].wraps++;
+}
+
+/* as mem_drop(): the last handle on owned storage frees it */
+static void arr_drop(int as)
+{
+	struct marr *a = &M.a[as];
+	struct store *s = &M.st[a->store];
+
+	a->state = 2;
+	s->handles--;
+	if (!s->owned_by_handles)
+		s->wraps--;
+	else if (!s->handles && !s->mapped)
+		model_free_store(&M, a->store);
+}
+
+static int new_group(void)
+{
+	return M.ngroup < MAX_STORE - 1 ? M.ngroup++ : MAX_STORE - 1;
+}
+
+/*
+ * What the library says of a live array against the model: ndim, shape,
+ * size, dtype, the strides of every axis longer than one entry (the others
+ * place no entry), data NULL exactly when empty. 0 on a disagreement.
+ */
+static int arr_check_info(int as, struct accel_array_info *i)
+{
+	struct marr *a = &M.a[as];
+	size_t n = a_size(a->ndim, a->shape);
+	C_Status st;
+	int ok;
+
+	emit("OK(accel_array_get_info(%s, &ainfo));", arr_c[as]);
+	st = accel_array_get_info(ba[as], i);
+	if (!check(st, X_OK))
+		return 0;
+	ok = i->ndim == a->ndim && i->size == n &&
+	     i->dtype == accel_dtype(dtypes[a->dt]) &&
+	     i->nbytes == n * dtype_size[a->dt] && (!i->data == !n);
+	for (int k = 0; ok && k < a->ndim; k++)
+		ok = i->shape[k] == a->shape[k] &&
+		     (a->shape[k] <= 1 || !n || i->strides[k] == a->strides[k]);
+	emit("CHECK(ainfo.ndim == %d && ainfo.size == %zu);", a->ndim, n);
+	if (!ok)
+		disagree(0, "array info: ndim %d size %zu nbytes %zu data %p shape[0] %zu strides[0] %td; the model has ndim %d size %zu shape[0] %zu strides[0] %td dtype %s",
+			 i->ndim, i->size, i->nbytes, i->data, i->shape[0],
+			 i->strides[0], a->ndim, n, a->shape[0], a->strides[0],
+			 dtype_c[a->dt]);
+	return ok;
+}
+
+/* The array's data through the model: entries of @a at host pointer @p. */
+static void arr_compare(const struct marr *a, const uint8_t *p)
+{
+	size_t n = a_size(a->ndim, a->shape), ds = dtype_size[a->dt];
+
+	for (size_t k = 0; k < n && !R->failed; k++)
+		compare(a->store, a->off + a_pos(a, k), p + a_pos(a, k), ds,
+			"ainfo.data");
+}
+
+/*
+ * The model of an array transfer from @s to @d (compatible layouts) on
+ * stream @sid (-1: synchronous): the destination's span is undefined, then
+ * every entry copied.
+ */
+static void arr_copy_model(const struct marr *d, const struct marr *s,
+			   int sid)
+{
+	size_t n = a_size(s->ndim, s->shape), ds = dtype_size[s->dt];
+	size_t dspan = a_span(d);
+
+	model_access(&M, s->store, sid, 0, d->store, d->off, dspan);
+	model_access(&M, d->store, sid, 1, d->store, d->off, dspan);
+	model_undefine(&M, d->store, d->off, dspan);
+	for (size_t k = 0; k < n; k++)
+		model_copy(&M, d->store, d->off + a_pos(d, k), s->store,
+			   s->off + a_pos(s, k), ds);
+	if (sid >= 0)
+		model_queue(&M, sid);
+}
+
+static int store_kind_of(int akind)
+{
+	return akind == ACCEL_ARRAY_DEVICE ? K_POOLDEF :
+	       akind == ACCEL_ARRAY_HOST ? -1 : K_HOST;
+}
+
+/* a live stream of @dev for an op with FL_STREAM, else -1 */
+static int arr_stream(const struct op *o, int ss, int dev)
+{
+	if (!(o->flags & FL_STREAM) || M.s[ss].live != 1 || M.s[ss].dev != dev)
+		return -1;
+	return ss;
+}
+
+/* accel_{device,pinned,mapped,host}_array(_like, _flags) */
+static void op_arr_new(const struct op *o, int d)
+{
+	int as = o->a % N_ARR, kind = o->b % 4, dt = o->c % 4;
+	int like = (o->c / 4) % N_ARR, ss = (o->c / 32) % N_STREAM;
+	int use_like = (o->z & 3) == 0 && kind != ACCEL_ARRAY_HOST;
+	unsigned mflags = (o->z >> 2) & 3;
+	int null_dtype = dt == 3 && ((o->z >> 5) & 1);
+	int own_data = (o->z >> 6) & 1, ro = (o->z >> 7) & 1, mis, s;
+	struct expect x = X_OK;
+	struct layout l;
+	struct marr a = { 0 };
+	struct accel_array_info info;
+	C_Stream stream = NULL;
+	accel_dtype_t dtype;
+	uint8_t *data = NULL;
+	C_Status st;
+	const char *sc = "NULL";
+
+	if (M.a[as].state == 1)
+		return;
+	if (kind == ACCEL_ARRAY_DEVICE || kind == ACCEL_ARRAY_MAPPED) {
+		ss = arr_stream(o, ss, d);
+		if (ss >= 0) {
+			stream = bs[ss];
+			sc = sname(ss);
+		}
+	} else {
+		ss = -1;
+	}
+	if (use_like) {
+		int u = arr_use(o, like, &x);
+
+		if (!u)
+			return;
+		if (u == 1)
+			dt = M.a[like].dt;
+		switch (kind) {
+		case ACCEL_ARRAY_DEVICE:
+			emit("st = accel_device_array_like(%s, %s, %s, &na); if (st == C_SUCCESS) %s = na;",
+			     devname_c[d], arr_c[like], sc, arr_c[as]);
+			st = accel_device_array_like(&devs[d], ba[like], stream,
+						     &na_);
+			break;
+		case ACCEL_ARRAY_PINNED:
+			emit("st = accel_pinned_array_like(%s, %s, &na); if (st == C_SUCCESS) %s = na;",
+			     devname_c[d], arr_c[like], arr_c[as]);
+			st = accel_pinned_array_like(&devs[d], ba[like], &na_);
+			break;
+		default:
+			if (KNOWN(KN_EMPTYMAP) && M.a[like].state == 1 &&
+			    !a_size(M.a[like].ndim, M.a[like].shape))
+				return;
+			emit("st = accel_mapped_array_like(%s, %s, %s, &na); if (st == C_SUCCESS) %s = na;",
+			     devname_c[d], arr_c[like], sc, arr_c[as]);
+			st = accel_mapped_array_like(&devs[d], ba[like], stream,
+						     &na_);
+			break;
+		}
+		if (st == C_SUCCESS)
+			ba[as] = na_;
+		if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+			return;
+		/*
+		 * memory.h: "the shape and dtype of @like, contiguous with its
+		 * axes in @like's stride order": the strides are the library's,
+		 * checked to be dense in @like's order where it has one
+		 */
+		emit("OK(accel_array_get_info(%s, &ainfo));", arr_c[as]);
+		if (!check(accel_array_get_info(ba[as], &info), X_OK))
+			return;
+		a.ndim = M.a[like].ndim;
+		memcpy(a.shape, M.a[like].shape, sizeof(a.shape));
+		for (int i = 0; i < a.ndim; i++)
+			a.strides[i] = info.strides[i];
+		a.dt = dt;
+		if (!a_contig(a.ndim, a.shape, a.strides, dtype_size[dt], 0) &&
+		    !a_contig(a.ndim, a.shape, a.strides, dtype_size[dt], 1) &&
+		    a.ndim <= 2)
+			disagree(0, "a *_like array is not contiguous");
+		if (m_contig(&M.a[like], 0) && !m_contig(&M.a[like], 1) &&
+		    !a_contig(a.ndim, a.shape, a.strides, dtype_size[dt], 0))
+			disagree(0, "like a C-contiguous array, not C-contiguous");
+		if (m_contig(&M.a[like], 1) && !m_contig(&M.a[like], 0) &&
+		    !a_contig(a.ndim, a.shape, a.strides, dtype_size[dt], 1))
+			disagree(0, "like an F-contiguous array, not F-contiguous");
+	} else {
+		gen_layout(o, dtype_size[dt], &l, &mis);
+		if (mis)
+			xfail(&x, S(INVAL));
+		if (kind == ACCEL_ARRAY_MAPPED && (o->flags & FL_BAD) &&
+		    ((o->z >> 4) & 1) && mflags) {
+			mflags |= 1u << 7;	/* not an ACCEL_ARRAY_* flag */
+			xfail(&x, S(INVAL));
+		}
+		dtype = null_dtype ? NULL : accel_dtype(dtypes[dt]);
+		a.ndim = l.ndim;
+		memcpy(a.shape, l.shape, sizeof(a.shape));
+		if (l.given)
+			memcpy(a.strides, l.strides, sizeof(a.strides));
+		else
+			contig_strides(l.ndim, l.shape, dtype_size[dt], l.order,
+				       a.strides);
+		a.dt = dt;
+		switch (kind) {
+		case ACCEL_ARRAY_DEVICE:
+			emit("st = accel_device_array(%s, %d, %s, %s, %s, '%c', %s, &na); if (st == C_SUCCESS) %s = na;",
+			     devname_c[d], l.ndim, shape_c(l.ndim, l.shape),
+			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
+			     l.order, sc, arr_c[as]);
+			st = accel_device_array(&devs[d], l.ndim, l.shape, dtype,
+						l.given ? l.strides : NULL,
+						l.order, stream, &na_);
+			break;
+		case ACCEL_ARRAY_PINNED:
+			emit("st = accel_pinned_array(%s, %d, %s, %s, %s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+			     devname_c[d], l.ndim, shape_c(l.ndim, l.shape),
+			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
+			     l.order, arr_c[as]);
+			st = accel_pinned_array(&devs[d], l.ndim, l.shape, dtype,
+						l.given ? l.strides : NULL,
+						l.order, &na_);
+			break;
+		case ACCEL_ARRAY_MAPPED:
+			if (KNOWN(KN_EMPTYMAP) && !a_size(l.ndim, l.shape))
+				return;
+			emit("st = accel_mapped_array_flags(%s, %d, %s, %s, %s, '%c', %s, 0x%x, &na); if (st == C_SUCCESS) %s = na;",
+			     devname_c[d], l.ndim, shape_c(l.ndim, l.shape),
+			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
+			     l.order, sc, mflags, arr_c[as]);
+			st = accel_mapped_array_flags(&devs[d], l.ndim, l.shape,
+						      dtype,
+						      l.given ? l.strides : NULL,
+						      l.order, stream, mflags,
+						      &na_);
+			break;
+		default:
+			if (!own_data && ro && KNOWN(KN_ROHOST))
+				return;
+			if (own_data) {
+				/* the caller's data, alive to the end */
+				data = malloc(a_span(&a) + 1);
+				fz_fill(data, a_span(&a), o->pat);
+				emit("np = malloc(%zu); fill_pattern(np, %zu, %uu);",
+				     a_span(&a) + 1, a_span(&a), o->pat);
+			}
+			emit("st = accel_host_array(%s, %d, %s, %s, %s, '%c', %d, &na); if (st == C_SUCCESS) %s = na;",
+			     data ? "np" : "NULL", l.ndim,
+			     shape_c(l.ndim, l.shape),
+			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
+			     l.order, ro, arr_c[as]);
+			st = accel_host_array(data, l.ndim, l.shape, dtype,
+					      l.given ? l.strides : NULL,
+					      l.order, ro, &na_);
+			break;
+		}
+		if (st == C_SUCCESS)
+			ba[as] = na_;
+		if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+			return;
+		emit("OK(accel_array_get_info(%s, &ainfo));", arr_c[as]);
+		if (!check(accel_array_get_info(ba[as], &info), X_OK))
+			return;
+		if (!l.given &&
+		    !a_contig(a.ndim, a.shape, info.strides, dtype_size[dt],
+			      l.order == 'F'))
+			disagree(0, "an array made with NULL strides in order %c is not contiguous in it",
+				 l.order);
+	}
+	/* memory.h, struct accel_array_info: what the array is */
+	if (info.kind != (enum accel_array_kind)kind ||
+	    info.device != (kind == ACCEL_ARRAY_HOST ? -1 : devs[d].id) ||
+	    info.stream != stream ||
+	    (kind == ACCEL_ARRAY_HOST && !use_like && info.readonly != ro) ||
+	    (data && a_span(&a) && info.data != data))
+		disagree(0, "array info: kind %d device %d stream %p readonly %d data %p; the model has kind %d device %d stream %p readonly %d",
+			 info.kind, info.device, (void *)info.stream,
+			 info.readonly, info.data, kind,
+			 kind == ACCEL_ARRAY_HOST ? -1 : devs[d].id,
+			 (void *)stream, ro);
+	s = model_new_store(&M, store_kind_of(kind), d, a_span(&a));
+	if (s < 0)
+		return;
+	M.st[s].owned_by_handles = 1;
+	M.st[s].addr = (uintptr_t)info.data;
+	a.kind = kind;
+	a.dev = d;
+	a.store = s;
+	a.readonly = kind == ACCEL_ARRAY_HOST && !use_like && ro;
+	a.group = new_group();
+	a.ss = ss;
+	a.sid = ss >= 0 ? M.s[ss].sid : -1;
+	arr_set(as, &a);
+	arr_check_info(as, &info);
+	if (data)
+		model_write(&M, s, 0, data, a_span(&a));
+}
+
+/* The host writes (o->pat & 1) or reads a host-side array's entries. */
+static void op_arr_host(const struct op *o, int write)
+{
+	int as = o->a % N_ARR;
+	struct marr *a = &M.a[as];
+	struct accel_array_info info;
+	size_t n, ds;
+	uint8_t *p;
+
+	/* host-side storage only: pinned, mapped, host arrays, wraps of
+	 * pinned memory */
+	if (a->state != 1 || !a_valid(a) ||
+	    (M.st[a->store].kind != K_HOST && M.st[a->store].kind != -1))
+		return;
+	if (!arr_check_info(as, &info) || !info.data)
+		return;
+	p = info.data;
+	n = a_size(a->ndim, a->shape);
+	ds = dtype_size[a->dt];
+	if (write) {
+		if (a->readonly)
+			return;
+		model_access(&M, a->store, -1, 1, a->store, a->off, a_span(a));
+		emit("/* the host writes %zu entries of %s */", n, arr_c[as]);
+		for (size_t k = 0; k < n; k++) {
+			fz_fill(p + a_pos(a, k), ds, o->pat + k);
+			model_write(&M, a->store, a->off + a_pos(a, k),
+				    p + a_pos(a, k), ds);
+		}
+		return;
+	}
+	/* a stream may still write it: nothing to compare yet */
+	if (model_access(&M, a->store, -1, 0, -1, 0, 0) ||
+	    pending_elsewhere(a->store, -1))
+		return;
+	arr_compare(a, p);
+}
+
+/*
+ * memory.h, accel_memory_map: "Until as many accel_memory_unmap() calls,
+ * the device does not use the storage: copies to or from it fail" (array
+ * transfers too, IN_USE as for memory handles); nothing to move may pass.
+ */
+static void arr_mapped(struct expect *x, const struct marr *a, size_t n)
+{
+	if (!M.st[a->store].mapped)
+		return;
+	xfail(x, S(INUSE));
+	zero_ok(x, n);
+}
+
+/*
+ * Two empty arrays of the same dtype: the contract's "same shape and
+ * strides (axes of length 1 aside)" does not say how empty shapes compare,
+ * (1, 0) against (0, 1) say; nothing moves either way, so refusing
+ * (INVALID_VALUE) is allowed as well as success.
+ */
+static void empty_pair(struct expect *x, const struct marr *d,
+		       const struct marr *s)
+{
+	if (x->st == S(C_SUCCESS) && d->dt == s->dt &&
+	    !a_size(d->ndim, d->shape) && !a_size(s->ndim, s->shape))
+		*x = (struct expect){ S(C_SUCCESS) | S(C_FAILED), S(INVAL) };
+}
+
+/* accel_array_copy_to_device(dst a, src b, stream c) */
+static void op_arr_to_dev(const struct op *o)
+{
+	int da = o->a % N_ARR, sa = o->b % N_ARR, ss = o->c % N_STREAM;
+	int ud, us, sid = -1, dev;
+	struct expect x = X_OK;
+	struct marr *d = &M.a[da], *s = &M.a[sa];
+	C_Stream stream = NULL;
+	C_Status st;
+
+	if (!(o->flags & FL_BAD) && M.a[da].state == 1 && a_valid(d)) {
+		/* a source that fits (any kind: pageable, pinned, device) */
+		for (int j = 0; j < N_ARR; j++) {
+			int i = (sa + j) % N_ARR;
+
+			if (i != da && M.a[i].state == 1 && a_valid(&M.a[i]) &&
+			    M.a[i].store != d->store &&
+			    a_compatible(&M.a[i], d) &&
+			    (M.a[i].dev == d->dev ||
+			     M.a[i].kind == ACCEL_ARRAY_HOST)) {
+				sa = i;
+				s = &M.a[sa];
+				break;
+			}
+		}
+	}
+	if (da == sa || !(ud = arr_use(o, da, &x)) || !(us = arr_use(o, sa, &x)))
+		return;
+	dev = d->dev;
+	if (ud == 1 && us == 1) {
+		if (d->store == s->store)
+			return;	/* overlapping views: undefined */
+		if (!devside_kind(d->kind)) {
+			if (!(o->flags & FL_BAD))
+				return;
+			xfail(&x, S(INVAL));
+		}
+		if (!a_compatible(d, s)) {
+			if (!(o->flags & FL_BAD))
+				return;
+			if (a_size(d->ndim, d->shape) ||
+			    a_size(s->ndim, s->shape) || d->dt != s->dt)
+				xfail(&x, S(INVAL));
+			else	/* nothing to move: refusing is fine too */
+				x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+						     S(INVAL) };
+		}
+		if (s->dev != dev && s->kind != ACCEL_ARRAY_HOST)
+			return;	/* another device's memory: not generated */
+		empty_pair(&x, d, s);
+		arr_mapped(&x, d, a_size(s->ndim, s->shape));
+		arr_mapped(&x, s, a_size(s->ndim, s->shape));
+	} else if (d->state == 1 && s->state == 1 &&
+		   (!devside_kind(d->kind) || !a_compatible(d, s))) {
+		/* over freed storage and a bad pair: either reason's code */
+		xfail(&x, S(INVAL));
+	}
+	ss = arr_stream(o, ss, dev);
+	if (ss >= 0) {
+		stream = bs[ss];
+		sid = M.s[ss].sid;
+	}
+	emit("st = accel_array_copy_to_device(%s, %s, %s);", arr_c[da],
+	     arr_c[sa], ss >= 0 ? sname(ss) : "NULL");
+	st = accel_array_copy_to_device(ba[da], ba[sa], stream);
+	if (sid < 0 && ud == 1 && us == 1)
+		sync_ok(st, dev, a_span(s));
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	arr_copy_model(d, s, sid);
+	if (sid >= 0)
+		M.s[ss].synced = 0;
+}
+
+/* accel_array_copy_to_host(src a, dst b or a new array, stream c) */
+static void op_arr_to_host(const struct op *o)
+{
+	int sa = o->a % N_ARR, da = (o->b / 2) % N_ARR, ss = o->c % N_STREAM;
+	int fresh = o->b & 1, ud = 1, us, sid = -1, dev;
+	struct expect x = X_OK;
+	struct marr *s = &M.a[sa], *d = &M.a[da];
+	struct accel_array_info info;
+	accel_array_t host = NULL;
+	C_Stream stream = NULL;
+	C_Status st;
+
+	if (!fresh && !(o->flags & FL_BAD) && M.a[sa].state == 1 &&
+	    a_valid(s) && devside_kind(s->kind)) {
+		int i = compatible_slot(sa, da, 0, s->dev);
+
+		if (i >= 0 && !M.a[i].readonly) {
+			da = i;
+			d = &M.a[da];
+		}
+	}
+	if ((!fresh && da == sa) || !(us = arr_use(o, sa, &x)))
+		return;
+	if (!fresh && !(ud = arr_use(o, da, &x)))
+		return;
+	dev = s->dev;
+	if (us == 1 && !devside_kind(s->kind))
+		return;	/* a host-side source: not generated */
+	if (!fresh && ud == 1 && us == 1) {
+		if (d->store == s->store || (d->dev != dev &&
+					     d->kind != ACCEL_ARRAY_HOST))
+			return;
+		if (d->kind == ACCEL_ARRAY_DEVICE || d->readonly) {
+			/* memory.h: "a host (or pinned, or mapped) array";
+			 * a read-only array: "copies into it fail" */
+			if (!(o->flags & FL_BAD))
+				return;
+			xfail(&x, S(INVAL));
+		}
+		if (!a_compatible(d, s)) {
+			if (!(o->flags & FL_BAD))
+				return;
+			if (a_size(d->ndim, d->shape) ||
+			    a_size(s->ndim, s->shape) || d->dt != s->dt)
+				xfail(&x, S(INVAL));
+			else
+				x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+						     S(INVAL) };
+		}
+	} else if (!fresh && d->state == 1 && s->state == 1 &&
+		   (d->kind == ACCEL_ARRAY_DEVICE || d->readonly ||
+		    !a_compatible(d, s))) {
+		/* over freed storage and a bad pair: either reason's code */
+		xfail(&x, S(INVAL));
+	}
+	if (!fresh && ud == 1 && us == 1)
+		empty_pair(&x, d, s);
+	if (us == 1)
+		arr_mapped(&x, s, a_size(s->ndim, s->shape));
+	if (!fresh && ud == 1 && us == 1)
+		arr_mapped(&x, d, a_size(s->ndim, s->shape));
+	if (!fresh) {
+		ss = arr_stream(o, ss, dev);
+		if (ss >= 0) {
+			stream = bs[ss];
+			sid = M.s[ss].sid;
+		}
+	}
+	emit("st = accel_array_copy_to_host(%s, %s, %s, &na);", arr_c[sa],
+	     fresh ? "NULL" : arr_c[da], ss >= 0 && !fresh ? sname(ss) : "NULL");
+	st = accel_array_copy_to_host(ba[sa], fresh ? NULL : ba[da], stream,
+				      &host);
+	if (sid < 0 && ud == 1 && us == 1)
+		sync_ok(st, dev, a_span(s));
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	if (!fresh) {
+		if (host != ba[da])
+			disagree(0, "copy_to_host into an array did not give it back as *host");
+		arr_copy_model(d, s, sid);
+		if (sid >= 0)
+			M.s[ss].synced = 0;
+		return;
+	}
+	/* a new host array, the source's shape and strides, its data */
+	emit("OK(accel_array_get_info(na, &ainfo));");
+	if (!check(accel_array_get_info(host, &info), X_OK))
+		return;
+	if (info.kind != ACCEL_ARRAY_HOST || info.ndim != s->ndim)
+		disagree(0, "copy_to_host made kind %d ndim %d, not a host array of ndim %d",
+			 info.kind, info.ndim, s->ndim);
+	for (int i = 0; i < s->ndim && !R->failed; i++)
+		if (info.shape[i] != s->shape[i] ||
+		    (s->shape[i] > 1 && a_size(s->ndim, s->shape) &&
+		     info.strides[i] != s->strides[i]))
+			disagree(0, "copy_to_host made axis %d %zu/%td, the source has %zu/%td",
+				 i, info.shape[i], info.strides[i], s->shape[i],
+				 s->strides[i]);
+	if (!R->failed && info.data) {
+		model_access(&M, s->store, -1, 0, -1, 0, 0);
+		arr_compare(s, info.data);
+	}
+	emit("OK(accel_array_release(na));");
+	check(accel_array_release(host), X_OK);
+}
+
+/* accel_to_device / accel_to_device_ex(src a) into slot b */
+static void op_arr_to_device(const struct op *o, int d)
+{
+	int sa = o->a % N_ARR, as = o->b % N_ARR, ss = o->c % N_STREAM;
+	int ex = o->z & 1, copy = (o->z >> 1) & 1, us, sid = -1, same, s;
+	struct expect x = X_OK;
+	struct marr *src = &M.a[sa], a;
+	struct accel_array_info info;
+	C_Stream stream = NULL;
+	C_Status st;
+
+	if (M.a[as].state == 1 || as == sa || !(us = arr_use(o, sa, &x)))
+		return;
+	if (us == 1 && src->dev != d && src->kind != ACCEL_ARRAY_HOST)
+		return;	/* another device's memory: not generated */
+	ss = arr_stream(o, ss, d);
+	if (ss >= 0) {
+		stream = bs[ss];
+		sid = M.s[ss].sid;
+	}
+	if (ex) {
+		emit("st = accel_to_device_ex(%s, %s, %s, %d, &na); if (st == C_SUCCESS) %s = na;",
+		     devname_c[d], arr_c[sa], ss >= 0 ? sname(ss) : "NULL", copy,
+		     arr_c[as]);
+		st = accel_to_device_ex(&devs[d], ba[sa], stream, copy, &na_);
+	} else {
+		emit("st = accel_to_device(%s, %s, %s, &na); if (st == C_SUCCESS) %s = na;",
+		     devname_c[d], arr_c[sa], ss >= 0 ? sname(ss) : "NULL",
+		     arr_c[as]);
+		st = accel_to_device(&devs[d], ba[sa], stream, &na_);
+	}
+	if (st == C_SUCCESS)
+		ba[as] = na_;
+	/*
+	 * memory.h, accel_to_device_ex: an array usable by the device as it
+	 * is (a device array of @device, a mapped array of it) comes back
+	 * as a new handle on the same memory, nothing copied
+	 */
+	same = ex && us == 1 && devside_kind(src->kind) && src->dev == d;
+	if (us == 1 && !same && (copy || !ex))
+		arr_mapped(&x, src, a_size(src->ndim, src->shape));
+	if (us == 1 && sid < 0 && !same && (copy || !ex))
+		sync_ok(st, d, a_span(src));
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	a = *src;
+	if (same) {
+		arr_set(as, &a);
+		arr_check_info(as, &info);
+		if (!R->failed && info.data != (void *)(M.st[src->store].addr +
+							src->off) &&
+		    info.data)
+			disagree(0, "to_device_ex of an array on the device gave other memory");
+		return;
+	}
+	s = model_new_store(&M, K_POOLDEF, d, a_span(src));
+	if (s < 0)
+		return;
+	M.st[s].owned_by_handles = 1;
+	a.kind = ACCEL_ARRAY_DEVICE;
+	a.dev = d;
+	a.store = s;
+	a.off = 0;
+	a.readonly = 0;
+	a.group = new_group();
+	a.ss = ss;
+	a.sid = sid;
+	arr_set(as, &a);
+	if (!arr_check_info(as, &info))
+		return;
+	M.st[s].addr = (uintptr_t)info.data;
+	if (info.kind != ACCEL_ARRAY_DEVICE)
+		disagree(0, "to_device made kind %d", info.kind);
+	if (!ex || copy) {
+		arr_copy_model(&M.a[as], src, sid);
+		if (sid >= 0)
+			M.s[ss].synced = 0;
+	}
+}
+
+/* a view of @a (slot as) with layout @v into slot @vs: checks and models */
+static void arr_view(int as, int vs, const struct marr *v,
+		     struct accel_array_info *info)
+{
+	arr_set(vs, v);
+	M.a[vs].ss = -1;
+	M.a[vs].sid = -1;
+	info->kind = v->kind;
+	if (!arr_check_info(vs, info))
+		return;
+	if (info->data && info->data != (void *)(M.st[v->store].addr + v->off))
+		disagree(0, "a view of %s does not start at its first entry",
+			 arr_c[as]);
+}
+
+static char order_of(uint32_t y)
+{
+	return "CFAC"[y & 3];
+}
+
+/* accel_array_reshape(a) into slot b, or accel_array_ravel (@ravel) */
+static void op_arr_reshape(const struct op *o, int ravel)
+{
+	int as = o->a % N_ARR, vs = o->b % N_ARR, use, neg = -1, ok, f;
+	struct expect x = X_OK;
+	struct marr *a = &M.a[as], v;
+	struct accel_array_info info;
+	size_t n, shape[A_DIMS], arg[A_DIMS];
+	char order = order_of(o->y);
+	int ndim, same = 0;
+	C_Status st;
+
+	if (M.a[vs].state == 1 || vs == as || !(use = arr_use(o, as, &x)))
+		return;
+	n = use == 1 ? a_size(a->ndim, a->shape) : 1;
+	/* a shape of the same size: n = d1 * d2 * rest */
+	ndim = ravel ? 1 : 1 + o->x % 3;
+	shape[0] = n;
+	if (ndim >= 2) {
+		size_t d1 = 1 + (o->x >> 2) % 8, d2 = 1 + (o->x >> 5) % 4;
+
+		while (n % d1)
+			d1--;
+		shape[0] = d1;
+		shape[1] = n / d1;
+		if (ndim == 3) {
+			while (shape[1] % d2)
+				d2--;
+			shape[2] = shape[1] / d2;
+			shape[1] = d2;
+		}
+		if (!n) {	/* size 0: (0, k, ..) */
+			shape[0] = 0;
+			shape[1] = 1 + (o->x >> 8) % 3;
+			if (ndim == 3)
+				shape[2] = 2;
+		}
+	}
+	memcpy(arg, shape, sizeof(arg));
+	if (!ravel && n && ((o->y >> 2) & 1)) {
+		neg = (o->y >> 3) % ndim;
+		arg[neg] = (size_t)-1;
+	}
+	if (!ravel && (o->flags & FL_BAD) && use == 1) {
+		/* another size, with no -1 to absorb it */
+		memcpy(arg, shape, sizeof(arg));
+		arg[0] = shape[0] + 1 + (o->z % 3);
+		xfail(&x, S(INVAL));
+	}
+	if (use == 1) {
+		/*
+		 * memory.h: "An array not contiguous in @order would need a
+		 * copy: the call fails" (ravel: "for a one-dimensional array
+		 * with gaps too"); 'A': whichever the array is
+		 */
+		ok = order == 'C' ? m_contig(a, 0) : order == 'F' ?
+		     m_contig(a, 1) : m_contig(a, 0) || m_contig(a, 1);
+		same = !ravel && ndim == a->ndim &&
+		       !memcmp(shape, a->shape, ndim * sizeof(*shape));
+		if (!ok && same && x.st == S(C_SUCCESS))
+			/*
+			 * the same shape needs no copy in any order: Numba's
+			 * reshape returns such a view as it is, NumPy too;
+			 * the header's "would need a copy" allows refusing
+			 */
+			x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+					     S(INVAL) };
+		else if (!ok)
+			xfail(&x, S(INVAL));
+	}
+	if (ravel) {
+		emit("st = accel_array_ravel(%s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+		     arr_c[as], order, arr_c[vs]);
+		st = accel_array_ravel(ba[as], order, &na_);
+	} else {
+		emit("st = accel_array_reshape(%s, %d, %s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+		     arr_c[as], ndim, shape_c(ndim, arg), order, arr_c[vs]);
+		st = accel_array_reshape(ba[as], ndim, arg, order, &na_);
+	}
+	if (st == C_SUCCESS)
+		ba[vs] = na_;
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	/* read in @order: C, or F, or for 'A' whichever the array is */
+	f = order == 'F' || (order == 'A' && !m_contig(a, 0));
+	v = *a;
+	v.ndim = ndim;
+	memcpy(v.shape, shape, sizeof(v.shape));
+	if (!same)	/* else the same entries where they were */
+		contig_strides(ndim, shape, dtype_size[a->dt], f ? 'F' : 'C',
+			       v.strides);
+	arr_view(as, vs, &v, &info);
+}
+
+/* the live stream slot a stream handle is, or -1 */
+static int stream_slot(C_Stream s)
+{
+	for (int i = 0; i < N_STREAM; i++)
+		if (s && M.s[i].live == 1 && bs[i] == s)
+			return i;
+	return -1;
+}
+
+/*
+ * accel_array_get_interface(a) and accel_array_from_interface() into slot
+ * b: the interface checked, then a view made of it, or of it spoiled
+ * (FL_OOR: an extent past the storage; FL_BAD: a misaligned first entry or
+ * stride); FL_FULL: a 1-D view to the storage's very end.
+ */
+static void op_arr_iface(const struct op *o)
+{
+	int as = o->a % N_ARR, vs = o->b % N_ARR, use, has, want, sync;
+	struct expect x = X_OK;
+	struct marr *a = &M.a[as], v;
+	struct accel_array_interface fi;
+	struct accel_array_info info;
+	size_t ds, room;
+	C_Status st;
+
+	if (!(use = arr_use(o, as, &x)))
+		return;
+	want = use == 1 && devside_kind(a->kind);
+	emit("CHECK(accel_array_has_interface(%s) == %d);", arr_c[as], want);
+	has = accel_array_has_interface(ba[as]);
+	if (has != want)
+		disagree(0, "accel_array_has_interface gave %d, the model %d",
+			 has, want);
+	if (use == 1 && !want)
+		x = (struct expect){ S(C_FAILED), S(INVAL) |
+				     S(ACCEL_ERROR_NOT_SUPPORTED) };
+	emit("st = accel_array_get_interface(%s, &iface);", arr_c[as]);
+	st = accel_array_get_interface(ba[as], &fi);
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	ds = dtype_size[a->dt];
+	/* memory.h, struct accel_array_interface; docs: "strides is absent
+	 * (has_strides 0) for C-contiguous arrays" */
+	int bad = fi.version != 3 || fi.ndim != a->ndim ||
+		  strcmp(fi.typestr, accel_dtype_typestr(accel_dtype(dtypes[a->dt]))) ||
+		  fi.readonly != a->readonly ||
+		  (!a_size(a->ndim, a->shape) != !fi.data) ||
+		  (fi.data && fi.data != (void *)(M.st[a->store].addr + a->off)) ||
+		  (!fi.has_strides && !m_contig(a, 0)) ||
+		  (a->ss >= 0 && a->sid == M.s[a->ss].sid &&
+		   M.s[a->ss].live == 1 && fi.stream != bs[a->ss]);
+	for (int i = 0; i < a->ndim && !bad; i++)
+		bad = fi.shape[i] != a->shape[i] ||
+		      (fi.has_strides && a->shape[i] > 1 &&
+		       fi.strides[i] != a->strides[i]);
+	if (bad) {
+		disagree(0, "interface: version %d ndim %d typestr %s data %p has_strides %d readonly %d; the model has ndim %d dtype %s",
+			 fi.version, fi.ndim, fi.typestr, fi.data,
+			 fi.has_strides, fi.readonly, a->ndim, dtype_c[a->dt]);
+		return;
+	}
+	if (M.a[vs].state == 1 || vs == as || !M.st[a->store].owned_by_handles)
+		return;	/* views of wrapped memory: see the notes */
+	if ((o->flags & (FL_FULL | FL_OOR)) && !M.st[a->store].addr)
+		return;	/* empty storage: no address to start from */
+	v = *a;
+	if (!fi.has_strides)
+		contig_strides(fi.ndim, fi.shape, ds, 'C', fi.strides);
+	room = M.st[a->store].size - a->off;
+	if (o->flags & (FL_FULL | FL_OOR)) {
+		/* one axis from the first entry to the storage's end, or past
+		 * it by far more than any allocation could round up to */
+		fi.ndim = 1;
+		fi.shape[0] = room / ds;
+		if (o->flags & FL_OOR) {
+			fi.shape[0] += 1 + (8192 + o->z % 4096) / ds;
+			xfail(&x, S(INVAL));
+		}
+		fi.has_strides = (o->z >> 12) & 1;
+		fi.strides[0] = ds;
+		fi.data = (char *)M.st[a->store].addr + a->off;
+		if (!fi.shape[0])
+			fi.data = NULL;
+	}
+	if ((o->flags & FL_BAD) && fi.data && ds > 1) {
+		if ((o->z >> 13) & 1) {
+			fi.data = (char *)fi.data + 1 + o->z % (ds - 1);
+			xfail(&x, S(INVAL));
+		} else {
+			for (int i = 0; i < fi.ndim; i++)
+				if (fi.shape[i] > 1) {
+					fi.has_strides = 1;
+					fi.strides[i] += 1 + o->z % (ds - 1);
+					xfail(&x, S(INVAL));
+					break;
+				}
+		}
+	}
+	sync = (o->y >> 5) & 1;
+	if (sync && fi.stream && stream_slot(fi.stream) < 0)
+		sync = 0;	/* the stream is gone: not generated */
+	emit("/* interface of %s: ndim %d shape[0] %zu data +%td has_strides %d */",
+	     arr_c[as], fi.ndim, fi.ndim ? fi.shape[0] : 0,
+	     fi.data ? (char *)fi.data - (char *)M.st[a->store].addr : -1,
+	     fi.has_strides);
+	emit("st = accel_array_from_interface(%s, &iface, %d, &na); if (st == C_SUCCESS) %s = na;",
+	     devname_c[a->dev], sync, arr_c[vs]);
+	st = accel_array_from_interface(&devs[a->dev], &fi, sync, &na_);
+	if (st == C_SUCCESS)
+		ba[vs] = na_;
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	if (sync && fi.stream)
+		model_sync_stream(&M, M.s[stream_slot(fi.stream)].sid);
+	/*
+	 * memory.h: over the library's own memory "the view holds a
+	 * reference to that storage, as a slice does": same store and group
+	 */
+	v.ndim = fi.ndim;
+	memcpy(v.shape, fi.shape, sizeof(v.shape));
+	memcpy(v.strides, fi.strides, sizeof(v.strides));
+	v.readonly = fi.readonly;
+	if (fi.data) {
+		v.off = (char *)fi.data - (char *)M.st[a->store].addr;
+	} else {
+		/*
+		 * an empty interface (data NULL) lies in no memory: the view
+		 * is of nothing, holds no producer, and no free ends it
+		 */
+		int e = model_new_store(&M, K_POOLDEF, a->dev, 0);
+
+		if (e < 0)
+			return;
+		M.st[e].owned_by_handles = 1;
+		v.store = e;
+		v.off = 0;
+		v.group = new_group();
+	}
+	arr_view(as, vs, &v, &info);
+	/* "a device array viewing the memory": over mapped memory, a
+	 * mapped array is as good (the contract does not say which) */
+	if (!R->failed && !devside_kind(info.kind))
+		disagree(0, "an interface view is of kind %d", info.kind);
+	M.a[vs].kind = info.kind;
+}
+
+/* accel_array_as_memory(a) into memory slot b */
+static void op_arr_as_mem(const struct op *o)
+{
+	int as = o->a % N_ARR, ms = o->b % N_MEM, use, keep;
+	struct expect x = X_OK;
+	struct marr *a = &M.a[as];
+	struct accel_memory_info mi;
+	size_t n;
+	C_Status st;
+
+	if (!(use = arr_use(o, as, &x)))
+		return;
+	n = a_size(a->ndim, a->shape);
+	/* memory.h: "A host array (of no device), a read-only array or one
+	 * that is not contiguous ('C' or 'F') has no memory handle" */
+	if (use == 1 && (a->kind == ACCEL_ARRAY_HOST || a->readonly ||
+			 (!m_contig(a, 0) && !m_contig(a, 1))))
+		xfail(&x, S(INVAL));
+	emit("st = accel_array_as_memory(%s, &nm);", arr_c[as]);
+	st = accel_array_as_memory(ba[as], &nm_);
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	emit("OK(accel_memory_get_info(nm, &info));");
+	if (!check(accel_memory_get_info(nm_, &mi), X_OK))
+		return;
+	if (mi.entries != n || mi.dtype != accel_dtype(dtypes[a->dt]) ||
+	    mi.device != devs[a->dev].id ||
+	    (n && mi.ptr != (void *)(M.st[a->store].addr + a->off)))
+		disagree(0, "array as memory: %zu entries at %p device %d; the model has %zu entries of %s",
+			 mi.entries, mi.ptr, mi.device, n, dtype_c[a->dt]);
+	/* device storage joins the memory handles; others are let go */
+	keep = M.m[ms].state != 1 && M.st[a->store].kind == K_POOLDEF &&
+	       M.st[a->store].owned_by_handles;
+	if (!keep) {
+		emit("OK(accel_memory_release(nm));");
+		check(accel_memory_release(nm_), X_OK);
+		return;
+	}
+	emit("m[%d] = nm;", ms);
+	bm[ms] = nm_;
+	/* in memory order: dense from the first entry's address */
+	mem_set(ms, a->group, a->store, a->off, n, dtype_size[a->dt], 0);
+}
+
+/* accel_memory_as_array(memory a) into array slot b */
+static void op_mem_as_arr(const struct op *o)
+{
+	int ms = o->a % N_MEM, as = o->b % N_ARR, use, mis, dt;
+	struct expect x = X_OK;
+	struct mmem *h = &M.m[ms];
+	struct layout l;
+	struct marr a = { 0 };
+	struct accel_array_info info;
+	C_Status st;
+
+	if (M.a[as].state == 1 || !(use = mem_use(o, ms, &x)))
+		return;
+	for (dt = 0; dt < 3 && dtype_size[dt] != h->dsize; dt++)
+		;
+	gen_layout(o, h->dsize, &l, &mis);
+	if (mis)
+		xfail(&x, S(INVAL));
+	a.ndim = l.ndim;
+	a.dt = dt;
+	memcpy(a.shape, l.shape, sizeof(a.shape));
+	if (l.given)
+		memcpy(a.strides, l.strides, sizeof(a.strides));
+	else
+		contig_strides(l.ndim, l.shape, h->dsize, l.order, a.strides);
+	if (use == 1 && (o->flags & FL_OOR)) {
+		/* one entry more than the handle has */
+		a.ndim = l.ndim = 1;
+		a.shape[0] = l.shape[0] = h->entries + 1 + o->z % 4;
+		a.strides[0] = l.strides[0] = h->dsize;
+	}
+	/* memory.h: "may span no more than its bytes" */
+	if (use == 1 && a_span(&a) > mbytes(h))
+		xfail(&x, S(INVAL));
+	emit("st = accel_memory_as_array(m[%d], %d, %s, %s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+	     ms, l.ndim, shape_c(l.ndim, l.shape), strides_c(&l), l.order,
+	     arr_c[as]);
+	st = accel_memory_as_array(bm[ms], l.ndim, l.shape,
+				   l.given ? l.strides : NULL, l.order, &na_);
+	if (st == C_SUCCESS)
+		ba[as] = na_;
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	emit("OK(accel_array_get_info(%s, &ainfo));", arr_c[as]);
+	if (!check(accel_array_get_info(ba[as], &info), X_OK))
+		return;
+	/* the kind of an array over a memory handle: the contract does not
+	 * say; any but a host array (it has a device) */
+	a.kind = info.kind;
+	if (info.kind == ACCEL_ARRAY_HOST)
+		disagree(0, "an array over a memory handle is a host array");
+	a.dev = M.st[h->store].dev;
+	a.store = h->store;
+	a.off = h->off;
+	a.group = h->group;
+	a.ss = a.sid = -1;
+	arr_set(as, &a);
+	if (arr_check_info(as, &info) && info.data &&
+	    info.data != (void *)(M.st[h->store].addr + h->off))
+		disagree(0, "an array over a memory handle does not start at its first entry");
+}
+
+static void op_arr_release(const struct op *o)
+{
+	int as = o->a % N_ARR, use;
+	struct expect x = X_OK;
+	struct marr *a = &M.a[as];
+	struct store *s;
+	C_Status st;
+
+	if (a->state == 0 ||
+	    (a->state == 2 && (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
+		return;
+	use = a->state == 2 ? 2 : 1;
+	if (use == 2)
+		xfail(&x, S(BADH));
+	s = &M.st[a->store];
+	if (use == 1 && KNOWN(KN_RELEASE) && pending_other_device(a->store))
+		return;
+	/* memory.h, accel_array_release: "The last handle on mapped memory
+	 * (see accel_memory_map()) is not released: the call fails with
+	 * ACCEL_ERROR_IN_USE and the array stays valid" */
+	if (use == 1 && a_valid(a) && s->mapped && s->handles == 1 &&
+	    s->owned_by_handles) {
+		if (KNOWN(KN_MAPREL))
+			return;
+		xfail(&x, S(INUSE));
+	}
+	emit("st = accel_array_release(%s);", arr_c[as]);
+	st = accel_array_release(ba[as]);
+	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		return;
+	arr_drop(as);
+}
+
+/* accel_array_get_info and the predicates; FL_BAD: handles of the other
+ * kind (a memory handle as an array, an array as a memory handle) */
+static void op_arr_info(const struct op *o)
+{
+	int as = o->a % N_ARR, ms = o->b % N_MEM, use, c, f;
+	struct expect x = X_OK;
+	struct marr *a = &M.a[as];
+	struct accel_array_info info;
+	struct accel_memory_info mi;
+	C_Status st;
+
+	if ((o->flags & FL_BAD) && (o->b & 8) && !KNOWN(KN_KIND)) {
+		if ((o->b & 16) && M.a[as].state == 1) {
+			emit("st = accel_memory_get_info((accel_memory_t)%s, &info);",
+			     arr_c[as]);
+			st = accel_memory_get_info((accel_memory_t)ba[as], &mi);
+		} else if (M.m[ms].state == 1) {
+			emit("st = accel_array_get_info((accel_array_t)m[%d], &ainfo);",
+			     ms);
+			st = accel_array_get_info((accel_array_t)bm[ms], &info);
+		} else {
+			return;
+		}
+		check(st, X_FAIL(BADH));
+		return;
+	}
+	if (!(use = arr_use(o, as, &x)))
+		return;
+	if (use == 1) {
+		if (!arr_check_info(as, &info))
+			return;
+		if (info.kind != (enum accel_array_kind)a->kind ||
+		    info.readonly != a->readonly)
+			disagree(0, "array info: kind %d readonly %d, the model %d %d",
+				 info.kind, info.readonly, a->kind, a->readonly);
+	} else {
+		emit("st = accel_array_get_info(%s, &ainfo);", arr_c[as]);
+		check(accel_array_get_info(ba[as], &info), x);
+	}
+	c = use == 1 && m_contig(a, 0);
+	f = use == 1 && m_contig(a, 1);
+	emit("CHECK(accel_array_is_c_contiguous(%s) == %d && accel_array_is_f_contiguous(%s) == %d);",
+	     arr_c[as], c, arr_c[as], f);
+	if (accel_array_is_c_contiguous(ba[as]) != c ||
+	    accel_array_is_f_contiguous(ba[as]) != f)
+		disagree(0, "contiguity C %d F %d, the model C %d F %d",
+			 accel_array_is_c_contiguous(ba[as]),
+			 accel_array_is_f_contiguous(ba[as]), c, f);
+}
+
+/* ------------------------------------------------------------------ */
 
 static void run_op(const struct op *o)
 {
@@ -1814,6 +3154,19 @@ static void run_op(const struct op *o)
 	case OP_MEM_WRITE: op_mem_rw(o, 1); break;
 	case OP_MEM_VALID: op_mem_valid(o); break;
 	case OP_WRONG_KIND: op_wrong_kind(o); break;
+	case OP_ARR_NEW: op_arr_new(o, d); break;
+	case OP_ARR_WRITE: op_arr_host(o, 1); break;
+	case OP_ARR_CHECK: op_arr_host(o, 0); break;
+	case OP_ARR_TO_DEV: op_arr_to_dev(o); break;
+	case OP_ARR_TO_HOST: op_arr_to_host(o); break;
+	case OP_ARR_TO_DEVICE: op_arr_to_device(o, d); break;
+	case OP_ARR_RESHAPE: op_arr_reshape(o, 0); break;
+	case OP_ARR_RAVEL: op_arr_reshape(o, 1); break;
+	case OP_ARR_IFACE: op_arr_iface(o); break;
+	case OP_ARR_AS_MEM: op_arr_as_mem(o); break;
+	case OP_MEM_AS_ARR: op_mem_as_arr(o); break;
+	case OP_ARR_RELEASE: op_arr_release(o); break;
+	case OP_ARR_INFO: op_arr_info(o); break;
 	}
 }
 
@@ -1855,7 +3208,9 @@ void exec_program(const struct program *p, const uint8_t *mask, int ndev,
 			fprintf(g_emit, "\t/* op %zu: %s */\n", cur,
 				op_name(p->ops[cur].kind));
 		model_op_begin(&M);
+		cur_op = &p->ops[cur];
 		run_op(&p->ops[cur]);
+		cur_op = NULL;
 	}
 	if (!r->failed) {
 		/* everything queued must complete without error */

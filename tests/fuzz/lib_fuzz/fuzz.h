@@ -29,6 +29,7 @@
 #define N_EVENT	3
 #define N_MEM	6	/* memory handles */
 #define N_HB	2	/* pageable host buffers */
+#define N_ARR	6	/* arrays (the array family) */
 #define HB_SIZE	(4u << 20)
 #define MAX_LEN	(4u << 20)
 
@@ -42,7 +43,12 @@ enum family {
 	F_MAP = 1 << 5,		/* host mapping */
 	F_MISUSE = 1 << 6,	/* deliberate misuse */
 	F_P2P = 1 << 7,		/* two devices */
-	F_ALL = (1 << 8) - 1,
+	F_ALL = (1 << 8) - 1,	/* "all": what every seed before arrays made */
+	/*
+	 * Arrays: not in "all", so that a seed makes the same program it
+	 * always did; --only all,array mixes them in (make check does).
+	 */
+	F_ARRAY = 1 << 8,
 };
 
 enum op_kind {
@@ -57,6 +63,11 @@ enum op_kind {
 	OP_MEM_FROM, OP_MEM_TO, OP_MEM_COPY, OP_MEM_RELEASE, OP_MEM_FREE,
 	OP_MEM_MAP, OP_MEM_UNMAP, OP_MEM_TOUCH, OP_MEM_READ, OP_MEM_WRITE,
 	OP_MEM_VALID, OP_WRONG_KIND,
+	/* the array family (F_ARRAY): after every older kind, so that the
+	 * weights of a run without arrays, and its programs, stay as they were */
+	OP_ARR_NEW, OP_ARR_WRITE, OP_ARR_CHECK, OP_ARR_TO_DEV, OP_ARR_TO_HOST,
+	OP_ARR_TO_DEVICE, OP_ARR_RESHAPE, OP_ARR_RAVEL, OP_ARR_IFACE,
+	OP_ARR_AS_MEM, OP_MEM_AS_ARR, OP_ARR_RELEASE, OP_ARR_INFO,
 	OP_COUNT
 };
 
@@ -132,6 +143,10 @@ enum known {
 	KN_DEFERFREE = 1 << 11,	/* a freed pool block whose free is deferred
 				 * behind queued work is still accepted
 				 * (ACCEL_POOL=off) */
+	KN_ROHOST = 1 << 12,	/* accel_host_array(NULL, ..., readonly 1)
+				 * makes a writable array */
+	KN_EMPTYMAP = 1 << 13,	/* an empty mapped array says it is a
+				 * device array */
 };
 #define KNOWN(k) (g_known & (k))
 extern unsigned g_known;
@@ -140,6 +155,9 @@ int known_parse(const char *list, unsigned *mask);
 extern FILE *g_emit;		/* when set, the run is printed as C */
 extern int g_verbose;
 extern volatile size_t *g_progress;	/* the op being run, for crashes */
+/* --stats: per op kind, library calls checked and those that failed (in
+ * memory shared with the children) */
+extern unsigned long (*g_stats)[2];
 
 void exec_program(const struct program *p, const uint8_t *mask,
 		  int ndev, struct result *r);

@@ -67,6 +67,19 @@ static const struct {
 	[OP_MEM_WRITE] = { "mem_write", F_MAP, 2 },
 	[OP_MEM_VALID] = { "mem_is_valid", F_MEM, 2 },
 	[OP_WRONG_KIND] = { "wrong_kind", F_MISUSE, 1 },
+	[OP_ARR_NEW] = { "arr_new", F_ARRAY, 10 },
+	[OP_ARR_WRITE] = { "arr_host_write", F_ARRAY, 4 },
+	[OP_ARR_CHECK] = { "arr_host_check", F_ARRAY, 5 },
+	[OP_ARR_TO_DEV] = { "arr_copy_to_device", F_ARRAY, 6 },
+	[OP_ARR_TO_HOST] = { "arr_copy_to_host", F_ARRAY, 6 },
+	[OP_ARR_TO_DEVICE] = { "arr_to_device", F_ARRAY, 4 },
+	[OP_ARR_RESHAPE] = { "arr_reshape", F_ARRAY, 4 },
+	[OP_ARR_RAVEL] = { "arr_ravel", F_ARRAY, 3 },
+	[OP_ARR_IFACE] = { "arr_interface", F_ARRAY, 5 },
+	[OP_ARR_AS_MEM] = { "arr_as_memory", F_ARRAY, 3 },
+	[OP_MEM_AS_ARR] = { "mem_as_array", F_ARRAY, 4 },
+	[OP_ARR_RELEASE] = { "arr_release", F_ARRAY, 5 },
+	[OP_ARR_INFO] = { "arr_info", F_ARRAY, 3 },
 };
 
 const char *op_name(int kind)
@@ -93,6 +106,7 @@ static const struct {
 	{ "raw", F_RAW }, { "async", F_ASYNC }, { "sync", F_SYNC },
 	{ "pool", F_POOL }, { "mem", F_MEM }, { "map", F_MAP },
 	{ "misuse", F_MISUSE }, { "p2p", F_P2P }, { "all", F_ALL },
+	{ "array", F_ARRAY },
 };
 
 /* "a,b,c" into a mask; -1 for an unknown name */
@@ -215,6 +229,82 @@ static size_t gen_chain(uint64_t *s, struct op *o, size_t room)
 	return n;
 }
 
+/*
+ * Array chains (F_ARRAY only): what random ops seldom line up. (0) mapped
+ * storage whose last handle is an array: its release is refused; (1) views
+ * (reshape, interface) of an array over memory that accel_memory_free()
+ * ends: refused; (2) an interface view of a device array outlives the
+ * array's release, while new arrays take memory: it still reads what the
+ * array held.
+ */
+static size_t gen_array_chain(uint64_t *s, struct op *o, size_t room)
+{
+	uint8_t m = next(s) % N_MEM, b = next(s) % N_ARR, dt = next(s) % 4;
+	uint8_t a0 = b, a1 = (b + 1) % N_ARR, a2 = (b + 2) % N_ARR;
+	uint8_t a3 = (b + 3) % N_ARR, a4 = (b + 4) % N_ARR;
+	uint32_t pat = next(s), pick = next(s) % 3;
+	/* 1-D, 4 or 8 entries, contiguous (FL_FULL: NULL strides) */
+	uint32_t x4 = 1 | 3 << 2, x8 = 1 | 6 << 2;
+	const struct op mapped[] = {
+		{ .kind = OP_MEM_RELEASE, .a = m },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_MEM_CREATE, .a = m, .b = 1, .c = dt, .x = 64,
+		  .flags = FL_FULL, .pat = pat },
+		{ .kind = OP_MEM_MAP, .a = m, .b = 2 },
+		{ .kind = OP_MEM_AS_ARR, .a = m, .b = a0, .x = x4,
+		  .flags = FL_FULL },
+		{ .kind = OP_MEM_RELEASE, .a = m },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_INFO, .a = a0 },
+	};
+	const struct op freed[] = {
+		{ .kind = OP_MEM_RELEASE, .a = m },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_RELEASE, .a = a1 },
+		{ .kind = OP_ARR_RELEASE, .a = a2 },
+		{ .kind = OP_MEM_CREATE, .a = m, .b = 0, .c = dt, .x = 256,
+		  .flags = FL_FULL, .pat = pat },
+		{ .kind = OP_MEM_AS_ARR, .a = m, .b = a0, .x = x4,
+		  .flags = FL_FULL },
+		{ .kind = OP_ARR_RESHAPE, .a = a0, .b = a1, .x = 0, .y = 0 },
+		{ .kind = OP_ARR_IFACE, .a = a0, .b = a2 },
+		{ .kind = OP_MEM_FREE, .a = m },
+		{ .kind = OP_ARR_RESHAPE, .a = a1, .b = a3, .x = 0, .y = 0 },
+		{ .kind = OP_ARR_INFO, .a = a2 },
+		{ .kind = OP_ARR_TO_HOST, .a = a2, .b = 1 },
+	};
+	const struct op held[] = {
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_RELEASE, .a = a1 },
+		{ .kind = OP_ARR_RELEASE, .a = a2 },
+		{ .kind = OP_ARR_RELEASE, .a = a3 },
+		{ .kind = OP_ARR_RELEASE, .a = a4 },
+		{ .kind = OP_ARR_NEW, .a = a0, .b = 0, .c = dt, .x = x8,
+		  .z = 1, .flags = FL_FULL },
+		{ .kind = OP_ARR_NEW, .a = a1, .b = 3, .c = dt, .x = x8,
+		  .z = 1 | 1 << 6, .flags = FL_FULL, .pat = pat },
+		{ .kind = OP_ARR_TO_DEV, .a = a0, .b = a1 },
+		{ .kind = OP_ARR_IFACE, .a = a0, .b = a2 },
+		{ .kind = OP_ARR_RELEASE, .a = a0 },
+		{ .kind = OP_ARR_NEW, .a = a3, .b = 0, .c = dt, .x = x8,
+		  .z = 1, .flags = FL_FULL },
+		{ .kind = OP_ARR_RELEASE, .a = a1 },
+		{ .kind = OP_ARR_NEW, .a = a1, .b = 3, .c = dt, .x = x8,
+		  .z = 1 | 1 << 6, .flags = FL_FULL, .pat = ~pat },
+		{ .kind = OP_ARR_TO_DEV, .a = a3, .b = a1 },
+		{ .kind = OP_ARR_TO_HOST, .a = a2, .b = 1 },
+	};
+	const struct op *chain = pick == 0 ? mapped : pick == 1 ? freed : held;
+	size_t n = pick == 0 ? sizeof(mapped) / sizeof(mapped[0]) :
+		   pick == 1 ? sizeof(freed) / sizeof(freed[0]) :
+		   sizeof(held) / sizeof(held[0]);
+
+	if (n > room)
+		return 0;
+	memcpy(o, chain, n * sizeof(*o));
+	return n;
+}
+
 void gen_program(uint64_t seed, size_t nops, unsigned families,
 		 struct program *p)
 {
@@ -226,6 +316,15 @@ void gen_program(uint64_t seed, size_t nops, unsigned families,
 	for (size_t i = 0; i < nops; i++) {
 		if ((families & chain) == chain && next(&s) % 64 == 0) {
 			size_t n = gen_chain(&s, &p->ops[i], nops - i);
+
+			if (n) {
+				i += n - 1;
+				continue;
+			}
+		}
+		/* a draw of its own only with arrays: other runs unchanged */
+		if ((families & F_ARRAY) && next(&s) % 32 == 0) {
+			size_t n = gen_array_chain(&s, &p->ops[i], nops - i);
 
 			if (n) {
 				i += n - 1;
@@ -248,6 +347,7 @@ static const struct {
 	{ "maprel", KN_MAPREL }, { "syncwait", KN_SYNCWAIT },
 	{ "release", KN_RELEASE },
 	{ "p2pwait", KN_P2PWAIT }, { "deferfree", KN_DEFERFREE },
+	{ "rohost", KN_ROHOST }, { "emptymap", KN_EMPTYMAP },
 };
 
 /* "a,b" of known classes into a mask; -1 for an unknown name */

@@ -11,7 +11,9 @@
  * the seed, the op index and the program's trace, and exits 1. --minimize
  * reduces a failing program (delta debugging over the ops, deterministic)
  * and prints it as a suite TEST for tests/lib/test_fuzz_repro.c.
- * Families: raw async sync pool mem map misuse p2p all. --known names
+ * Families: raw async sync pool mem map misuse p2p all array ("all" is
+ * every family but array, so that old seeds keep their programs; "all,array"
+ * mixes arrays in). --known names
  * disagreement classes the model skips (see fuzz.h), to look past them.
  */
 #include <getopt.h>
@@ -186,9 +188,9 @@ static void print_test(const struct program *p, const uint8_t *mask,
 static void usage(const char *argv0, int status)
 {
 	fprintf(status ? stderr : stdout, "usage: %s [--seed N] [--programs N] [--ops N] "
-		"[--only F,..] [--exclude F,..] [--known K,..] [--minimize] [-v]\n"
-		"families: raw async sync pool mem map misuse p2p all\n"
-		"known classes: chunk stale kind cast event maprel syncwait release p2pwait deferfree\n",
+		"[--only F,..] [--exclude F,..] [--known K,..] [--minimize] [--stats] [-v]\n"
+		"families: raw async sync pool mem map misuse p2p all array (all,array: everything)\n"
+		"known classes: chunk stale kind cast event maprel syncwait release p2pwait deferfree rohost emptymap\n",
 		argv0);
 	exit(status);
 }
@@ -204,13 +206,14 @@ int main(int argc, char **argv)
 		{ "known", required_argument, NULL, 'k' },
 		{ "minimize", no_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "stats", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	uint64_t seed = (uint64_t)time(NULL);
 	size_t programs = 1, nops = 200, count;
 	unsigned families = F_ALL, excl = 0;
-	int c, do_min = 0, fails = 0;
+	int c, do_min = 0, fails = 0, stats = 0;
 
 	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
 		switch (c) {
@@ -231,6 +234,7 @@ int main(int argc, char **argv)
 			break;
 		case 'm': do_min = 1; break;
 		case 'v': g_verbose = 1; break;
+		case 'S': stats = 1; break;
 		case 'h': usage(argv[0], 0); break;
 		default: usage(argv[0], 2);
 		}
@@ -247,6 +251,10 @@ int main(int argc, char **argv)
 		families &= ~F_P2P;
 	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (stats)
+		g_stats = mmap(NULL, OP_COUNT * sizeof(*g_stats),
+			       PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	printf("lib_fuzz: seed %llu, %zu programs of %zu ops, %d device(s)\n",
 	       (unsigned long long)seed, programs, nops, ndev);
 	for (size_t i = 0; i < programs; i++) {
@@ -283,6 +291,10 @@ int main(int argc, char **argv)
 		free(p.ops);
 		break;
 	}
+	for (int k = 0; g_stats && k < OP_COUNT; k++)
+		if (g_stats[k][0])
+			printf("# %-20s %8lu calls checked, %8lu failed\n",
+			       op_name(k), g_stats[k][0], g_stats[k][1]);
 	printf("%d passed, %d failed\n", fails ? 0 : 1, fails ? 1 : 0);
 	return fails ? 1 : 0;
 }

@@ -59,6 +59,28 @@ struct mmem {
 	int group;		/* the library's storage object */
 };
 
+/*
+ * An array handle: a layout (shape, byte strides, dtype) over a store from
+ * byte @off. Views (reshape, ravel, interface views, arrays over memory
+ * handles and memory handles over arrays) share the store and the storage
+ * object (@group) of what they were made from, as slices do.
+ */
+#define A_DIMS 3		/* the most dimensions the fuzzer makes */
+struct marr {
+	int state;		/* 0 empty, 1 live, 2 released */
+	int kind;		/* enum accel_array_kind */
+	int dev;		/* the device slot (0 or 1) */
+	int store;
+	size_t off;
+	int ndim;
+	size_t shape[A_DIMS];
+	ptrdiff_t strides[A_DIMS];
+	int dt;			/* index into exec.c's dtypes */
+	int readonly;
+	int group;
+	int ss, sid;		/* the stream it was made for, or -1 */
+};
+
 struct pending {
 	int store, sid, seq, write;
 	int dst, dst_off, dst_len;	/* what it wrote, to undefine */
@@ -76,6 +98,7 @@ struct model {
 	int pool_dev[N_POOL];
 	struct mmem m[N_MEM];
 	int hb[N_HB];		/* stores of the host buffers */
+	struct marr a[N_ARR];
 	int gfreed[MAX_STORE];	/* storage objects freed by accel_memory_free */
 	int ngroup;
 	int nsid;
