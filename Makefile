@@ -122,14 +122,13 @@ bench: qemu driver tests $(BUILD)/tools/accel_bench $(BUILD)/tools/memcpy_bench 
 # FUZZ_SEED=... (each prints its seed; --seed repeats a run). Then
 # libaccel's differential fuzzer (lib_fuzz): LIB_FUZZ_PROGRAMS programs of
 # LIB_FUZZ_OPS ops on cpu with two devices, and on accel in the VM;
-# LIB_FUZZ_KNOWN names disagreement classes to skip (lib_fuzz --help): by
-# default the array bugs still open; LIB_FUZZ_ONLY the families (every one,
-# the arrays too).
+# LIB_FUZZ_KNOWN names disagreement classes to skip (lib_fuzz --help), none
+# by default; LIB_FUZZ_ONLY the families (every one, the arrays too).
 FUZZ_OPS ?= 2000000
 IOCTL_FUZZ_OPS ?= 200000
 LIB_FUZZ_PROGRAMS ?= 20000
 LIB_FUZZ_OPS ?= 400
-LIB_FUZZ_KNOWN ?= rohost,emptymap
+LIB_FUZZ_KNOWN ?=
 LIB_FUZZ_ONLY ?= all,array
 LIB_FUZZ_ARGS = --programs $(LIB_FUZZ_PROGRAMS) --ops $(LIB_FUZZ_OPS) \
 		$(if $(LIB_FUZZ_ONLY),--only $(LIB_FUZZ_ONLY)) \

@@ -40,16 +40,14 @@ LIB_FUZZ_KNOWN=${LIB_FUZZ_KNOWN-}
 lib_fuzz_args=(--seed "$seed" --programs 200 --ops 200
 	       ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
 # the same with the array family mixed in (not in "all", so that the run
-# above keeps the programs its seeds always made); the array bugs still
-# open: rohost, emptymap (tests/lib/test_fuzz_repro.c)
-LIB_FUZZ_ARRAY_KNOWN=${LIB_FUZZ_ARRAY_KNOWN-rohost,emptymap}
+# above keeps the programs its seeds always made)
 lib_fuzz_array_args=(--seed "$seed" --programs 200 --ops 200 --only all,array
-		     ${LIB_FUZZ_ARRAY_KNOWN:+--known "$LIB_FUZZ_ARRAY_KNOWN"})
+		     ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
 # and arrays with the handles, mapping and streams around them only: small
 # programs, fast, so many more of them
 lib_fuzz_arrays_only_args=(--seed "$seed" --programs 1000 --ops 200
 			   --only array,mem,map,sync,misuse,p2p
-			   ${LIB_FUZZ_ARRAY_KNOWN:+--known "$LIB_FUZZ_ARRAY_KNOWN"})
+			   ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
 vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_queue_test"
 	  --file "$T/ioctl_fuzz" --file "$T/load_test"
 	  --file tests/kselftest/module_cycle.sh

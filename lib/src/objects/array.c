@@ -93,7 +93,7 @@ void array_layout_of(const struct accel_array *a, struct array_layout *l)
 /* New, uninitialised storage of @kind for layout @l. */
 static C_Status array_alloc(int dev_id, enum storage_kind kind, bool mapped,
 			    const struct array_layout *l, C_Stream stream,
-			    accel_array_t *ary)
+			    bool readonly, accel_array_t *ary)
 {
 	unsigned int flags = kind == STORAGE_DEVICE ? 0 :
 			     ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
@@ -104,7 +104,7 @@ static C_Status array_alloc(int dev_id, enum storage_kind kind, bool mapped,
 	    storage_alloc(dev_id, kind, extent, flags, stream, &st) != C_SUCCESS)
 		return C_FAILED;
 	st->mapped_kind = mapped;
-	return array_new(st, 0, l, stream, false, ary);
+	return array_new(st, 0, l, stream, readonly, ary);
 }
 
 static C_Status make_array(const C_Device device, enum storage_kind kind,
@@ -118,7 +118,7 @@ static C_Status make_array(const C_Device device, enum storage_kind kind,
 		return C_FAILED;
 	if (layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS)
 		return C_FAILED;
-	return array_alloc(device->id, kind, mapped, &l, stream, ary);
+	return array_alloc(device->id, kind, mapped, &l, stream, false, ary);
 }
 
 /* make_array() with @like's shape and dtype, contiguous in its axis order */
@@ -317,6 +317,10 @@ static C_Status mapped_storage(struct accel_device *dev, size_t bytes,
 		}
 		return C_FAILED;
 	}
+	if (!bytes) {	/* nothing to find, but a mapped array all the same */
+		st->kind = STORAGE_PINNED;
+		st->flags = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
+	}
 	/* from here on the storage gives the memory back */
 	st->owned = !pages;
 	st->portable_pages = pages;
@@ -379,7 +383,8 @@ C_Status accel_host_array(void *data, int ndim, const size_t *shape,
 	    layout_extent(&l, &extent) != C_SUCCESS)
 		return C_FAILED;
 	if (!data)
-		return array_alloc(-1, STORAGE_HOST, false, &l, NULL, ary);
+		return array_alloc(-1, STORAGE_HOST, false, &l, NULL,
+				   readonly, ary);
 	st = storage_host(data, extent);
 	if (!st)
 		return C_FAILED;
