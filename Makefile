@@ -47,7 +47,7 @@ accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
 	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR) modules
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
-       $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static \
+       $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static $(TESTS)/accel_lib_test.asan \
        $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
        $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/ioctl_fuzz \
        $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static

@@ -102,6 +102,17 @@ $(TESTS)/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_A)
 
+# The suite and the library in one program under AddressSanitizer and
+# UndefinedBehaviorSanitizer: a use after free or an overflow in the
+# library fails the test that made it.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	     -fno-omit-frame-pointer
+$(TESTS)/accel_lib_test.asan: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SRC) \
+			      $(LIB_HDRS_INTERNAL)
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O1 $(SAN_FLAGS) \
+	      -o $@ $(LIB_SRC) $(SUITE_SRC) -ldl
+
 # The load test (static: it runs in the VM).
 $(TESTS)/load_test: tests/load/load_test.c $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)

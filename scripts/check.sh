@@ -3,11 +3,12 @@
 #
 #  1. device-model tests through qtest (tests/qemu/test_device)
 #  2. the seeded device-model fuzzer, 100,000 operations
-#  3. the libaccel conformance suite on the cpu backend (two devices), and
-#     on cuda (every test skipped, with the reason, where there is no GPU);
-#     the differential fuzzer lib_fuzz, 200 programs of 200 ops on cpu
-#     (two devices), the seed of the device fuzzer, as many with the
-#     array family mixed in, and 1000 of arrays and handles only
+#  3. the libaccel conformance suite on the cpu backend (two devices),
+#     again built with ASan and UBSan, and on cuda (every test skipped,
+#     with the reason, where there is no GPU); the differential fuzzer
+#     lib_fuzz, 200 programs of 200 ops on cpu (two devices), the seed of
+#     the device fuzzer (FUZZ_SEED, 1 by default), as many with the array
+#     family mixed in, and 1000 of arrays and handles only
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the man
 #     pages (man --warnings); dkms; accel-smi with no device; the
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
@@ -80,6 +81,10 @@ run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
 run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
 	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
+# Leaks are not checked: each test ends its process, library objects and all.
+run_counted "libaccel on cpu under ASan and UBSan" env ASAN_OPTIONS=detect_leaks=0 \
+	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+	"$T/accel_lib_test.asan"
 # Where there is no GPU, the cuda backend says why and its tests are skipped.
 run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test" -u
 run_one "libaccel fuzzer on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
