@@ -29,6 +29,6 @@ ko=$(find "$work/modules/$KREL" -name 'accel.ko*')
 	{ say "FAIL: accel.ko is not for $KREL"; exit 1; }
 [ "$(modinfo -F version "$ko")" = "$version" ] ||
 	{ say "FAIL: accel.ko is not version $version"; exit 1; }
-dkms status "${trees[@]}" -m accel -v "$version" | grep -q installed ||
+dkms status "${trees[@]}" -m accel -v "$version" | grep installed >/dev/null ||
 	{ say "FAIL: dkms does not report accel installed"; exit 1; }
 say "ok: accel/$version built and installed for $KREL (${ko#"$work/modules/"})"

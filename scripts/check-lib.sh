@@ -22,7 +22,7 @@ declared=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' $heade
 exported=$(nm -D --defined-only "$so" | awk '$3 != "LIBACCEL_1.0" { print $3 }' | sort)
 [ "$(echo "$exported" | sed 's/@@LIBACCEL_1.0$//')" = "$declared" ] ||
 	bad "exports differ from the header: $(diff <(echo "$declared") <(echo "$exported" | sed 's/@@.*//') | grep '^[<>]' | tr '\n' ' ')"
-echo "$exported" | grep -qv '@@LIBACCEL_1.0$' && bad "unversioned exports"
+echo "$exported" | grep -v '@@LIBACCEL_1.0$' >/dev/null && bad "unversioned exports"
 say "$(echo "$declared" | wc -l) functions exported under LIBACCEL_1.0"
 
 soname=$(readelf -d "$so" | sed -nE 's/.*\(SONAME\).*\[(.*)\]/\1/p')
@@ -105,7 +105,7 @@ for prog in use use-static use-clash; do
 	ACCEL_VISIBLE_DEVICES=cpu LD_LIBRARY_PATH=$work/root/opt/accel/lib "$work/$prog" ||
 		bad "$prog did not run"
 done
-LD_LIBRARY_PATH=$work/root/opt/accel/lib ldd "$work/use" | grep -q "libaccel.so.1 => $work/root/opt/accel/lib/" ||
+LD_LIBRARY_PATH=$work/root/opt/accel/lib ldd "$work/use" | grep "libaccel.so.1 => $work/root/opt/accel/lib/" >/dev/null ||
 	bad "the program does not load the installed libaccel.so.1"
 # The rest of the stack: the tool, the man pages, the udev rule.
 for f in opt/accel/bin/accel-smi opt/accel/share/man/man1/accel-smi.1 \
@@ -115,7 +115,7 @@ for f in opt/accel/bin/accel-smi opt/accel/share/man/man1/accel-smi.1 \
 done
 # The installed plugin finds the installed libaccel by itself.
 ldd "$work/root/opt/accel/lib/paddle-plugins/libpaddle-accel.so" |
-	grep -q "libaccel.so.1 => $work/root/opt/accel/lib/" ||
+	grep "libaccel.so.1 => $work/root/opt/accel/lib/" >/dev/null ||
 	bad "the installed plugin does not load the installed libaccel.so.1"
 
 [ $fail -eq 0 ] && say "ok"
