@@ -181,6 +181,7 @@ struct accel_ctx {
 	u64 host_pinned;
 	u32 nr_allocs;
 	struct xarray queues;
+	u32 next_queue;		/* handles go round, not reused at once */
 	struct accel_uqueue *sync_queue;
 	atomic_t inflight;
 	wait_queue_head_t poll_wq;

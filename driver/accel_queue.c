@@ -426,9 +426,15 @@ int accel_queue_create(struct accel_ctx *ctx, struct accel_queue_create *args)
 	uq = accel_uqueue_new(ctx, accel_next_engine(ctx->adev));
 	if (!uq)
 		return -ENOMEM;
-	ret = xa_alloc(&ctx->queues, &handle, uq, XA_LIMIT(1, ACCEL_MAX_UQUEUE),
-		       GFP_KERNEL);
-	if (ret) {
+	/*
+	 * Cyclic: a fence names its queue's handle, so a handle given again
+	 * at once would make the fences of the destroyed queue look like the
+	 * new one's (-EINVAL where the uapi promises -ENOENT).
+	 */
+	ret = xa_alloc_cyclic(&ctx->queues, &handle, uq,
+			      XA_LIMIT(1, ACCEL_MAX_UQUEUE), &ctx->next_queue,
+			      GFP_KERNEL);
+	if (ret < 0) {
 		accel_uqueue_put(uq);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}

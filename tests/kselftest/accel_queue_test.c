@@ -273,6 +273,10 @@ TEST_F(q, wait_rejects_bad_fences)
 	/* a destroyed queue's fences are gone */
 	ASSERT_EQ(0, queue_destroy(self->fd, self->queue));
 	EXPECT_EQ(-ENOENT, wait_fence(self->fd, f, 0));
+	/* and stay gone when a new queue is made */
+	self->queue = queue_create(self->fd, NULL);
+	ASSERT_NE(0, self->queue);
+	EXPECT_EQ(-ENOENT, wait_fence(self->fd, f, 0));
 }
 
 /* A queue waits for another queue's fence without a trip to user space. */

@@ -532,3 +532,29 @@ TEST(fuzz_empty_mapped_array_kind)
 	CHECK(info.kind == ACCEL_ARRAY_MAPPED);
 	OK(accel_array_release(ary));
 }
+
+/*
+ * An event recorded on a stream that was destroyed since stays valid and,
+ * its work done (the destroy waited for it), complete (accel.h: an event
+ * names the work of its record), also once a new stream was created. On
+ * accel the new queue took the destroyed one's handle, and the event's
+ * fence then named the new queue: the query failed with EINVAL. The
+ * driver no longer gives a queue handle again at once. lib_fuzz --seed 192
+ * on accel (two devices) found it; minimized.
+ */
+TEST(fuzz_event_of_a_destroyed_stream)
+{
+	FZ_DECLS;
+	OK(accel_stream_create(ctx->dev, &s[2]));
+	OK(accel_memory_create(ctx->dev, 69186, accel_dtype(ACCEL_UINT8),
+			       NULL, 0x0, &m[0]));
+	fill_pattern(hb[0], 17681, 2487220235u);
+	OK(accel_memory_copy_from_async(m[0], s[2], hb[0], ACCEL_ALL, 51505));
+	OK(accel_event_create(ctx->dev, &e[0]));
+	OK(accel_event_record(ctx->dev, s[2], e[0]));
+	OK(accel_stream_destroy(ctx->dev, s[2]));
+	OK(accel_stream_create(ctx->dev, &s[0]));
+	OK(accel_event_query(ctx->dev, e[0]));
+	OK(accel_event_synchronize(ctx->dev, e[0]));
+	FZ_FREE;
+}

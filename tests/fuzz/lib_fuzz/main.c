@@ -80,6 +80,32 @@ static void run_child(const struct program *p, const uint8_t *mask,
 	out->kind = out->op < p->n ? p->ops[out->op].kind : -1;
 }
 
+/*
+ * The devices, counted in a child: this process never opens one, so that
+ * what each program's child allocates goes with that child (a child of a
+ * process that opened the accel driver would share its context, and its
+ * memory would outlive it).
+ */
+static size_t count_devices(void)
+{
+	size_t count = 0;
+	pid_t pid;
+
+	memset(shared, 0, sizeof(*shared));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (accel_get_device_count(&count) != C_SUCCESS)
+			snprintf(shared->msg, sizeof(shared->msg), "%s",
+				 accel_get_last_error());
+		shared->op = count;
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+		snprintf(shared->msg, sizeof(shared->msg), "cannot run a child");
+	return pid > 0 ? shared->op : 0;
+}
+
 static void print_trace(const struct program *p, const uint8_t *mask,
 			size_t upto)
 {
@@ -242,15 +268,16 @@ int main(int argc, char **argv)
 	families &= ~excl;
 	if (!(families & (F_RAW | F_ASYNC | F_SYNC | F_POOL | F_MEM | F_MAP)))
 		families |= F_RAW;
-	if (accel_get_device_count(&count) != C_SUCCESS || !count) {
-		printf("lib_fuzz: no device: %s\n", accel_get_last_error());
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	count = count_devices();
+	if (!count) {
+		printf("lib_fuzz: no device: %s\n", shared->msg);
 		return 1;
 	}
 	ndev = count > 1 ? 2 : 1;
 	if (ndev < 2)
 		families &= ~F_P2P;
-	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (stats)
 		g_stats = mmap(NULL, OP_COUNT * sizeof(*g_stats),
 			       PROT_READ | PROT_WRITE,
