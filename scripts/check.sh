@@ -109,7 +109,7 @@ run_counted "libaccel suite through the Paddle plugin on cpu" env \
 	"$T/plugin_suite"
 run_counted "libaccel suite through the Paddle plugin on cuda" env \
 	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
-run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" \
+run_vm "VM, 2 devices" --devices 2 --timeout 900 "${vm_files[@]}" "${example_files[@]}" \
 	"${plugin_files[@]}" "${smi_files[@]}" "${system_libs[@]}" -- \
 	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
 	./accel_smi_test.sh "./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
@@ -117,7 +117,7 @@ run_vm "VM, 2 devices" --devices 2 "${vm_files[@]}" "${example_files[@]}" \
 	"${lib_on_accel[@]}" "${fuzz_on_accel[@]}" "${examples_on_accel[@]}" \
 	"${plugin_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
 	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
-run_vm "VM, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
+run_vm "VM, vIOMMU, slub_debug" --devices 2 --timeout 900 --iommu --slub-debug \
 	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test \
 	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 run_one "lint" scripts/lint.sh
