@@ -46,6 +46,11 @@
  * calls already under way on it finish first (the destroy waits for them),
  * and calls that start later are refused as above.
  *
+ * Processes. The library is not for the child of a fork() of a process
+ * that has used it (as CUDA): the child would share the parent's device
+ * contexts, and what it allocates would outlive it. Use it in the parent
+ * only, or in children of a process that has not called it.
+ *
  * Ordering. Synchronous functions first wait for the work already submitted
  * to the device's streams (like CUDA's legacy default stream), and return
  * once their own work is complete. They wait for the work submitted before
