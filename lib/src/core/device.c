@@ -283,6 +283,11 @@ struct accel_mark *accel_device_mark(struct accel_device *dev,
 	if (which & ACCEL_MARK_HOST_USERS)
 		users |= atomic_load(&host_users);
 	users &= ~device_bit(dev);
+	*ret = C_SUCCESS;
+	/* no stream anywhere to mark: a free's fast path */
+	if (!users &&
+	    !atomic_load_explicit(&dev->nstreams, memory_order_acquire))
+		return NULL;
 	*ret = mark_streams(dev, &m, n, &cap);
 	for (int i = 0; *ret == C_SUCCESS && i < state.num_visible; i++)
 		if (users & ((uint64_t)1 << i))
