@@ -157,6 +157,15 @@ bool is_cpu(struct suite_ctx *ctx)
 	return !strncmp(ctx->name, "cpu", 3);
 }
 
+bool peer_on_another_backend(struct suite_ctx *ctx)
+{
+	const char *peer;
+	size_t n = strcspn(ctx->name, ":");
+
+	REQUIRE_OK(accel_get_device_name(ctx->peer, &peer));
+	return strcspn(peer, ":") != n || strncmp(peer, ctx->name, n);
+}
+
 static void run_child(struct suite_test *t)
 {
 	struct suite_ctx ctx = { 0 };

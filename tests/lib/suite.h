@@ -148,6 +148,8 @@ void pool_trim(struct suite_ctx *ctx);
 void needs_caching(struct suite_ctx *ctx);
 /* whether the device is a cpu device, whose memory is host memory */
 bool is_cpu(struct suite_ctx *ctx);
+/* whether the second device is of another backend than the first */
+bool peer_on_another_backend(struct suite_ctx *ctx);
 
 /* The free memory must be back at @before; says by how much it is not. */
 #define CHECK_FREE_IS(ctx, before)					\

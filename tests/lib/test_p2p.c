@@ -105,3 +105,35 @@ TEST_PEER(async_p2p_on_either_stream)
 	OK(accel_device_memory_deallocate(ctx->peer, p, n));
 	free(h);
 }
+
+/*
+ * Between backends an async p2p copy is not queued (accel.h): it waits for
+ * the work before it on its stream, and its bytes are there when it returns.
+ */
+TEST_PEER(async_p2p_across_backends_is_done_at_return)
+{
+	const size_t n = 8 << 20;
+	uint8_t *d = dalloc(ctx, n), *a = peer_alloc(ctx, n);
+	uint8_t *b = peer_alloc(ctx, n), *h = xmalloc(n), *back;
+	C_Stream ps;
+
+	if (!peer_on_another_backend(ctx))
+		suite_skip("both devices are of one backend: the copy is queued");
+	REQUIRE_OK(accel_stream_create(ctx->peer, &ps));
+	fill_pattern(h, n, 131);
+	REQUIRE_OK(accel_memory_copy_h2d(ctx->peer, a, h, n));
+	REQUIRE_OK(accel_device_memory_set(ctx->peer, b, 0, n));
+	for (int i = 0; i < 8; i++)	/* b has the pattern after the first */
+		OK(accel_async_memory_copy_d2d(ctx->peer, ps, i & 1 ? a : b,
+					       i & 1 ? b : a, n));
+	OK(accel_async_memory_copy_p2p(ctx->dev, ctx->peer, ps, d, b, n));
+	CHECK(accel_stream_query(ctx->peer, ps) == C_SUCCESS);
+	back = read_back(ctx, d, n);
+	CHECK(check_pattern(back, n, 131));
+	free(back);
+	OK(accel_stream_destroy(ctx->peer, ps));
+	dfree(ctx, d, n);
+	OK(accel_device_memory_deallocate(ctx->peer, a, n));
+	OK(accel_device_memory_deallocate(ctx->peer, b, n));
+	free(h);
+}

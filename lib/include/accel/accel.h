@@ -437,6 +437,10 @@ ACCEL_EXPORT C_Status accel_async_memory_copy_d2d(const C_Device device,
  * accel_async_memory_copy_p2p - queue a p2p copy and return
  * @stream: a stream of @dst_device or of @src_device; its device runs the
  *	copy
+ *
+ * Between devices of different backends the copy goes through host memory
+ * and is not queued: the call waits for the work queued on @stream before
+ * it and for both devices, copies, and returns when the copy is done.
  */
 ACCEL_EXPORT C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
 						  const C_Device src_device,
