@@ -367,7 +367,8 @@ struct accel_array_interface {
  * accel_device_array - an uninitialised device array (numpy.empty on the
  * device)
  * @ndim: 0 to ACCEL_MAX_DIMS
- * @shape: @ndim extents
+ * @shape: @ndim extents, whose product (an empty axis counted as 1) times
+ *	the dtype's size fits in a ptrdiff_t, as NumPy asks
  * @dtype: the entries' type; NULL for float64 (Numba's and NumPy's
  *	default), in every array constructor
  * @strides: @ndim strides in bytes, each at least 0, or NULL for the
@@ -376,7 +377,8 @@ struct accel_array_interface {
  *	so that no entry is misaligned, in every array constructor and view
  * @order: 'C' (row major) or 'F' (column major)
  * @stream: the stream the array is made for (its memory comes from that
- *	stream's share of the pool), or NULL
+ *	stream's share of the pool), or NULL; a live stream of @device, checked in
+ *	every array constructor even where the array needs none (empty, mapped)
  */
 ACCEL_EXPORT C_Status accel_device_array(const C_Device device, int ndim,
 					 const size_t *shape,
@@ -684,7 +686,8 @@ struct accel_pointer_attributes {
  * an error. For memory of a caching pool, base and size are the pool's
  * allocation from the device, and block_base and block_size the live block
  * that holds @ptr, the range that copies into it may use; a pointer into a
- * free part of the pool has block_live 0.
+ * free part of the pool, or past the end of a live block (into the pool's
+ * rounding of its size), has block_live 0.
  */
 ACCEL_EXPORT C_Status accel_pointer_get_attributes(const void *ptr,
 						   struct accel_pointer_attributes *attr);

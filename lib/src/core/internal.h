@@ -365,6 +365,12 @@ bool accel_pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
 
 /* pool/pool.c: @st was drained and is being destroyed */
 void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
+/*
+ * pool/pool.c: give the device the large blocks of @dev's pools whose
+ * pending free is over; @wait: after waiting for the work they are behind.
+ * Whether any was pending. Call it holding no pool's lock.
+ */
+bool accel_pools_reclaim(struct accel_device *dev, bool wait);
 
 /* stream.c */
 /*

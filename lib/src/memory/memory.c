@@ -82,7 +82,8 @@ static C_Status check_pooled(struct accel_device *dev, const char *what,
 	if (!accel_pool_span(dev, a->addr, p, &span) || !span.live)
 		return accel_error("%s %p is free memory of a caching pool on %s (freed already, or never allocated)",
 				   what, ptr, dev->name);
-	if (size > span.size - (p - span.base))
+	/* the block's rounding tail is the pool's, not the caller's */
+	if (p - span.base > span.size || size > span.size - (p - span.base))
 		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
 				   what, ptr, size, (void *)span.base,
 				   span.size, dev->name);
@@ -271,6 +272,20 @@ static C_Status free_behind(struct accel_device *dev,
 /* ------------------------------------------------------------------ */
 /* Allocation */
 
+/*
+ * Out of memory: wait for the work that pending frees are behind and give
+ * their memory back; those of the pools too unless a pool is asking (it
+ * holds its lock, and has taken back its own). True if any was pending.
+ */
+static bool settle_frees(struct accel_device *dev, bool pooled)
+{
+	bool any = reap_deferred(dev, true);
+
+	if (!pooled && accel_pools_reclaim(dev, true))
+		any = true;
+	return any;
+}
+
 /* Allocate and register; the caller has checked its arguments. */
 static C_Status alloc_registered(struct accel_device *dev, size_t size,
 				 enum accel_kind kind, bool pooled, bool wc,
@@ -284,7 +299,7 @@ static C_Status alloc_registered(struct accel_device *dev, size_t size,
 	reap_deferred(dev, false);
 	accel_error_keep(&before);
 	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS &&
-	    (!reap_deferred(dev, true) ||
+	    (!settle_frees(dev, pooled) ||
 	     dev->be->alloc(dev, kind, size, &a) != C_SUCCESS))
 		return C_FAILED;
 	accel_error_restore(&before);	/* the first try may have failed */
@@ -483,7 +498,7 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 		return accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
 				   ptr, size, kind_names[copy.kind],
 				   (void *)copy.addr, copy.size, dev->name);
-	return check_pooled(dev, "the range", ptr, size, &copy);
+	return check_pooled(dev, "the", ptr, size, &copy);
 }
 
 /* ------------------------------------------------------------------ */
@@ -796,6 +811,16 @@ C_Status accel_device_memory_set(const C_Device device, void *ptr,
 /* ------------------------------------------------------------------ */
 /* Stats and the chunk-size policy */
 
+/*
+ * Before free memory is read: the pending frees whose work has completed,
+ * the pools' too, are free. No pool lock held.
+ */
+static void take_back_completed(struct accel_device *dev)
+{
+	accel_pools_reclaim(dev, false);
+	reap_deferred(dev, false);
+}
+
 C_Status accel_device_memory_stats(const C_Device device,
 				   size_t *total_memory, size_t *free_memory)
 {
@@ -808,7 +833,7 @@ C_Status accel_device_memory_stats(const C_Device device,
 	if (!total_memory || !free_memory)
 		return accel_error("%s is NULL",
 				   total_memory ? "free_memory" : "total_memory");
-	reap_deferred(dev, false);	/* frees whose work has completed */
+	take_back_completed(dev);
 	return dev->be->stats(dev, total_memory, free_memory);
 }
 
@@ -845,6 +870,7 @@ C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size)
 {
 	size_t total, free;
 
+	reap_deferred(dev, false);	/* a pool's lock may be held */
 	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
 		return C_FAILED;
 	*size = max_alloc_of(dev, free);
@@ -874,6 +900,8 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 		*size = what == MIN_CHUNK ? min : 0;
 		return C_SUCCESS;
 	}
+	if (what == MAX_ALLOC)
+		take_back_completed(dev);
 	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
 		return C_FAILED;
 	max_chunk = (total / 8) & ~(min - 1);

@@ -60,6 +60,9 @@ static void describe(struct accel_device *dev, const void *ptr,
 	if (!accel_pool_span(dev, a->addr, (uintptr_t)ptr, &span) ||
 	    !span.live)
 		return;
+	/* the block's rounding tail is the pool's, not the caller's */
+	if ((uintptr_t)ptr - span.base >= span.size)
+		return;
 	attr->block_live = 1;
 	attr->block_base = (void *)span.base;
 	attr->block_size = span.size;

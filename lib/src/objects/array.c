@@ -78,7 +78,7 @@ C_Status array_out_on(accel_array_t *out, const C_Device device)
 {
 	if (array_out(out, "ary") != C_SUCCESS)
 		return C_FAILED;
-	return device ? C_SUCCESS : accel_error("the device is NULL");
+	return accel_device_lookup(device) ? C_SUCCESS : C_FAILED;
 }
 
 void array_layout_of(const struct accel_array *a, struct array_layout *l)
@@ -114,7 +114,8 @@ static C_Status make_array(const C_Device device, enum storage_kind kind,
 {
 	struct array_layout l;
 
-	if (array_out_on(ary, device) != C_SUCCESS)
+	if (array_out_on(ary, device) != C_SUCCESS ||
+	    stream_check(device->id, stream) != C_SUCCESS)
 		return C_FAILED;
 	if (layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS)
 		return C_FAILED;
@@ -354,7 +355,7 @@ C_Status accel_mapped_array_flags(const C_Device device, int ndim,
 		return accel_error("unknown flags %#x",
 				   flags & ~ACCEL_ARRAY_FLAGS_VALID);
 	dev = accel_device_lookup(device);
-	if (!dev ||
+	if (!dev || stream_check(dev->id, stream) != C_SUCCESS ||
 	    layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
 	    layout_extent(&l, &extent) != C_SUCCESS ||
 	    mapped_storage(dev, extent, flags, &st) != C_SUCCESS)

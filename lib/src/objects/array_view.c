@@ -268,9 +268,13 @@ C_Status accel_array_from_interface(const C_Device device,
 	ACCEL_ENTER();
 	if (array_out(ary, "ary") != C_SUCCESS)
 		return C_FAILED;
-	if (!device || !iface)
-		return accel_error("%s is NULL", device ? "iface" : "the device");
-	if (interface_layout(iface, &l, &extent) != C_SUCCESS)
+	if (!accel_device_lookup(device))
+		return C_FAILED;
+	if (!iface)
+		return accel_error("iface is NULL");
+	/* the view's stream: one of its device */
+	if (stream_check(device->id, iface->stream) != C_SUCCESS ||
+	    interface_layout(iface, &l, &extent) != C_SUCCESS)
 		return C_FAILED;
 	if (extent && !iface->data)
 		return accel_error("the data pointer is NULL for %zu bytes",

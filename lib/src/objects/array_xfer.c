@@ -74,7 +74,8 @@ static C_Status to_device(const C_Device device, accel_array_t host,
 	size_t extent;
 	C_Status ret;
 
-	if (array_out_on(ary, device) != C_SUCCESS)
+	if (array_out_on(ary, device) != C_SUCCESS ||
+	    stream_check(device->id, stream) != C_SUCCESS)
 		return C_FAILED;
 	h = array_live(host);
 	if (!h)
@@ -190,8 +191,8 @@ C_Status accel_array_register(const C_Device device, accel_array_t host,
 	C_Status ret = C_SUCCESS;
 
 	ACCEL_ENTER();
-	if (!device)
-		return accel_error("the device is NULL");
+	if (!accel_device_lookup(device))
+		return C_FAILED;
 	h = array_live(host);
 	if (!h)
 		return C_FAILED;

@@ -28,14 +28,20 @@ static C_Status check_shape(int ndim, const size_t *shape,
 				   ACCEL_MAX_DIMS);
 	if (ndim && !shape)
 		return accel_error("the shape is NULL");
+	/*
+	 * An empty axis does not make the others' product fit: contiguous
+	 * strides are made of it (NumPy refuses such shapes too)
+	 */
 	n = 1;
 	for (int i = 0; i < ndim; i++) {
-		if (shape[i] > PTRDIFF_MAX || !mul_ok(n, shape[i], &n))
+		if (shape[i] > PTRDIFF_MAX ||
+		    !mul_ok(n, shape[i] ? shape[i] : 1, &n))
 			return accel_error("the shape's product overflows at axis %d (%zu)",
 					   i, shape[i]);
 	}
 	if (!mul_ok(n, dtype->size, &bytes) || bytes > PTRDIFF_MAX)
-		return accel_error("%zu entries of %s overflow", n, dtype->name);
+		return accel_error("the shape's %zu entries (empty axes counted as 1) of %s overflow",
+				   n, dtype->name);
 	return C_SUCCESS;
 }
 

@@ -49,9 +49,7 @@ static C_Status memory_out(accel_memory_t *mem, const C_Device device)
 	if (!mem)
 		return accel_error("mem is NULL");
 	*mem = NULL;
-	if (!device)
-		return accel_error("the device is NULL");
-	return C_SUCCESS;
+	return accel_device_lookup(device) ? C_SUCCESS : C_FAILED;
 }
 
 static C_Status check_dtype(accel_dtype_t dtype, size_t entries, size_t *bytes)

@@ -139,6 +139,11 @@ struct xfer_end {
 };
 C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 		  size_t bytes, C_Stream stream);
+/*
+ * C_SUCCESS if @stream is NULL or a live stream of device @dev_id; else
+ * C_FAILED, ACCEL_ERROR_INVALID_HANDLE
+ */
+C_Status stream_check(int dev_id, C_Stream stream);
 
 /* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
 C_Status entry_range(size_t entries, size_t offset, size_t *count);

@@ -59,6 +59,42 @@ static int stream_dev(C_Stream stream)
 	return id;
 }
 
+C_Status stream_check(int dev_id, C_Stream stream)
+{
+	int id;
+
+	if (!stream)
+		return C_SUCCESS;
+	id = stream_dev(stream);
+	if (id < 0)
+		return accel_handle_error("stream %p is not a live stream",
+					  (void *)stream);
+	if (id != dev_id)
+		return accel_handle_error("stream %p is a stream of device %d, not of device %d",
+					  (void *)stream, id, dev_id);
+	return C_SUCCESS;
+}
+
+/*
+ * @stream may order a transfer between @dst and @src, empty or not: a
+ * stream of the device whose engine runs it (@runner) between host memory
+ * and a device's, else of the device of either end.
+ */
+static C_Status transfer_stream_check(const struct xfer_end *dst,
+				      const struct xfer_end *src, bool dd,
+				      bool sd, int runner, C_Stream stream)
+{
+	int other = end_dev(src) != end_dev(dst) ? end_dev(src) : -1;
+
+	if (!stream || dd != sd)
+		return stream_check(runner, stream);
+	if (end_dev(dst) < 0 && other < 0)	/* no device to order */
+		return stream_check(stream_dev(stream), stream);
+	if (other >= 0 && stream_dev(stream) == other)
+		return C_SUCCESS;
+	return stream_check(end_dev(dst) >= 0 ? end_dev(dst) : other, stream);
+}
+
 /*
  * Host to host: after the work that may still use either side. The stream
  * belongs to one of the two devices; which one is asked first, so that a
@@ -128,6 +164,8 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 	int runner = dd ? end_dev(dst) : end_dev(src);
 	C_Status ret;
 
+	if (transfer_stream_check(dst, src, dd, sd, runner, stream) != C_SUCCESS)
+		return C_FAILED;
 	if (!bytes)
 		return C_SUCCESS;
 	if (not_mapped(dst) != C_SUCCESS || not_mapped(src) != C_SUCCESS)
@@ -138,10 +176,6 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 		return host_copy(dst, src, bytes, stream);
 	if (dd && sd)
 		ret = device_copy(dst, src, bytes, stream);
-	else if (stream && stream_dev(stream) != runner)
-		/* no stream of the host side's device can order that engine */
-		ret = accel_handle_error("stream %p is not a live stream of device %d: a copy between host memory and a device's memory is queued on a stream of that device",
-					 (void *)stream, runner);
 	else
 		ret = host_device_copy(runner, dd, end_ptr(dst), end_ptr(src),
 				       bytes, stream);

@@ -605,6 +605,26 @@ void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
 	pthread_mutex_unlock(&dev->pool_lock);
 }
 
+bool accel_pools_reclaim(struct accel_device *dev, bool wait)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&dev->pool_lock);
+	for (struct accel_pool *pool = dev->pools; pool; pool = pool->next) {
+		pthread_mutex_lock(&pool->lock);
+		for (struct pool_pending *p = pool->direct_pending; p;
+		     p = p->next) {
+			any = true;
+			if (wait)
+				accel_marks_sync(p->events, p->nevents);
+		}
+		reclaim_direct(pool);
+		pthread_mutex_unlock(&pool->lock);
+	}
+	pthread_mutex_unlock(&dev->pool_lock);
+	return any;
+}
+
 /* ------------------------------------------------------------------ */
 /* The public functions */
 
