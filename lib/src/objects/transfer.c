@@ -22,9 +22,10 @@ static int end_dev(const struct xfer_end *e)
 	return e->st ? e->st->dev_id : -1;
 }
 
+/* A map of the bytes through any handle on them keeps the device off. */
 static C_Status not_mapped(const struct xfer_end *e)
 {
-	if (e->st && atomic_load(&e->st->maps))
+	if (e->st && atomic_load(&storage_owner(e->st)->maps))
 		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped for the host: unmap it before the device uses it");
 	return C_SUCCESS;
 }
