@@ -151,6 +151,8 @@ struct xfer_end {
 };
 C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 		  size_t bytes, C_Stream stream);
+/* @e named by the storage that owns its bytes (storage_owner()) */
+struct xfer_end xfer_owner(const struct xfer_end *e);
 
 /* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
 C_Status entry_range(size_t entries, size_t offset, size_t *count);
