@@ -606,7 +606,10 @@ ACCEL_EXPORT C_Status accel_array_get_interface(accel_array_t ary,
  * another device, or on a cpu device memory of another cpu device), the
  * view holds a reference to that storage, as a slice does, and the extent
  * must lie inside it: it stays valid after the producer is released
- * (accel_memory_free() on the producer still ends it). Other memory (the
+ * (accel_memory_free() on the producer still ends it). Mapped through any
+ * handle on that storage or through the view, the bytes are mapped for all
+ * of them (accel_memory_map()), and a copy between the view and that
+ * storage refuses overlapping ranges as a slice's does. Other memory (the
  * caller's, wrapped) is not kept alive.
  */
 ACCEL_EXPORT C_Status accel_array_from_interface(const C_Device device,

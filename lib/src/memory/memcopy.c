@@ -62,6 +62,19 @@ C_Status accel_memory_copy_to_async(accel_memory_t mem, C_Stream stream,
 	return copy_host(mem, stream, dst, false, count, offset);
 }
 
+/*
+ * Whether @bytes from @a and from @b overlap in the storage that owns them:
+ * a view of another device's storage holds it as a slice does.
+ */
+static bool ends_overlap(const struct xfer_end *a, const struct xfer_end *b,
+			 size_t bytes)
+{
+	struct xfer_end x = xfer_owner(a), y = xfer_owner(b);
+
+	return x.st == y.st && bytes && x.offset < y.offset + bytes &&
+	       y.offset < x.offset + bytes;
+}
+
 /* The byte ranges of a copy, checked. */
 static C_Status copy_ranges(struct accel_memory *dst, struct accel_memory *src,
 			    size_t count, size_t dst_offset, size_t src_offset,
@@ -82,9 +95,7 @@ static C_Status copy_ranges(struct accel_memory *dst, struct accel_memory *src,
 	to->offset = dst->offset + dst_offset * size;
 	from->st = src->st;
 	from->offset = src->offset + src_offset * size;
-	if (to->st == from->st && *bytes &&
-	    to->offset < from->offset + *bytes &&
-	    from->offset < to->offset + *bytes)
+	if (ends_overlap(to, from, *bytes))
 		return accel_error("the source and destination ranges overlap");
 	return C_SUCCESS;
 }

@@ -46,20 +46,20 @@ static C_Status map_used(struct accel_memory *mem, unsigned int access,
 	/* the host must see what queued work wrote */
 	if (d.id >= 0 && accel_device_synchronize(&d) != C_SUCCESS)
 		return C_FAILED;
-	atomic_fetch_add(&st->maps, 1);
+	atomic_fetch_add(&storage_owner(st)->maps, 1);
 	*ptr = st->ptr ? (char *)st->ptr + mem->offset : NULL;
 	return C_SUCCESS;
 }
 
 static C_Status unmap_used(struct accel_memory *mem)
 {
-	struct storage *st = mem->st;
-	int maps = atomic_load(&st->maps);
+	struct storage *own = storage_owner(mem->st);
+	int maps = atomic_load(&own->maps);
 
 	do {
 		if (!maps)
 			return accel_error("the memory is not mapped");
-	} while (!atomic_compare_exchange_weak(&st->maps, &maps, maps - 1));
+	} while (!atomic_compare_exchange_weak(&own->maps, &maps, maps - 1));
 	/* write-combined stores reach the device before its next transfer */
 	atomic_thread_fence(memory_order_seq_cst);
 	return C_SUCCESS;

@@ -212,7 +212,7 @@ C_Status accel_memory_get_info(accel_memory_t mem,
 	info->ptr = st->ptr ? (char *)st->ptr + m->offset : NULL;
 	info->flags = st->flags;
 	info->wrapped = !st->owned;
-	info->mapped = atomic_load(&st->maps);
+	info->mapped = atomic_load(&storage_owner(st)->maps);
 	memory_done(m);
 	return C_SUCCESS;
 }

@@ -41,7 +41,7 @@ struct storage {
 	void *ptr;
 	size_t bytes;
 	C_Stream alloc_stream;	/* what a pool block was allocated for */
-	atomic_int maps;	/* host mappings open */
+	atomic_int maps;	/* host mappings open: see storage_owner() */
 	/* bits of the devices that queued transfers on the bytes */
 	_Atomic uint64_t async_devs;
 	int registered_dev;	/* host memory pinned for this device, -1 */
@@ -78,6 +78,16 @@ struct accel_array {
 	bool readonly;
 };
 
+/*
+ * The storage that owns @st's bytes: a view's backing, else @st. Their
+ * mapping state is kept there, so that every handle on the bytes (the
+ * producer's and each view's) sees the same.
+ */
+static inline struct storage *storage_owner(struct storage *st)
+{
+	return st->backing ? st->backing : st;
+}
+
 /* storage.c */
 /* new storage of @bytes; @dev_id -1 with STORAGE_HOST for plain host memory */
 C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
@@ -92,19 +102,21 @@ void storage_get(struct storage *st);
 /* drop a reference; the last one frees the bytes (if owned) */
 C_Status storage_put(struct storage *st);
 /*
- * storage_put(), unless it is the last reference and the storage is mapped
- * (the mapping would point at freed bytes): then false, with the error
+ * storage_put(), unless it is the last reference on mapped bytes (the
+ * mapping would point at freed bytes; a view's last reference is that when
+ * its backing has no other): then false, with the error
  * (ACCEL_ERROR_IN_USE) in *ret, and the reference stays
  */
 bool storage_put_unmapped(struct storage *st, C_Status *ret);
 /*
- * Whether the caller's reference is the last one on mapped storage: its
- * handle must not be released (ACCEL_ERROR_IN_USE, set here when true)
+ * Whether the caller's reference is the last one on mapped bytes, as
+ * storage_put_unmapped() says: its handle must not be released
+ * (ACCEL_ERROR_IN_USE, set here when true)
  */
 bool storage_last_mapped(struct storage *st);
 /* end the registration of host memory for a device */
 C_Status storage_unregister(struct storage *st);
-/* free the bytes now */
+/* free the bytes now; refused while they are mapped through any handle */
 C_Status storage_free(struct storage *st);
 /*
  * Caller holds @st's lock: whether its bytes, or those of the storage it
@@ -144,6 +156,8 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
  * C_FAILED, ACCEL_ERROR_INVALID_HANDLE
  */
 C_Status stream_check(int dev_id, C_Stream stream);
+/* @e named by the storage that owns its bytes (storage_owner()) */
+struct xfer_end xfer_owner(const struct xfer_end *e);
 
 /* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
 C_Status entry_range(size_t entries, size_t offset, size_t *count);

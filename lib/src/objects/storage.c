@@ -260,12 +260,17 @@ static C_Status release_bytes(struct storage *st)
 	return ret;
 }
 
-/* The last reference went: the bytes and the storage go. */
+/*
+ * The last reference went: the bytes and the storage go. A view's backing
+ * stays if its other references went meanwhile and it is mapped (a release
+ * racing this one's saw them), and the mapping with it.
+ */
 static C_Status storage_gone(struct storage *st)
 {
-	C_Status ret = release_bytes(st);
+	C_Status ret = release_bytes(st), put;
 
-	if (st->backing && storage_put(st->backing) != C_SUCCESS)
+	if (st->backing && (!storage_put_unmapped(st->backing, &put) ||
+			    put != C_SUCCESS))
 		ret = C_FAILED;
 	pthread_rwlock_destroy(&st->lock);
 	free(st);
@@ -279,12 +284,25 @@ C_Status storage_put(struct storage *st)
 	return storage_gone(st);
 }
 
+/*
+ * Whether dropping a reference of @st, which has @refs, drops the last one
+ * on mapped bytes: a view's storage holds one reference on its backing,
+ * the bytes' last when the backing has no other.
+ */
+static bool last_on_mapped(struct storage *st, unsigned int refs)
+{
+	struct storage *own = storage_owner(st);
+
+	return refs == 1 && atomic_load(&own->maps) &&
+	       (own == st || atomic_load(&own->refs) == 1);
+}
+
 bool storage_put_unmapped(struct storage *st, C_Status *ret)
 {
 	unsigned int refs = atomic_load(&st->refs);
 
 	do {
-		if (refs == 1 && atomic_load(&st->maps)) {
+		if (last_on_mapped(st, refs)) {
 			*ret = accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
 			return false;
 		}
@@ -298,7 +316,7 @@ bool storage_put_unmapped(struct storage *st, C_Status *ret)
 
 bool storage_last_mapped(struct storage *st)
 {
-	if (atomic_load(&st->refs) != 1 || !atomic_load(&st->maps))
+	if (!last_on_mapped(st, atomic_load(&st->refs)))
 		return false;
 	accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before releasing its last handle");
 	return true;
@@ -308,8 +326,9 @@ C_Status storage_free(struct storage *st)
 {
 	C_Status ret;
 
+	/* a map through a view holds our lock too (storage_use()) */
 	pthread_rwlock_wrlock(&st->lock);
-	if (atomic_load(&st->maps))
+	if (atomic_load(&storage_owner(st)->maps))
 		ret = accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before freeing it");
 	else
 		ret = release_bytes(st);

@@ -22,9 +22,35 @@ static int end_dev(const struct xfer_end *e)
 	return e->st ? e->st->dev_id : -1;
 }
 
+struct xfer_end xfer_owner(const struct xfer_end *e)
+{
+	struct xfer_end r = *e;
+
+	if (e->st && e->st->backing) {
+		r.st = e->st->backing;
+		r.offset += (size_t)((char *)e->st->ptr - (char *)r.st->ptr);
+	}
+	return r;
+}
+
+/*
+ * A host-side view whose bytes are device memory of @runner, whose engine
+ * runs the copy (a cpu device's view of another cpu device's memory), is
+ * that memory to the engine: as host memory it would refuse it.
+ */
+static void engine_end(struct xfer_end *e, int runner)
+{
+	struct storage *own = e->st ? storage_owner(e->st) : NULL;
+
+	if (own && own != e->st && own->dev_id == runner &&
+	    storage_on_device(own) && !storage_on_device(e->st))
+		*e = xfer_owner(e);
+}
+
+/* A map of the bytes through any handle on them keeps the device off. */
 static C_Status not_mapped(const struct xfer_end *e)
 {
-	if (e->st && atomic_load(&e->st->maps))
+	if (e->st && atomic_load(&storage_owner(e->st)->maps))
 		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped for the host: unmap it before the device uses it");
 	return C_SUCCESS;
 }
@@ -77,17 +103,18 @@ C_Status stream_check(int dev_id, C_Stream stream)
 
 /*
  * @stream may order a transfer between @dst and @src, empty or not: a
- * stream of the device whose engine runs it (@runner) between host memory
- * and a device's, else of the device of either end.
+ * stream of the device whose engine runs it between host memory and a
+ * device's (the device side's), else of the device of either end.
  */
 static C_Status transfer_stream_check(const struct xfer_end *dst,
-				      const struct xfer_end *src, bool dd,
-				      bool sd, int runner, C_Stream stream)
+				      const struct xfer_end *src,
+				      C_Stream stream)
 {
+	bool dd = end_on_device(dst), sd = end_on_device(src);
 	int other = end_dev(src) != end_dev(dst) ? end_dev(src) : -1;
 
 	if (!stream || dd != sd)
-		return stream_check(runner, stream);
+		return stream_check(dd ? end_dev(dst) : end_dev(src), stream);
 	if (end_dev(dst) < 0 && other < 0)	/* no device to order */
 		return stream_check(stream_dev(stream), stream);
 	if (other >= 0 && stream_dev(stream) == other)
@@ -156,20 +183,15 @@ static void note_async(const struct xfer_end *e, int dev_id)
 		atomic_fetch_or(&e->st->async_devs, (uint64_t)1 << dev_id);
 }
 
-C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
-		  size_t bytes, C_Stream stream)
+/* Move the bytes between the two ends, by the engine that reaches both. */
+static C_Status move(const struct xfer_end *dst, const struct xfer_end *src,
+		     size_t bytes, C_Stream stream)
 {
 	bool dd = end_on_device(dst), sd = end_on_device(src);
 	/* the device whose engine runs it: the destination's, or the source's */
 	int runner = dd ? end_dev(dst) : end_dev(src);
 	C_Status ret;
 
-	if (transfer_stream_check(dst, src, dd, sd, runner, stream) != C_SUCCESS)
-		return C_FAILED;
-	if (!bytes)
-		return C_SUCCESS;
-	if (not_mapped(dst) != C_SUCCESS || not_mapped(src) != C_SUCCESS)
-		return C_FAILED;
 	if (!end_ptr(dst) || !end_ptr(src))
 		return accel_error("host memory for %zu bytes is NULL", bytes);
 	if (!dd && !sd)
@@ -184,4 +206,25 @@ C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
 		note_async(src, runner);
 	}
 	return ret;
+}
+
+C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
+		  size_t bytes, C_Stream stream)
+{
+	struct xfer_end to = *dst, from = *src;
+	bool dd = end_on_device(dst), sd = end_on_device(src);
+
+	if (transfer_stream_check(dst, src, stream) != C_SUCCESS)
+		return C_FAILED;
+	if (!bytes)
+		return C_SUCCESS;
+	if (not_mapped(dst) != C_SUCCESS || not_mapped(src) != C_SUCCESS)
+		return C_FAILED;
+	if (dd != sd) {
+		int runner = dd ? end_dev(dst) : end_dev(src);
+
+		engine_end(&to, runner);
+		engine_end(&from, runner);
+	}
+	return move(&to, &from, bytes, stream);
 }

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Contract violations a review found (review 3) in interface views made
+ * for one device over the library's memory of another: maps through any
+ * handle on the bytes, and copies between such a view and memory of the
+ * device that owns them (overlapping ones refused as within one storage).
+ */
+#include <accel/memory.h>
+
+#include "suite.h"
+
+#define ENTRIES 1024
+
+/*
+ * A view for the peer (*@v) of a portable mapped array of the device under
+ * test, and a memory handle on that array (*@m), which holds its storage.
+ */
+static void mapped_and_view(struct suite_ctx *ctx, accel_memory_t *m,
+			    accel_array_t *v)
+{
+	size_t shape[1] = { ENTRIES };
+	struct accel_array_interface ifc;
+	accel_array_t a;
+
+	REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, shape, NULL, NULL,
+					    'C', NULL, ACCEL_ARRAY_PORTABLE, &a));
+	REQUIRE_OK(accel_array_get_interface(a, &ifc));
+	REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0, v));
+	REQUIRE_OK(accel_array_as_memory(a, m));
+	REQUIRE_OK(accel_array_release(a));
+}
+
+/*
+ * memory.h accel_memory_map: "Until as many accel_memory_unmap() calls,
+ * the device does not use the storage: copies to or from it fail." The
+ * view for the peer lies in the mapped storage: copies through it too.
+ */
+TEST_PEER(review3_view_of_mapped_memory_is_not_copied)
+{
+	size_t shape[1] = { ENTRIES };
+	double host[ENTRIES] = { 0 };
+	struct accel_memory_info info;
+	accel_memory_t m, vm;
+	accel_array_t v, h;
+	void *p;
+
+	mapped_and_view(ctx, &m, &v);
+	REQUIRE_OK(accel_host_array(host, 1, shape, NULL, NULL, 'C', 0, &h));
+	REQUIRE_OK(accel_array_as_memory(v, &vm));
+	REQUIRE_OK(accel_memory_map(m, ACCEL_MAP_READ | ACCEL_MAP_WRITE, &p));
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_array_copy_to_device(v, h, NULL));
+	FAILS_WITH(ACCEL_ERROR_IN_USE,
+		   accel_array_copy_to_host(v, h, NULL, NULL));
+	/* the view's handle says the bytes are mapped */
+	OK(accel_memory_get_info(vm, &info));
+	CHECK(info.mapped == 1);
+	OK(accel_memory_unmap(m));
+	OK(accel_array_copy_to_device(v, h, NULL));
+	/* and a map through the view holds the producer's device off */
+	REQUIRE_OK(accel_memory_map(vm, ACCEL_MAP_READ, &p));
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_memory_copy_from(m, host,
+							      ACCEL_ALL, 0));
+	OK(accel_memory_unmap(vm));
+	OK(accel_memory_copy_from(m, host, ACCEL_ALL, 0));
+	OK(accel_memory_release(vm));
+	OK(accel_memory_release(m));
+	OK(accel_array_release(v));
+	OK(accel_array_release(h));
+}
+
+/*
+ * memory.h accel_memory_release: "The last handle on mapped memory is not
+ * released"; docs "Mapped memory": when the last handle is an interface
+ * view, its release is refused the same way.
+ */
+TEST_PEER(review3_last_view_of_mapped_memory_is_kept)
+{
+	accel_memory_t m, vm;
+	accel_array_t v;
+	double *p;
+
+	mapped_and_view(ctx, &m, &v);
+	REQUIRE_OK(accel_memory_map(m, ACCEL_MAP_READ | ACCEL_MAP_WRITE,
+				    (void **)&p));
+	OK(accel_memory_release(m));	/* the view still holds the bytes */
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_array_release(v));
+	p[ENTRIES - 1] = 1.5;		/* the mapping still points at them */
+	/* a handle on the view to unmap with, then the view may go */
+	REQUIRE_OK(accel_array_as_memory(v, &vm));
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_memory_free(vm));
+	OK(accel_array_release(v));	/* not the last handle now */
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_memory_release(vm));
+	OK(accel_memory_unmap(vm));
+	OK(accel_memory_release(vm));
+}
+
+/*
+ * memory.h accel_memory_free: "Mapped memory is not freed: the call fails
+ * until it is unmapped", mapped through a view of it too.
+ */
+TEST_PEER(review3_memory_mapped_through_view_is_not_freed)
+{
+	accel_memory_t m, vm;
+	accel_array_t v;
+	double *p;
+
+	mapped_and_view(ctx, &m, &v);
+	REQUIRE_OK(accel_array_as_memory(v, &vm));
+	REQUIRE_OK(accel_memory_map(vm, ACCEL_MAP_READ | ACCEL_MAP_WRITE,
+				    (void **)&p));
+	FAILS_WITH(ACCEL_ERROR_IN_USE, accel_memory_free(m));
+	CHECK(accel_memory_is_valid(m));
+	p[ENTRIES - 1] = 2.5;
+	OK(accel_memory_unmap(vm));
+	OK(accel_memory_free(m));
+	CHECK(!accel_memory_is_valid(vm));
+	OK(accel_memory_release(vm));
+	OK(accel_array_release(v));
+}
+
+/*
+ * A memory handle on a view for the peer of the device's device memory
+ * (*@vm), the memory under it (*@m), its bytes patterned: only a cpu
+ * device takes another's device memory.
+ */
+static void device_memory_and_view(struct suite_ctx *ctx, accel_memory_t *m,
+				   accel_memory_t *vm)
+{
+	uint8_t pat[ENTRIES];
+	size_t shape[1] = { ENTRIES };
+	struct accel_array_interface ifc;
+	struct accel_memory_info info;
+	accel_array_t a, v;
+
+	if (!is_cpu(ctx))
+		suite_skip("only a cpu device takes another's device memory");
+	fill_pattern(pat, sizeof(pat), 3);
+	REQUIRE_OK(accel_memory_create(ctx->dev, ENTRIES,
+				       accel_dtype(ACCEL_UINT8), pat, 0, m));
+	REQUIRE_OK(accel_memory_as_array(*m, 1, shape, NULL, 'C', &a));
+	REQUIRE_OK(accel_array_get_interface(a, &ifc));
+	REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0, &v));
+	REQUIRE_OK(accel_array_as_memory(v, vm));
+	REQUIRE_OK(accel_memory_get_info(*vm, &info));
+	CHECK(info.device == ctx->peer->id);
+	OK(accel_array_release(v));
+	OK(accel_array_release(a));
+}
+
+/*
+ * memory.h accel_memory_copy: "Memory of two devices is copied peer to
+ * peer": a handle on the peer's view of the device's memory and another
+ * handle of the device copy both ways.
+ */
+TEST_PEER(review3_view_copies_with_memory_of_its_bytes_device)
+{
+	uint8_t pat[ENTRIES], back[ENTRIES];
+	accel_memory_t m, vm, n;
+	C_Stream s;
+
+	device_memory_and_view(ctx, &m, &vm);
+	fill_pattern(pat, sizeof(pat), 3);
+	REQUIRE_OK(accel_memory_create(ctx->dev, ENTRIES,
+				       accel_dtype(ACCEL_UINT8), NULL, 0, &n));
+	OK(accel_memory_copy(n, vm, 16, 0, 0));	/* view -> device */
+	OK(accel_memory_copy_to(n, back, 16, 0));
+	CHECK(!memcmp(back, pat, 16));
+	OK(accel_memory_copy(vm, n, 16, 100, 0));	/* device -> view */
+	OK(accel_memory_copy_to(m, back, 16, 100));
+	CHECK(!memcmp(back, pat, 16));
+	/* the device's engine runs it: queued, on a stream of that device */
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	OK(accel_memory_copy_async(n, vm, s, 16, 32, 200));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_memory_copy_to(n, back, 16, 32));
+	CHECK(!memcmp(back, pat + 200, 16));
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_memory_release(n));
+	OK(accel_memory_release(vm));
+	OK(accel_memory_release(m));
+}
+
+/*
+ * docs "Memory objects": copies "refuse overlapping ranges of one
+ * storage". The view holds the device's storage as a slice does: a copy
+ * between it and that storage over the same bytes is refused as an
+ * overlap, and disjoint ranges of it are copied.
+ */
+TEST_PEER(review3_view_and_its_producer_overlap_as_one_storage)
+{
+	uint8_t pat[ENTRIES], back[ENTRIES];
+	accel_memory_t m, vm;
+
+	device_memory_and_view(ctx, &m, &vm);
+	fill_pattern(pat, sizeof(pat), 3);
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy(vm, m, ENTRIES - 1, 1, 0));
+	CHECK(strstr(accel_get_last_error(), "overlap"));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy(m, vm, ENTRIES - 1, 0, 1));
+	CHECK(strstr(accel_get_last_error(), "overlap"));
+	OK(accel_memory_copy(vm, m, 16, 512, 0));
+	OK(accel_memory_copy_to(m, back, ACCEL_ALL, 0));
+	CHECK(!memcmp(back + 512, pat, 16));
+	CHECK(!memcmp(back, pat, 512));
+	OK(accel_memory_release(vm));
+	OK(accel_memory_release(m));
+}
