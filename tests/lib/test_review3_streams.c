@@ -7,13 +7,18 @@
  *   meanwhile by another thread must wait for that work as for any stream's
  *   (accel.h: "Synchronous functions first wait for the work already
  *   submitted to the device's streams"; memory is reused only once the work
- *   submitted before the free, on every stream, has completed).
+ *   submitted before the free, on every stream, has completed);
+ * - accel_memory_free() under way while another thread releases the same
+ *   handle: the free, which started first, succeeds and the release is
+ *   refused (docs/libaccel.md: "one succeeds, the other is refused"; a
+ *   refused call frees nothing).
  *
  * Work is made observably pending with a chain of large device to device
  * copies, as in test_review_order.c; a try whose work was over before the
  * checks is inconclusive: the chain doubles and the try runs again.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include <accel/memory.h>
@@ -210,5 +215,93 @@ TEST(review3_free_waits_for_stream_being_destroyed)
 	}
 	OK(accel_event_destroy(ctx->dev, e));
 	dfree(ctx, src, n);
+	dfree(ctx, big, 2 * BUSY_HALF);
+}
+
+/* ------------------------------------------------------------------ */
+/* A free under way wins over a release of its handle that starts later */
+
+struct freer {
+	accel_memory_t mem;
+	C_Status ret;
+	atomic_int started, done;
+};
+
+static void *free_memory_handle(void *arg)
+{
+	struct freer *f = arg;
+
+	atomic_store(&f->started, 1);
+	f->ret = accel_memory_free(f->mem);
+	atomic_store(&f->done, 1);
+	return NULL;
+}
+
+/*
+ * The handle is a view of registered host memory: its free unregisters the
+ * memory, which waits for the device's queued work. A release of the
+ * handle made while the free waits must be refused (INVALID_HANDLE), and
+ * the free must succeed. If the release came first after all (the freeing
+ * thread had not reached the library), the free is refused having freed
+ * nothing, and the try runs again.
+ */
+TEST(review3_free_under_way_wins_over_release)
+{
+	const size_t n = 1 << 20;
+	size_t shape[1] = { n };
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (;;) {
+		struct freer f = { 0 };
+		void *data = aligned_alloc(4096, n);
+		struct accel_array_info info;
+		accel_array_t host;
+		C_Status rel;
+		bool under_way, decided;
+		pthread_t t;
+
+		REQUIRE(data);
+		REQUIRE_OK(accel_host_array(data, 1, shape,
+					    accel_dtype(ACCEL_UINT8), NULL,
+					    'C', 0, &host));
+		REQUIRE_OK(accel_array_register(ctx->dev, host, 0));
+		REQUIRE_OK(accel_array_as_memory(host, &f.mem));
+		busy_chain(ctx->dev, s, big, copies);
+		REQUIRE(!pthread_create(&t, NULL, free_memory_handle, &f));
+		while (!atomic_load(&f.started))
+			usleep(1000);
+		usleep(30000);		/* the free waits for the device */
+		under_way = accel_stream_query(ctx->dev, s) == C_WARNING &&
+			    !atomic_load(&f.done);
+		accel_clear_last_error();
+		rel = accel_memory_release(f.mem);
+		if (rel != C_SUCCESS)
+			CHECK(accel_peek_last_error_code() ==
+			      ACCEL_ERROR_INVALID_HANDLE);
+		pthread_join(t, NULL);
+		OK(accel_stream_synchronize(ctx->dev, s));
+		if (f.ret == C_SUCCESS) {
+			/* the free claimed the handle: the release is refused */
+			CHECK(rel == C_FAILED);
+			FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+				   accel_array_get_info(host, &info));
+			decided = under_way || rel == C_SUCCESS;
+		} else {
+			/* the release came first: the refused free freed nothing */
+			bool freed = accel_array_get_info(host, &info) != C_SUCCESS;
+
+			CHECK(rel == C_SUCCESS && !freed);
+			decided = rel != C_SUCCESS || freed;
+		}
+		OK(accel_array_release(host));
+		free(data);
+		if (decided)
+			break;
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, big, 2 * BUSY_HALF);
 }
