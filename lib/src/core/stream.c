@@ -121,14 +121,21 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 		return accel_handle_error("stream %p was destroyed by another thread",
 					  (void *)stream);
 	}
+	/*
+	 * Its work stays in the device's list until it has completed: the
+	 * synchronous calls, synchronizations and frees of other threads
+	 * meanwhile wait for it (the ended handle keeps new work off it).
+	 */
+	dev->be->stream_drain(dev, s->priv);
 	pthread_rwlock_wrlock(&dev->stream_lock);
 	for (pp = &dev->streams; *pp != s; pp = &(*pp)->next)
 		;
 	*pp = s->next;
 	atomic_fetch_sub(&dev->nstreams, 1);
 	pthread_rwlock_unlock(&dev->stream_lock);
-	dev->be->stream_drain(dev, s->priv);
 	accel_pools_stream_gone(dev, s);
+	/* the events that marks and pools recorded on it since the drain */
+	dev->be->stream_drain(dev, s->priv);
 	dev->be->stream_destroy(dev, s->priv);
 	free(s);
 	return C_SUCCESS;

@@ -106,23 +106,24 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
 }
 
 /*
- * End @m's handle (referenced) and free it, after the calls under way on it
- * (a map among them). Mapped memory keeps its last handle.
+ * Claim @m's handle (referenced) for a release or a free: the calls under
+ * way on it return first, and every call that starts later is refused, a
+ * racing release or free among them; handle_unclaim() makes it live again.
  */
-static C_Status handle_release(struct accel_memory *m)
+static C_Status handle_claim(struct accel_memory *m)
+{
+	if (accel_handle_close(m))
+		return C_SUCCESS;
+	accel_handle_put(m);
+	return accel_handle_error("the memory handle was released by another thread");
+}
+
+/* Caller claimed @m: end its handle and free it. */
+static C_Status handle_end(struct accel_memory *m)
 {
 	struct storage *st = m->st;
 	C_Status ret;
 
-	if (!accel_handle_close(m)) {
-		accel_handle_put(m);
-		return accel_handle_error("the memory handle was released by another thread");
-	}
-	if (storage_last_mapped(st)) {
-		accel_handle_reopen(m);
-		accel_handle_put(m);
-		return C_FAILED;
-	}
 	accel_handle_retire(m);
 	free(m);
 	/*
@@ -133,6 +134,14 @@ static C_Status handle_release(struct accel_memory *m)
 	return ret;
 }
 
+/* Caller claimed @m, and cannot go on: @m is live again. */
+static C_Status handle_unclaim(struct accel_memory *m)
+{
+	accel_handle_reopen(m);
+	accel_handle_put(m);
+	return C_FAILED;
+}
+
 C_Status accel_memory_release(accel_memory_t mem)
 {
 	struct accel_memory *m;
@@ -141,23 +150,29 @@ C_Status accel_memory_release(accel_memory_t mem)
 	if (!mem)
 		return C_SUCCESS;
 	m = memory_lookup(mem);
-	return m ? handle_release(m) : C_FAILED;
+	if (!m || handle_claim(m) != C_SUCCESS)
+		return C_FAILED;
+	/* mapped memory keeps its last handle */
+	if (storage_last_mapped(m->st))
+		return handle_unclaim(m);
+	return handle_end(m);
 }
 
+/*
+ * The handle is claimed before the bytes go, not after: a release that
+ * starts while the free waits for the device is refused, not the free.
+ */
 C_Status accel_memory_free(accel_memory_t mem)
 {
 	struct accel_memory *m;
-	C_Status ret;
 
 	ACCEL_ENTER();
 	m = memory_lookup(mem);
-	if (!m)
+	if (!m || handle_claim(m) != C_SUCCESS)
 		return C_FAILED;
-	ret = storage_free(m->st);
-	if (ret == C_SUCCESS)
-		return handle_release(m);
-	accel_handle_put(m);
-	return ret;
+	if (storage_free(m->st) != C_SUCCESS)
+		return handle_unclaim(m);
+	return handle_end(m);
 }
 
 int accel_memory_is_valid(accel_memory_t mem)
