@@ -319,3 +319,59 @@ TEST(review3_empty_axis_does_not_hide_an_overflow)
 	CHECK(info.strides[0] == 40 && info.strides[1] == 8 && !info.size);
 	OK(accel_array_release(a));
 }
+
+/* ------------------------------------------------------------------ */
+/* A map through an interface view waits for the producer's device */
+
+/*
+ * memory.h accel_memory_map: the host sees what queued work wrote. A view
+ * for the peer of host memory of the device under test, mapped through
+ * the view while the device's copy into that memory is queued.
+ */
+TEST_PEER(review3_map_through_a_view_waits_for_the_producers_device)
+{
+	enum { N = 1024 };
+	uint8_t *buf = dalloc(ctx, 2 * CHAIN_HALF);
+	size_t shape[1] = { N };
+	int copies = CHAIN_START;
+	uint8_t pattern[N];
+	C_Stream s;
+
+	fill_pattern(pattern, N, 77);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (;;) {
+		struct accel_array_interface ifc;
+		accel_memory_t src, vm;
+		accel_array_t a, v;
+		bool pending;
+		void *p;
+
+		REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, shape,
+						    accel_dtype(ACCEL_UINT8),
+						    NULL, 'C', NULL,
+						    ACCEL_ARRAY_PORTABLE, &a));
+		REQUIRE_OK(accel_array_get_interface(a, &ifc));
+		REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0, &v));
+		REQUIRE_OK(accel_array_as_memory(v, &vm));
+		REQUIRE_OK(accel_memory_create(ctx->dev, N,
+					       accel_dtype(ACCEL_UINT8),
+					       pattern, 0, &src));
+		chain(ctx, s, buf, copies);
+		OK(accel_memory_copy_async(vm, src, s, ACCEL_ALL, 0, 0));
+		pending = still_busy(ctx, s);
+		REQUIRE_OK(accel_memory_map(vm, ACCEL_MAP_READ, &p));
+		if (pending)
+			CHECK(!memcmp(p, pattern, N));
+		OK(accel_memory_unmap(vm));
+		OK(accel_stream_synchronize(ctx->dev, s));
+		OK(accel_memory_release(vm));
+		OK(accel_memory_release(src));
+		OK(accel_array_release(v));
+		OK(accel_array_release(a));
+		if (pending)
+			break;
+		chain_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, buf, 2 * CHAIN_HALF);
+}

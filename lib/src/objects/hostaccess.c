@@ -35,16 +35,34 @@ static C_Status may_access(const struct storage *st, unsigned int access)
 }
 
 /* Map @mem, which is in use, once more. */
+/*
+ * The devices whose queued work may write @st's bytes: its own, that of
+ * the storage the bytes belong to (a view's producer), and those that
+ * queued transfers on host memory.
+ */
+static uint64_t writers_of(struct storage *st)
+{
+	struct storage *own = storage_owner(st);
+	uint64_t ids = atomic_load(&st->async_devs) |
+		       atomic_load(&own->async_devs);
+
+	if (st->dev_id >= 0)
+		ids |= (uint64_t)1 << st->dev_id;
+	if (own->dev_id >= 0)
+		ids |= (uint64_t)1 << own->dev_id;
+	return ids;
+}
+
 static C_Status map_used(struct accel_memory *mem, unsigned int access,
 			 void **ptr)
 {
 	struct storage *st = mem->st;
-	struct C_Device_st d = { st->dev_id };
+	uint64_t ids = writers_of(st);
 
 	if (may_access(st, access) != C_SUCCESS)
 		return C_FAILED;
 	/* the host must see what queued work wrote */
-	if (d.id >= 0 && accel_device_synchronize(&d) != C_SUCCESS)
+	if (ids && accel_devices_synchronize(ids) != C_SUCCESS)
 		return C_FAILED;
 	atomic_fetch_add(&storage_owner(st)->maps, 1);
 	*ptr = st->ptr ? (char *)st->ptr + mem->offset : NULL;
