@@ -375,3 +375,34 @@ TEST_PEER(review3_map_through_a_view_waits_for_the_producers_device)
 	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, buf, 2 * CHAIN_HALF);
 }
+
+/* ------------------------------------------------------------------ */
+/* The host side of a copy in pinned or unified memory: its bounds too */
+
+TEST(review3_host_range_past_pinned_or_unified_memory_refused)
+{
+	uint8_t *d = dalloc(ctx, 4096), *pin, *uni;
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&pin, 4096));
+	REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, (void **)&uni,
+						 4096));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2h(ctx->dev, pin + 4000, d, 200));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_h2d(ctx->dev, d, pin + 4000, 200));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_d2h(ctx->dev, s, pin + 1, d, 4096));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_h2d(ctx->dev, s, d, uni + 4000,
+					       200));
+	/* up to the end is the caller's */
+	OK(accel_memory_copy_d2h(ctx->dev, pin + 3896, d, 200));
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, uni + 3896, 200));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_host_memory_deallocate(ctx->dev, pin, 4096));
+	OK(accel_unified_memory_deallocate(ctx->dev, uni, 4096));
+	dfree(ctx, d, 4096);
+}

@@ -39,6 +39,16 @@ static C_Status side_in(const struct accel_allocation *a, void *ptr,
 	return C_SUCCESS;
 }
 
+/* [ptr, ptr + size) starts in the allocation at @base but runs past it. */
+static C_Status runs_past(struct accel_device *dev, const char *what,
+			  const void *ptr, size_t size, uintptr_t base,
+			  size_t alloc_size)
+{
+	return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
+			   what, ptr, size, (void *)base, alloc_size,
+			   dev->name);
+}
+
 /* Why [ptr, ptr + size) is no device memory of @dev. Caller holds reg_lock. */
 static C_Status not_device_memory(struct accel_device *dev, const char *what,
 				  const void *ptr, size_t size)
@@ -53,9 +63,7 @@ static C_Status not_device_memory(struct accel_device *dev, const char *what,
 					   what, ptr, dev->name);
 	}
 	if (a)
-		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
-				   what, ptr, size, (void *)a->addr, a->size,
-				   dev->name);
+		return runs_past(dev, what, ptr, size, a->addr, a->size);
 	return accel_error("%s %p is not device memory of %s (never allocated there, or freed)",
 			   what, ptr, dev->name);
 }
@@ -84,9 +92,7 @@ static C_Status check_pooled(struct accel_device *dev, const char *what,
 				   what, ptr, dev->name);
 	/* the block's rounding tail is the pool's, not the caller's */
 	if (p - span.base > span.size || size > span.size - (p - span.base))
-		return accel_error("%s range %p + %zu runs past the end of its allocation (%p, %zu bytes) on %s",
-				   what, ptr, size, (void *)span.base,
-				   span.size, dev->name);
+		return runs_past(dev, what, ptr, size, span.base, span.size);
 	return C_SUCCESS;
 }
 
@@ -155,10 +161,14 @@ static C_Status resolve_host(struct accel_device *dev, const char *what,
 	if (a) {
 		ret = accel_error("%s %p is device memory of %s, not host memory",
 				  what, ptr, dev->name);
-	} else {
-		a = accel_registry_find(&dev->host_space, (uintptr_t)ptr, size);
-		if (a)
-			side_in(a, (void *)ptr, side);
+	} else if ((a = accel_registry_find(&dev->host_space, (uintptr_t)ptr,
+					    size))) {
+		side_in(a, (void *)ptr, side);
+	} else if ((a = accel_registry_find_addr(&dev->host_space,
+						 (uintptr_t)ptr)) &&
+		   !a->registered) {
+		/* the library's pinned or unified memory: its size is known */
+		ret = runs_past(dev, what, ptr, size, a->addr, a->size);
 	}
 	pthread_mutex_unlock(&dev->reg_lock);
 	if (ret == C_SUCCESS && !side->in_alloc)
