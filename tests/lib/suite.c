@@ -167,6 +167,32 @@ bool peer_on_another_backend(struct suite_ctx *ctx)
 	return strcspn(peer, ":") != n || strncmp(peer, ctx->name, n);
 }
 
+void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies)
+{
+	for (int i = 0; i < copies; i++) {
+		uint8_t *a = busy + (i & 1) * BUSY_HALF;
+		uint8_t *b = busy + !(i & 1) * BUSY_HALF;
+
+		REQUIRE_OK(accel_async_memory_copy_d2d(dev, s, b, a, BUSY_HALF));
+	}
+}
+
+bool stream_busy(C_Device dev, C_Stream s)
+{
+	C_Status st = accel_stream_query(dev, s);
+
+	REQUIRE(st == C_SUCCESS || st == C_WARNING);
+	return st == C_WARNING;
+}
+
+bool try_longer(int *copies)
+{
+	*copies *= 2;
+	if (*copies > BUSY_MAX)
+		suite_skip("the device finishes every chain before it can be observed");
+	return true;
+}
+
 static void run_child(struct suite_test *t)
 {
 	struct suite_ctx ctx = { 0 };

@@ -151,6 +151,21 @@ bool is_cpu(struct suite_ctx *ctx);
 /* whether the second device is of another backend than the first */
 bool peer_on_another_backend(struct suite_ctx *ctx);
 
+/*
+ * Work made observably pending: a chain of copies of BUSY_HALF bytes to
+ * and fro in a buffer of 2 * BUSY_HALF. A try whose chain was over before
+ * its checks is inconclusive, and runs again with a chain twice as long.
+ */
+#define BUSY_HALF (16u << 20)	/* each copy of a chain */
+#define BUSY_START 32		/* copies in the first try */
+#define BUSY_MAX 4096
+/* queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy */
+void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies);
+/* whether @s still has work */
+bool stream_busy(C_Device dev, C_Stream s);
+/* a try found the work over too soon: a longer chain, or skip; true */
+bool try_longer(int *copies);
+
 /* The free memory must be back at @before; says by how much it is not. */
 #define CHECK_FREE_IS(ctx, before)					\
 	do {								\

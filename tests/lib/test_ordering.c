@@ -21,40 +21,6 @@
 
 #include "suite.h"
 
-#define BUSY_HALF (16u << 20)		/* each copy of the chain */
-#define BUSY_START 32			/* copies in the first try */
-#define BUSY_MAX 4096
-
-/* Queue @copies copies of BUSY_HALF bytes on @s, to and fro in @busy. */
-static void busy_chain(struct suite_ctx *ctx, C_Stream s, uint8_t *busy,
-		       int copies)
-{
-	for (int i = 0; i < copies; i++) {
-		uint8_t *a = busy + (i & 1) * BUSY_HALF;
-		uint8_t *b = busy + !(i & 1) * BUSY_HALF;
-
-		REQUIRE_OK(accel_async_memory_copy_d2d(ctx->dev, s, b, a,
-						       BUSY_HALF));
-	}
-}
-
-static bool busy(struct suite_ctx *ctx, C_Stream s)
-{
-	C_Status st = accel_stream_query(ctx->dev, s);
-
-	REQUIRE(st == C_SUCCESS || st == C_WARNING);
-	return st == C_WARNING;
-}
-
-/* A try found the work over too soon: more work, or give up. */
-static bool try_longer(int *copies)
-{
-	*copies *= 2;
-	if (*copies > BUSY_MAX)
-		suite_skip("the device finishes every chain before it can be observed");
-	return true;
-}
-
 #define RELEASE_TRIES 3
 
 /*
@@ -102,13 +68,13 @@ TEST(ordering_rerecord_keeps_wait_bound)
 	while (!conclusive) {
 		REQUIRE_OK(accel_device_memory_set(ctx->dev, res, 0, n));
 		REQUIRE_OK(accel_device_memory_set(ctx->dev, out, 0, n));
-		busy_chain(ctx, b, big, copies);
+		busy_chain(ctx->dev, b, big, copies);
 		OK(accel_async_memory_copy_d2d(ctx->dev, b, res, src, n));
 		OK(accel_event_record(ctx->dev, b, e));
 		OK(accel_stream_wait_event(ctx->dev, a, e));
 		OK(accel_async_memory_copy_d2d(ctx->dev, a, out, res, n));
 		OK(accel_event_record(ctx->dev, c, e));
-		conclusive = busy(ctx, b) || !try_longer(&copies);
+		conclusive = stream_busy(ctx->dev, b) || !try_longer(&copies);
 		OK(accel_stream_synchronize(ctx->dev, a));
 		OK(accel_stream_synchronize(ctx->dev, b));
 	}
@@ -146,22 +112,22 @@ TEST(ordering_wait_binds_at_wait_query_at_latest)
 	while (!conclusive) {
 		bool a_blocked, query_done;
 
-		busy_chain(ctx, b, big, copies);
+		busy_chain(ctx->dev, b, big, copies);
 		OK(accel_event_record(ctx->dev, b, e));
 		OK(accel_stream_wait_event(ctx->dev, a, e));
 		OK(accel_event_record(ctx->dev, c, e));
 		query_done = accel_event_query(ctx->dev, e) == C_SUCCESS;
 		OK(accel_event_synchronize(ctx->dev, e));
 		usleep(20000);		/* time for A to run, were it released */
-		a_blocked = busy(ctx, a);
-		conclusive = busy(ctx, b) || !try_longer(&copies);
+		a_blocked = stream_busy(ctx->dev, a);
+		conclusive = stream_busy(ctx->dev, b) || !try_longer(&copies);
 		if (conclusive) {
 			CHECK(query_done);
 			CHECK(a_blocked);	/* bound to B's record */
 		}
 		OK(accel_stream_synchronize(ctx->dev, b));
 		OK(accel_stream_synchronize(ctx->dev, a));
-		CHECK(!busy(ctx, a));
+		CHECK(!stream_busy(ctx->dev, a));
 	}
 	OK(accel_event_destroy(ctx->dev, e));
 	OK(accel_stream_destroy(ctx->dev, a));
@@ -329,8 +295,8 @@ TEST(ordering_release_does_not_wait_for_streams)
 		REQUIRE_OK(accel_host_memory_allocate(ctx->dev, &raw_host, 16));
 		REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, &raw_unified,
 							 16));
-		busy_chain(ctx, b, big, copies);
-		before = busy(ctx, b);
+		busy_chain(ctx->dev, b, big, copies);
+		before = stream_busy(ctx->dev, b);
 		OK(accel_memory_release(slice));
 		OK(accel_memory_release(m));
 		OK(accel_array_release(ary));
@@ -340,7 +306,7 @@ TEST(ordering_release_does_not_wait_for_streams)
 		OK(accel_device_memory_deallocate(ctx->dev, raw, 16));
 		OK(accel_host_memory_deallocate(ctx->dev, raw_host, 16));
 		OK(accel_unified_memory_deallocate(ctx->dev, raw_unified, 16));
-		done = still_busy_after(before, busy(ctx, b), &copies, &misses);
+		done = still_busy_after(before, stream_busy(ctx->dev, b), &copies, &misses);
 		OK(accel_stream_synchronize(ctx->dev, b));
 	}
 	OK(accel_stream_destroy(ctx->dev, b));
@@ -376,11 +342,11 @@ static void no_reuse(struct suite_ctx *ctx, unsigned int flags)
 					       accel_dtype(ACCEL_UINT8), NULL,
 					       flags, &m));
 		REQUIRE_OK(accel_memory_get_info(m, &mi));
-		busy_chain(ctx, b, big, copies);
+		busy_chain(ctx->dev, b, big, copies);
 		OK(accel_memory_copy_async(m, src, b, ACCEL_ALL, 0, 0));
-		before = busy(ctx, b);
+		before = stream_busy(ctx->dev, b);
 		OK(accel_memory_release(m));
-		done = still_busy_after(before, busy(ctx, b), &copies, &misses);
+		done = still_busy_after(before, stream_busy(ctx->dev, b), &copies, &misses);
 		REQUIRE_OK(accel_memory_create(ctx->dev, n,
 					       accel_dtype(ACCEL_UINT8), NULL,
 					       flags, &fresh));
@@ -502,7 +468,7 @@ TEST(ordering_release_racing_map)
 
 		REQUIRE_OK(accel_memory_create(ctx->dev, 64, accel_dtype(ACCEL_UINT8),
 					       NULL, rw, &r.m));
-		busy_chain(ctx, s, buf, BUSY_START);
+		busy_chain(ctx->dev, s, buf, BUSY_START);
 		REQUIRE(pthread_create(&t, NULL, map_racer, &r) == 0);
 		usleep(1000 << (i % 4));
 		rel = accel_memory_release(r.m);

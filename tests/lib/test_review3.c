@@ -10,38 +10,10 @@
 
 #include "suite.h"
 
-#define CHAIN_HALF (16u << 20)	/* each copy of a chain that keeps a stream busy */
-#define CHAIN_START 8
-#define CHAIN_MAX 2048
-
-/* Keep @s busy with @copies copies of CHAIN_HALF within @buf. */
-static void chain(struct suite_ctx *ctx, C_Stream s, uint8_t *buf, int copies)
-{
-	for (int i = 0; i < copies; i++)
-		REQUIRE_OK(accel_async_memory_copy_d2d(ctx->dev, s,
-						       buf + !(i & 1) * CHAIN_HALF,
-						       buf + (i & 1) * CHAIN_HALF,
-						       CHAIN_HALF));
-}
-
-static bool still_busy(struct suite_ctx *ctx, C_Stream s)
-{
-	C_Status st = accel_stream_query(ctx->dev, s);
-
-	REQUIRE(st == C_SUCCESS || st == C_WARNING);
-	return st == C_WARNING;
-}
-
+/* @n rounded down to whole MiB */
 static size_t mib_down(size_t n)
 {
 	return n & ~(((size_t)1 << 20) - 1);
-}
-
-static void chain_longer(int *copies)
-{
-	*copies *= 2;
-	if (*copies > CHAIN_MAX)
-		suite_skip("the device finishes every chain before it can be observed");
 }
 
 /* ------------------------------------------------------------------ */
@@ -162,9 +134,9 @@ TEST(review3_unneeded_streams_still_checked)
 
 TEST(review3_max_alloc_size_after_a_deferred_free)
 {
-	uint8_t *buf = dalloc(ctx, 2 * CHAIN_HALF);
+	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
 	size_t total, free, before, max_now, max_after_stats;
-	int copies = CHAIN_START;
+	int copies = BUSY_START;
 	C_Stream s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
@@ -174,13 +146,13 @@ TEST(review3_max_alloc_size_after_a_deferred_free)
 		uint8_t *p = dalloc(ctx, big);
 		bool pending;
 
-		chain(ctx, s, buf, copies);
+		busy_chain(ctx->dev, s, buf, copies);
 		OK(accel_device_memory_deallocate(ctx->dev, p, big));
-		pending = still_busy(ctx, s);
+		pending = stream_busy(ctx->dev, s);
 		OK(accel_device_synchronize(ctx->dev));
 		if (pending)
 			break;
-		chain_longer(&copies);
+		try_longer(&copies);
 	}
 	/* the free's work is over: its memory is free to every figure */
 	OK(accel_device_max_alloc_size(ctx->dev, &max_now));
@@ -188,7 +160,7 @@ TEST(review3_max_alloc_size_after_a_deferred_free)
 	OK(accel_device_max_alloc_size(ctx->dev, &max_after_stats));
 	CHECK(max_now == max_after_stats);
 	OK(accel_stream_destroy(ctx->dev, s));
-	dfree(ctx, buf, 2 * CHAIN_HALF);
+	dfree(ctx, buf, 2 * BUSY_HALF);
 }
 
 /* A block above the pools' largest chunk: given back to the device. */
@@ -204,8 +176,8 @@ static size_t large_block(struct suite_ctx *ctx, size_t room)
 
 TEST(review3_large_pool_block_back_once_its_work_is_over)
 {
-	uint8_t *buf = dalloc(ctx, 2 * CHAIN_HALF);
-	int copies = CHAIN_START;
+	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
 	size_t before, room;
 	accel_pool_t pool;
 	C_Stream s;
@@ -220,18 +192,18 @@ TEST(review3_large_pool_block_back_once_its_work_is_over)
 
 		before = free_memory(ctx);
 		REQUIRE_OK(accel_pool_allocate(pool, NULL, &p, big));
-		chain(ctx, s, buf, copies);
+		busy_chain(ctx->dev, s, buf, copies);
 		OK(accel_pool_deallocate(pool, NULL, p, big));
-		pending = still_busy(ctx, s);
+		pending = stream_busy(ctx->dev, s);
 		OK(accel_device_synchronize(ctx->dev));
 		if (pending)
 			break;
-		chain_longer(&copies);
+		try_longer(&copies);
 	}
 	CHECK_FREE_IS(ctx, before);
 	OK(accel_pool_destroy(pool));
 	OK(accel_stream_destroy(ctx->dev, s));
-	dfree(ctx, buf, 2 * CHAIN_HALF);
+	dfree(ctx, buf, 2 * BUSY_HALF);
 }
 
 /*
@@ -241,8 +213,8 @@ TEST(review3_large_pool_block_back_once_its_work_is_over)
  */
 TEST(review3_raw_allocation_takes_back_a_released_large_block)
 {
-	uint8_t *buf = dalloc(ctx, 2 * CHAIN_HALF);
-	int copies = CHAIN_START;
+	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
 	size_t room, want;
 	C_Stream s;
 
@@ -259,19 +231,19 @@ TEST(review3_raw_allocation_takes_back_a_released_large_block)
 		REQUIRE_OK(accel_memory_create(ctx->dev, big,
 					       accel_dtype(ACCEL_UINT8), NULL,
 					       0, &m));
-		chain(ctx, s, buf, copies);
+		busy_chain(ctx->dev, s, buf, copies);
 		OK(accel_memory_release(m));
-		pending = still_busy(ctx, s);
+		pending = stream_busy(ctx->dev, s);
 		if (pending) {
 			OK(accel_device_memory_allocate(ctx->dev, &p, want));
 			OK(accel_device_memory_deallocate(ctx->dev, p, want));
 			break;
 		}
 		OK(accel_device_synchronize(ctx->dev));
-		chain_longer(&copies);
+		try_longer(&copies);
 	}
 	OK(accel_stream_destroy(ctx->dev, s));
-	dfree(ctx, buf, 2 * CHAIN_HALF);
+	dfree(ctx, buf, 2 * BUSY_HALF);
 }
 
 /* ------------------------------------------------------------------ */
@@ -331,9 +303,9 @@ TEST(review3_empty_axis_does_not_hide_an_overflow)
 TEST_PEER(review3_map_through_a_view_waits_for_the_producers_device)
 {
 	enum { N = 1024 };
-	uint8_t *buf = dalloc(ctx, 2 * CHAIN_HALF);
+	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
 	size_t shape[1] = { N };
-	int copies = CHAIN_START;
+	int copies = BUSY_START;
 	uint8_t pattern[N];
 	C_Stream s;
 
@@ -356,9 +328,9 @@ TEST_PEER(review3_map_through_a_view_waits_for_the_producers_device)
 		REQUIRE_OK(accel_memory_create(ctx->dev, N,
 					       accel_dtype(ACCEL_UINT8),
 					       pattern, 0, &src));
-		chain(ctx, s, buf, copies);
+		busy_chain(ctx->dev, s, buf, copies);
 		OK(accel_memory_copy_async(vm, src, s, ACCEL_ALL, 0, 0));
-		pending = still_busy(ctx, s);
+		pending = stream_busy(ctx->dev, s);
 		REQUIRE_OK(accel_memory_map(vm, ACCEL_MAP_READ, &p));
 		if (pending)
 			CHECK(!memcmp(p, pattern, N));
@@ -370,10 +342,10 @@ TEST_PEER(review3_map_through_a_view_waits_for_the_producers_device)
 		OK(accel_array_release(a));
 		if (pending)
 			break;
-		chain_longer(&copies);
+		try_longer(&copies);
 	}
 	OK(accel_stream_destroy(ctx->dev, s));
-	dfree(ctx, buf, 2 * CHAIN_HALF);
+	dfree(ctx, buf, 2 * BUSY_HALF);
 }
 
 /* ------------------------------------------------------------------ */

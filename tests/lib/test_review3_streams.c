@@ -25,29 +25,6 @@
 
 #include "suite.h"
 
-#define BUSY_HALF (16u << 20)		/* each copy of the chain */
-#define BUSY_START 32			/* copies in the first try */
-#define BUSY_MAX 4096
-
-/* Queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy. */
-static void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies)
-{
-	for (int i = 0; i < copies; i++) {
-		uint8_t *a = busy + (i & 1) * BUSY_HALF;
-		uint8_t *b = busy + !(i & 1) * BUSY_HALF;
-
-		REQUIRE_OK(accel_async_memory_copy_d2d(dev, s, b, a, BUSY_HALF));
-	}
-}
-
-/* A try found the work over too soon: more work, or give up. */
-static void try_longer(int *copies)
-{
-	*copies *= 2;
-	if (*copies > BUSY_MAX)
-		suite_skip("the device finishes every chain before it can be observed");
-}
-
 static bool pending(C_Device dev, C_Event e)
 {
 	C_Status st = accel_event_query(dev, e);

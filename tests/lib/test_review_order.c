@@ -21,37 +21,6 @@
 
 #include "suite.h"
 
-#define BUSY_HALF (16u << 20)		/* each copy of the chain */
-#define BUSY_START 32			/* copies in the first try */
-#define BUSY_MAX 4096
-
-/* Queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy. */
-static void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies)
-{
-	for (int i = 0; i < copies; i++) {
-		uint8_t *a = busy + (i & 1) * BUSY_HALF;
-		uint8_t *b = busy + !(i & 1) * BUSY_HALF;
-
-		REQUIRE_OK(accel_async_memory_copy_d2d(dev, s, b, a, BUSY_HALF));
-	}
-}
-
-static bool busy(C_Device dev, C_Stream s)
-{
-	C_Status st = accel_stream_query(dev, s);
-
-	REQUIRE(st == C_SUCCESS || st == C_WARNING);
-	return st == C_WARNING;
-}
-
-/* A try found the work over too soon: more work, or give up. */
-static void try_longer(int *copies)
-{
-	*copies *= 2;
-	if (*copies > BUSY_MAX)
-		suite_skip("the device finishes every chain before it can be observed");
-}
-
 /* Across backends a p2p copy is not queued (accel.h): nothing to observe. */
 static void needs_queued_p2p(struct suite_ctx *ctx)
 {
@@ -98,7 +67,7 @@ TEST_PEER(review_free_waits_for_peer_p2p)
 		before = free_memory(ctx);
 		OK(accel_device_memory_deallocate(ctx->dev, dst, n));
 		after = free_memory(ctx);
-		pending = busy(ctx->peer, s);
+		pending = stream_busy(ctx->peer, s);
 		OK(accel_stream_synchronize(ctx->peer, s));
 		if (pending) {
 			CHECK(after == before);	/* not given back yet */
@@ -144,7 +113,7 @@ TEST_PEER(review_release_waits_for_peer_p2p)
 		REQUIRE_OK(accel_memory_create(ctx->dev, n,
 					       accel_dtype(ACCEL_UINT8), ones,
 					       0, &y));
-		pending = busy(ctx->peer, s);
+		pending = stream_busy(ctx->peer, s);
 		OK(accel_stream_synchronize(ctx->peer, s));
 		OK(accel_memory_copy_to(y, out, ACCEL_ALL, 0));
 		OK(accel_memory_release(y));
@@ -179,7 +148,7 @@ TEST_PEER(review_pinned_free_waits_for_peer_d2h)
 		busy_chain(ctx->peer, s, big, copies);
 		OK(accel_async_memory_copy_d2h(ctx->peer, s, pin, src, n));
 		OK(accel_host_memory_deallocate(ctx->dev, pin, n));
-		pending = busy(ctx->peer, s);
+		pending = stream_busy(ctx->peer, s);
 		/* the copy must still have its memory */
 		OK(accel_stream_synchronize(ctx->peer, s));
 		if (pending)
@@ -229,7 +198,7 @@ TEST_PEER(review_host_array_release_waits_for_every_device)
 		OK(accel_array_copy_to_host(d0, h, s0, NULL));
 		OK(accel_event_record(ctx->dev, s0, e));
 		OK(accel_array_copy_to_device(d1, h, s1));
-		before = busy(ctx->dev, s0);
+		before = stream_busy(ctx->dev, s0);
 		OK(accel_array_release(h));
 		after = accel_event_query(ctx->dev, e) == C_WARNING;
 		OK(accel_stream_synchronize(ctx->dev, s0));
@@ -302,9 +271,9 @@ static void check_ignores_later_work(struct suite_ctx *ctx,
 			usleep(1000);
 		usleep(200000);		/* the call is under way */
 		busy_chain(bd, b, big_b, 2 * copies);
-		a_busy = busy(ctx->dev, a);	/* the call still waits */
+		a_busy = stream_busy(ctx->dev, a);	/* the call still waits */
 		pthread_join(t, NULL);
-		b_busy = busy(bd, b);
+		b_busy = stream_busy(bd, b);
 		OK(accel_stream_synchronize(ctx->dev, a));
 		OK(accel_stream_synchronize(bd, b));
 		if (a_busy) {
@@ -486,7 +455,7 @@ TEST(review_big_pageable_copy_not_starved)
 	REQUIRE_OK(accel_stream_create(ctx->dev, &p.s));
 	fill_pattern(h, n, 33);
 	REQUIRE(!pthread_create(&t, NULL, keep_busy, &p));
-	while (!busy(ctx->dev, p.s))
+	while (!stream_busy(ctx->dev, p.s))
 		usleep(1000);
 	OK(accel_async_memory_copy_h2d(ctx->dev, p.s, d, h, n));
 	memset(h, 0, n);	/* the source was captured: ours again */
@@ -529,7 +498,7 @@ TEST(review_stats_count_frees_whose_work_completed)
 		busy_chain(ctx->dev, s, big, copies);
 		OK(accel_async_memory_copy_d2d(ctx->dev, s, p, big, 4096));
 		OK(accel_device_memory_deallocate(ctx->dev, p, sz));
-		pending = busy(ctx->dev, s);
+		pending = stream_busy(ctx->dev, s);
 		OK(accel_device_synchronize(ctx->dev));
 		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &after));
 		if (pending) {	/* the free was behind the work */
@@ -578,7 +547,7 @@ TEST_PEER(review_pool_free_waits_for_peer_taking_it_as_host_memory)
 		OK(accel_pool_deallocate(pool, NULL, dst, n));
 		REQUIRE_OK(accel_pool_allocate(pool, NULL, &again, n));
 		OK(accel_memory_copy_h2d(ctx->dev, again, ones, n));
-		pending = busy(ctx->peer, s);
+		pending = stream_busy(ctx->peer, s);
 		OK(accel_stream_synchronize(ctx->peer, s));
 		OK(accel_memory_copy_d2h(ctx->dev, out, again, n));
 		OK(accel_pool_deallocate(pool, NULL, again, n));
