@@ -4,7 +4,9 @@
  * against pointers into their rounding, stream arguments of calls that have
  * no use for them, free-memory figures once the work behind a free is over
  * (the pools' large blocks too), device ids of registrations, and shapes
- * whose empty axis hid an overflow of the others.
+ * whose empty axis hid an overflow of the others; and what a fourth found
+ * unsaid or broken: reshape to an array's own shape, outputs of failed
+ * calls.
  */
 #include <accel/memory.h>
 
@@ -377,4 +379,49 @@ TEST(review3_host_range_past_pinned_or_unified_memory_refused)
 	OK(accel_host_memory_deallocate(ctx->dev, pin, 4096));
 	OK(accel_unified_memory_deallocate(ctx->dev, uni, 4096));
 	dfree(ctx, d, 4096);
+}
+
+/* ------------------------------------------------------------------ */
+/* Review 4: reshape's contract, and no stale handle after a failure */
+
+/* A gapped array reshaped to its own shape is a view with its strides. */
+TEST(review4_reshape_to_the_same_shape_keeps_the_strides)
+{
+	size_t shape[1] = { 4 }, two[2] = { 2, 2 };
+	ptrdiff_t gaps[1] = { 16 };
+	struct accel_array_info info;
+	accel_array_t a, v;
+
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, NULL, gaps, 'C', NULL,
+				      &a));
+	REQUIRE_OK(accel_array_reshape(a, 1, shape, 'C', &v));
+	OK(accel_array_get_info(v, &info));
+	CHECK(info.ndim == 1 && info.shape[0] == 4 && info.strides[0] == 16);
+	OK(accel_array_release(v));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_reshape(a, 2, two, 'C', &v));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE, accel_array_ravel(a, 'C', &v));
+	OK(accel_array_release(a));
+}
+
+/* accel.h, Errors: a failed maker leaves NULL, not a stale value. */
+TEST(review4_failed_makers_leave_null)
+{
+	struct C_Device_st bad = { 99 };
+	accel_pool_t pool = (accel_pool_t)0x1234;
+	C_Stream s = (C_Stream)0x1234;
+	C_Event e = (C_Event)0x1234;
+	void *p = (void *)0x1234;
+
+	FAILS(accel_stream_create(&bad, &s));
+	CHECK(!s);
+	FAILS(accel_event_create(&bad, &e));
+	CHECK(!e);
+	FAILS(accel_pool_create(&bad, &pool));
+	CHECK(!pool);
+	pool = (accel_pool_t)0x1234;
+	FAILS(accel_device_pool(&bad, &pool));
+	CHECK(!pool);
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	CHECK(!p);
 }

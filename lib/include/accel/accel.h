@@ -28,7 +28,9 @@
  * error, accel_get_last_error() describes what failed and why, and
  * accel_peek_last_error_code() tells what kind of failure it was. Bad
  * arguments are reported, never acted on: nothing is freed, written or
- * leaked.
+ * leaked, except that a function that makes a handle or allocates memory
+ * sets its output (when given one) to NULL first, so that a failure never
+ * leaves a stale or half-made value there.
  *
  * Handles. A C_Stream, C_Event or accel_pool_t (and <accel/memory.h>'s
  * accel_memory_t and accel_array_t) is an opaque value, not the address of

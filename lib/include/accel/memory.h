@@ -564,7 +564,9 @@ ACCEL_EXPORT C_Status accel_array_ravel(accel_array_t ary, char order,
  *	(as (size_t)-1), computed from the others
  * @order: 'C' or 'F': the order the entries are read in, or 'A'
  *
- * An array not contiguous in @order would need a copy: the call fails.
+ * An array not contiguous in @order would need a copy: the call fails,
+ * unless the shape is the array's own, when the view keeps its strides (as
+ * Numba's and NumPy's reshape do).
  */
 ACCEL_EXPORT C_Status accel_array_reshape(accel_array_t ary, int ndim,
 					  const size_t *shape, char order,

@@ -79,11 +79,12 @@ C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 	struct accel_stream *s;
 
 	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("stream is NULL");
+	*stream = NULL;	/* a failure leaves no stale handle */
 	dev = accel_device_lookup(device);
 	if (!dev)
 		return C_FAILED;
-	if (!stream)
-		return accel_error("stream is NULL");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return accel_oom_error("out of host memory");
@@ -186,11 +187,12 @@ C_Status accel_event_create(const C_Device device, C_Event *event)
 	struct accel_event *e;
 
 	ACCEL_ENTER();
+	if (!event)
+		return accel_error("event is NULL");
+	*event = NULL;	/* a failure leaves no stale handle */
 	dev = accel_device_lookup(device);
 	if (!dev)
 		return C_FAILED;
-	if (!event)
-		return accel_error("event is NULL");
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return accel_oom_error("out of host memory");

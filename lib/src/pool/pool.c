@@ -632,12 +632,14 @@ bool accel_pools_reclaim(struct accel_device *dev, bool wait)
 static struct accel_device *pool_device(const C_Device device,
 					accel_pool_t *pool)
 {
-	struct accel_device *dev = accel_device_lookup(device);
+	struct accel_device *dev;
 
-	if (dev && !pool) {
+	if (!pool) {
 		accel_error("pool is NULL");
 		return NULL;
 	}
+	*pool = NULL;	/* a failure leaves no stale handle */
+	dev = accel_device_lookup(device);
 	return dev;
 }
 
