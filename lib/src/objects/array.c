@@ -74,11 +74,12 @@ C_Status array_out(accel_array_t *out, const char *name)
 	return C_SUCCESS;
 }
 
-C_Status array_out_on(accel_array_t *out, const C_Device device)
+C_Status array_out_on(accel_array_t *out, const C_Device device,
+		      C_Stream stream)
 {
-	if (array_out(out, "ary") != C_SUCCESS)
+	if (array_out(out, "ary") != C_SUCCESS || !accel_device_lookup(device))
 		return C_FAILED;
-	return accel_device_lookup(device) ? C_SUCCESS : C_FAILED;
+	return stream_check(device->id, stream);
 }
 
 void array_layout_of(const struct accel_array *a, struct array_layout *l)
@@ -114,8 +115,7 @@ static C_Status make_array(const C_Device device, enum storage_kind kind,
 {
 	struct array_layout l;
 
-	if (array_out_on(ary, device) != C_SUCCESS ||
-	    stream_check(device->id, stream) != C_SUCCESS)
+	if (array_out_on(ary, device, stream) != C_SUCCESS)
 		return C_FAILED;
 	if (layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS)
 		return C_FAILED;
@@ -349,13 +349,13 @@ C_Status accel_mapped_array_flags(const C_Device device, int ndim,
 	size_t extent;
 
 	ACCEL_ENTER();
-	if (array_out_on(ary, device) != C_SUCCESS)
+	if (array_out_on(ary, device, stream) != C_SUCCESS)
 		return C_FAILED;
 	if (flags & ~ACCEL_ARRAY_FLAGS_VALID)
 		return accel_error("unknown flags %#x",
 				   flags & ~ACCEL_ARRAY_FLAGS_VALID);
 	dev = accel_device_lookup(device);
-	if (!dev || stream_check(dev->id, stream) != C_SUCCESS ||
+	if (!dev ||
 	    layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
 	    layout_extent(&l, &extent) != C_SUCCESS ||
 	    mapped_storage(dev, extent, flags, &st) != C_SUCCESS)

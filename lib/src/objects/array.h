@@ -38,8 +38,12 @@ C_Status array_new(struct storage *st, size_t offset,
 		   bool readonly, accel_array_t *out);
 /* no array in *@out until one is made; an error if @out is NULL */
 C_Status array_out(accel_array_t *out, const char *name);
-/* array_out() of "ary" for a constructor on @device, which must be given */
-C_Status array_out_on(accel_array_t *out, const C_Device device);
+/*
+ * array_out() of "ary" for a constructor on @device, which must exist, for
+ * @stream, which must be NULL or a live stream of it
+ */
+C_Status array_out_on(accel_array_t *out, const C_Device device,
+		      C_Stream stream);
 void array_layout_of(const struct accel_array *a, struct array_layout *l);
 enum accel_array_kind array_kind(const struct accel_array *a);
 /* the first entry, or NULL when the array is empty */

@@ -74,8 +74,7 @@ static C_Status to_device(const C_Device device, accel_array_t host,
 	size_t extent;
 	C_Status ret;
 
-	if (array_out_on(ary, device) != C_SUCCESS ||
-	    stream_check(device->id, stream) != C_SUCCESS)
+	if (array_out_on(ary, device, stream) != C_SUCCESS)
 		return C_FAILED;
 	h = array_live(host);
 	if (!h)

@@ -34,7 +34,6 @@ static C_Status may_access(const struct storage *st, unsigned int access)
 	return C_SUCCESS;
 }
 
-/* Map @mem, which is in use, once more. */
 /*
  * The devices whose queued work may write @st's bytes: its own, that of
  * the storage the bytes belong to (a view's producer), and those that
@@ -43,16 +42,12 @@ static C_Status may_access(const struct storage *st, unsigned int access)
 static uint64_t writers_of(struct storage *st)
 {
 	struct storage *own = storage_owner(st);
-	uint64_t ids = atomic_load(&st->async_devs) |
-		       atomic_load(&own->async_devs);
 
-	if (st->dev_id >= 0)
-		ids |= (uint64_t)1 << st->dev_id;
-	if (own->dev_id >= 0)
-		ids |= (uint64_t)1 << own->dev_id;
-	return ids;
+	return atomic_load(&st->async_devs) | atomic_load(&own->async_devs) |
+	       device_bits(st->dev_id) | device_bits(own->dev_id);
 }
 
+/* Map @mem, which is in use, once more. */
 static C_Status map_used(struct accel_memory *mem, unsigned int access,
 			 void **ptr)
 {

@@ -198,6 +198,12 @@ size_t dtype_align(accel_dtype_t dtype);
 /* an error unless @at (an address or byte offset, named @what) is aligned for @dtype */
 C_Status dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what);
 
+/* The bit of visible device @id, none for -1 */
+static inline uint64_t device_bits(int id)
+{
+	return id >= 0 ? (uint64_t)1 << id : 0;
+}
+
 /* a*b into *out, false on overflow */
 static inline bool mul_ok(size_t a, size_t b, size_t *out)
 {

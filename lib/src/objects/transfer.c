@@ -66,12 +66,6 @@ static C_Status settle(int id, C_Stream stream)
 			accel_device_synchronize(&d);
 }
 
-/* The bit of visible device @id, none for -1 */
-static uint64_t device_bits(int id)
-{
-	return id >= 0 ? (uint64_t)1 << id : 0;
-}
-
 /* The device @stream belongs to, or -1: asking sets no error. */
 static int stream_dev(C_Stream stream)
 {

@@ -178,15 +178,30 @@ static void reclaim_direct(struct accel_pool *pool)
 }
 
 /*
+ * Pool lock held: give back the large blocks whose pending free is over;
+ * @wait: all of them, after waiting for their work. False if none was
+ * pending.
+ */
+static bool settle_direct(struct accel_pool *pool, bool wait)
+{
+	bool any = pool->direct_pending;
+
+	if (wait)
+		for (struct pool_pending *p = pool->direct_pending; p;
+		     p = p->next)
+			accel_marks_sync(p->events, p->nevents);
+	reclaim_direct(pool);
+	return any;
+}
+
+/*
  * Pool lock held, out of memory: wait for the work that pending frees are
  * behind, and take them back. False if there were none.
  */
 static bool settle_pending(struct accel_pool *pool)
 {
-	bool any = pool->direct_pending;
+	bool any = settle_direct(pool, true);
 
-	for (struct pool_pending *p = pool->direct_pending; p; p = p->next)
-		accel_marks_sync(p->events, p->nevents);
 	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
 		pthread_mutex_lock(&a->lock);
 		for (struct pool_pending *p = a->pending; p; p = p->next) {
@@ -195,7 +210,6 @@ static bool settle_pending(struct accel_pool *pool)
 		}
 		pthread_mutex_unlock(&a->lock);
 	}
-	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
 	return any;
 }
@@ -612,13 +626,8 @@ bool accel_pools_reclaim(struct accel_device *dev, bool wait)
 	pthread_mutex_lock(&dev->pool_lock);
 	for (struct accel_pool *pool = dev->pools; pool; pool = pool->next) {
 		pthread_mutex_lock(&pool->lock);
-		for (struct pool_pending *p = pool->direct_pending; p;
-		     p = p->next) {
+		if (settle_direct(pool, wait))
 			any = true;
-			if (wait)
-				accel_marks_sync(p->events, p->nevents);
-		}
-		reclaim_direct(pool);
 		pthread_mutex_unlock(&pool->lock);
 	}
 	pthread_mutex_unlock(&dev->pool_lock);
