@@ -424,6 +424,49 @@ bool accel_handle_close(void *obj);
 void accel_handle_retire(void *obj);
 void accel_handle_reopen(void *obj);
 
+/*
+ * hazard.c: a hazard pointer per thread, a reference that costs its holder
+ * no atomic read-modify-write. Take: publish @p as held by this thread
+ * (false: it holds one already, or the kernel lacks membarrier(2); count a
+ * reference instead). Drop: end this thread's hold of @p (false: it held
+ * none). An ender marks its object dead, calls accel_hazard_sync(), then
+ * waits while accel_hazard_held() says a thread still holds it.
+ */
+struct accel_hazard {
+	_Atomic(const void *) held;
+	atomic_bool taken;		/* by a live thread */
+	struct accel_hazard *next;
+};
+
+extern ACCEL_TLS_HOT struct accel_hazard *accel_hazard_mine;
+struct accel_hazard *accel_hazard_claim(void);
+void accel_hazard_sync(void);
+bool accel_hazard_held(const void *p);
+
+static inline bool accel_hazard_take(const void *p)
+{
+	struct accel_hazard *r = accel_hazard_mine;
+
+	if (!r && !(r = accel_hazard_claim()))
+		return false;
+	if (atomic_load_explicit(&r->held, memory_order_relaxed))
+		return false;
+	atomic_store_explicit(&r->held, p, memory_order_relaxed);
+	/* the ender's membarrier() is the other half */
+	atomic_signal_fence(memory_order_seq_cst);
+	return true;
+}
+
+static inline bool accel_hazard_drop(const void *p)
+{
+	struct accel_hazard *r = accel_hazard_mine;
+
+	if (!r || atomic_load_explicit(&r->held, memory_order_relaxed) != p)
+		return false;
+	atomic_store_explicit(&r->held, NULL, memory_order_release);
+	return true;
+}
+
 /* registry.c */
 C_Status accel_registry_insert(struct accel_registry *r,
 			       const struct accel_allocation *a);

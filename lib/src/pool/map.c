@@ -68,13 +68,20 @@ bool pool_map_insert(struct pool_map *m, struct pool_block *b)
 	return true;
 }
 
-struct pool_block *pool_map_find(const struct pool_map *m, uintptr_t addr)
+size_t pool_map_index(const struct pool_map *m, uintptr_t addr)
 {
 	for (size_t i = slot_of(m, addr); m->slots[i].addr;
 	     i = (i + 1) & m->mask)
 		if (m->slots[i].addr == addr)
-			return m->slots[i].block;
-	return NULL;
+			return i;
+	return POOL_MAP_NONE;
+}
+
+struct pool_block *pool_map_find(const struct pool_map *m, uintptr_t addr)
+{
+	size_t i = pool_map_index(m, addr);
+
+	return i == POOL_MAP_NONE ? NULL : m->slots[i].block;
 }
 
 /* Is @home cyclically in (hole, i]? Then the entry at i may not move to hole. */
@@ -83,12 +90,8 @@ static bool stays(size_t home, size_t hole, size_t i)
 	return hole <= i ? hole < home && home <= i : hole < home || home <= i;
 }
 
-void pool_map_remove(struct pool_map *m, struct pool_block *b)
+void pool_map_remove_at(struct pool_map *m, size_t hole)
 {
-	size_t hole = slot_of(m, b->addr);
-
-	while (m->slots[hole].block != b)
-		hole = (hole + 1) & m->mask;
 	for (size_t i = (hole + 1) & m->mask; m->slots[i].addr;
 	     i = (i + 1) & m->mask) {
 		if (stays(slot_of(m, m->slots[i].addr), hole, i))
@@ -98,4 +101,9 @@ void pool_map_remove(struct pool_map *m, struct pool_block *b)
 	}
 	m->slots[hole] = (struct pool_map_slot){ 0 };
 	m->count--;
+}
+
+void pool_map_remove(struct pool_map *m, struct pool_block *b)
+{
+	pool_map_remove_at(m, pool_map_index(m, b->addr));
 }

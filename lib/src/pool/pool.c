@@ -340,19 +340,21 @@ static struct pool_pending *behind_every_stream(struct accel_device *dev,
 }
 
 /*
- * Release a used block of arena @a (locked), freed with @st: behind the
+ * Release a used block of arena @a (locked), at @index of its map, freed
+ * with @st: behind the
  * events of *@behind if there are any (which it takes), else at once if
  * the arena's stream orders the reuse, else once an event recorded on @st
  * now has completed.
  */
 static C_Status release(struct accel_pool *pool, struct pool_arena *a,
-			struct pool_block *b, struct accel_stream *st,
+			size_t index, struct accel_stream *st,
 			struct pool_pending **behind)
 {
+	struct pool_block *b = a->map.slots[index].block;
 	struct pool_pending *p = *behind;
 
 	if (!p && (!st || st == a->stream)) {
-		pool_map_remove(&a->map, b);
+		pool_map_remove_at(&a->map, index);
 		pool_make_free(a, b);
 		return C_SUCCESS;
 	}
@@ -369,7 +371,7 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 		p->nevents = 1;
 	}
 	*behind = NULL;
-	pool_map_remove(&a->map, b);
+	pool_map_remove_at(&a->map, index);
 	b->state = BLOCK_PENDING;
 	p->block = b;
 	p->next = a->pending;
@@ -383,20 +385,21 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 		    void *ptr, size_t size, C_Status *ret)
 {
 	struct pool_block *b;
-	size_t used, requested;
+	size_t i, used, requested;
 
 	pthread_mutex_lock(&a->lock);
-	b = pool_map_find(&a->map, (uintptr_t)ptr);
-	if (!b) {
+	i = pool_map_index(&a->map, (uintptr_t)ptr);
+	if (i == POOL_MAP_NONE) {
 		pthread_mutex_unlock(&a->lock);
 		return false;
 	}
+	b = a->map.slots[i].block;
 	used = b->size;
 	requested = b->requested;
 	if (requested != size)
 		*ret = wrong_size(ptr, size, requested);
 	else
-		*ret = release(pool, a, b, st, behind);
+		*ret = release(pool, a, i, st, behind);
 	pthread_mutex_unlock(&a->lock);
 	if (*ret == C_SUCCESS)
 		count_unuse(pool, used, requested);

@@ -90,6 +90,10 @@ void pool_map_destroy(struct pool_map *m);
 bool pool_map_insert(struct pool_map *m, struct pool_block *b);
 struct pool_block *pool_map_find(const struct pool_map *m, uintptr_t addr);
 void pool_map_remove(struct pool_map *m, struct pool_block *b);
+/* The free path finds a block and then removes it: one probe for both. */
+#define POOL_MAP_NONE SIZE_MAX
+size_t pool_map_index(const struct pool_map *m, uintptr_t addr);
+void pool_map_remove_at(struct pool_map *m, size_t index);
 
 /* ------------------------------------------------------------------ */
 /* Pools and arenas */
