@@ -339,9 +339,9 @@ static int accel_copy_check(struct accel_ctx *ctx, const struct accel_copy *args
 	if (!(args->flags & (ACCEL_COPY_SRC_PEER | ACCEL_COPY_DST_PEER)))
 		return accel_copy_check_sides(ctx, NULL, args);
 	f = fdget(args->peer_fd);
-	if (!f.file)
+	if (fd_empty(f))
 		return -EBADF;
-	peer = accel_file_ctx(f.file);
+	peer = accel_file_ctx(fd_file(f));
 	ret = peer ? accel_copy_check_sides(ctx, peer, args) : -EINVAL;
 	fdput(f);
 	return ret;
@@ -478,9 +478,9 @@ static int accel_xfer_copy(struct accel_ctx *ctx, const struct accel_submit *arg
 		return -EFAULT;
 	if (args->flags & (ACCEL_COPY_SRC_PEER | ACCEL_COPY_DST_PEER)) {
 		f = fdget(args->peer_fd);
-		if (!f.file)
+		if (fd_empty(f))
 			return -EBADF;
-		peer = accel_file_ctx(f.file);
+		peer = accel_file_ctx(fd_file(f));
 		ret = peer ? accel_xfer_copy_peer(ctx, peer, args, x) : -EINVAL;
 		fdput(f);
 	} else {

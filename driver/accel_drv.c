@@ -110,7 +110,8 @@ static int accel_pci_init(struct accel_device *adev)
 		return ret;
 	}
 	/* a descriptor moves up to 2^64 - 1 bytes: keep DMA runs merged */
-	return dma_set_max_seg_size(&pdev->dev, UINT_MAX);
+	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
+	return 0;
 }
 
 static int accel_misc_register(struct accel_device *adev)

@@ -679,9 +679,9 @@ static int accel_mmap_bo(struct accel_bo *bo, struct vm_area_struct *vma,
 		return -EACCES;
 	if (inner >= mappable || len > mappable - inner)
 		return -EINVAL;
-	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	if (bo->kind == ACCEL_MEM_HOST_VISIBLE) {
-		vma->vm_flags |= VM_IO;
+		vm_flags_set(vma, VM_IO);
 		vma->vm_page_prot =
 			pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
 	}

@@ -65,7 +65,8 @@ if [ ! -f "$dir/vmlinuz" ]; then
 	if [ ! -f "$src/Makefile" ]; then
 		rm -rf "$src.tmp" "$src"
 		mkdir -p "$src.tmp"
-		(cd "$src.tmp" && apt-get -q -o APT::Sandbox::User=root download \
+		(cd "$src.tmp" && "$top/scripts/apt-derived.sh" "$cache" \
+			backports apt-get -q download \
 			"linux-source-$series=$KVER" >&2)
 		dpkg-deb --fsys-tarfile "$src.tmp"/linux-source-*.deb |
 			tar -x -C "$src.tmp" --wildcards './usr/src/linux-source-*.tar.xz'

@@ -18,7 +18,7 @@ configure_args=(--target-list=x86_64-softmmu --without-default-features
 "$top/scripts/deps.sh" qemu
 
 # Lines are: 'URI' local-file-name size hash
-dsc=$("$top/scripts/apt-src.sh" "$cache" apt-get source --print-uris qemu |
+dsc=$("$top/scripts/apt-derived.sh" "$cache" src apt-get source --print-uris qemu |
       awk '$2 ~ /^qemu_.*\.dsc$/ { print $2; exit }')
 [ -n "$dsc" ] || { echo "build-qemu: no qemu source package found" >&2; exit 1; }
 version=${dsc#qemu_}
@@ -33,7 +33,7 @@ fetch_source() {
 
 	rm -rf "$tmp" "$base/src"
 	mkdir -p "$tmp"
-	(cd "$tmp" && "$top/scripts/apt-src.sh" "$cache" apt-get -q source \
+	(cd "$tmp" && "$top/scripts/apt-derived.sh" "$cache" src apt-get -q source \
 		--download-only qemu >&2)
 	dpkg-source -x "$tmp/$dsc" "$base/src" >&2
 	rm -rf "$tmp"

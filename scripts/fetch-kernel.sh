@@ -1,47 +1,97 @@
 #!/bin/bash
-# Resolve the guest kernel from the distribution's packages and cache it.
+# Resolve the guest kernel from the distribution's backports suite (Debian's
+# 6.12 LTS for bookworm) and cache it.
 #
-# The kernel release is the one of the installed linux-headers-amd64
-# package; the image (linux-image-<release>) and the source
-# (linux-source-<major.minor>) are fetched at exactly that version. From the
-# source only what the tests and checks need is extracted: the kselftest
-# harness and checkpatch.pl.
+# The kernel release is the one that the suite's linux-headers-amd64
+# metapackage depends on. At exactly its version are fetched: the image
+# (linux-image-<release>-unsigned), the headers with their common part and
+# kbuild tools (unpacked into the cache: module builds use them from there,
+# nothing is installed), and the source (linux-source-<major.minor>), of
+# which only what the tests and checks need is extracted: the kselftest
+# harness and checkpatch.pl. The suite's apt entries are derived from the
+# machine's own (scripts/apt-derived.sh).
 #
-# Writes build/kernel.env with KREL, KVER, KDIR, VMLINUZ, KSFT_INC and
-# CHECKPATCH for the Makefile and the VM runner.
+# The image's modules that the driver depends on (DRM and its helpers) are
+# decompressed into the cache, with the order to load them in.
+#
+# Writes build/kernel.env with KREL, KVER, KDIR, VMLINUZ, KMODS, KSFT_INC
+# and CHECKPATCH for the Makefile and the VM runner.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ACCEL_CACHE:-$HOME/.cache/accel}
+# the modules of the image that accel.ko needs, dependencies found here
+modules="drm gpu-sched drm_shmem_helper"
 
 "$top/scripts/deps.sh" driver vm
+apt=("$top/scripts/apt-derived.sh" "$cache" backports)
+# shellcheck source=/dev/null
+suite=$(. /etc/os-release && echo "$VERSION_CODENAME")-backports
 
-# linux-headers-amd64 depends on exactly one linux-headers-<release>.
-hdr_pkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-	  grep -o 'linux-headers-[^ ,]*-amd64' | head -n 1)
-krel=${hdr_pkg#linux-headers-}
-kver=$(dpkg-query -W -f='${Version}' "$hdr_pkg")
-kdir=/usr/src/$hdr_pkg
+meta=$("${apt[@]}" apt-cache show "linux-headers-amd64/$suite")
+# the metapackage depends on exactly one linux-headers-<release>
+hdr_pkg=$(echo "$meta" | sed -n 's/^Depends:.*\(linux-headers-[^ ,]*-amd64\).*/\1/p' | head -n 1)
+kver=$(echo "$meta" | sed -n 's/^Version: //p' | head -n 1)
+[ -n "$hdr_pkg" ] && [ -n "$kver" ] ||
+	{ echo "fetch-kernel: no linux-headers-amd64 in $suite" >&2; exit 1; }
+krel=${hdr_pkg#linux-headers-}		# 6.12.95+deb12-amd64
+abi=${krel%-amd64}			# 6.12.95+deb12
 series=$(echo "$krel" | cut -d. -f1,2)
 dir=$cache/kernel/$krel-$kver
+root=$dir/root
+kdir=$root/usr/src/$hdr_pkg
 
-download() {	# package=version into the current directory
-	apt-get -q -o APT::Sandbox::User=root download "$1" >&2 && return
-	echo "fetch-kernel: cannot download $1, the version of the installed" \
-	     "$hdr_pkg. Update the headers (as root: apt-get update &&" \
-	     "apt-get install --only-upgrade linux-headers-amd64) and retry." >&2
+download() {	# package=version... into the current directory
+	"${apt[@]}" apt-get -q download "$@" >&2 && return
+	echo "fetch-kernel: cannot download $*" >&2
 	exit 1
 }
 
+# The image and the headers, unpacked into one tree: the headers' links
+# into kbuild are relative, and their Makefile names the common part by
+# its installed path, which is rewritten to the cache's.
 if [ ! -f "$dir/vmlinuz" ]; then
 	tmp=$dir.tmp
+	rm -rf "$tmp" "$root"
+	mkdir -p "$tmp" "$root"
+	(cd "$tmp" && download "linux-image-$krel-unsigned=$kver" \
+		"$hdr_pkg=$kver" "linux-headers-$abi-common=$kver" \
+		"linux-kbuild-$abi=$kver")
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$root"
+	done
+	sed -i "s|^include /usr/src/|include $root/usr/src/|" "$kdir/Makefile"
+	cp "$root/boot/vmlinuz-$krel" "$tmp/vmlinuz"
+	rm -rf "$tmp"/*.deb "$root/boot"
+	mv "$tmp/vmlinuz" "$dir/vmlinuz"
 	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	(cd "$tmp" && download "linux-image-$krel=$kver")
-	dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/root"
-	mkdir -p "$dir"
-	cp "$tmp/root/boot/vmlinuz-$krel" "$dir/vmlinuz"
-	rm -rf "$tmp"
+fi
+
+# The modules accel.ko needs, with their dependencies, decompressed and
+# in load order (dependencies first).
+kmods=$dir/modules
+if [ ! -f "$kmods/order" ]; then
+	moddir=$root/lib/modules/$krel
+	rm -rf "$kmods.tmp"
+	mkdir -p "$kmods.tmp"
+	add_module() {	# name: its dependencies, then itself
+		local name=$1 file dep
+		[ -f "$kmods.tmp/$name.ko" ] && return
+		file=$(find "$moddir/kernel" -name "$name.ko.xz" -o \
+			    -name "${name//_/-}.ko.xz" | head -n 1)
+		[ -n "$file" ] ||
+			{ echo "fetch-kernel: no module $name in $krel" >&2; exit 1; }
+		for dep in $(/sbin/modinfo -F depends "$file" | tr ',' ' '); do
+			add_module "$dep"
+		done
+		xz -dc "$file" >"$kmods.tmp/$name.ko"
+		echo "$name.ko" >>"$kmods.tmp/order"
+	}
+	for m in $modules; do
+		add_module "$m"
+	done
+	rm -rf "$kmods"
+	mv "$kmods.tmp" "$kmods"
 fi
 
 if [ ! -f "$dir/src/scripts/checkpatch.pl" ]; then
@@ -70,6 +120,7 @@ KREL=$krel
 KVER=$kver
 KDIR=$kdir
 VMLINUZ=$dir/vmlinuz
+KMODS=$kmods
 KSFT_INC=$dir/src/tools/testing/selftests
 CHECKPATCH=$dir/src/scripts/checkpatch.pl
 EOT

@@ -76,8 +76,14 @@ make_initramfs() {
 		mkdir -p "$root$(dirname "$dst")"
 		cp -r "$src" "$root$dst"
 	done
-	[ $driver -eq 0 ] || cp "$module" "$root/opt/accel/accel.ko"
-	[ $driver -eq 0 ] || touch "$root/opt/accel/.load-driver"
+	if [ $driver -eq 1 ]; then
+		cp "$module" "$root/opt/accel/accel.ko"
+		mkdir -p "$root/opt/accel/kmods"
+		# the kernel's modules, where accel.ko depends on any
+		[ -z "${KMODS:-}" ] || [ -z "$(/sbin/modinfo -F depends "$module")" ] ||
+			cp "$KMODS"/* "$root/opt/accel/kmods/"
+		touch "$root/opt/accel/.load-driver"
+	fi
 	printf '%s\n' "$@" >"$root/opt/accel/.commands"
 	cat >"$root/init" <<'INIT'
 #!/bin/busybox sh
@@ -91,8 +97,14 @@ mount -t debugfs debugfs /sys/kernel/debug
 echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
 cd /opt/accel
 rc=0
-if [ -f .load-driver ] && ! insmod /opt/accel/accel.ko; then
-	echo "vm: insmod accel.ko failed"
+load_driver() {	# the kernel's modules it needs, in order, then accel.ko
+	local m
+	for m in $(cat kmods/order 2>/dev/null); do
+		insmod "kmods/$m" || { echo "vm: insmod $m failed"; return 1; }
+	done
+	insmod /opt/accel/accel.ko || { echo "vm: insmod accel.ko failed"; return 1; }
+}
+if [ -f .load-driver ] && ! load_driver; then
 	rc=1
 fi
 while [ $rc -eq 0 ] && read -r cmd <&3; do
