@@ -18,7 +18,7 @@ TEST_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	       -Iinclude
 QTEST_LIB := tests/qemu/qtest.c tests/qemu/accel_dev.c
 QTEST_HDR := tests/qemu/qtest.h tests/qemu/accel_dev.h include/accel_hw.h
-DRIVER_SRC := Kbuild $(wildcard driver/*.c driver/*.h) include/accel_hw.h uapi/accel.h
+DRIVER_SRC := Kbuild $(wildcard driver/accel_*.c driver/accel_*.h) include/accel_hw.h uapi/accel.h
 
 .PHONY: all deps qemu kernel driver tests check check-debug demo bench fuzz clean distclean FORCE
 
@@ -41,16 +41,32 @@ $(BUILD)/kernel.env: FORCE | deps
 
 FORCE:
 
-driver: accel.ko
+# simaccel.ko is built in its own folder: the sources are copied there with
+# their times, so that Kbuild rebuilds only what changed.
+SIMACCEL_DIR := $(BUILD)/simaccel
+SIMACCEL_KO := $(SIMACCEL_DIR)/simaccel.ko
+SIMACCEL_SRC := $(wildcard driver/simaccel_*.[ch]) driver/Kbuild.simaccel \
+		uapi/simaccel_accel.h include/accel_hw.h
+
+driver: accel.ko $(SIMACCEL_KO)
 
 accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
 	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR) modules
+
+$(SIMACCEL_KO): $(SIMACCEL_SRC) $(BUILD)/kernel.env
+	@mkdir -p $(SIMACCEL_DIR)/driver $(SIMACCEL_DIR)/uapi $(SIMACCEL_DIR)/include
+	@cp -p driver/simaccel_*.[ch] $(SIMACCEL_DIR)/driver/
+	@cp -p uapi/simaccel_accel.h $(SIMACCEL_DIR)/uapi/
+	@cp -p include/accel_hw.h $(SIMACCEL_DIR)/include/
+	@cp -p driver/Kbuild.simaccel $(SIMACCEL_DIR)/Kbuild
+	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR)/$(SIMACCEL_DIR) modules
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static $(TESTS)/accel_lib_test.asan \
        $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
        $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/ioctl_fuzz \
-       $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static
+       $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static \
+       $(TESTS)/simaccel_test
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
@@ -76,6 +92,13 @@ $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
 		     uapi/accel.h include/accel_hw.h $(BUILD)/kernel.env
 	@mkdir -p $(@D)
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC -o $@ $<
+
+# simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
+$(TESTS)/simaccel_test: $(TESTS)/%: tests/driver/%.c uapi/simaccel_accel.h \
+			include/accel_hw.h $(BUILD)/kernel.env | deps
+	@mkdir -p $(@D)
+	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC \
+		$$(pkg-config --cflags libdrm) -o $@ $<
 
 check: all
 	@scripts/deps.sh tools

@@ -22,7 +22,9 @@
 #     to cpu (p2p across backends), lib_fuzz on accel, the examples, and
 #     the plugin's tests on accel
 #  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
-#  7. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
+#  7. simaccel.ko, the driver on DRM accel (issue 18, under way): its
+#     kselftests, two devices, with a vIOMMU and slub_debug
+#  8. checkpatch.pl --strict and sparse on the drivers, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -120,5 +122,8 @@ run_vm "VM, 2 devices" --devices 2 --timeout 900 "${vm_files[@]}" "${example_fil
 run_vm "VM, vIOMMU, slub_debug" --devices 2 --timeout 900 --iommu --slub-debug \
 	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test \
 	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
+run_vm "VM, simaccel.ko (DRM accel), vIOMMU, slub_debug" --devices 2 --iommu \
+	--slub-debug --module build/simaccel/simaccel.ko --file "$T/simaccel_test" \
+	-- ./simaccel_test
 run_one "lint" scripts/lint.sh
 summary

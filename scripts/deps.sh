@@ -9,7 +9,7 @@ declare -A group=(
 		libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev seabios qemu-system-data"
 	[vm]="busybox-static cpio kmod bc dpkg-dev"
 	[driver]="build-essential kmod sparse dwarves xz-utils"
-	[tests]="build-essential xz-utils pkg-config"
+	[tests]="build-essential xz-utils pkg-config libdrm-dev"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 )

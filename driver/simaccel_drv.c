@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel: PCI probe and removal, and the DRM accel device.
+ *
+ * The simaccel_device is the drm_device's container, allocated with
+ * devm_drm_dev_alloc(): it lives while the PCI binding or any open file
+ * holds the drm_device. Removal unplugs the drm_device first, so that every
+ * ioctl after it fails with -ENODEV and every one under way (between
+ * drm_dev_enter() and drm_dev_exit()) is waited for; then the hardware is
+ * reset. Files opened before the removal stay valid until they are closed.
+ */
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <linux/module.h>
+
+#include "simaccel_drv.h"
+#include "simaccel_hw.h"
+
+unsigned int simaccel_dbg_mask;
+module_param_named(dbg_mask, simaccel_dbg_mask, uint, 0644);
+MODULE_PARM_DESC(dbg_mask, "debug output categories: 1 registers, 2 ioctls");
+
+#define SIMACCEL_INFO_CAPS	(DRM_SIMACCEL_CAP_COPY | DRM_SIMACCEL_CAP_FILL | \
+				 DRM_SIMACCEL_CAP_FENCE | DRM_SIMACCEL_CAP_P2P | \
+				 DRM_SIMACCEL_CAP_FAULT_INJECT)
+
+static_assert(DRM_SIMACCEL_CAP_COPY == ACCEL_CAP_COPY);
+static_assert(DRM_SIMACCEL_CAP_FILL == ACCEL_CAP_FILL);
+static_assert(DRM_SIMACCEL_CAP_FENCE == ACCEL_CAP_FENCE);
+static_assert(DRM_SIMACCEL_CAP_P2P == ACCEL_CAP_P2P);
+static_assert(DRM_SIMACCEL_CAP_FAULT_INJECT == ACCEL_CAP_FAULT_INJECT);
+
+static void simaccel_fill_info(struct simaccel_device *sdev,
+			       struct drm_simaccel_info *info)
+{
+	struct pci_dev *pdev = to_pci(sdev);
+
+	info->vendor_id = pdev->vendor;
+	info->device_id = pdev->device;
+	info->subsystem_vendor_id = pdev->subsystem_vendor;
+	info->subsystem_id = pdev->subsystem_device;
+	info->revision = pdev->revision;
+	info->class_code = pdev->class;
+	info->pci_domain = pci_domain_nr(pdev->bus);
+	info->pci_bus = pdev->bus->number;
+	info->pci_devfn = pdev->devfn;
+	info->num_queues = sdev->num_queues;
+	info->vram_size = sdev->vram_size;
+	info->hw_version = sdev->hw_version;
+	info->driver_version = SIMACCEL_DRIVER_MAJOR << 16 |
+			       SIMACCEL_DRIVER_MINOR << 8 |
+			       SIMACCEL_DRIVER_PATCH;
+	info->caps = sdev->caps & SIMACCEL_INFO_CAPS;
+}
+
+static int simaccel_get_info_ioctl(struct drm_device *drm, void *data,
+				   struct drm_file *file)
+{
+	struct simaccel_device *sdev = to_simaccel(drm);
+	struct drm_simaccel_info *info = data;
+	int idx;
+
+	if (info->flags || info->pad || info->pad2)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	simaccel_fill_info(sdev, info);
+	drm_dev_exit(idx);
+	simaccel_dbg(sdev, IOCTL, "get_info\n");
+	return 0;
+}
+
+static const struct drm_ioctl_desc simaccel_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(SIMACCEL_GET_INFO, simaccel_get_info_ioctl, 0),
+};
+
+DEFINE_DRM_ACCEL_FOPS(simaccel_fops);
+
+static const struct drm_driver simaccel_drm_driver = {
+	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
+			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
+	.fops = &simaccel_fops,
+	.ioctls = simaccel_ioctls,
+	.num_ioctls = ARRAY_SIZE(simaccel_ioctls),
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	.date = "20261123",
+	.major = SIMACCEL_DRIVER_MAJOR,
+	.minor = SIMACCEL_DRIVER_MINOR,
+	.patchlevel = SIMACCEL_DRIVER_PATCH,
+};
+
+static int simaccel_pci_init(struct simaccel_device *sdev)
+{
+	struct pci_dev *pdev = to_pci(sdev);
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = pcim_iomap_regions(pdev, BIT(ACCEL_BAR_REGS), DRIVER_NAME);
+	if (ret)
+		return ret;
+	sdev->regs = pcim_iomap_table(pdev)[ACCEL_BAR_REGS];
+	pci_set_master(pdev);
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret) {
+		drm_err(&sdev->drm, "no usable DMA configuration\n");
+		return ret;
+	}
+	/* a descriptor moves up to 2^64 - 1 bytes: keep DMA runs merged */
+	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
+	return 0;
+}
+
+static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct simaccel_device *sdev;
+	int ret;
+
+	sdev = devm_drm_dev_alloc(&pdev->dev, &simaccel_drm_driver,
+				  struct simaccel_device, drm);
+	if (IS_ERR(sdev))
+		return PTR_ERR(sdev);
+	pci_set_drvdata(pdev, sdev);
+	ret = simaccel_pci_init(sdev);
+	if (ret)
+		return ret;
+	ret = simaccel_hw_init(sdev);
+	if (ret)
+		return ret;
+	ret = drm_dev_register(&sdev->drm, 0);
+	if (ret) {
+		simaccel_hw_reset(sdev);
+		return ret;
+	}
+	drm_info(&sdev->drm, "%llu MiB VRAM, %u queues, hardware %u.%u\n",
+		 sdev->vram_size >> 20, sdev->num_queues,
+		 sdev->hw_version >> 16, sdev->hw_version & 0xffff);
+	return 0;
+}
+
+static void simaccel_remove(struct pci_dev *pdev)
+{
+	struct simaccel_device *sdev = pci_get_drvdata(pdev);
+
+	/* ioctls under way finish; later ones fail with -ENODEV */
+	drm_dev_unplug(&sdev->drm);
+	/* stop all DMA before the device loses its driver */
+	simaccel_hw_reset(sdev);
+}
+
+static const struct pci_device_id simaccel_pci_ids[] = {
+	{ PCI_DEVICE(ACCEL_PCI_VENDOR_ID, ACCEL_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, simaccel_pci_ids);
+
+static struct pci_driver simaccel_pci_driver = {
+	.name = DRIVER_NAME,
+	.id_table = simaccel_pci_ids,
+	.probe = simaccel_probe,
+	.remove = simaccel_remove,
+};
+module_pci_driver(simaccel_pci_driver);
+
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_LICENSE("GPL");
+MODULE_VERSION(__stringify(SIMACCEL_DRIVER_MAJOR) "."
+	       __stringify(SIMACCEL_DRIVER_MINOR) "."
+	       __stringify(SIMACCEL_DRIVER_PATCH));

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * simaccel: the DRM accel driver for the simulated PCIe accelerator.
+ */
+#ifndef __SIMACCEL_DRV_H__
+#define __SIMACCEL_DRV_H__
+
+#include <drm/drm_device.h>
+#include <drm/drm_print.h>
+#include <linux/pci.h>
+
+#include "../include/accel_hw.h"
+#include "../uapi/simaccel_accel.h"
+
+#define DRIVER_NAME		"simaccel"
+#define DRIVER_DESC		"Driver for the simulated accel PCIe accelerator"
+#define SIMACCEL_DRIVER_MAJOR	0
+#define SIMACCEL_DRIVER_MINOR	2
+#define SIMACCEL_DRIVER_PATCH	0
+
+/* Debug output by category: the module parameter dbg_mask selects them. */
+#define SIMACCEL_DBG_REG	BIT(0)
+#define SIMACCEL_DBG_IOCTL	BIT(1)
+
+extern unsigned int simaccel_dbg_mask;
+
+#define simaccel_dbg(sdev, type, fmt, ...)				\
+	do {								\
+		if (unlikely(SIMACCEL_DBG_##type & simaccel_dbg_mask))	\
+			drm_dbg(&(sdev)->drm, "[%s] " fmt, #type,	\
+				##__VA_ARGS__);				\
+	} while (0)
+
+/**
+ * struct simaccel_device - one bound PCI function
+ * @drm: the DRM device; its lifetime (drmm) is the structure's
+ * @regs: BAR0, the control registers
+ * @vram_bar: bus address of BAR2, all of VRAM
+ * @vram_size: bytes of VRAM
+ * @hw_version: ACCEL_REG_VERSION
+ * @caps: ACCEL_CAP_* bits
+ * @num_queues: hardware DMA queues
+ *
+ * Everything but @drm is read at probe and constant afterwards.
+ */
+struct simaccel_device {
+	struct drm_device drm;
+	void __iomem *regs;
+	resource_size_t vram_bar;
+	u64 vram_size;
+	u32 hw_version;
+	u32 caps;
+	u32 num_queues;
+};
+
+static inline struct simaccel_device *to_simaccel(struct drm_device *drm)
+{
+	return container_of(drm, struct simaccel_device, drm);
+}
+
+static inline struct pci_dev *to_pci(struct simaccel_device *sdev)
+{
+	return to_pci_dev(sdev->drm.dev);
+}
+
+#endif /* __SIMACCEL_DRV_H__ */

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel.ko on DRM accel: what the subsystem and the uapi header promise,
+ * run as root inside the VM with the driver bound to the first device.
+ *
+ * - the node is /dev/accel/accelN, DRM's accel major, and the DRM version
+ *   names the driver, not the subsystem;
+ * - GET_INFO describes the PCI function sysfs describes, refuses flags and
+ *   padding that are not zero, and serves callers built against a shorter
+ *   struct without writing past it;
+ * - ioctl numbers the driver does not have are refused;
+ * - a file opened before the device is unbound gets -ENODEV afterwards and
+ *   closes cleanly; the device bound again works.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "../../uapi/simaccel_accel.h"
+#include "../../include/accel_hw.h"
+
+#define NODE		"/dev/accel/accel0"
+#define CLASS_DEVICE	"/sys/class/accel/accel0/device"
+#define DRIVER_DIR	"/sys/bus/pci/drivers/simaccel"
+#define ACCEL_MAJOR	261	/* DRM accel's char major */
+
+#define INFO_CAPS	(DRM_SIMACCEL_CAP_COPY | DRM_SIMACCEL_CAP_FILL | \
+			 DRM_SIMACCEL_CAP_FENCE | DRM_SIMACCEL_CAP_P2P | \
+			 DRM_SIMACCEL_CAP_FAULT_INJECT)
+
+static unsigned long long sysfs_num(const char *dir, const char *name)
+{
+	char path[512], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return ~0ull;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strtoull(buf, NULL, 0);
+}
+
+/* The PCI address behind accel0, from its class device's parent link. */
+static int pci_addr(char *addr, size_t len)
+{
+	char target[512];
+	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return -1;
+	target[n] = 0;
+	snprintf(addr, len, "%s", strrchr(target, '/') + 1);
+	return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static int get_info(int fd, struct drm_simaccel_info *info)
+{
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_GET_INFO, info) ? -errno : 0;
+}
+
+FIXTURE(dev) {
+	int fd;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", NODE, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+}
+
+TEST_F(dev, node_is_drm_accel)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(ACCEL_MAJOR, major(st.st_rdev));
+	EXPECT_EQ(0, minor(st.st_rdev));
+}
+
+TEST_F(dev, version_names_the_driver)
+{
+	char name[64] = "", date[64] = "", desc[128] = "";
+	struct drm_version v = {
+		.name = name, .name_len = sizeof(name) - 1,
+		.date = date, .date_len = sizeof(date) - 1,
+		.desc = desc, .desc_len = sizeof(desc) - 1,
+	};
+
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VERSION, &v));
+	EXPECT_STREQ("simaccel", name);
+	EXPECT_EQ(0, v.version_major);
+	EXPECT_NE(0, strlen(desc));
+}
+
+TEST_F(dev, info_matches_sysfs)
+{
+	struct drm_simaccel_info info = { 0 };
+	char addr[64], dir[128];
+	unsigned int dom, bus, slot, fn;
+
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	ASSERT_EQ(4, sscanf(addr, "%x:%x:%x.%x", &dom, &bus, &slot, &fn));
+	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", addr);
+	EXPECT_EQ(sysfs_num(dir, "vendor"), info.vendor_id);
+	EXPECT_EQ(sysfs_num(dir, "device"), info.device_id);
+	EXPECT_EQ(sysfs_num(dir, "subsystem_vendor"), info.subsystem_vendor_id);
+	EXPECT_EQ(sysfs_num(dir, "subsystem_device"), info.subsystem_id);
+	EXPECT_EQ(sysfs_num(dir, "revision"), info.revision);
+	EXPECT_EQ(sysfs_num(dir, "class"), info.class_code);
+	EXPECT_EQ(dom, info.pci_domain);
+	EXPECT_EQ(bus, info.pci_bus);
+	EXPECT_EQ((slot << 3) | fn, info.pci_devfn);
+	EXPECT_EQ(ACCEL_PCI_VENDOR_ID, info.vendor_id);
+	EXPECT_EQ(ACCEL_PCI_DEVICE_ID, info.device_id);
+	EXPECT_LT(0, info.num_queues);
+	EXPECT_GE(ACCEL_MAX_QUEUES, info.num_queues);
+	EXPECT_LT(0, info.vram_size);
+	EXPECT_EQ(ACCEL_HW_VERSION_MAJOR, info.hw_version >> 16);
+	EXPECT_EQ(0, info.caps & ~INFO_CAPS);
+	EXPECT_NE(0, info.caps & DRM_SIMACCEL_CAP_COPY);
+	EXPECT_EQ(0, info.pad);
+	EXPECT_EQ(0, info.pad2);
+}
+
+TEST_F(dev, info_refuses_nonzero_flags_and_padding)
+{
+	struct drm_simaccel_info info;
+
+	info = (struct drm_simaccel_info){ .flags = 1 };
+	EXPECT_EQ(-EINVAL, get_info(self->fd, &info));
+	info = (struct drm_simaccel_info){ .flags = 1u << 31 };
+	EXPECT_EQ(-EINVAL, get_info(self->fd, &info));
+	info = (struct drm_simaccel_info){ .pad = 1 };
+	EXPECT_EQ(-EINVAL, get_info(self->fd, &info));
+	info = (struct drm_simaccel_info){ .pad2 = 1 };
+	EXPECT_EQ(-EINVAL, get_info(self->fd, &info));
+	/* and nothing was filled in */
+	EXPECT_EQ(0, info.vendor_id);
+}
+
+/* A caller built when the struct ended after num_queues. */
+struct info_v0 {
+	__u32 flags, pad;
+	__u32 vendor_id, device_id, subsystem_vendor_id, subsystem_id;
+	__u32 revision, class_code, pci_domain, pci_bus, pci_devfn;
+	__u32 num_queues;
+};
+
+TEST_F(dev, info_serves_a_shorter_struct_within_its_size)
+{
+	struct {
+		struct info_v0 info;
+		unsigned char guard[64];
+	} buf;
+	unsigned long nr = DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_GET_INFO,
+				    struct info_v0);
+
+	memset(&buf, 0xa5, sizeof(buf));
+	buf.info.flags = 0;
+	buf.info.pad = 0;
+	ASSERT_EQ(0, ioctl(self->fd, nr, &buf.info));
+	EXPECT_EQ(ACCEL_PCI_VENDOR_ID, buf.info.vendor_id);
+	EXPECT_LT(0, buf.info.num_queues);
+	for (size_t i = 0; i < sizeof(buf.guard); i++)
+		ASSERT_EQ(0xa5, buf.guard[i]);
+}
+
+TEST_F(dev, unknown_driver_ioctls_are_refused)
+{
+	unsigned char arg[64] = { 0 };
+
+	for (unsigned int n = 1; n < 0x60; n++) {
+		unsigned long nr = DRM_IOWR(DRM_COMMAND_BASE + n, arg);
+
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->fd, nr, arg)) TH_LOG("ioctl %#x", n);
+		EXPECT_EQ(EINVAL, errno);
+	}
+}
+
+TEST(unbind_while_open_then_rebind)
+{
+	struct drm_simaccel_info info = { 0 };
+	char addr[64];
+	int fd, fd2;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, get_info(fd, &info));
+
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_EQ(-ENODEV, get_info(fd, &info));
+	EXPECT_EQ(-1, open(NODE, O_RDWR | O_CLOEXEC));
+	EXPECT_EQ(0, close(fd));
+
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd2 = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2) TH_LOG("reopen after rebind: %s", strerror(errno));
+	EXPECT_EQ(0, get_info(fd2, &info));
+	EXPECT_EQ(ACCEL_PCI_VENDOR_ID, info.vendor_id);
+	close(fd2);
+}
+
+TEST(closed_after_unbind_and_rebind)
+{
+	struct drm_simaccel_info info = { 0 };
+	char addr[64];
+	int fd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	/* the old file belongs to the device that went away */
+	EXPECT_EQ(-ENODEV, get_info(fd, &info));
+	EXPECT_EQ(0, close(fd));
+	/* its minor went with its last file: bound again, it is accel0 */
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, get_info(fd, &info));
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
