@@ -556,7 +556,12 @@ ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
  */
 typedef struct accel_pool_handle *accel_pool_t;
 
-/* A pool's statistics, in bytes unless said otherwise. */
+/*
+ * A pool's statistics, in bytes unless said otherwise. Once the calls that
+ * change the pool have returned, every figure is exact and every peak is at
+ * least its value; taken while other threads allocate and free, each figure
+ * is exact at some moment of the call, not all at the same moment.
+ */
 struct accel_pool_stats {
 	size_t reserved;	/* held from the device: chunks, large blocks */
 	size_t reserved_peak;

@@ -27,6 +27,8 @@
 #include "core/internal.h"
 
 ACCEL_TLS_HOT struct accel_hazard *accel_hazard_mine;
+/* the thread gave its record back: it is exiting, and counts from now on */
+static ACCEL_TLS_HOT bool exiting;
 
 static _Atomic(struct accel_hazard *) records;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -38,7 +40,12 @@ static void record_give_back(void *p)
 {
 	struct accel_hazard *r = p;
 
-	accel_hazard_mine = NULL;	/* a later destructor's call claims anew */
+	accel_hazard_mine = NULL;
+	/*
+	 * A call from a later destructor round counts its reference: a record
+	 * claimed now would be given back by no one.
+	 */
+	exiting = true;
 	atomic_store_explicit(&r->held, NULL, memory_order_relaxed);
 	atomic_store_explicit(&r->taken, false, memory_order_release);
 }
@@ -79,7 +86,7 @@ struct accel_hazard *accel_hazard_claim(void)
 	struct accel_hazard *r;
 
 	pthread_once(&once, hazard_init);
-	if (!membarrier_ok)
+	if (!membarrier_ok || exiting)
 		return NULL;
 	r = record_reuse();
 	if (!r)

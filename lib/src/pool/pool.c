@@ -124,6 +124,10 @@ static struct pool_arena *arena_of(struct accel_pool *pool, C_Stream stream,
 /* ------------------------------------------------------------------ */
 /* Allocation */
 
+/*
+ * Arena lock held. The block is counted before the lock goes, so that a
+ * free of it (which takes the lock) is counted after it.
+ */
 static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
 		     size_t need, size_t requested, void **ptr, C_Status *ret)
 {
@@ -132,8 +136,10 @@ static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
 	if (!b)
 		return false;
 	*ret = pool_carve(pool, a, b, need, requested);
-	if (*ret == C_SUCCESS)
+	if (*ret == C_SUCCESS) {
+		count_use(pool, need, requested);
 		*ptr = (void *)b->addr;
+	}
 	return true;
 }
 
@@ -289,6 +295,8 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 		if (!pool_map_insert(&pool->direct, b)) {
 			pool_backend_free(pool, b->addr, size);
 			ret = accel_oom_error("out of host memory");
+		} else {
+			count_use(pool, size, requested);
 		}
 	}
 	if (b && ret != C_SUCCESS)
@@ -297,7 +305,6 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 	if (ret != C_SUCCESS)
 		return ret;
 	accel_error_restore(&before);
-	count_use(pool, size, requested);
 	*ptr = p;
 	return C_SUCCESS;
 }
@@ -727,12 +734,13 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 	size_t need;
 
 	ACCEL_ENTER();
+	if (ptr)	/* refused or failed, the caller finds NULL */
+		*ptr = NULL;
 	pool = pool_lookup(handle);
 	if (!pool)
 		return C_FAILED;
 	if (!ptr)
 		return accel_error("ptr is NULL");
-	*ptr = NULL;
 	a = arena_of(pool, stream, &st);
 	if (!a)
 		return C_FAILED;
@@ -748,12 +756,9 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 	pthread_mutex_lock(&a->lock);
 	if (!take_fit(pool, a, need, size, ptr, &ret)) {
 		pthread_mutex_unlock(&a->lock);
-		ret = alloc_slow(pool, a, need, size, ptr);
-	} else {
-		pthread_mutex_unlock(&a->lock);
+		return alloc_slow(pool, a, need, size, ptr);
 	}
-	if (ret == C_SUCCESS)
-		count_use(pool, need, size);
+	pthread_mutex_unlock(&a->lock);
 	return ret;
 }
 
@@ -872,8 +877,8 @@ C_Status accel_pool_reset_peaks(accel_pool_t handle)
 	pool = pool_lookup(handle);
 	if (!pool)
 		return C_FAILED;
-	atomic_store(&pool->reserved_peak, atomic_load(&pool->reserved));
-	atomic_store(&pool->allocated_peak, atomic_load(&pool->allocated));
-	atomic_store(&pool->requested_peak, atomic_load(&pool->requested));
+	stat_reset_peak(&pool->reserved, &pool->reserved_peak);
+	stat_reset_peak(&pool->allocated, &pool->allocated_peak);
+	stat_reset_peak(&pool->requested, &pool->requested_peak);
 	return C_SUCCESS;
 }

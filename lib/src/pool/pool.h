@@ -163,16 +163,32 @@ struct accel_pool {
 /* ------------------------------------------------------------------ */
 /* Statistics */
 
+/*
+ * Sequentially consistent, for stat_reset_peak(); on x86 that costs what
+ * relaxed does (the additions are locked instructions either way).
+ */
+static inline void stat_raise_peak(atomic_size_t *peak, size_t now)
+{
+	size_t old = atomic_load(peak);
+
+	while (now > old && !atomic_compare_exchange_weak(peak, &old, now))
+		;
+}
+
 static inline void stat_add(atomic_size_t *v, atomic_size_t *peak, size_t n)
 {
-	size_t now = atomic_fetch_add_explicit(v, n, memory_order_relaxed) + n;
-	size_t old = atomic_load_explicit(peak, memory_order_relaxed);
+	stat_raise_peak(peak, atomic_fetch_add(v, n) + n);
+}
 
-	while (now > old &&
-	       !atomic_compare_exchange_weak_explicit(peak, &old, now,
-						      memory_order_relaxed,
-						      memory_order_relaxed))
-		;
+/*
+ * The peak from the current value afresh. An addition between the load
+ * and the store saw the old, higher peak and left it: raise it again to
+ * what is current after the store.
+ */
+static inline void stat_reset_peak(atomic_size_t *v, atomic_size_t *peak)
+{
+	atomic_store(peak, atomic_load(v));
+	stat_raise_peak(peak, atomic_load(v));
 }
 
 static inline void stat_sub(atomic_size_t *v, size_t n)
