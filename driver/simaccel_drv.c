@@ -17,6 +17,7 @@
 #include <linux/module.h>
 
 #include "simaccel_drv.h"
+#include "simaccel_gem.h"
 #include "simaccel_hw.h"
 
 unsigned int simaccel_dbg_mask;
@@ -75,6 +76,7 @@ static int simaccel_get_info_ioctl(struct drm_device *drm, void *data,
 
 static const struct drm_ioctl_desc simaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SIMACCEL_GET_INFO, simaccel_get_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_BO_CREATE, simaccel_bo_create_ioctl, 0),
 };
 
 DEFINE_DRM_ACCEL_FOPS(simaccel_fops);
@@ -132,6 +134,9 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = simaccel_hw_init(sdev);
 	if (ret)
 		return ret;
+	ret = simaccel_vram_init(sdev);
+	if (ret)
+		return ret;
 	ret = drm_dev_register(&sdev->drm, 0);
 	if (ret) {
 		simaccel_hw_reset(sdev);
@@ -147,7 +152,10 @@ static void simaccel_remove(struct pci_dev *pdev)
 {
 	struct simaccel_device *sdev = pci_get_drvdata(pdev);
 
-	/* ioctls under way finish; later ones fail with -ENODEV */
+	/*
+	 * ioctls and faults under way finish, later ones fail, and every
+	 * mapping is zapped
+	 */
 	drm_dev_unplug(&sdev->drm);
 	/* stop all DMA before the device loses its driver */
 	simaccel_hw_reset(sdev);

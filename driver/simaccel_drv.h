@@ -6,7 +6,9 @@
 #define __SIMACCEL_DRV_H__
 
 #include <drm/drm_device.h>
+#include <drm/drm_mm.h>
 #include <drm/drm_print.h>
+#include <linux/mutex.h>
 #include <linux/pci.h>
 
 #include "../include/accel_hw.h"
@@ -40,8 +42,11 @@ extern unsigned int simaccel_dbg_mask;
  * @hw_version: ACCEL_REG_VERSION
  * @caps: ACCEL_CAP_* bits
  * @num_queues: hardware DMA queues
+ * @vram: the kernel's write-combined mapping of BAR2
+ * @vram_mm: free and used VRAM ranges, under @vram_lock
+ * @vram_lock: protects @vram_mm
  *
- * Everything but @drm is read at probe and constant afterwards.
+ * The fields above @vram are read at probe and constant afterwards.
  */
 struct simaccel_device {
 	struct drm_device drm;
@@ -51,6 +56,9 @@ struct simaccel_device {
 	u32 hw_version;
 	u32 caps;
 	u32 num_queues;
+	void __iomem *vram;
+	struct drm_mm vram_mm;
+	struct mutex vram_lock;		/* protects vram_mm */
 };
 
 static inline struct simaccel_device *to_simaccel(struct drm_device *drm)

@@ -27,9 +27,12 @@ extern "C" {
 #endif
 
 #define DRM_SIMACCEL_GET_INFO		0x00
+#define DRM_SIMACCEL_BO_CREATE		0x01
 
 #define DRM_IOCTL_SIMACCEL_GET_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_GET_INFO, struct drm_simaccel_info)
+#define DRM_IOCTL_SIMACCEL_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_BO_CREATE, struct drm_simaccel_bo_create)
 
 /* Capabilities in drm_simaccel_info.caps, as reported by the hardware */
 #define DRM_SIMACCEL_CAP_COPY		_BITUL(0)
@@ -76,6 +79,55 @@ struct drm_simaccel_info {
 	__u32 driver_version;
 	__u32 caps;
 	__u32 pad2;
+};
+
+/*
+ * Memory
+ *
+ * Buffers are GEM objects: a handle per file, closed with
+ * DRM_IOCTL_GEM_CLOSE; the memory goes once no handle and no mapping uses
+ * it. Every buffer has a device address: VRAM buffers live at
+ * DRM_SIMACCEL_VRAM_BASE + their VRAM offset. Any address inside a buffer,
+ * base + k, is valid for copies and fills, resolved per file: addresses of
+ * another file's buffers resolve to nothing.
+ */
+#define DRM_SIMACCEL_VRAM_BASE		0x0000100000000000ull
+
+/* Kinds of buffers */
+#define DRM_SIMACCEL_BO_VRAM		1	/* VRAM, not mappable */
+#define DRM_SIMACCEL_BO_VRAM_MAPPABLE	2	/* VRAM, mappable through BAR2, write-combined */
+
+#define DRM_SIMACCEL_BO_MIN_ALIGN	256
+#define DRM_SIMACCEL_BO_MAX_ALIGN	_BITULL(30)
+
+/**
+ * struct drm_simaccel_bo_create - DRM_IOCTL_SIMACCEL_BO_CREATE: a buffer
+ * @size: in, bytes, at least 1; VRAM buffers are cleared before they are
+ *	handed out, so no buffer shows what an earlier one held
+ * @align: in, 0 for DRM_SIMACCEL_BO_MIN_ALIGN, else a power of two up to
+ *	DRM_SIMACCEL_BO_MAX_ALIGN (smaller values are raised to the minimum)
+ * @kind: in, DRM_SIMACCEL_BO_*
+ * @flags: in, must be zero
+ * @handle: out, the GEM handle, never 0
+ * @pad: must be zero
+ * @dev_addr: out, device address of the first byte
+ * @mmap_offset: out, the offset to pass to mmap() on this file; 0 if the
+ *	kind is not mappable. A mapping covers at most the buffer's pages;
+ *	after the device is unbound, touching it raises SIGBUS.
+ *
+ * Errors: EINVAL for a bad size, alignment, kind, flags or padding; ENOSPC
+ * when VRAM has no free range of that size and alignment; ENODEV after the
+ * device is unbound.
+ */
+struct drm_simaccel_bo_create {
+	__u64 size;
+	__u64 align;
+	__u32 kind;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+	__u64 dev_addr;
+	__u64 mmap_offset;
 };
 
 #if defined(__cplusplus)

@@ -10,7 +10,11 @@
  *   struct without writing past it;
  * - ioctl numbers the driver does not have are refused;
  * - a file opened before the device is unbound gets -ENODEV afterwards and
- *   closes cleanly; the device bound again works.
+ *   closes cleanly; the device bound again works;
+ * - buffers: arguments checked, distinct aligned ranges inside VRAM, VRAM
+ *   cleared between owners, mappings of mappable buffers only and within
+ *   their size, handles and mappings private to their file, and mappings
+ *   revoked (SIGBUS) when the device is unbound.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,7 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -200,7 +208,8 @@ TEST_F(dev, unknown_driver_ioctls_are_refused)
 {
 	unsigned char arg[64] = { 0 };
 
-	for (unsigned int n = 1; n < 0x60; n++) {
+	/* the numbers after the last one the driver has */
+	for (unsigned int n = DRM_SIMACCEL_BO_CREATE + 1; n < 0x60; n++) {
 		unsigned long nr = DRM_IOWR(DRM_COMMAND_BASE + n, arg);
 
 		errno = 0;
@@ -253,6 +262,238 @@ TEST(closed_after_unbind_and_rebind)
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, get_info(fd, &info));
+	close(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers */
+
+static int bo_create(int fd, uint64_t size, uint64_t align, uint32_t kind,
+		     struct drm_simaccel_bo_create *out)
+{
+	*out = (struct drm_simaccel_bo_create){
+		.size = size, .align = align, .kind = kind,
+	};
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_CREATE, out) ? -errno : 0;
+}
+
+static int gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -errno : 0;
+}
+
+static uint64_t vram_size(int fd)
+{
+	struct drm_simaccel_info info = { 0 };
+
+	return get_info(fd, &info) ? 0 : info.vram_size;
+}
+
+TEST_F(dev, bo_create_refuses_bad_arguments)
+{
+	struct drm_simaccel_bo_create bo;
+	uint64_t vram = vram_size(self->fd);
+
+	ASSERT_LT(0, vram);
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, 0, 0, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, vram + 1, 0, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, ~0ull, 0, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 3, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 1ull << 31, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 0, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 3, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 0xffffffff, &bo));
+	bo = (struct drm_simaccel_bo_create){ .size = 4096, .kind = 1, .flags = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_BO_CREATE, &bo));
+	EXPECT_EQ(EINVAL, errno);
+	bo = (struct drm_simaccel_bo_create){ .size = 4096, .kind = 1, .pad = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_BO_CREATE, &bo));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, bo.handle);
+}
+
+TEST_F(dev, bo_ranges_are_distinct_aligned_and_inside_vram)
+{
+	static const uint64_t sizes[] = { 1, 255, 4096, 5000, 1 << 20 };
+	static const uint64_t aligns[] = { 0, 256, 4096, 65536, 1 << 21 };
+	struct drm_simaccel_bo_create bo[5];
+	uint64_t vram = vram_size(self->fd);
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t a = aligns[i] ? aligns[i] : DRM_SIMACCEL_BO_MIN_ALIGN;
+
+		ASSERT_EQ(0, bo_create(self->fd, sizes[i], aligns[i],
+				       DRM_SIMACCEL_BO_VRAM, &bo[i]));
+		EXPECT_NE(0, bo[i].handle);
+		EXPECT_EQ(0, bo[i].mmap_offset);
+		EXPECT_LE(DRM_SIMACCEL_VRAM_BASE, bo[i].dev_addr);
+		EXPECT_GE(DRM_SIMACCEL_VRAM_BASE + vram, bo[i].dev_addr + sizes[i]);
+		EXPECT_EQ(0, (bo[i].dev_addr - DRM_SIMACCEL_VRAM_BASE) % a);
+		for (int j = 0; j < i; j++) {
+			EXPECT_NE(bo[j].handle, bo[i].handle);
+			EXPECT_TRUE(bo[i].dev_addr >= bo[j].dev_addr + sizes[j] ||
+				    bo[j].dev_addr >= bo[i].dev_addr + sizes[i]);
+		}
+	}
+	for (int i = 0; i < 5; i++)
+		EXPECT_EQ(0, gem_close(self->fd, bo[i].handle));
+	/* closed handles, and 0, are no handles */
+	EXPECT_EQ(-EINVAL, gem_close(self->fd, bo[0].handle));
+	EXPECT_EQ(-EINVAL, gem_close(self->fd, 0));
+}
+
+TEST_F(dev, vram_runs_out_with_enospc_and_comes_back)
+{
+	struct drm_simaccel_bo_create a, b;
+	uint64_t vram = vram_size(self->fd);
+
+	ASSERT_EQ(0, bo_create(self->fd, vram / 2, 0, DRM_SIMACCEL_BO_VRAM, &a));
+	EXPECT_EQ(-ENOSPC, bo_create(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
+	ASSERT_EQ(0, gem_close(self->fd, a.handle));
+	ASSERT_EQ(0, bo_create(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
+	EXPECT_EQ(0, gem_close(self->fd, b.handle));
+}
+
+static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo, size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    (off_t)bo->mmap_offset);
+}
+
+TEST_F(dev, mappable_bo_keeps_what_is_written)
+{
+	struct drm_simaccel_bo_create bo;
+	uint32_t *p;
+
+	ASSERT_EQ(0, bo_create(self->fd, 8192, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	ASSERT_NE(0, bo.mmap_offset);
+	p = map_bo(self->fd, &bo, 8192);
+	ASSERT_NE(MAP_FAILED, p);
+	for (int i = 0; i < 2048; i++)
+		p[i] = 0x5eed0000u + i;
+	ASSERT_EQ(0, munmap(p, 8192));
+	p = map_bo(self->fd, &bo, 8192);
+	ASSERT_NE(MAP_FAILED, p);
+	for (int i = 0; i < 2048; i++)
+		ASSERT_EQ(0x5eed0000u + i, p[i]);
+	munmap(p, 8192);
+	/* the mapping holds the buffer past its handle */
+	p = map_bo(self->fd, &bo, 8192);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, gem_close(self->fd, bo.handle));
+	EXPECT_EQ(0x5eed0000u + 7, p[7]);
+	munmap(p, 8192);
+}
+
+TEST_F(dev, mappings_stay_within_mappable_buffers)
+{
+	struct drm_simaccel_bo_create dev_only, bo;
+
+	ASSERT_EQ(0, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM, &dev_only));
+	ASSERT_EQ(0, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	/* no offset is device-only memory's; 0 is nobody's */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, 0));
+	/* not past the buffer's pages, not from another offset into it */
+	EXPECT_EQ(MAP_FAILED, map_bo(self->fd, &bo, 8192));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+				   (off_t)bo.mmap_offset + 4096));
+	EXPECT_EQ(0, gem_close(self->fd, dev_only.handle));
+	EXPECT_EQ(0, gem_close(self->fd, bo.handle));
+}
+
+TEST_F(dev, handles_and_mappings_are_private_to_their_file)
+{
+	struct drm_simaccel_bo_create bo;
+	int other = open(NODE, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	EXPECT_EQ(MAP_FAILED, map_bo(other, &bo, 4096));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-EINVAL, gem_close(other, bo.handle));
+	EXPECT_EQ(0, gem_close(self->fd, bo.handle));
+	close(other);
+}
+
+TEST_F(dev, vram_is_cleared_between_owners)
+{
+	const size_t len = 1 << 20;
+	struct drm_simaccel_bo_create bo;
+	uint64_t first;
+	size_t i;
+	uint8_t *p;
+	int other;
+
+	ASSERT_EQ(0, bo_create(self->fd, len, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	first = bo.dev_addr;
+	p = map_bo(self->fd, &bo, len);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0xa5, len);
+	munmap(p, len);
+	ASSERT_EQ(0, gem_close(self->fd, bo.handle));
+
+	other = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, bo_create(other, len, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	/* best fit in otherwise empty VRAM: the same range */
+	EXPECT_EQ(first, bo.dev_addr);
+	p = map_bo(other, &bo, len);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < len && !p[i]; i++)
+		;
+	EXPECT_EQ(len, i) TH_LOG("byte %zu holds %#x", i, p[i]);
+	munmap(p, len);
+	close(other);
+}
+
+static sigjmp_buf bus_jump;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_jump, sig);
+}
+
+/* Whether reading *@p raises SIGBUS, in this process. */
+static bool read_faults(volatile uint32_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	bool faulted = true;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_jump, 1)) {
+		(void)*p;
+		faulted = false;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
+TEST(unbind_revokes_mappings)
+{
+	struct drm_simaccel_bo_create bo;
+	char addr[64];
+	uint32_t *p;
+	int fd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_create(fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	p = map_bo(fd, &bo, 4096);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 42;	/* the page is mapped now */
+	ASSERT_FALSE(read_faults(p));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_TRUE(read_faults(p));
+	EXPECT_EQ(0, munmap(p, 4096));
+	/* every ioctl of an unbound device fails; closing the file frees */
+	EXPECT_EQ(-ENODEV, gem_close(fd, bo.handle));
+	EXPECT_EQ(0, close(fd));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
 	close(fd);
 }
 
