@@ -79,12 +79,17 @@ static const struct drm_ioctl_desc simaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SIMACCEL_BO_CREATE, simaccel_bo_create_ioctl, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(simaccel_fops);
+static const struct file_operations simaccel_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
 
 static const struct drm_driver simaccel_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
 			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
 	.fops = &simaccel_fops,
+	.show_fdinfo = simaccel_gem_show_fdinfo,
 	.ioctls = simaccel_ioctls,
 	.num_ioctls = ARRAY_SIZE(simaccel_ioctls),
 	.name = DRIVER_NAME,

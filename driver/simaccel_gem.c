@@ -167,6 +167,29 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 	return bo;
 }
 
+/*
+ * DRM fdinfo (Documentation/gpu/drm-usage-stats.rst): the VRAM this file's
+ * handles hold. A buffer is resident from its creation; none is shared
+ * until buffers can be exported.
+ */
+void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct drm_memory_stats vram = { 0 };
+	struct drm_gem_object *obj;
+	int id;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, id) {
+		if (obj->handle_count > 1)
+			vram.shared += obj->size;
+		else
+			vram.private += obj->size;
+		vram.resident += obj->size;
+	}
+	spin_unlock(&file->table_lock);
+	drm_print_memory_stats(p, &vram, DRM_GEM_OBJECT_RESIDENT, "vram");
+}
+
 int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 			     struct drm_file *file)
 {

@@ -28,6 +28,7 @@ static inline struct simaccel_bo *to_simaccel_bo(struct drm_gem_object *obj)
 }
 
 int simaccel_vram_init(struct simaccel_device *sdev);
+void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 			     struct drm_file *file);
 

@@ -14,7 +14,10 @@
  * - buffers: arguments checked, distinct aligned ranges inside VRAM, VRAM
  *   cleared between owners, mappings of mappable buffers only and within
  *   their size, handles and mappings private to their file, and mappings
- *   revoked (SIGBUS) when the device is unbound.
+ *   revoked (SIGBUS) when the device is unbound;
+ * - fdinfo (Documentation/gpu/drm-usage-stats.rst) names the driver, the PCI
+ *   function and a client id of each open, and counts the VRAM each file's
+ *   buffers hold, page-rounded, and no one else's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -445,6 +448,86 @@ TEST_F(dev, vram_is_cleared_between_owners)
 		;
 	EXPECT_EQ(len, i) TH_LOG("byte %zu holds %#x", i, p[i]);
 	munmap(p, len);
+	close(other);
+}
+
+/* ------------------------------------------------------------------ */
+/* fdinfo */
+
+/* The value of @key in /proc/self/fdinfo/@fd, into @val; false if none. */
+static bool fdinfo(int fd, const char *key, char *val, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		snprintf(val, len, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+		val[strcspn(val, "\n")] = 0;
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* An fdinfo size ("123", "4 KiB", "8 MiB") in bytes; ~0 if absent. */
+static uint64_t fdinfo_bytes(int fd, const char *key)
+{
+	char val[64], unit[8] = "";
+	unsigned long long n;
+
+	if (!fdinfo(fd, key, val, sizeof(val)) ||
+	    sscanf(val, "%llu %7s", &n, unit) < 1)
+		return ~0ull;
+	if (!strcmp(unit, "KiB"))
+		return n << 10;
+	if (!strcmp(unit, "MiB"))
+		return n << 20;
+	return unit[0] ? ~0ull : n;
+}
+
+TEST_F(dev, fdinfo_names_driver_device_and_client)
+{
+	char drv[64], pdev[64], addr[64], id1[32], id2[32];
+	int other = open(NODE, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, other);
+	ASSERT_TRUE(fdinfo(self->fd, "drm-driver", drv, sizeof(drv)));
+	EXPECT_STREQ("simaccel", drv);
+	ASSERT_TRUE(fdinfo(self->fd, "drm-pdev", pdev, sizeof(pdev)));
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	EXPECT_STREQ(addr, pdev);
+	ASSERT_TRUE(fdinfo(self->fd, "drm-client-id", id1, sizeof(id1)));
+	ASSERT_TRUE(fdinfo(other, "drm-client-id", id2, sizeof(id2)));
+	EXPECT_STRNE(id1, id2);
+	close(other);
+}
+
+TEST_F(dev, fdinfo_counts_each_files_vram)
+{
+	struct drm_simaccel_bo_create a, b;
+	int other = open(NODE, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, other);
+	EXPECT_EQ(0, fdinfo_bytes(self->fd, "drm-total-vram"));
+	ASSERT_EQ(0, bo_create(self->fd, 1 << 20, 0, DRM_SIMACCEL_BO_VRAM, &a));
+	ASSERT_EQ(0, bo_create(self->fd, 5000, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &b));
+	EXPECT_EQ((1 << 20) + 8192, fdinfo_bytes(self->fd, "drm-total-vram"));
+	EXPECT_EQ((1 << 20) + 8192, fdinfo_bytes(self->fd, "drm-resident-vram"));
+	EXPECT_EQ(0, fdinfo_bytes(self->fd, "drm-shared-vram"));
+	/* nothing of it is the other file's */
+	EXPECT_EQ(0, fdinfo_bytes(other, "drm-total-vram"));
+	ASSERT_EQ(0, gem_close(self->fd, a.handle));
+	EXPECT_EQ(8192, fdinfo_bytes(self->fd, "drm-total-vram"));
+	ASSERT_EQ(0, gem_close(self->fd, b.handle));
+	EXPECT_EQ(0, fdinfo_bytes(self->fd, "drm-total-vram"));
 	close(other);
 }
 
