@@ -90,6 +90,9 @@ static int simaccel_bo_mmap(struct drm_gem_object *obj,
 {
 	if (to_simaccel_bo(obj)->kind != DRM_SIMACCEL_BO_VRAM_MAPPABLE)
 		return -EACCES;
+	/* PFN mappings cannot be copied on write (vmf_insert_pfn() BUGs) */
+	if (is_cow_mapping(vma->vm_flags))
+		return -EINVAL;
 	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot =
 		pgprot_writecombine(vm_get_page_prot(vma->vm_flags));

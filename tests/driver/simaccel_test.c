@@ -402,6 +402,10 @@ TEST_F(dev, mappings_stay_within_mappable_buffers)
 	EXPECT_EQ(MAP_FAILED, map_bo(self->fd, &bo, 8192));
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
 				   (off_t)bo.mmap_offset + 4096));
+	/* shared only: a private (copy-on-write) mapping of VRAM is refused */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE, self->fd, (off_t)bo.mmap_offset));
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, gem_close(self->fd, dev_only.handle));
 	EXPECT_EQ(0, gem_close(self->fd, bo.handle));
 }
