@@ -16,13 +16,17 @@
 #include <drm/drm_ioctl.h>
 #include <linux/module.h>
 
+#include "simaccel_debugfs.h"
 #include "simaccel_drv.h"
 #include "simaccel_gem.h"
 #include "simaccel_hw.h"
+#include "simaccel_hwq.h"
+#include "simaccel_job.h"
 
 unsigned int simaccel_dbg_mask;
 module_param_named(dbg_mask, simaccel_dbg_mask, uint, 0644);
-MODULE_PARM_DESC(dbg_mask, "debug output categories: 1 registers, 2 ioctls");
+MODULE_PARM_DESC(dbg_mask,
+		 "debug output categories: 1 registers, 2 ioctls, 4 jobs, 8 interrupts");
 
 #define SIMACCEL_INFO_CAPS	(DRM_SIMACCEL_CAP_COPY | DRM_SIMACCEL_CAP_FILL | \
 				 DRM_SIMACCEL_CAP_FENCE | DRM_SIMACCEL_CAP_P2P | \
@@ -74,9 +78,39 @@ static int simaccel_get_info_ioctl(struct drm_device *drm, void *data,
 	return 0;
 }
 
+static int simaccel_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct simaccel_file *sfile;
+
+	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL_ACCOUNT);
+	if (!sfile)
+		return -ENOMEM;
+	sfile->sdev = to_simaccel(drm);
+	mutex_init(&sfile->lock);
+	simaccel_gem_file_init(sfile);
+	xa_init_flags(&sfile->queues, XA_FLAGS_ALLOC1);
+	file->driver_priv = sfile;
+	return 0;
+}
+
+/* After DRM released the file's handles and syncobjs. */
+static void simaccel_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+
+	simaccel_job_file_fini(sfile);
+	simaccel_gem_file_fini(sfile);
+	mutex_destroy(&sfile->lock);
+	kfree(sfile);
+}
+
 static const struct drm_ioctl_desc simaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SIMACCEL_GET_INFO, simaccel_get_info_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SIMACCEL_BO_CREATE, simaccel_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_BO_USERPTR, simaccel_bo_userptr_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_CREATE, simaccel_queue_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_DESTROY, simaccel_queue_destroy_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_SUBMIT, simaccel_submit_ioctl, 0),
 };
 
 static const struct file_operations simaccel_fops = {
@@ -89,6 +123,9 @@ static const struct drm_driver simaccel_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
 			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
 	.fops = &simaccel_fops,
+	.open = simaccel_open,
+	.postclose = simaccel_postclose,
+	.gem_create_object = simaccel_gem_create_object,
 	.show_fdinfo = simaccel_gem_show_fdinfo,
 	.ioctls = simaccel_ioctls,
 	.num_ioctls = ARRAY_SIZE(simaccel_ioctls),
@@ -139,18 +176,31 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = simaccel_hw_init(sdev);
 	if (ret)
 		return ret;
-	ret = simaccel_vram_init(sdev);
+	ret = simaccel_gem_init(sdev);
 	if (ret)
 		return ret;
+	ret = simaccel_hwq_init(sdev);
+	if (ret)
+		goto err_reset;
+	ret = simaccel_irq_init(sdev);
+	if (ret)
+		goto err_reset;
+	ret = simaccel_job_init(sdev);
+	if (ret)
+		goto err_reset;
 	ret = drm_dev_register(&sdev->drm, 0);
-	if (ret) {
-		simaccel_hw_reset(sdev);
-		return ret;
-	}
+	if (ret)
+		goto err_reset;
+	simaccel_debugfs_init(sdev);
 	drm_info(&sdev->drm, "%llu MiB VRAM, %u queues, hardware %u.%u\n",
 		 sdev->vram_size >> 20, sdev->num_queues,
 		 sdev->hw_version >> 16, sdev->hw_version & 0xffff);
 	return 0;
+
+err_reset:
+	/* the rings go with the binding: the device must not reach them */
+	simaccel_hw_reset(sdev);
+	return ret;
 }
 
 static void simaccel_remove(struct pci_dev *pdev)
@@ -162,7 +212,9 @@ static void simaccel_remove(struct pci_dev *pdev)
 	 * mapping is zapped
 	 */
 	drm_dev_unplug(&sdev->drm);
-	/* stop all DMA before the device loses its driver */
+	/* stop the queues and fail their jobs; later jobs fail in run_job */
+	simaccel_hwq_kill_all(sdev);
+	/* stop all DMA before the device loses its driver and its rings */
 	simaccel_hw_reset(sdev);
 }
 

@@ -6,10 +6,14 @@
 #define __SIMACCEL_DRV_H__
 
 #include <drm/drm_device.h>
+#include <drm/drm_file.h>
 #include <drm/drm_mm.h>
 #include <drm/drm_print.h>
+#include <drm/gpu_scheduler.h>
+#include <linux/maple_tree.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/xarray.h>
 
 #include "../include/accel_hw.h"
 #include "../uapi/simaccel_accel.h"
@@ -23,6 +27,8 @@
 /* Debug output by category: the module parameter dbg_mask selects them. */
 #define SIMACCEL_DBG_REG	BIT(0)
 #define SIMACCEL_DBG_IOCTL	BIT(1)
+#define SIMACCEL_DBG_JOB	BIT(2)
+#define SIMACCEL_DBG_IRQ	BIT(3)
 
 extern unsigned int simaccel_dbg_mask;
 
@@ -43,8 +49,14 @@ extern unsigned int simaccel_dbg_mask;
  * @caps: ACCEL_CAP_* bits
  * @num_queues: hardware DMA queues
  * @vram: the kernel's write-combined mapping of BAR2
- * @vram_mm: free and used VRAM ranges, under @vram_lock
- * @vram_lock: protects @vram_mm
+ * @vram_mm: free and used VRAM ranges, under @addr_lock
+ * @host_mm: free and used device addresses of system memory (offsets from
+ *	DRM_SIMACCEL_HOST_BASE), under @addr_lock
+ * @addr_lock: protects @vram_mm and @host_mm
+ * @hwqs: the hardware queues, @num_queues of them
+ * @scheds: their schedulers, the list every entity is given
+ * @clear_entity: where the jobs that clear VRAM queue
+ * @clear_lock: arms and pushes those jobs in order
  *
  * The fields above @vram are read at probe and constant afterwards.
  */
@@ -58,8 +70,38 @@ struct simaccel_device {
 	u32 num_queues;
 	void __iomem *vram;
 	struct drm_mm vram_mm;
-	struct mutex vram_lock;		/* protects vram_mm */
+	struct drm_mm host_mm;
+	struct mutex addr_lock;		/* protects vram_mm, host_mm */
+	struct simaccel_hwq *hwqs;
+	struct drm_gpu_scheduler **scheds;
+	struct drm_sched_entity clear_entity;
+	struct mutex clear_lock;	/* orders clear_entity's jobs */
 };
+
+/**
+ * struct simaccel_file - what one open file holds
+ * @sdev: its device
+ * @lock: protects the handle counts in @addrs, and @queues' creation and
+ *	destruction
+ * @addrs: device-address ranges of the buffers this file has handles to,
+ *	each a struct simaccel_addr; readers take the tree's own lock
+ * @queues: its queues by handle
+ * @nqueues: how many
+ * @next_queue: where the search for a free queue handle starts
+ */
+struct simaccel_file {
+	struct simaccel_device *sdev;
+	struct mutex lock;		/* protects addrs' counts, queues */
+	struct maple_tree addrs;
+	struct xarray queues;
+	u32 nqueues;
+	u32 next_queue;
+};
+
+static inline struct simaccel_file *to_simaccel_file(struct drm_file *file)
+{
+	return file->driver_priv;
+}
 
 static inline struct simaccel_device *to_simaccel(struct drm_device *drm)
 {

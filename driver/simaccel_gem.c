@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * simaccel: buffers as GEM objects, and the VRAM range allocator.
+ * simaccel: buffers as GEM objects, their device addresses, and the VRAM
+ * range allocator.
  *
  * VRAM ranges come from a drm_mm, not a drm_buddy: a DMA descriptor names
  * one contiguous VRAM range, and drm_mm hands out exactly the size and
  * alignment asked for, where a buddy allocator rounds to powers of two and
  * would have to trim every contiguous allocation. drm_mm comes with drm.ko.
+ * A second drm_mm hands out the device addresses of system memory.
  *
- * A VRAM buffer is cleared before its handle exists, so that no one reads
- * what the range held for an earlier owner. Until jobs run on the device
- * (drm_sched, to come), the CPU clears it through the BAR.
+ * A VRAM buffer is cleared by the device before anyone can use it: the
+ * clearing job's fence is a dependency of every job that names the buffer,
+ * and its mapping waits for it. HOST buffers are shmem (zeroed, charged to
+ * the creator's memory cgroup), pinned and mapped for DMA at creation.
  *
- * Mappable buffers are mapped write-combined through BAR2, a page at a time
- * at fault time, between drm_dev_enter() and drm_dev_exit(): removal
+ * Device addresses resolve per file: each file keeps a maple tree of the
+ * ranges of the buffers it holds handles to, maintained by the GEM open and
+ * close hooks (a buffer can have several handles in a file, through
+ * GEM_OPEN). A lookup takes a reference under the tree's lock, so that a
+ * concurrent GEM_CLOSE cannot free the buffer under it.
+ *
+ * Mappable VRAM is mapped write-combined through BAR2, a page at a time at
+ * fault time, between drm_dev_enter() and drm_dev_exit(): removal
  * (drm_dev_unplug()) zaps every mapping of the device's files, and later
  * faults raise SIGBUS.
  */
@@ -23,23 +32,37 @@
 #include <linux/mm.h>
 
 #include "simaccel_gem.h"
+#include "simaccel_job.h"
 
-static void simaccel_vram_fini(struct drm_device *drm, void *unused)
+/* Device addresses of system memory: 16 TiB of them. */
+#define SIMACCEL_HOST_SPACE	BIT_ULL(44)
+
+/* A buffer's range in a file's address tree, and its handles there. */
+struct simaccel_addr {
+	struct simaccel_bo *bo;
+	unsigned int handles;
+};
+
+static void simaccel_gem_fini(struct drm_device *drm, void *unused)
 {
-	drm_mm_takedown(&to_simaccel(drm)->vram_mm);
+	struct simaccel_device *sdev = to_simaccel(drm);
+
+	drm_mm_takedown(&sdev->vram_mm);
+	drm_mm_takedown(&sdev->host_mm);
 }
 
-/* The allocator and the kernel's write-combined view of VRAM. */
-int simaccel_vram_init(struct simaccel_device *sdev)
+/* The allocators and the kernel's write-combined view of VRAM. */
+int simaccel_gem_init(struct simaccel_device *sdev)
 {
 	struct pci_dev *pdev = to_pci(sdev);
 	int ret;
 
-	ret = drmm_mutex_init(&sdev->drm, &sdev->vram_lock);
+	ret = drmm_mutex_init(&sdev->drm, &sdev->addr_lock);
 	if (ret)
 		return ret;
 	drm_mm_init(&sdev->vram_mm, 0, sdev->vram_size);
-	ret = drmm_add_action_or_reset(&sdev->drm, simaccel_vram_fini, NULL);
+	drm_mm_init(&sdev->host_mm, 0, SIMACCEL_HOST_SPACE);
+	ret = drmm_add_action_or_reset(&sdev->drm, simaccel_gem_fini, NULL);
 	if (ret)
 		return ret;
 	sdev->vram = devm_ioremap_wc(&pdev->dev, sdev->vram_bar,
@@ -47,19 +70,151 @@ int simaccel_vram_init(struct simaccel_device *sdev)
 	return sdev->vram ? 0 : -ENOMEM;
 }
 
-static void simaccel_bo_free(struct drm_gem_object *obj)
+void simaccel_gem_file_init(struct simaccel_file *sfile)
 {
-	struct simaccel_device *sdev = to_simaccel(obj->dev);
+	mt_init(&sfile->addrs);
+}
+
+/* After DRM closed every handle of the file, the tree is empty. */
+void simaccel_gem_file_fini(struct simaccel_file *sfile)
+{
+	drm_WARN_ON(&sfile->sdev->drm, !mtree_empty(&sfile->addrs));
+	mtree_destroy(&sfile->addrs);
+}
+
+static int simaccel_addr_take(struct simaccel_device *sdev,
+			      struct drm_mm *mm, struct drm_mm_node *node,
+			      u64 size, u64 align)
+{
+	int ret;
+
+	mutex_lock(&sdev->addr_lock);
+	ret = drm_mm_insert_node_generic(mm, node, size, align, 0,
+					 DRM_MM_INSERT_BEST);
+	mutex_unlock(&sdev->addr_lock);
+	return ret;
+}
+
+static void simaccel_addr_release(struct simaccel_device *sdev,
+				  struct drm_mm_node *node)
+{
+	if (!drm_mm_node_allocated(node))
+		return;
+	mutex_lock(&sdev->addr_lock);
+	drm_mm_remove_node(node);
+	mutex_unlock(&sdev->addr_lock);
+}
+
+/* GEM open hook: the file got a handle; its range resolves in the file. */
+static int simaccel_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+	struct simaccel_addr *entry;
+	int ret = 0;
+
+	mutex_lock(&sfile->lock);
+	entry = mtree_load(&sfile->addrs, bo->dev_addr);
+	if (entry) {
+		entry->handles++;
+		goto out;
+	}
+	ret = -ENOMEM;
+	entry = kmalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
+	if (!entry)
+		goto out;
+	entry->bo = bo;
+	entry->handles = 1;
+	ret = mtree_store_range(&sfile->addrs, bo->dev_addr,
+				bo->dev_addr + bo->size - 1, entry,
+				GFP_KERNEL_ACCOUNT);
+	if (ret)
+		kfree(entry);
+out:
+	mutex_unlock(&sfile->lock);
+	return ret;
+}
+
+/* GEM close hook: one handle of the file is going. */
+static void simaccel_bo_close(struct drm_gem_object *obj,
+			      struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+	struct simaccel_addr *entry;
+
+	mutex_lock(&sfile->lock);
+	entry = mtree_load(&sfile->addrs, bo->dev_addr);
+	if (!drm_WARN_ON(obj->dev, !entry || entry->bo != bo) &&
+	    !--entry->handles) {
+		mtree_erase(&sfile->addrs, bo->dev_addr);
+		kfree(entry);
+	}
+	mutex_unlock(&sfile->lock);
+}
+
+/**
+ * simaccel_gem_resolve - the buffer of this file that holds a range
+ * @sfile: the file
+ * @addr: device address of the range
+ * @size: its bytes, at least 1
+ * @span: out: the buffer, referenced, and the offset in it
+ *
+ * Return: 0, or -ENOENT when no buffer of the file holds all of the range.
+ */
+int simaccel_gem_resolve(struct simaccel_file *sfile, u64 addr, u64 size,
+			 struct simaccel_span *span)
+{
+	MA_STATE(mas, &sfile->addrs, addr, addr);
+	struct simaccel_addr *entry;
+	int ret = -ENOENT;
+
+	mtree_lock(&sfile->addrs);
+	entry = mas_walk(&mas);
+	if (entry) {
+		span->bo = entry->bo;
+		span->offset = addr - entry->bo->dev_addr;
+		if (size <= span->bo->size - span->offset) {
+			drm_gem_object_get(&span->bo->base.base);
+			ret = 0;
+		}
+	}
+	mtree_unlock(&sfile->addrs);
+	return ret;
+}
+
+static void simaccel_vram_bo_free(struct drm_gem_object *obj)
+{
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
-	mutex_lock(&sdev->vram_lock);
-	drm_mm_remove_node(&bo->node);
-	mutex_unlock(&sdev->vram_lock);
+	/*
+	 * The clearing holds no reference, so that the range is free for the
+	 * next buffer when the last user goes; it ends within the job
+	 * time-out, and at once after an unbind.
+	 */
+	if (bo->clear) {
+		dma_fence_wait(bo->clear, false);
+		dma_fence_put(bo->clear);
+	}
+	simaccel_addr_release(to_simaccel(obj->dev), &bo->node);
 	drm_gem_object_release(obj);
 	kfree(bo);
 }
 
-static vm_fault_t simaccel_bo_fault(struct vm_fault *vmf)
+/* The device clears a VRAM buffer before anyone can read it. */
+static int simaccel_vram_bo_wait_clear(struct simaccel_bo *bo)
+{
+	long ret;
+
+	if (!bo->clear)
+		return 0;
+	ret = dma_fence_wait(bo->clear, true);
+	if (ret)
+		return ret;
+	return bo->clear->error;
+}
+
+static vm_fault_t simaccel_vram_bo_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct drm_gem_object *obj = vma->vm_private_data;
@@ -67,9 +222,14 @@ static vm_fault_t simaccel_bo_fault(struct vm_fault *vmf)
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 	unsigned long page = vmf->pgoff - drm_vma_node_start(&obj->vma_node);
 	vm_fault_t ret;
-	int idx;
+	int idx, err;
 
 	if (page >= obj->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	err = simaccel_vram_bo_wait_clear(bo);
+	if (err == -ERESTARTSYS)
+		return VM_FAULT_NOPAGE;	/* the signal first, then again */
+	if (err)
 		return VM_FAULT_SIGBUS;
 	if (!drm_dev_enter(obj->dev, &idx))
 		return VM_FAULT_SIGBUS;
@@ -79,14 +239,14 @@ static vm_fault_t simaccel_bo_fault(struct vm_fault *vmf)
 	return ret;
 }
 
-static const struct vm_operations_struct simaccel_bo_vm_ops = {
-	.fault = simaccel_bo_fault,
+static const struct vm_operations_struct simaccel_vram_bo_vm_ops = {
+	.fault = simaccel_vram_bo_fault,
 	.open = drm_gem_vm_open,
 	.close = drm_gem_vm_close,
 };
 
-static int simaccel_bo_mmap(struct drm_gem_object *obj,
-			    struct vm_area_struct *vma)
+static int simaccel_vram_bo_mmap(struct drm_gem_object *obj,
+				 struct vm_area_struct *vma)
 {
 	if (to_simaccel_bo(obj)->kind != DRM_SIMACCEL_BO_VRAM_MAPPABLE)
 		return -EACCES;
@@ -96,14 +256,69 @@ static int simaccel_bo_mmap(struct drm_gem_object *obj,
 	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot =
 		pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
-	vma->vm_ops = &simaccel_bo_vm_ops;
+	vma->vm_ops = &simaccel_vram_bo_vm_ops;
 	return 0;
 }
 
-static const struct drm_gem_object_funcs simaccel_bo_funcs = {
-	.free = simaccel_bo_free,
-	.mmap = simaccel_bo_mmap,
-	.vm_ops = &simaccel_bo_vm_ops,
+static const struct drm_gem_object_funcs simaccel_vram_bo_funcs = {
+	.free = simaccel_vram_bo_free,
+	.open = simaccel_bo_open,
+	.close = simaccel_bo_close,
+	.mmap = simaccel_vram_bo_mmap,
+	.vm_ops = &simaccel_vram_bo_vm_ops,
+};
+
+static void simaccel_host_bo_free(struct drm_gem_object *obj)
+{
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+
+	simaccel_addr_release(to_simaccel(obj->dev), &bo->node);
+	/* unmaps, unpins and frees the pages, and the buffer */
+	drm_gem_shmem_free(&bo->base);
+}
+
+static const struct drm_gem_object_funcs simaccel_host_bo_funcs = {
+	.free = simaccel_host_bo_free,
+	.open = simaccel_bo_open,
+	.close = simaccel_bo_close,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+/* drm_driver.gem_create_object: drm_gem_shmem_create() allocates ours. */
+struct drm_gem_object *simaccel_gem_create_object(struct drm_device *drm,
+						  size_t size)
+{
+	struct simaccel_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->kind = DRM_SIMACCEL_BO_HOST;
+	bo->base.base.funcs = &simaccel_host_bo_funcs;
+	return &bo->base.base;
+}
+
+static void simaccel_userptr_bo_free(struct drm_gem_object *obj)
+{
+	struct simaccel_device *sdev = to_simaccel(obj->dev);
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+
+	simaccel_addr_release(sdev, &bo->node);
+	simaccel_unpin(sdev, bo->pin);
+	drm_gem_object_release(obj);
+	kfree(bo);
+}
+
+static const struct drm_gem_object_funcs simaccel_userptr_bo_funcs = {
+	.free = simaccel_userptr_bo_free,
+	.open = simaccel_bo_open,
+	.close = simaccel_bo_close,
 };
 
 static int simaccel_bo_check(struct simaccel_device *sdev,
@@ -111,31 +326,116 @@ static int simaccel_bo_check(struct simaccel_device *sdev,
 {
 	if (args->flags || args->pad)
 		return -EINVAL;
-	if (args->kind != DRM_SIMACCEL_BO_VRAM &&
-	    args->kind != DRM_SIMACCEL_BO_VRAM_MAPPABLE)
-		return -EINVAL;
-	if (!args->size || args->size > sdev->vram_size)
-		return -EINVAL;
 	if (args->align && (!is_power_of_2(args->align) ||
 			    args->align > DRM_SIMACCEL_BO_MAX_ALIGN))
 		return -EINVAL;
-	return 0;
+	switch (args->kind) {
+	case DRM_SIMACCEL_BO_VRAM:
+	case DRM_SIMACCEL_BO_VRAM_MAPPABLE:
+		return args->size && args->size <= sdev->vram_size ? 0 : -EINVAL;
+	case DRM_SIMACCEL_BO_HOST:
+		return args->size && args->size <= totalram_pages() << PAGE_SHIFT ?
+		       0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
 }
 
-/* A VRAM range of @size bytes at @align, cleared; -ENOSPC if none is free. */
-static int simaccel_vram_take(struct simaccel_device *sdev,
-			      struct drm_mm_node *node, u64 size, u64 align)
+static struct simaccel_bo *simaccel_vram_bo_new(struct simaccel_device *sdev,
+						u64 size, u64 align, u32 kind)
 {
+	struct simaccel_bo *bo;
+	struct dma_fence *clear;
 	int ret;
 
-	mutex_lock(&sdev->vram_lock);
-	ret = drm_mm_insert_node_generic(&sdev->vram_mm, node, size, align, 0,
-					 DRM_MM_INSERT_BEST);
-	mutex_unlock(&sdev->vram_lock);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->kind = kind;
+	bo->base.base.funcs = &simaccel_vram_bo_funcs;
+	drm_gem_private_object_init(&sdev->drm, &bo->base.base, size);
+	/* whole pages, so that a mapping shows nothing of a neighbour */
+	ret = simaccel_addr_take(sdev, &sdev->vram_mm, &bo->node, size,
+				 max_t(u64, align, PAGE_SIZE));
 	if (ret)
-		return ret;
-	memset_io(sdev->vram + node->start, 0, size);
-	return 0;
+		goto err_put;
+	bo->dev_addr = DRM_SIMACCEL_VRAM_BASE + bo->node.start;
+	bo->size = size;
+	if (kind == DRM_SIMACCEL_BO_VRAM_MAPPABLE) {
+		ret = drm_gem_create_mmap_offset(&bo->base.base);
+		if (ret)
+			goto err_put;
+	}
+	clear = simaccel_job_clear_vram(sdev, bo);
+	if (IS_ERR(clear)) {
+		ret = PTR_ERR(clear);
+		goto err_put;
+	}
+	bo->clear = clear;
+	return bo;
+
+err_put:
+	drm_gem_object_put(&bo->base.base);
+	return ERR_PTR(ret);
+}
+
+static struct simaccel_bo *simaccel_host_bo_new(struct simaccel_device *sdev,
+						u64 size)
+{
+	struct drm_gem_shmem_object *shmem;
+	struct simaccel_bo *bo;
+	int ret;
+
+	shmem = drm_gem_shmem_create(&sdev->drm, size);
+	if (IS_ERR(shmem))
+		return ERR_CAST(shmem);
+	bo = to_simaccel_bo(&shmem->base);
+	bo->sgt = drm_gem_shmem_get_pages_sgt(shmem);
+	if (IS_ERR(bo->sgt)) {
+		ret = PTR_ERR(bo->sgt);
+		goto err_put;
+	}
+	ret = simaccel_addr_take(sdev, &sdev->host_mm, &bo->node, size,
+				 PAGE_SIZE);
+	if (ret)
+		goto err_put;
+	bo->dev_addr = DRM_SIMACCEL_HOST_BASE + bo->node.start;
+	bo->size = size;
+	return bo;
+
+err_put:
+	drm_gem_object_put(&shmem->base);
+	return ERR_PTR(ret);
+}
+
+/*
+ * DRM fdinfo (Documentation/gpu/drm-usage-stats.rst): the memory of the
+ * buffers this file holds handles to, each counted once. A buffer is
+ * resident from its creation; it is shared when another file has a handle
+ * to it, or it was exported.
+ */
+void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+	struct drm_memory_stats vram = { 0 }, system = { 0 };
+	struct simaccel_addr *entry;
+	unsigned long index = 0;
+
+	mtree_lock(&sfile->addrs);
+	mt_for_each(&sfile->addrs, entry, index, ULONG_MAX) {
+		struct drm_gem_object *obj = &entry->bo->base.base;
+		struct drm_memory_stats *stats =
+			simaccel_bo_is_vram(entry->bo) ? &vram : &system;
+
+		if (obj->handle_count > entry->handles || obj->dma_buf)
+			stats->shared += obj->size;
+		else
+			stats->private += obj->size;
+		stats->resident += obj->size;
+	}
+	mtree_unlock(&sfile->addrs);
+	drm_print_memory_stats(p, &vram, DRM_GEM_OBJECT_RESIDENT, "vram");
+	drm_print_memory_stats(p, &system, DRM_GEM_OBJECT_RESIDENT, "system");
 }
 
 static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
@@ -143,54 +443,20 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 {
 	u64 align = max_t(u64, args->align, DRM_SIMACCEL_BO_MIN_ALIGN);
 	u64 size = round_up(args->size, PAGE_SIZE);
-	struct simaccel_bo *bo;
-	int ret;
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
-	if (!bo)
-		return ERR_PTR(-ENOMEM);
-	bo->kind = args->kind;
-	bo->base.funcs = &simaccel_bo_funcs;
-	drm_gem_private_object_init(&sdev->drm, &bo->base, size);
-	/* whole pages, so that a mapping shows nothing of a neighbour */
-	ret = simaccel_vram_take(sdev, &bo->node, size,
-				 max_t(u64, align, PAGE_SIZE));
-	if (ret) {
-		drm_gem_object_release(&bo->base);
-		kfree(bo);
-		return ERR_PTR(ret);
-	}
-	if (bo->kind == DRM_SIMACCEL_BO_VRAM_MAPPABLE) {
-		ret = drm_gem_create_mmap_offset(&bo->base);
-		if (ret) {
-			drm_gem_object_put(&bo->base);
-			return ERR_PTR(ret);
-		}
-	}
-	return bo;
+	if (args->kind == DRM_SIMACCEL_BO_HOST)
+		return simaccel_host_bo_new(sdev, size);
+	return simaccel_vram_bo_new(sdev, size, align, args->kind);
 }
 
-/*
- * DRM fdinfo (Documentation/gpu/drm-usage-stats.rst): the VRAM this file's
- * handles hold. A buffer is resident from its creation; none is shared
- * until buffers can be exported.
- */
-void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+/* A handle for a new buffer: the handle holds it then, or nothing does. */
+static int simaccel_bo_publish(struct drm_file *file, struct simaccel_bo *bo,
+			       u32 *handle)
 {
-	struct drm_memory_stats vram = { 0 };
-	struct drm_gem_object *obj;
-	int id;
+	int ret = drm_gem_handle_create(file, &bo->base.base, handle);
 
-	spin_lock(&file->table_lock);
-	idr_for_each_entry(&file->object_idr, obj, id) {
-		if (obj->handle_count > 1)
-			vram.shared += obj->size;
-		else
-			vram.private += obj->size;
-		vram.resident += obj->size;
-	}
-	spin_unlock(&file->table_lock);
-	drm_print_memory_stats(p, &vram, DRM_GEM_OBJECT_RESIDENT, "vram");
+	drm_gem_object_put(&bo->base.base);
+	return ret;
 }
 
 int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
@@ -199,7 +465,6 @@ int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 	struct simaccel_device *sdev = to_simaccel(drm);
 	struct drm_simaccel_bo_create *args = data;
 	struct simaccel_bo *bo;
-	u32 handle;
 	int ret, idx;
 
 	ret = simaccel_bo_check(sdev, args);
@@ -211,16 +476,75 @@ int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 	drm_dev_exit(idx);
 	if (IS_ERR(bo))
 		return PTR_ERR(bo);
-	ret = drm_gem_handle_create(file, &bo->base, &handle);
-	if (!ret) {
-		args->handle = handle;
-		args->dev_addr = DRM_SIMACCEL_VRAM_BASE + bo->node.start;
-		args->mmap_offset = bo->kind == DRM_SIMACCEL_BO_VRAM_MAPPABLE ?
-				    drm_vma_node_offset_addr(&bo->base.vma_node) : 0;
-	}
-	/* the handle holds the buffer now, or nothing does */
-	drm_gem_object_put(&bo->base);
+	args->dev_addr = bo->dev_addr;
+	args->mmap_offset = bo->kind != DRM_SIMACCEL_BO_VRAM ?
+			    drm_vma_node_offset_addr(&bo->base.base.vma_node) : 0;
+	ret = simaccel_bo_publish(file, bo, &args->handle);
 	simaccel_dbg(sdev, IOCTL, "bo_create kind %u size %llu: %d\n",
 		     args->kind, args->size, ret);
 	return ret;
+}
+
+static struct simaccel_bo *
+simaccel_userptr_bo_new(struct simaccel_device *sdev,
+			const struct drm_simaccel_bo_userptr *args)
+{
+	bool read_only = args->flags & DRM_SIMACCEL_USERPTR_READ_ONLY;
+	struct simaccel_pin *pin;
+	struct simaccel_bo *bo;
+	int ret;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	pin = simaccel_pin_user(sdev, args->user_addr, args->size, read_only);
+	if (IS_ERR(pin)) {
+		kfree(bo);
+		return ERR_CAST(pin);
+	}
+	bo->kind = SIMACCEL_BO_USERPTR;
+	bo->pin = pin;
+	bo->sgt = &pin->sgt;
+	bo->base.base.funcs = &simaccel_userptr_bo_funcs;
+	drm_gem_private_object_init(&sdev->drm, &bo->base.base,
+				    pin->npages << PAGE_SHIFT);
+	ret = simaccel_addr_take(sdev, &sdev->host_mm, &bo->node,
+				 pin->npages << PAGE_SHIFT, PAGE_SIZE);
+	if (ret) {
+		drm_gem_object_put(&bo->base.base);
+		return ERR_PTR(ret);
+	}
+	/* the range is the caller's bytes, not the whole pages around them */
+	bo->dev_addr = DRM_SIMACCEL_HOST_BASE + bo->node.start + pin->offset;
+	bo->size = args->size;
+	return bo;
+}
+
+int simaccel_bo_userptr_ioctl(struct drm_device *drm, void *data,
+			      struct drm_file *file)
+{
+	struct simaccel_device *sdev = to_simaccel(drm);
+	struct drm_simaccel_bo_userptr *args = data;
+	struct simaccel_bo *bo;
+	int ret, idx;
+
+	if (args->flags & ~DRM_SIMACCEL_USERPTR_FLAGS)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	bo = simaccel_userptr_bo_new(sdev, args);
+	drm_dev_exit(idx);
+	if (IS_ERR(bo))
+		return PTR_ERR(bo);
+	args->dev_addr = bo->dev_addr;
+	ret = simaccel_bo_publish(file, bo, &args->handle);
+	simaccel_dbg(sdev, IOCTL, "bo_userptr size %llu: %d\n", args->size,
+		     ret);
+	return ret;
+}
+
+/* Whether the device may write the buffer. */
+bool simaccel_bo_writable(const struct simaccel_bo *bo)
+{
+	return !bo->pin || bo->pin->dir != DMA_TO_DEVICE;
 }

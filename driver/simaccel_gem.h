@@ -1,35 +1,77 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * simaccel: buffers as GEM objects, and the VRAM range allocator.
+ * simaccel: buffers as GEM objects, their device addresses, and the VRAM
+ * range allocator.
  */
 #ifndef __SIMACCEL_GEM_H__
 #define __SIMACCEL_GEM_H__
 
 #include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
 
 #include "simaccel_drv.h"
+#include "simaccel_pin.h"
 
 /**
  * struct simaccel_bo - a buffer
- * @base: the GEM object; its size is @node's, rounded up to pages
- * @node: the VRAM range, in sdev->vram_mm
- * @kind: DRM_SIMACCEL_BO_*
+ * @base: the GEM object; only HOST buffers use its shmem part
+ * @kind: DRM_SIMACCEL_BO_*, or SIMACCEL_BO_USERPTR
+ * @node: the VRAM range in sdev->vram_mm, or the device-address range in
+ *	sdev->host_mm of system memory
+ * @dev_addr: device address of byte 0
+ * @size: bytes addressable from @dev_addr
+ * @sgt: HOST, USERPTR: the DMA mapping of the pages
+ * @pin: USERPTR: the pinned user pages
+ * @clear: VRAM: the fence of the device's clearing of it, or NULL
  */
 struct simaccel_bo {
-	struct drm_gem_object base;
-	struct drm_mm_node node;
+	struct drm_gem_shmem_object base;
 	u32 kind;
+	struct drm_mm_node node;
+	u64 dev_addr;
+	u64 size;
+	struct sg_table *sgt;
+	struct simaccel_pin *pin;
+	struct dma_fence *clear;
 };
+
+/* kinds beyond the uapi's BO_CREATE ones */
+#define SIMACCEL_BO_USERPTR	0x100
 
 static inline struct simaccel_bo *to_simaccel_bo(struct drm_gem_object *obj)
 {
-	return container_of(obj, struct simaccel_bo, base);
+	return container_of(obj, struct simaccel_bo, base.base);
 }
 
-int simaccel_vram_init(struct simaccel_device *sdev);
+static inline bool simaccel_bo_is_vram(const struct simaccel_bo *bo)
+{
+	return bo->kind == DRM_SIMACCEL_BO_VRAM ||
+	       bo->kind == DRM_SIMACCEL_BO_VRAM_MAPPABLE;
+}
+
+/**
+ * struct simaccel_span - where a resolved device-address range lies
+ * @bo: the buffer, referenced
+ * @offset: byte offset in the buffer
+ */
+struct simaccel_span {
+	struct simaccel_bo *bo;
+	u64 offset;
+};
+
+int simaccel_gem_init(struct simaccel_device *sdev);
+void simaccel_gem_file_init(struct simaccel_file *sfile);
+void simaccel_gem_file_fini(struct simaccel_file *sfile);
+bool simaccel_bo_writable(const struct simaccel_bo *bo);
+int simaccel_gem_resolve(struct simaccel_file *sfile, u64 addr, u64 size,
+			 struct simaccel_span *span);
+struct drm_gem_object *simaccel_gem_create_object(struct drm_device *drm,
+						  size_t size);
 void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 			     struct drm_file *file);
+int simaccel_bo_userptr_ioctl(struct drm_device *drm, void *data,
+			      struct drm_file *file);
 
 #endif /* __SIMACCEL_GEM_H__ */

@@ -23,7 +23,9 @@
 #     the plugin's tests on accel
 #  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
 #  7. simaccel.ko, the driver on DRM accel (issue 18, under way): its
-#     kselftests, two devices, with a vIOMMU and slub_debug
+#     kselftests (device, buffers, queues and jobs), two devices, with a
+#     vIOMMU and slub_debug, and the jobs' again on one device without a
+#     vIOMMU (system memory then scattered on the bus)
 #  8. checkpatch.pl --strict and sparse on the drivers, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
@@ -124,6 +126,9 @@ run_vm "VM, vIOMMU, slub_debug" --devices 2 --timeout 900 --iommu --slub-debug \
 	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 run_vm "VM, simaccel.ko (DRM accel), vIOMMU, slub_debug" --devices 2 --iommu \
 	--slub-debug --module build/simaccel/simaccel.ko --file "$T/simaccel_test" \
-	-- ./simaccel_test
+	--file "$T/simaccel_job_test" -- ./simaccel_test ./simaccel_job_test
+run_vm "VM, simaccel.ko (DRM accel), jobs without a vIOMMU" \
+	--module build/simaccel/simaccel.ko --file "$T/simaccel_job_test" \
+	-- ./simaccel_job_test
 run_one "lint" scripts/lint.sh
 summary

@@ -28,11 +28,23 @@ extern "C" {
 
 #define DRM_SIMACCEL_GET_INFO		0x00
 #define DRM_SIMACCEL_BO_CREATE		0x01
+#define DRM_SIMACCEL_BO_USERPTR		0x02
+#define DRM_SIMACCEL_QUEUE_CREATE	0x03
+#define DRM_SIMACCEL_QUEUE_DESTROY	0x04
+#define DRM_SIMACCEL_SUBMIT		0x05
 
 #define DRM_IOCTL_SIMACCEL_GET_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_GET_INFO, struct drm_simaccel_info)
 #define DRM_IOCTL_SIMACCEL_BO_CREATE \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_BO_CREATE, struct drm_simaccel_bo_create)
+#define DRM_IOCTL_SIMACCEL_BO_USERPTR \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_BO_USERPTR, struct drm_simaccel_bo_userptr)
+#define DRM_IOCTL_SIMACCEL_QUEUE_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_QUEUE_CREATE, struct drm_simaccel_queue_create)
+#define DRM_IOCTL_SIMACCEL_QUEUE_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_SIMACCEL_QUEUE_DESTROY, struct drm_simaccel_queue_destroy)
+#define DRM_IOCTL_SIMACCEL_SUBMIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_SIMACCEL_SUBMIT, struct drm_simaccel_submit)
 
 /* Capabilities in drm_simaccel_info.caps, as reported by the hardware */
 #define DRM_SIMACCEL_CAP_COPY		_BITUL(0)
@@ -85,25 +97,31 @@ struct drm_simaccel_info {
  * Memory
  *
  * Buffers are GEM objects: a handle per file, closed with
- * DRM_IOCTL_GEM_CLOSE; the memory goes once no handle and no mapping uses
- * it. Every buffer has a device address: VRAM buffers live at
- * DRM_SIMACCEL_VRAM_BASE + their VRAM offset. Any address inside a buffer,
- * base + k, is valid for copies and fills, resolved per file: addresses of
- * another file's buffers resolve to nothing.
+ * DRM_IOCTL_GEM_CLOSE; the memory goes once no handle, no mapping and no
+ * job uses it. Every buffer has a device address: VRAM buffers live at
+ * DRM_SIMACCEL_VRAM_BASE + their VRAM offset, system memory (HOST and
+ * USERPTR buffers) above DRM_SIMACCEL_HOST_BASE. Any address inside a
+ * buffer, base + k, is valid for copies and fills, resolved per file:
+ * addresses of buffers this file holds no handle to resolve to nothing.
  */
 #define DRM_SIMACCEL_VRAM_BASE		0x0000100000000000ull
+#define DRM_SIMACCEL_HOST_BASE		0x0000200000000000ull
 
 /* Kinds of buffers */
 #define DRM_SIMACCEL_BO_VRAM		1	/* VRAM, not mappable */
 #define DRM_SIMACCEL_BO_VRAM_MAPPABLE	2	/* VRAM, mappable through BAR2, write-combined */
+#define DRM_SIMACCEL_BO_HOST		3	/* system memory, pinned, mappable, cached */
 
 #define DRM_SIMACCEL_BO_MIN_ALIGN	256
 #define DRM_SIMACCEL_BO_MAX_ALIGN	_BITULL(30)
 
 /**
  * struct drm_simaccel_bo_create - DRM_IOCTL_SIMACCEL_BO_CREATE: a buffer
- * @size: in, bytes, at least 1; VRAM buffers are cleared before they are
- *	handed out, so no buffer shows what an earlier one held
+ * @size: in, bytes, at least 1. Every buffer reads as zeros at first, so
+ *	that none shows what an earlier owner wrote: the device clears VRAM
+ *	buffers (work that uses the buffer, and its mapping, wait for that),
+ *	system memory comes zeroed. HOST memory is charged to the creator's
+ *	memory cgroup.
  * @align: in, 0 for DRM_SIMACCEL_BO_MIN_ALIGN, else a power of two up to
  *	DRM_SIMACCEL_BO_MAX_ALIGN (smaller values are raised to the minimum)
  * @kind: in, DRM_SIMACCEL_BO_*
@@ -112,8 +130,9 @@ struct drm_simaccel_info {
  * @pad: must be zero
  * @dev_addr: out, device address of the first byte
  * @mmap_offset: out, the offset to pass to mmap() on this file; 0 if the
- *	kind is not mappable. A mapping covers at most the buffer's pages;
- *	after the device is unbound, touching it raises SIGBUS.
+ *	kind is not mappable. A mapping covers at most the buffer's pages and
+ *	must be shared (MAP_SHARED). After the device is unbound, touching a
+ *	VRAM mapping raises SIGBUS; HOST mappings stay valid.
  *
  * Errors: EINVAL for a bad size, alignment, kind, flags or padding; ENOSPC
  * when VRAM has no free range of that size and alignment; ENODEV after the
@@ -128,6 +147,164 @@ struct drm_simaccel_bo_create {
 	__u32 pad;
 	__u64 dev_addr;
 	__u64 mmap_offset;
+};
+
+/* struct drm_simaccel_bo_userptr flags */
+#define DRM_SIMACCEL_USERPTR_READ_ONLY	_BITUL(0)	/* the device only reads it */
+#define DRM_SIMACCEL_USERPTR_FLAGS	DRM_SIMACCEL_USERPTR_READ_ONLY
+
+/**
+ * struct drm_simaccel_bo_userptr - DRM_IOCTL_SIMACCEL_BO_USERPTR: user
+ *	memory as a buffer
+ * @user_addr: in, first byte, any alignment
+ * @size: in, bytes, at least 1
+ * @flags: in, DRM_SIMACCEL_USERPTR_*
+ * @handle: out, the GEM handle, never 0
+ * @dev_addr: out, device address of @user_addr
+ *
+ * The pages stay pinned (FOLL_LONGTERM) and mapped for DMA until the buffer
+ * is gone, charged against the caller's RLIMIT_MEMLOCK (CAP_IPC_LOCK lifts
+ * it). Such a buffer cannot be mapped through this file: the caller has it.
+ * A READ_ONLY buffer may be read-only memory; a copy into it fails.
+ *
+ * Errors: EINVAL for a bad range or flags; EFAULT when the range is not
+ * mapped (or not writable without READ_ONLY); ENOMEM past RLIMIT_MEMLOCK.
+ */
+struct drm_simaccel_bo_userptr {
+	__u64 user_addr;
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u64 dev_addr;
+};
+
+/*
+ * Queues and jobs
+ *
+ * A queue runs its jobs in submission order, asynchronously to the caller;
+ * the queues of all files share the hardware queues, fairly. A job is a
+ * list of copies and fills. It may wait for fences from syncobjs (any
+ * queue, any file, any device) and signal one: a binary syncobj, or a point
+ * of a timeline syncobj (DRM_IOCTL_SYNCOBJ_*). The fence of a job that
+ * failed carries its error:
+ *   EIO		the device failed it (a bus error, fault injection);
+ *   ETIMEDOUT	it made no progress for the driver's time-out (module
+ *		parameter job_timeout_ms); its queue was reset first;
+ *   ECANCELED	a fence it waited for carried an error;
+ *   ENODEV	the device was unbound;
+ *   ESRCH	its queue was destroyed, or its file closed, by a process
+ *		being killed, before it ran.
+ * Work after a failed job runs.
+ */
+#define DRM_SIMACCEL_MAX_QUEUES_PER_FILE	64
+#define DRM_SIMACCEL_MAX_JOBS_PER_QUEUE	256	/* in flight; SUBMIT waits */
+
+/**
+ * struct drm_simaccel_queue_create - DRM_IOCTL_SIMACCEL_QUEUE_CREATE
+ * @flags: in, must be zero
+ * @handle: out, the queue, never 0; handles are not reused soon
+ *
+ * Errors: EMFILE past DRM_SIMACCEL_MAX_QUEUES_PER_FILE queues.
+ */
+struct drm_simaccel_queue_create {
+	__u32 flags;
+	__u32 handle;
+};
+
+/**
+ * struct drm_simaccel_queue_destroy - DRM_IOCTL_SIMACCEL_QUEUE_DESTROY
+ * @handle: in
+ * @pad: must be zero
+ *
+ * Jobs already submitted still run and signal their fences; the call
+ * returns once they have all been handed to the hardware.
+ */
+struct drm_simaccel_queue_destroy {
+	__u32 handle;
+	__u32 pad;
+};
+
+/* struct drm_simaccel_op opcodes */
+#define DRM_SIMACCEL_OP_COPY		1
+#define DRM_SIMACCEL_OP_FILL		2
+
+/*
+ * struct drm_simaccel_op flags: the address is a pointer in the caller's
+ * memory, pinned and charged as a USERPTR buffer while the job lives
+ */
+#define DRM_SIMACCEL_OP_SRC_USER	_BITUL(0)
+#define DRM_SIMACCEL_OP_DST_USER	_BITUL(1)
+#define DRM_SIMACCEL_OP_FLAGS		(DRM_SIMACCEL_OP_SRC_USER | \
+					 DRM_SIMACCEL_OP_DST_USER)
+
+/**
+ * struct drm_simaccel_op - one copy or fill
+ * @op: DRM_SIMACCEL_OP_*
+ * @flags: DRM_SIMACCEL_OP_* flags (FILL: DST_USER only)
+ * @dst: destination: device address, or pointer with DST_USER
+ * @src: COPY: source, device address or pointer with SRC_USER; FILL: the
+ *	byte, 0 to 255
+ * @size: bytes, at least 1; a range must lie inside one buffer
+ */
+struct drm_simaccel_op {
+	__u32 op;
+	__u32 flags;
+	__u64 dst;
+	__u64 src;
+	__u64 size;
+};
+
+/**
+ * struct drm_simaccel_sync - a syncobj and, for a timeline, a point
+ * @handle: the syncobj
+ * @pad: must be zero
+ * @point: the timeline point; 0 for a binary syncobj
+ */
+struct drm_simaccel_sync {
+	__u32 handle;
+	__u32 pad;
+	__u64 point;
+};
+
+#define DRM_SIMACCEL_MAX_OPS		256
+#define DRM_SIMACCEL_MAX_IN_SYNCS	64
+
+/* struct drm_simaccel_submit flags */
+#define DRM_SIMACCEL_SUBMIT_WAIT	_BITUL(0)	/* return once it is done */
+#define DRM_SIMACCEL_SUBMIT_FLAGS	DRM_SIMACCEL_SUBMIT_WAIT
+
+/**
+ * struct drm_simaccel_submit - DRM_IOCTL_SIMACCEL_SUBMIT: queue a job
+ * @queue: in, the queue handle
+ * @flags: in, DRM_SIMACCEL_SUBMIT_*
+ * @ops: in, pointer to @op_count struct drm_simaccel_op
+ * @op_count: in, 1 to DRM_SIMACCEL_MAX_OPS
+ * @in_sync_count: in, 0 to DRM_SIMACCEL_MAX_IN_SYNCS
+ * @in_syncs: in, pointer to @in_sync_count struct drm_simaccel_sync: the
+ *	job starts once all their fences have signalled
+ * @out_sync: in, 0 or a struct drm_simaccel_sync that gets the job's fence
+ *
+ * With DRM_SIMACCEL_SUBMIT_WAIT the call waits for the job (only a fatal
+ * signal interrupts it: the job stays queued) and returns its error, as
+ * listed above. A submission that would exceed
+ * DRM_SIMACCEL_MAX_JOBS_PER_QUEUE jobs in flight waits (interruptibly,
+ * before anything is queued) for earlier ones.
+ *
+ * Errors of the call itself: EINVAL for bad flags, ops or padding; ENOENT
+ * for an unknown queue or syncobj, or an address that no buffer of this
+ * file holds (or a range that passes the end of its buffer); EACCES for a
+ * copy into a READ_ONLY buffer; E2BIG when the job needs more than the
+ * driver's limit of DMA descriptors (split it); EFAULT, ENOMEM for user
+ * memory as in BO_USERPTR; ENODEV after the device is unbound.
+ */
+struct drm_simaccel_submit {
+	__u32 queue;
+	__u32 flags;
+	__u64 ops;
+	__u32 op_count;
+	__u32 in_sync_count;
+	__u64 in_syncs;
+	struct drm_simaccel_sync out_sync;
 };
 
 #if defined(__cplusplus)

@@ -212,7 +212,7 @@ TEST_F(dev, unknown_driver_ioctls_are_refused)
 	unsigned char arg[64] = { 0 };
 
 	/* the numbers after the last one the driver has */
-	for (unsigned int n = DRM_SIMACCEL_BO_CREATE + 1; n < 0x60; n++) {
+	for (unsigned int n = DRM_SIMACCEL_SUBMIT + 1; n < 0x60; n++) {
 		unsigned long nr = DRM_IOWR(DRM_COMMAND_BASE + n, arg);
 
 		errno = 0;
@@ -306,7 +306,7 @@ TEST_F(dev, bo_create_refuses_bad_arguments)
 	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 3, DRM_SIMACCEL_BO_VRAM, &bo));
 	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 1ull << 31, DRM_SIMACCEL_BO_VRAM, &bo));
 	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 0, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 3, &bo));
+	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_HOST + 1, &bo));
 	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 0xffffffff, &bo));
 	bo = (struct drm_simaccel_bo_create){ .size = 4096, .kind = 1, .flags = 1 };
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_BO_CREATE, &bo));

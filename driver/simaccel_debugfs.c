@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel: debugfs, for tests: fault injection per hardware queue.
+ *
+ * <debugfs>/accel/<PCI address>/qN/fault_inject is the queue's FAULT_INJECT
+ * register (docs/hardware.md): writing N fails the next N descriptors the
+ * queue starts, 0x10000 stalls the next one. Only root reaches debugfs.
+ */
+#include <drm/drm_drv.h>
+#include <linux/debugfs.h>
+
+#include "simaccel_debugfs.h"
+#include "simaccel_hw.h"
+#include "simaccel_hwq.h"
+
+static int simaccel_fault_inject_get(void *data, u64 *val)
+{
+	struct simaccel_hwq *hwq = data;
+	int idx;
+
+	if (!drm_dev_enter(&hwq->sdev->drm, &idx))
+		return -ENODEV;
+	*val = simaccel_read(hwq->sdev,
+			     ACCEL_QUEUE_REG(hwq->index, ACCEL_Q_FAULT_INJECT));
+	drm_dev_exit(idx);
+	return 0;
+}
+
+static int simaccel_fault_inject_set(void *data, u64 val)
+{
+	struct simaccel_hwq *hwq = data;
+	int idx;
+
+	if (val & ~(u64)(ACCEL_FAULT_COUNT_MASK | ACCEL_FAULT_STALL))
+		return -EINVAL;
+	if (!drm_dev_enter(&hwq->sdev->drm, &idx))
+		return -ENODEV;
+	simaccel_write(hwq->sdev,
+		       ACCEL_QUEUE_REG(hwq->index, ACCEL_Q_FAULT_INJECT), val);
+	drm_dev_exit(idx);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(simaccel_fault_inject_fops, simaccel_fault_inject_get,
+			 simaccel_fault_inject_set, "%#llx\n");
+
+/* After drm_dev_register(), which made the device's directory. */
+void simaccel_debugfs_init(struct simaccel_device *sdev)
+{
+	struct dentry *root = sdev->drm.debugfs_root;
+	char name[8];
+	u32 q;
+
+	for (q = 0; q < sdev->num_queues; q++) {
+		snprintf(name, sizeof(name), "q%u", q);
+		debugfs_create_file_unsafe("fault_inject", 0600,
+					   debugfs_create_dir(name, root),
+					   &sdev->hwqs[q],
+					   &simaccel_fault_inject_fops);
+	}
+}

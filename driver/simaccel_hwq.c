@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel: the hardware queues: rings, completion fences, interrupts and
+ * recovery.
+ *
+ * Each hardware queue has a ring of descriptors that only its scheduler
+ * writes, and a fence page. A job is its descriptors followed by a FENCE
+ * descriptor that writes the job's seqno to the fence page and raises the
+ * queue's vector; the handler signals every in-flight job up to the seqno
+ * found there. drm_sched's credits are ring entries, so the ring never
+ * overflows: a job's entries count until its fence has signalled, and by
+ * then the device has passed them.
+ *
+ * Recovery, from drm_sched's time-out handler (a time-out, or an error
+ * interrupt through drm_sched_fault()): a queue whose completion counter
+ * moved since the last check is making progress and is left alone.
+ * Otherwise the queue is reset first, so the device no longer touches
+ * anything; then the jobs it completed are signalled, the one it was
+ * running is signalled with an error (-EIO for a device error, -ETIMEDOUT
+ * for no progress), and the rest are written to the ring again from its
+ * start. Their memory is released by drm_sched after their fences signal,
+ * so never while the device can still reach it.
+ */
+#include <drm/drm_managed.h>
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+
+#include "simaccel_hw.h"
+#include "simaccel_hwq.h"
+#include "simaccel_job.h"
+
+#define SIMACCEL_RING_SIZE	4096
+
+static unsigned int simaccel_job_timeout_ms = 2000;
+module_param_named(job_timeout_ms, simaccel_job_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "fail a job after this long without device progress (ms; for devices bound afterwards)");
+
+/* The most descriptors of a job: a quarter of a ring, with its FENCE. */
+u32 simaccel_hwq_max_descs(void)
+{
+	return SIMACCEL_RING_SIZE / 4 - 1;
+}
+
+static const char *simaccel_fence_driver_name(struct dma_fence *fence)
+{
+	return DRIVER_NAME;
+}
+
+static const char *simaccel_fence_timeline_name(struct dma_fence *fence)
+{
+	struct simaccel_hwq *hwq =
+		container_of(fence->lock, struct simaccel_hwq, lock);
+
+	return hwq->name;
+}
+
+static const struct dma_fence_ops simaccel_fence_ops = {
+	.get_driver_name = simaccel_fence_driver_name,
+	.get_timeline_name = simaccel_fence_timeline_name,
+};
+
+static u32 simaccel_hwq_read(struct simaccel_hwq *hwq, u32 reg)
+{
+	return simaccel_read(hwq->sdev, ACCEL_QUEUE_REG(hwq->index, reg));
+}
+
+static void simaccel_hwq_write(struct simaccel_hwq *hwq, u32 reg, u32 val)
+{
+	simaccel_write(hwq->sdev, ACCEL_QUEUE_REG(hwq->index, reg), val);
+}
+
+static u64 simaccel_hwq_completed(struct simaccel_hwq *hwq)
+{
+	u32 lo = simaccel_hwq_read(hwq, ACCEL_Q_COMPLETED_LO);
+
+	return lo | (u64)simaccel_hwq_read(hwq, ACCEL_Q_COMPLETED_HI) << 32;
+}
+
+/* Program the ring of a stopped queue and start it, empty. */
+static void simaccel_hwq_start(struct simaccel_hwq *hwq)
+{
+	lockdep_assert_held(&hwq->lock);
+	simaccel_hwq_write(hwq, ACCEL_Q_RING_BASE_LO, lower_32_bits(hwq->ring_dma));
+	simaccel_hwq_write(hwq, ACCEL_Q_RING_BASE_HI, upper_32_bits(hwq->ring_dma));
+	simaccel_hwq_write(hwq, ACCEL_Q_RING_SIZE, hwq->ring_size);
+	simaccel_hwq_write(hwq, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	hwq->tail = 0;
+	hwq->last_completed = 0;
+}
+
+/* Stop the queue: when this returns, the device runs nothing of it. */
+static void simaccel_hwq_stop(struct simaccel_hwq *hwq)
+{
+	lockdep_assert_held(&hwq->lock);
+	simaccel_hwq_write(hwq, ACCEL_Q_CTRL, ACCEL_Q_CTRL_RESET);
+	/* the read flushes the posted write; the device acts on the write */
+	simaccel_hwq_read(hwq, ACCEL_Q_STATUS);
+}
+
+static void simaccel_hwq_emit(struct simaccel_hwq *hwq,
+			      const struct accel_desc *desc)
+{
+	lockdep_assert_held(&hwq->lock);
+	hwq->ring[hwq->tail] = *desc;
+	hwq->tail = (hwq->tail + 1) & (hwq->ring_size - 1);
+}
+
+/* A job's descriptors and its FENCE, without the doorbell. */
+static void simaccel_hwq_emit_job(struct simaccel_hwq *hwq,
+				  struct simaccel_job *job)
+{
+	struct accel_desc fence = {
+		.opcode = cpu_to_le32(ACCEL_OP_FENCE),
+		.flags = cpu_to_le32(ACCEL_DESC_IRQ),
+		.src = cpu_to_le64(job->seqno),
+		.dst = cpu_to_le64(hwq->done_dma),
+	};
+	u32 i;
+
+	for (i = 0; i < job->ndesc; i++)
+		simaccel_hwq_emit(hwq, &job->descs[i]);
+	simaccel_hwq_emit(hwq, &fence);
+}
+
+static void simaccel_hwq_doorbell(struct simaccel_hwq *hwq)
+{
+	lockdep_assert_held(&hwq->lock);
+	/* writel() orders the ring's stores before the doorbell */
+	simaccel_hwq_write(hwq, ACCEL_Q_TAIL, hwq->tail);
+}
+
+static void simaccel_hwq_signal(struct simaccel_hwq *hwq,
+				struct simaccel_job *job, int error)
+{
+	lockdep_assert_held(&hwq->lock);
+	list_del_init(&job->link);
+	if (error)
+		dma_fence_set_error(job->hw_fence, error);
+	dma_fence_signal_locked(job->hw_fence);
+}
+
+/* Signal the jobs whose FENCE the device has written. */
+static void simaccel_hwq_retire(struct simaccel_hwq *hwq)
+{
+	struct simaccel_job *job, *next;
+	u64 done = le64_to_cpu(READ_ONCE(*hwq->done));
+
+	lockdep_assert_held(&hwq->lock);
+	list_for_each_entry_safe(job, next, &hwq->inflight, link) {
+		if (job->seqno > done)
+			break;
+		simaccel_hwq_signal(hwq, job, 0);
+	}
+}
+
+/**
+ * simaccel_hwq_run - put a job on the ring
+ * @hwq: the hardware queue its scheduler feeds
+ * @job: the job
+ *
+ * Return: its hardware fence, referenced for the scheduler, or
+ * ERR_PTR(-ENODEV) once the device is gone.
+ */
+struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
+				   struct simaccel_job *job)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&hwq->lock, flags);
+	if (hwq->dead) {
+		spin_unlock_irqrestore(&hwq->lock, flags);
+		return ERR_PTR(-ENODEV);
+	}
+	job->seqno = ++hwq->seqno;
+	dma_fence_init(job->hw_fence, &simaccel_fence_ops, &hwq->lock,
+		       hwq->context, job->seqno);
+	job->hw_fence_live = true;
+	list_add_tail(&job->link, &hwq->inflight);
+	simaccel_hwq_emit_job(hwq, job);
+	simaccel_hwq_doorbell(hwq);
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	simaccel_dbg(hwq->sdev, JOB, "%s: job %llu, %u descriptors\n",
+		     hwq->name, job->seqno, job->ndesc);
+	return dma_fence_get(job->hw_fence);
+}
+
+/* Whether the device moved on since the last check, which it records. */
+static bool simaccel_hwq_progressed(struct simaccel_hwq *hwq, u32 status)
+{
+	u64 completed = simaccel_hwq_completed(hwq);
+	bool moved = completed != hwq->last_completed;
+
+	lockdep_assert_held(&hwq->lock);
+	hwq->last_completed = completed;
+	return moved && !(status & (ACCEL_Q_STATUS_ERROR | ACCEL_Q_STATUS_STALLED));
+}
+
+/**
+ * simaccel_hwq_recover - the time-out handler's work
+ * @hwq: the queue whose oldest job timed out, or that reported an error
+ *
+ * Return: false if the device is gone.
+ */
+bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
+{
+	struct simaccel_job *job, *guilty;
+	unsigned long flags;
+	u32 status;
+
+	spin_lock_irqsave(&hwq->lock, flags);
+	if (hwq->dead) {
+		spin_unlock_irqrestore(&hwq->lock, flags);
+		return false;
+	}
+	simaccel_hwq_retire(hwq);
+	status = simaccel_hwq_read(hwq, ACCEL_Q_STATUS);
+	if (list_empty(&hwq->inflight) ||
+	    simaccel_hwq_progressed(hwq, status))
+		goto out;
+	simaccel_hwq_stop(hwq);
+	simaccel_hwq_retire(hwq);
+	guilty = list_first_entry_or_null(&hwq->inflight, struct simaccel_job,
+					  link);
+	if (guilty) {
+		drm_warn(&hwq->sdev->drm, "%s: job %llu %s\n", hwq->name,
+			 guilty->seqno, status & ACCEL_Q_STATUS_ERROR ?
+			 "failed on the device" : "made no progress");
+		simaccel_hwq_signal(hwq, guilty, status & ACCEL_Q_STATUS_ERROR ?
+				    -EIO : -ETIMEDOUT);
+	}
+	simaccel_hwq_start(hwq);
+	list_for_each_entry(job, &hwq->inflight, link)
+		simaccel_hwq_emit_job(hwq, job);
+	simaccel_hwq_doorbell(hwq);
+out:
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	return true;
+}
+
+/*
+ * After drm_dev_unplug(): stop every queue and fail what was on them.
+ * Jobs that reach run_job later fail there.
+ */
+void simaccel_hwq_kill_all(struct simaccel_device *sdev)
+{
+	struct simaccel_job *job, *next;
+	unsigned long flags;
+	u32 q;
+
+	for (q = 0; q < sdev->num_queues; q++) {
+		struct simaccel_hwq *hwq = &sdev->hwqs[q];
+
+		spin_lock_irqsave(&hwq->lock, flags);
+		hwq->dead = true;
+		simaccel_hwq_stop(hwq);
+		simaccel_hwq_retire(hwq);
+		list_for_each_entry_safe(job, next, &hwq->inflight, link)
+			simaccel_hwq_signal(hwq, job, -ENODEV);
+		spin_unlock_irqrestore(&hwq->lock, flags);
+	}
+}
+
+static irqreturn_t simaccel_hwq_irq(int irq, void *arg)
+{
+	struct simaccel_hwq *hwq = arg;
+	unsigned long flags;
+
+	/* acknowledge first: a completion after this raises the vector again */
+	simaccel_write(hwq->sdev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(hwq->index));
+	spin_lock_irqsave(&hwq->lock, flags);
+	simaccel_hwq_retire(hwq);
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	return IRQ_HANDLED;
+}
+
+/* A queue halted: its scheduler's time-out handler runs now. */
+static irqreturn_t simaccel_error_irq(int irq, void *arg)
+{
+	struct simaccel_device *sdev = arg;
+	u32 q;
+
+	simaccel_write(sdev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_ERROR);
+	for (q = 0; q < sdev->num_queues; q++) {
+		struct simaccel_hwq *hwq = &sdev->hwqs[q];
+
+		if (simaccel_hwq_read(hwq, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_ERROR) {
+			simaccel_dbg(sdev, IRQ, "%s halted, error %u\n", hwq->name,
+				     simaccel_hwq_read(hwq, ACCEL_Q_ERROR));
+			drm_sched_fault(&hwq->sched);
+		}
+	}
+	return IRQ_HANDLED;
+}
+
+/* MSI-X: a vector per queue, and one for errors. */
+int simaccel_irq_init(struct simaccel_device *sdev)
+{
+	struct pci_dev *pdev = to_pci(sdev);
+	u32 nq = sdev->num_queues, q;
+	int ret;
+
+	ret = pci_alloc_irq_vectors(pdev, nq + 1, nq + 1, PCI_IRQ_MSIX);
+	if (ret < 0)
+		return ret;
+	for (q = 0; q < nq; q++) {
+		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, q),
+				       simaccel_hwq_irq, 0, sdev->hwqs[q].name,
+				       &sdev->hwqs[q]);
+		if (ret)
+			return ret;
+	}
+	return devm_request_irq(&pdev->dev,
+				pci_irq_vector(pdev, ACCEL_MSIX_ERROR_VECTOR(nq)),
+				simaccel_error_irq, 0, DRIVER_NAME "-error", sdev);
+}
+
+static void simaccel_sched_fini(struct drm_device *drm, void *arg)
+{
+	drm_sched_fini(arg);
+}
+
+static int simaccel_hwq_init_one(struct simaccel_device *sdev,
+				 struct simaccel_hwq *hwq, u32 index)
+{
+	struct device *dev = sdev->drm.dev;
+	unsigned long flags;
+	int ret;
+
+	hwq->sdev = sdev;
+	hwq->index = index;
+	hwq->ring_size = SIMACCEL_RING_SIZE;
+	spin_lock_init(&hwq->lock);
+	INIT_LIST_HEAD(&hwq->inflight);
+	hwq->context = dma_fence_context_alloc(1);
+	snprintf(hwq->name, sizeof(hwq->name), "%s-q%u", dev_name(dev), index);
+	hwq->ring = dmam_alloc_coherent(dev, hwq->ring_size * ACCEL_DESC_SIZE,
+					&hwq->ring_dma, GFP_KERNEL);
+	hwq->done = dmam_alloc_coherent(dev, sizeof(*hwq->done),
+					&hwq->done_dma, GFP_KERNEL);
+	if (!hwq->ring || !hwq->done)
+		return -ENOMEM;
+	ret = drm_sched_init(&hwq->sched, &simaccel_sched_ops, NULL,
+			     DRM_SCHED_PRIORITY_COUNT, hwq->ring_size - 1, 0,
+			     msecs_to_jiffies(max(simaccel_job_timeout_ms, 10U)), NULL,
+			     NULL, hwq->name, dev);
+	if (ret)
+		return ret;
+	/* the scheduler outlives the binding: files may hold its entities */
+	ret = drmm_add_action_or_reset(&sdev->drm, simaccel_sched_fini,
+				       &hwq->sched);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&hwq->lock, flags);
+	simaccel_hwq_start(hwq);
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	return 0;
+}
+
+int simaccel_hwq_init(struct simaccel_device *sdev)
+{
+	u32 q;
+	int ret;
+
+	sdev->hwqs = drmm_kcalloc(&sdev->drm, sdev->num_queues,
+				  sizeof(*sdev->hwqs), GFP_KERNEL);
+	if (!sdev->hwqs)
+		return -ENOMEM;
+	for (q = 0; q < sdev->num_queues; q++) {
+		ret = simaccel_hwq_init_one(sdev, &sdev->hwqs[q], q);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

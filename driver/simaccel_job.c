@@ -1,0 +1,1002 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel: queues and jobs, scheduled by drm_sched.
+ *
+ * A user queue is a drm_sched entity over every hardware queue's scheduler:
+ * its jobs run in order, on whichever hardware queue is least loaded when
+ * it is idle, and the schedulers share the hardware fairly between the
+ * entities of all files. A submission's operations are resolved once, in
+ * the ioctl: every device address to a buffer of the file (referenced),
+ * every user pointer to pinned pages (charged), and then to descriptors.
+ * The jobs of one submission share those references (struct
+ * simaccel_job_res), released when the last of its jobs is freed, which
+ * drm_sched does only after the job's fence has signalled, and the device
+ * is done with the memory by then (see simaccel_hwq.c for time-outs).
+ *
+ * Dependencies are dma_fences held by reference: syncobj fences, and the
+ * fence of the device's clearing of each VRAM buffer a job names. No fence
+ * is pipelined on a ring (DRM_SCHED_FENCE_DONT_PIPELINE), so that a job
+ * whose dependency failed sees the error before it runs, and fails with
+ * -ECANCELED instead of running: a clearing that failed never lets a job
+ * read what the VRAM held.
+ */
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_syncobj.h>
+#include <linux/dma-fence-chain.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "simaccel_gem.h"
+#include "simaccel_hwq.h"
+#include "simaccel_job.h"
+#include "simaccel_pin.h"
+
+/* Bytes per descriptor, so that the completion counter shows progress. */
+#define SIMACCEL_DESC_MAX_BYTES		SZ_4M
+/* Descriptors per submission, charged to the caller's memory cgroup. */
+#define SIMACCEL_SUBMIT_MAX_DESCS	65536
+
+/**
+ * struct simaccel_queue - a user queue
+ * @ref: held by the file's table and by each of its jobs
+ * @entity: where its jobs queue
+ * @lock: arms and pushes its jobs in order; protects @dead
+ * @dead: destroyed: nothing more is pushed
+ * @jobs: jobs submitted and not yet freed
+ * @wq: where submissions wait for @jobs to fall
+ */
+struct simaccel_queue {
+	struct kref ref;
+	struct drm_sched_entity entity;
+	struct mutex lock;		/* orders pushes; protects dead */
+	bool dead;
+	atomic_t jobs;
+	wait_queue_head_t wq;
+};
+
+/**
+ * struct simaccel_job_res - what the jobs of a submission touch
+ * @ref: one per job
+ * @sdev: the device
+ * @descs: their descriptors
+ * @count: entries used in @bos and @pins
+ * @bos: buffers, referenced
+ * @pins: user memory, pinned
+ * @released: completed once all of it is released, if a waiting submitter
+ *	set it (and holds a reference until it waits, or takes it back)
+ */
+struct simaccel_job_res {
+	struct kref ref;
+	struct simaccel_device *sdev;
+	struct accel_desc *descs;
+	unsigned int count;
+	struct simaccel_bo **bos;
+	struct simaccel_pin **pins;
+	struct completion *released;
+};
+
+/* One side of an operation, resolved. */
+struct simaccel_side {
+	struct sg_table *sgt;	/* NULL for VRAM */
+	u64 offset;		/* VRAM offset, or offset in @sgt's DMA stream */
+};
+
+/* A walk over the bus-contiguous pieces of a side. */
+struct simaccel_cursor {
+	struct scatterlist *sg;
+	u64 addr;
+	u64 avail;
+};
+
+static void simaccel_queue_release(struct kref *ref)
+{
+	struct simaccel_queue *queue =
+		container_of(ref, struct simaccel_queue, ref);
+
+	mutex_destroy(&queue->lock);
+	kfree(queue);
+}
+
+static void simaccel_queue_put(struct simaccel_queue *queue)
+{
+	kref_put(&queue->ref, simaccel_queue_release);
+}
+
+static void simaccel_res_release(struct kref *ref)
+{
+	struct simaccel_job_res *res =
+		container_of(ref, struct simaccel_job_res, ref);
+	struct completion *released;
+	unsigned int i;
+
+	for (i = 0; i < res->count; i++) {
+		if (res->bos[i])
+			drm_gem_object_put(&res->bos[i]->base.base);
+		if (res->pins[i])
+			simaccel_unpin(res->sdev, res->pins[i]);
+	}
+	released = xchg(&res->released, NULL);
+	kvfree(res->descs);
+	kvfree(res->bos);
+	kvfree(res->pins);
+	kfree(res);
+	if (released)
+		complete(released);
+}
+
+static void simaccel_res_put(struct simaccel_job_res *res)
+{
+	kref_put(&res->ref, simaccel_res_release);
+}
+
+static struct simaccel_job_res *simaccel_res_new(struct simaccel_device *sdev,
+						 unsigned int slots)
+{
+	struct simaccel_job_res *res = kzalloc(sizeof(*res), GFP_KERNEL_ACCOUNT);
+
+	if (!res)
+		return NULL;
+	kref_init(&res->ref);
+	res->sdev = sdev;
+	res->bos = kvcalloc(slots, sizeof(*res->bos), GFP_KERNEL_ACCOUNT);
+	res->pins = kvcalloc(slots, sizeof(*res->pins), GFP_KERNEL_ACCOUNT);
+	if (!res->bos || !res->pins) {
+		simaccel_res_put(res);
+		return NULL;
+	}
+	return res;
+}
+
+static void simaccel_job_free(struct simaccel_job *job)
+{
+	if (job->hw_fence_live)
+		dma_fence_put(job->hw_fence);
+	else
+		kfree(job->hw_fence);
+	if (job->queue) {
+		atomic_dec(&job->queue->jobs);
+		wake_up(&job->queue->wq);
+		simaccel_queue_put(job->queue);
+	}
+	simaccel_res_put(job->res);
+	kfree(job);
+}
+
+/* A dependency that failed fails the job: it must not run on bad data. */
+static int simaccel_job_dependency_error(struct simaccel_job *job)
+{
+	struct dma_fence *fence;
+	unsigned long index;
+
+	xa_for_each(&job->base.dependencies, index, fence)
+		if (fence->error)
+			return -ECANCELED;
+	return 0;
+}
+
+static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
+{
+	struct simaccel_job *job = to_simaccel_job(sched_job);
+	struct simaccel_hwq *hwq = to_simaccel_hwq(sched_job->sched);
+	int ret;
+
+	ret = sched_job->s_fence->finished.error;
+	if (!ret)
+		ret = simaccel_job_dependency_error(job);
+	if (ret)
+		return ERR_PTR(ret);
+	return simaccel_hwq_run(hwq, job);
+}
+
+static enum drm_gpu_sched_stat
+simaccel_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct drm_gpu_scheduler *sched = sched_job->sched;
+
+	/*
+	 * drm_sched took the job off its pending list for this call. Put it
+	 * back before the recovery can signal it, so that drm_sched frees it
+	 * like any finished job (as DRM_GPU_SCHED_STAT_NO_HANG does in later
+	 * kernels); the job is not touched after this.
+	 */
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+	if (!simaccel_hwq_recover(to_simaccel_hwq(sched)))
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void simaccel_free_job(struct drm_sched_job *sched_job)
+{
+	drm_sched_job_cleanup(sched_job);
+	simaccel_job_free(to_simaccel_job(sched_job));
+}
+
+const struct drm_sched_backend_ops simaccel_sched_ops = {
+	.run_job = simaccel_run_job,
+	.timedout_job = simaccel_timedout_job,
+	.free_job = simaccel_free_job,
+};
+
+static void simaccel_cursor_init(struct simaccel_cursor *cur,
+				 const struct simaccel_side *side)
+{
+	u64 skip = side->offset;
+
+	cur->sg = NULL;
+	cur->addr = side->offset;
+	cur->avail = U64_MAX;
+	if (!side->sgt)
+		return;
+	cur->sg = side->sgt->sgl;
+	while (skip >= sg_dma_len(cur->sg)) {
+		skip -= sg_dma_len(cur->sg);
+		cur->sg = sg_next(cur->sg);
+	}
+	cur->addr = sg_dma_address(cur->sg) + skip;
+	cur->avail = sg_dma_len(cur->sg) - skip;
+}
+
+static void simaccel_cursor_advance(struct simaccel_cursor *cur, u64 bytes)
+{
+	cur->addr += bytes;
+	if (!cur->sg)
+		return;
+	cur->avail -= bytes;
+	if (!cur->avail) {
+		cur->sg = sg_next(cur->sg);
+		if (cur->sg) {
+			cur->addr = sg_dma_address(cur->sg);
+			cur->avail = sg_dma_len(cur->sg);
+		}
+	}
+}
+
+/*
+ * The descriptors of one copy (@src non-NULL) or fill of @byte: one per
+ * piece that is contiguous on both sides, at most 4 MiB each. Writes them
+ * at @out if it is not NULL; returns how many there are.
+ */
+static u64 simaccel_emit_op(const struct simaccel_side *dst,
+			    const struct simaccel_side *src, u8 byte, u64 size,
+			    struct accel_desc *out)
+{
+	struct simaccel_cursor d, s = { .avail = U64_MAX };
+	u32 flags = dst->sgt ? 0 : ACCEL_DESC_DST_VRAM;
+	u64 n = 0;
+
+	if (src)
+		flags |= src->sgt ? 0 : ACCEL_DESC_SRC_VRAM;
+	simaccel_cursor_init(&d, dst);
+	if (src)
+		simaccel_cursor_init(&s, src);
+	while (size) {
+		u64 len = min3(size, d.avail, s.avail);
+
+		len = min_t(u64, len, SIMACCEL_DESC_MAX_BYTES);
+		if (out) {
+			struct accel_desc *desc = &out[n];
+
+			memset(desc, 0, sizeof(*desc));
+			desc->opcode = cpu_to_le32(src ? ACCEL_OP_COPY : ACCEL_OP_FILL);
+			desc->flags = cpu_to_le32(flags);
+			desc->src = cpu_to_le64(src ? s.addr : byte);
+			desc->dst = cpu_to_le64(d.addr);
+			desc->len = cpu_to_le64(len);
+		}
+		n++;
+		size -= len;
+		simaccel_cursor_advance(&d, len);
+		if (src)
+			simaccel_cursor_advance(&s, len);
+	}
+	return n;
+}
+
+static void simaccel_side_of_bo(struct simaccel_side *side,
+				const struct simaccel_span *span)
+{
+	struct simaccel_bo *bo = span->bo;
+
+	side->sgt = bo->sgt;
+	side->offset = span->offset;
+	if (simaccel_bo_is_vram(bo))
+		side->offset += bo->node.start;
+	else if (bo->pin)
+		side->offset += bo->pin->offset;
+}
+
+/*
+ * Resolve one side of an operation into @res's slot @slot: a device
+ * address of the file's buffers, or with @user a pointer to pin.
+ */
+static int simaccel_resolve_side(struct simaccel_file *sfile,
+				 struct simaccel_job_res *res,
+				 unsigned int slot, u64 addr, u64 size,
+				 bool user, bool write,
+				 struct simaccel_side *side)
+{
+	struct simaccel_span span;
+	struct simaccel_pin *pin;
+	int ret;
+
+	if (user) {
+		pin = simaccel_pin_user(sfile->sdev, addr, size, !write);
+		if (IS_ERR(pin))
+			return PTR_ERR(pin);
+		res->pins[slot] = pin;
+		side->sgt = &pin->sgt;
+		side->offset = pin->offset;
+		return 0;
+	}
+	ret = simaccel_gem_resolve(sfile, addr, size, &span);
+	if (ret)
+		return ret;
+	res->bos[slot] = span.bo;
+	if (write && !simaccel_bo_writable(span.bo))
+		return -EACCES;
+	simaccel_side_of_bo(side, &span);
+	return 0;
+}
+
+static int simaccel_op_check(const struct drm_simaccel_op *op)
+{
+	if (op->flags & ~DRM_SIMACCEL_OP_FLAGS || !op->size)
+		return -EINVAL;
+	switch (op->op) {
+	case DRM_SIMACCEL_OP_COPY:
+		return 0;
+	case DRM_SIMACCEL_OP_FILL:
+		return op->src > 0xff || op->flags & DRM_SIMACCEL_OP_SRC_USER ?
+		       -EINVAL : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Resolve every operation (slots 2i and 2i + 1 of @res are op i's sides),
+ * then write their descriptors into @res.
+ */
+static int simaccel_res_build(struct simaccel_file *sfile,
+			      struct simaccel_job_res *res,
+			      const struct drm_simaccel_op *ops, u32 count,
+			      u64 *ndesc)
+{
+	struct simaccel_side *sides;
+	u64 n = 0, i;
+	int ret = 0;
+
+	sides = kvcalloc(2 * count, sizeof(*sides), GFP_KERNEL_ACCOUNT);
+	if (!sides)
+		return -ENOMEM;
+	res->count = 2 * count;
+	for (i = 0; i < count && !ret; i++) {
+		const struct drm_simaccel_op *op = &ops[i];
+
+		ret = simaccel_resolve_side(sfile, res, 2 * i, op->dst, op->size,
+					    op->flags & DRM_SIMACCEL_OP_DST_USER,
+					    true, &sides[2 * i]);
+		if (!ret && op->op == DRM_SIMACCEL_OP_COPY)
+			ret = simaccel_resolve_side(sfile, res, 2 * i + 1, op->src,
+						    op->size,
+						    op->flags & DRM_SIMACCEL_OP_SRC_USER,
+						    false, &sides[2 * i + 1]);
+	}
+	for (i = 0; i < count && !ret; i++) {
+		n += simaccel_emit_op(&sides[2 * i], ops[i].op == DRM_SIMACCEL_OP_COPY ?
+				      &sides[2 * i + 1] : NULL, ops[i].src,
+				      ops[i].size, NULL);
+		if (n > SIMACCEL_SUBMIT_MAX_DESCS)
+			ret = -E2BIG;
+	}
+	if (!ret) {
+		res->descs = kvmalloc_array(n, sizeof(*res->descs),
+					    GFP_KERNEL_ACCOUNT);
+		ret = res->descs ? 0 : -ENOMEM;
+	}
+	for (n = 0, i = 0; i < count && !ret; i++)
+		n += simaccel_emit_op(&sides[2 * i], ops[i].op == DRM_SIMACCEL_OP_COPY ?
+				      &sides[2 * i + 1] : NULL, ops[i].src,
+				      ops[i].size, res->descs + n);
+	*ndesc = n;
+	kvfree(sides);
+	return ret;
+}
+
+/**
+ * struct simaccel_batch - the jobs of one submission, before they are pushed
+ * @jobs: the jobs, in order
+ * @count: how many
+ */
+struct simaccel_batch {
+	struct simaccel_job **jobs;
+	u32 count;
+};
+
+static void simaccel_batch_abort(struct simaccel_batch *batch)
+{
+	u32 i;
+
+	for (i = 0; i < batch->count; i++) {
+		drm_sched_job_cleanup(&batch->jobs[i]->base);
+		simaccel_job_free(batch->jobs[i]);
+	}
+	kfree(batch->jobs);
+}
+
+/* Cut @res's @ndesc descriptors into jobs for @entity. */
+static int simaccel_batch_init(struct simaccel_batch *batch,
+			       struct drm_sched_entity *entity,
+			       struct simaccel_job_res *res, u64 ndesc,
+			       void *owner)
+{
+	u32 per_job = simaccel_hwq_max_descs(), i;
+	int ret;
+
+	batch->count = 0;
+	batch->jobs = kcalloc(DIV_ROUND_UP(ndesc, per_job),
+			      sizeof(*batch->jobs), GFP_KERNEL_ACCOUNT);
+	if (!batch->jobs)
+		return -ENOMEM;
+	for (i = 0; (u64)i * per_job < ndesc; i++) {
+		struct simaccel_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
+
+		if (!job)
+			goto err_nomem;
+		job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL_ACCOUNT);
+		if (!job->hw_fence) {
+			kfree(job);
+			goto err_nomem;
+		}
+		job->descs = res->descs + (u64)i * per_job;
+		job->ndesc = min_t(u64, per_job, ndesc - (u64)i * per_job);
+		INIT_LIST_HEAD(&job->link);
+		ret = drm_sched_job_init(&job->base, entity, job->ndesc + 1, owner);
+		if (ret) {
+			kfree(job->hw_fence);
+			kfree(job);
+			goto err;
+		}
+		kref_get(&res->ref);
+		job->res = res;
+		batch->jobs[batch->count++] = job;
+	}
+	return 0;
+
+err_nomem:
+	ret = -ENOMEM;
+err:
+	simaccel_batch_abort(batch);
+	return ret;
+}
+
+/* The fences every job of the batch waits for, given to its first. */
+static int simaccel_batch_add_deps(struct simaccel_batch *batch,
+				   struct simaccel_job_res *res)
+{
+	struct drm_sched_job *first = &batch->jobs[0]->base;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < res->count; i++) {
+		struct simaccel_bo *bo = res->bos[i];
+
+		if (!bo || !bo->clear)
+			continue;
+		ret = drm_sched_job_add_dependency(first, dma_fence_get(bo->clear));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Arm and push the batch, whose caller holds the entity's ordering lock;
+ * the jobs belong to the scheduler after this. Returns the last job's
+ * finished fence, referenced.
+ */
+static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
+					     struct simaccel_queue *queue)
+{
+	struct dma_fence *done = NULL;
+	u32 i;
+
+	for (i = 0; i < batch->count; i++) {
+		struct simaccel_job *job = batch->jobs[i];
+
+		if (queue) {
+			kref_get(&queue->ref);
+			job->queue = queue;
+		}
+		drm_sched_job_arm(&job->base);
+		set_bit(DRM_SCHED_FENCE_DONT_PIPELINE,
+			&job->base.s_fence->finished.flags);
+		if (i == batch->count - 1)
+			done = dma_fence_get(&job->base.s_fence->finished);
+		drm_sched_entity_push_job(&job->base);
+	}
+	kfree(batch->jobs);
+	return done;
+}
+
+/**
+ * simaccel_job_clear_vram - have the device clear a new VRAM buffer
+ * @sdev: the device
+ * @bo: the buffer; the jobs hold no reference to it, its release waits
+ *	for them instead, so that its range is free when the last handle is
+ *
+ * Return: the fence of the clearing, referenced, or an ERR_PTR.
+ */
+struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
+					  struct simaccel_bo *bo)
+{
+	struct simaccel_side side = { .offset = bo->node.start };
+	struct simaccel_batch batch;
+	struct simaccel_job_res *res;
+	struct dma_fence *done;
+	u64 n;
+	int ret;
+
+	res = simaccel_res_new(sdev, 1);
+	if (!res)
+		return ERR_PTR(-ENOMEM);
+	n = simaccel_emit_op(&side, NULL, 0, bo->size, NULL);
+	res->descs = kvmalloc_array(n, sizeof(*res->descs), GFP_KERNEL_ACCOUNT);
+	if (!res->descs) {
+		simaccel_res_put(res);
+		return ERR_PTR(-ENOMEM);
+	}
+	simaccel_emit_op(&side, NULL, 0, bo->size, res->descs);
+	ret = simaccel_batch_init(&batch, &sdev->clear_entity, res, n, NULL);
+	simaccel_res_put(res);
+	if (ret)
+		return ERR_PTR(ret);
+	mutex_lock(&sdev->clear_lock);
+	done = simaccel_batch_push(&batch, NULL);
+	mutex_unlock(&sdev->clear_lock);
+	return done;
+}
+
+static void simaccel_clear_entity_fini(struct drm_device *drm, void *unused)
+{
+	drm_sched_entity_destroy(&to_simaccel(drm)->clear_entity);
+}
+
+/* The kernel's own entity, for clearing VRAM, ahead of every user's. */
+int simaccel_job_init(struct simaccel_device *sdev)
+{
+	struct drm_gpu_scheduler **scheds;
+	u32 q;
+	int ret;
+
+	ret = drmm_mutex_init(&sdev->drm, &sdev->clear_lock);
+	if (ret)
+		return ret;
+	scheds = drmm_kcalloc(&sdev->drm, sdev->num_queues, sizeof(*scheds),
+			      GFP_KERNEL);
+	if (!scheds)
+		return -ENOMEM;
+	for (q = 0; q < sdev->num_queues; q++)
+		scheds[q] = &sdev->hwqs[q].sched;
+	/* every entity keeps this list: it lives as long as the device */
+	sdev->scheds = scheds;
+	ret = drm_sched_entity_init(&sdev->clear_entity,
+				    DRM_SCHED_PRIORITY_KERNEL, scheds,
+				    sdev->num_queues, NULL);
+	if (ret)
+		return ret;
+	return drmm_add_action_or_reset(&sdev->drm, simaccel_clear_entity_fini,
+					NULL);
+}
+
+static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev)
+{
+	struct simaccel_queue *queue;
+	int ret;
+
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL_ACCOUNT);
+	if (!queue)
+		return ERR_PTR(-ENOMEM);
+	ret = drm_sched_entity_init(&queue->entity, DRM_SCHED_PRIORITY_NORMAL,
+				    sdev->scheds, sdev->num_queues, NULL);
+	if (ret) {
+		kfree(queue);
+		return ERR_PTR(ret);
+	}
+	kref_init(&queue->ref);
+	mutex_init(&queue->lock);
+	init_waitqueue_head(&queue->wq);
+	return queue;
+}
+
+/*
+ * Nothing more is pushed; jobs queued are handed to the hardware (or, when
+ * a killed process closes its file, failed with -ESRCH), and the queue goes
+ * with its last job.
+ */
+static void simaccel_queue_destroy(struct simaccel_queue *queue)
+{
+	mutex_lock(&queue->lock);
+	queue->dead = true;
+	mutex_unlock(&queue->lock);
+	drm_sched_entity_destroy(&queue->entity);
+	simaccel_queue_put(queue);
+}
+
+int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
+				struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+	struct drm_simaccel_queue_create *args = data;
+	struct simaccel_queue *queue;
+	int ret, idx;
+
+	if (args->flags)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	queue = simaccel_queue_new(to_simaccel(drm));
+	drm_dev_exit(idx);
+	if (IS_ERR(queue))
+		return PTR_ERR(queue);
+	mutex_lock(&sfile->lock);
+	ret = -EMFILE;
+	if (sfile->nqueues < DRM_SIMACCEL_MAX_QUEUES_PER_FILE)
+		ret = xa_alloc_cyclic(&sfile->queues, &args->handle, queue,
+				      XA_LIMIT(1, U32_MAX), &sfile->next_queue,
+				      GFP_KERNEL_ACCOUNT);
+	if (ret >= 0)
+		sfile->nqueues++;
+	mutex_unlock(&sfile->lock);
+	if (ret < 0) {
+		simaccel_queue_destroy(queue);
+		return ret;
+	}
+	return 0;
+}
+
+int simaccel_queue_destroy_ioctl(struct drm_device *drm, void *data,
+				 struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+	struct drm_simaccel_queue_destroy *args = data;
+	struct simaccel_queue *queue;
+
+	if (args->pad)
+		return -EINVAL;
+	mutex_lock(&sfile->lock);
+	queue = xa_erase(&sfile->queues, args->handle);
+	if (queue)
+		sfile->nqueues--;
+	mutex_unlock(&sfile->lock);
+	if (!queue)
+		return -ENOENT;
+	simaccel_queue_destroy(queue);
+	return 0;
+}
+
+/* At close, after DRM released the file's handles and syncobjs. */
+void simaccel_job_file_fini(struct simaccel_file *sfile)
+{
+	struct simaccel_queue *queue;
+	unsigned long handle;
+
+	xa_for_each(&sfile->queues, handle, queue)
+		simaccel_queue_destroy(queue);
+	xa_destroy(&sfile->queues);
+}
+
+static struct simaccel_queue *simaccel_queue_get(struct simaccel_file *sfile,
+						 u32 handle)
+{
+	struct simaccel_queue *queue;
+
+	mutex_lock(&sfile->lock);
+	queue = xa_load(&sfile->queues, handle);
+	if (queue)
+		kref_get(&queue->ref);
+	mutex_unlock(&sfile->lock);
+	return queue;
+}
+
+/* Take @n of the queue's in-flight slots, if they are free. */
+static bool simaccel_queue_reserve(struct simaccel_queue *queue, u32 n)
+{
+	int cur = atomic_read(&queue->jobs);
+
+	do {
+		if (cur + n > DRM_SIMACCEL_MAX_JOBS_PER_QUEUE)
+			return false;
+	} while (!atomic_try_cmpxchg(&queue->jobs, &cur, cur + n));
+	return true;
+}
+
+static void simaccel_queue_unreserve(struct simaccel_queue *queue, u32 n)
+{
+	atomic_sub(n, &queue->jobs);
+	wake_up(&queue->wq);
+}
+
+static int simaccel_submit_check(const struct drm_simaccel_submit *args)
+{
+	if (args->flags & ~DRM_SIMACCEL_SUBMIT_FLAGS || args->out_sync.pad)
+		return -EINVAL;
+	if (!args->op_count || args->op_count > DRM_SIMACCEL_MAX_OPS ||
+	    args->in_sync_count > DRM_SIMACCEL_MAX_IN_SYNCS)
+		return -EINVAL;
+	if (!args->out_sync.handle && args->out_sync.point)
+		return -EINVAL;
+	return 0;
+}
+
+static void *simaccel_copy_array(u64 uptr, u32 count, size_t size)
+{
+	if (!count)
+		return NULL;
+	return vmemdup_array_user(u64_to_user_ptr(uptr), count, size);
+}
+
+/*
+ * The submission's operations and syncobjs, copied in and checked; for a
+ * waiting submission, the release of what its jobs held.
+ */
+struct simaccel_submit {
+	struct drm_simaccel_op *ops;
+	struct drm_simaccel_sync *in_syncs;
+	struct drm_syncobj *out_syncobj;
+	struct dma_fence_chain *out_chain;
+	struct simaccel_job_res *res;
+	struct completion released;
+};
+
+static void simaccel_submit_fini(struct simaccel_submit *sub)
+{
+	if (sub->res)
+		simaccel_res_put(sub->res);
+	kvfree(sub->ops);
+	kvfree(sub->in_syncs);
+	if (sub->out_syncobj)
+		drm_syncobj_put(sub->out_syncobj);
+	dma_fence_chain_free(sub->out_chain);
+}
+
+static int simaccel_submit_init(struct simaccel_submit *sub,
+				const struct drm_simaccel_submit *args,
+				struct drm_file *file)
+{
+	u32 i;
+	int ret;
+
+	memset(sub, 0, sizeof(*sub));
+	init_completion(&sub->released);
+	sub->ops = simaccel_copy_array(args->ops, args->op_count,
+				       sizeof(*sub->ops));
+	if (IS_ERR(sub->ops)) {
+		ret = PTR_ERR(sub->ops);
+		sub->ops = NULL;
+		return ret;
+	}
+	for (i = 0; i < args->op_count; i++) {
+		ret = simaccel_op_check(&sub->ops[i]);
+		if (ret)
+			return ret;
+	}
+	sub->in_syncs = simaccel_copy_array(args->in_syncs, args->in_sync_count,
+					    sizeof(*sub->in_syncs));
+	if (IS_ERR(sub->in_syncs)) {
+		ret = PTR_ERR(sub->in_syncs);
+		sub->in_syncs = NULL;
+		return ret;
+	}
+	for (i = 0; i < args->in_sync_count; i++)
+		if (sub->in_syncs[i].pad)
+			return -EINVAL;
+	if (!args->out_sync.handle)
+		return 0;
+	sub->out_syncobj = drm_syncobj_find(file, args->out_sync.handle);
+	if (!sub->out_syncobj)
+		return -ENOENT;
+	if (args->out_sync.point) {
+		sub->out_chain = dma_fence_chain_alloc();
+		if (!sub->out_chain)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int simaccel_submit_add_syncs(struct simaccel_batch *batch,
+				     const struct simaccel_submit *sub,
+				     u32 count, struct drm_file *file)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < count; i++) {
+		ret = drm_sched_job_add_syncobj_dependency(&batch->jobs[0]->base,
+							   file,
+							   sub->in_syncs[i].handle,
+							   sub->in_syncs[i].point);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void simaccel_submit_signal(struct simaccel_submit *sub,
+				   const struct drm_simaccel_submit *args,
+				   struct dma_fence *done)
+{
+	if (!sub->out_syncobj)
+		return;
+	if (sub->out_chain) {
+		drm_syncobj_add_point(sub->out_syncobj, sub->out_chain, done,
+				      args->out_sync.point);
+		sub->out_chain = NULL;
+	} else {
+		drm_syncobj_replace_fence(sub->out_syncobj, done);
+	}
+}
+
+struct simaccel_waiter {
+	struct dma_fence_cb cb;
+	struct completion done;
+};
+
+static void simaccel_waiter_wake(struct dma_fence *fence,
+				 struct dma_fence_cb *cb)
+{
+	complete(&container_of(cb, struct simaccel_waiter, cb)->done);
+}
+
+/*
+ * Wait for @fence, killably: an ordinary signal must not interrupt a wait
+ * whose restart would submit the job again.
+ */
+static int simaccel_wait_killable(struct dma_fence *fence)
+{
+	struct simaccel_waiter w;
+
+	init_completion(&w.done);
+	if (dma_fence_add_callback(fence, &w.cb, simaccel_waiter_wake))
+		return fence->error;
+	if (wait_for_completion_killable(&w.done)) {
+		if (dma_fence_remove_callback(fence, &w.cb))
+			return -EINTR;
+		/* the callback is running: it still uses w */
+		wait_for_completion(&w.done);
+	}
+	return fence->error;
+}
+
+/*
+ * A waiting submission returns once its jobs are done and what they held
+ * is released: user pages unpinned and uncharged, buffers unreferenced.
+ * Killed, it forgets the release, unless that is under way.
+ */
+static int simaccel_wait_released(struct simaccel_submit *sub,
+				  struct dma_fence *done)
+{
+	struct simaccel_job_res *res = sub->res;
+	int ret = simaccel_wait_killable(done);
+
+	sub->res = NULL;
+	if (ret == -EINTR) {
+		/* our reference keeps the release from having run */
+		xchg(&res->released, NULL);
+		simaccel_res_put(res);
+		return ret;
+	}
+	simaccel_res_put(res);
+	/* the jobs are done: drm_sched frees them without delay */
+	wait_for_completion(&sub->released);
+	return ret;
+}
+
+/* Resolve, cut into jobs, make them wait for their dependencies. */
+static int simaccel_submit_prepare(struct simaccel_file *sfile,
+				   struct simaccel_queue *queue,
+				   const struct drm_simaccel_submit *args,
+				   struct simaccel_submit *sub,
+				   struct drm_file *file,
+				   struct simaccel_batch *batch)
+{
+	struct simaccel_job_res *res;
+	u64 ndesc;
+	int ret;
+
+	res = simaccel_res_new(sfile->sdev, 2 * args->op_count);
+	if (!res)
+		return -ENOMEM;
+	if (args->flags & DRM_SIMACCEL_SUBMIT_WAIT) {
+		res->released = &sub->released;
+		kref_get(&res->ref);
+		sub->res = res;
+	}
+	ret = simaccel_res_build(sfile, res, sub->ops, args->op_count, &ndesc);
+	if (!ret)
+		ret = simaccel_batch_init(batch, &queue->entity, res, ndesc, file);
+	simaccel_res_put(res);
+	if (ret)
+		return ret;
+	ret = simaccel_submit_add_syncs(batch, sub, args->in_sync_count, file);
+	if (!ret)
+		ret = simaccel_batch_add_deps(batch, res);
+	if (ret)
+		simaccel_batch_abort(batch);
+	return ret;
+}
+
+/* Push the batch, unless the queue was destroyed meanwhile. */
+static struct dma_fence *simaccel_submit_push(struct simaccel_queue *queue,
+					      struct simaccel_batch *batch)
+{
+	struct dma_fence *done;
+	u32 count = batch->count;
+
+	if (wait_event_interruptible(queue->wq,
+				     simaccel_queue_reserve(queue, count))) {
+		simaccel_batch_abort(batch);
+		return ERR_PTR(-ERESTARTSYS);
+	}
+	mutex_lock(&queue->lock);
+	if (queue->dead) {
+		mutex_unlock(&queue->lock);
+		simaccel_queue_unreserve(queue, count);
+		simaccel_batch_abort(batch);
+		return ERR_PTR(-ENOENT);
+	}
+	done = simaccel_batch_push(batch, queue);
+	mutex_unlock(&queue->lock);
+	return done;
+}
+
+int simaccel_submit_ioctl(struct drm_device *drm, void *data,
+			  struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+	struct drm_simaccel_submit *args = data;
+	struct simaccel_queue *queue;
+	struct simaccel_batch batch;
+	struct simaccel_submit sub;
+	struct dma_fence *done;
+	int ret, idx;
+
+	ret = simaccel_submit_check(args);
+	if (ret)
+		return ret;
+	ret = simaccel_submit_init(&sub, args, file);
+	if (ret)
+		goto out_sub;
+	queue = simaccel_queue_get(sfile, args->queue);
+	ret = -ENOENT;
+	if (!queue)
+		goto out_sub;
+	ret = -ENODEV;
+	if (!drm_dev_enter(drm, &idx))
+		goto out_queue;
+	ret = simaccel_submit_prepare(sfile, queue, args, &sub, file, &batch);
+	drm_dev_exit(idx);
+	if (ret)
+		goto out_queue;
+	/* jobs that reach the hardware after an unbind fail there */
+	done = simaccel_submit_push(queue, &batch);
+	if (IS_ERR(done)) {
+		ret = PTR_ERR(done);
+		goto out_queue;
+	}
+	simaccel_submit_signal(&sub, args, done);
+	if (args->flags & DRM_SIMACCEL_SUBMIT_WAIT)
+		ret = simaccel_wait_released(&sub, done);
+	dma_fence_put(done);
+out_queue:
+	simaccel_queue_put(queue);
+out_sub:
+	simaccel_submit_fini(&sub);
+	simaccel_dbg(to_simaccel(drm), IOCTL, "submit %u ops: %d\n",
+		     args->op_count, ret);
+	return ret;
+}

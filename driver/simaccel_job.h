@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * simaccel: queues and jobs, scheduled by drm_sched.
+ */
+#ifndef __SIMACCEL_JOB_H__
+#define __SIMACCEL_JOB_H__
+
+#include <drm/gpu_scheduler.h>
+#include <linux/kref.h>
+
+#include "simaccel_drv.h"
+
+struct simaccel_bo;
+struct simaccel_job_res;
+struct simaccel_queue;
+
+/**
+ * struct simaccel_job - descriptors that run on one hardware queue
+ * @base: the scheduler's job
+ * @queue: the user queue it came from, referenced; NULL for the kernel's
+ * @res: what its descriptors touch, referenced; shared by the jobs of one
+ *	submission, released when the last of them is freed
+ * @descs: its descriptors, in @res
+ * @ndesc: how many
+ * @hw_fence: signalled when the device has run them; allocated with the
+ *	job, initialized when it reaches the ring
+ * @hw_fence_live: @hw_fence was initialized
+ * @link: in the hardware queue's in-flight list
+ * @seqno: @hw_fence's seqno
+ */
+struct simaccel_job {
+	struct drm_sched_job base;
+	struct simaccel_queue *queue;
+	struct simaccel_job_res *res;
+	const struct accel_desc *descs;
+	u32 ndesc;
+	struct dma_fence *hw_fence;
+	bool hw_fence_live;
+	struct list_head link;
+	u64 seqno;
+};
+
+static inline struct simaccel_job *to_simaccel_job(struct drm_sched_job *job)
+{
+	return container_of(job, struct simaccel_job, base);
+}
+
+extern const struct drm_sched_backend_ops simaccel_sched_ops;
+
+int simaccel_job_init(struct simaccel_device *sdev);
+void simaccel_job_file_fini(struct simaccel_file *sfile);
+struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
+					  struct simaccel_bo *bo);
+int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
+				struct drm_file *file);
+int simaccel_queue_destroy_ioctl(struct drm_device *drm, void *data,
+				 struct drm_file *file);
+int simaccel_submit_ioctl(struct drm_device *drm, void *data,
+			  struct drm_file *file);
+
+#endif /* __SIMACCEL_JOB_H__ */

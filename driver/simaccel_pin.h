@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * simaccel: user memory pinned for the device.
+ */
+#ifndef __SIMACCEL_PIN_H__
+#define __SIMACCEL_PIN_H__
+
+#include <linux/dma-direction.h>
+#include <linux/scatterlist.h>
+
+#include "simaccel_drv.h"
+
+/**
+ * struct simaccel_pin - pages of a user range, pinned and mapped for DMA
+ * @sgt: the DMA mapping; byte 0 of its DMA stream is the first page's
+ * @offset: where the range starts in the first page
+ * @size: bytes of the range
+ * @pages: the pinned pages
+ * @npages: how many
+ * @mm: the address space charged for them (RLIMIT_MEMLOCK), held
+ * @dir: DMA_TO_DEVICE for memory the device only reads
+ */
+struct simaccel_pin {
+	struct sg_table sgt;
+	u64 offset;
+	u64 size;
+	struct page **pages;
+	unsigned long npages;
+	struct mm_struct *mm;
+	enum dma_data_direction dir;
+};
+
+struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
+				       u64 user_addr, u64 size, bool read_only);
+void simaccel_unpin(struct simaccel_device *sdev, struct simaccel_pin *pin);
+
+#endif /* __SIMACCEL_PIN_H__ */

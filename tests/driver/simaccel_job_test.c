@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel.ko: memory kinds, device addresses, queues and jobs, against the
+ * uapi header's contract, as root in the VM (an unprivileged child where the
+ * contract is about limits).
+ *
+ * - HOST buffers are mappable system memory, USERPTR buffers are the
+ *   caller's memory; both and VRAM are reachable by copies and fills in
+ *   every direction, and by pointers to unregistered memory (*_USER);
+ * - device addresses resolve per file: base + k inside a buffer works, a
+ *   range past its end, an address no buffer holds, and another file's
+ *   buffer do not (ENOENT); a READ_ONLY USERPTR is never written (EACCES);
+ * - SUBMIT checks every field; queues are bounded per file and their
+ *   handles are not reused at once;
+ * - syncobjs: a job signals a binary syncobj or a timeline point, and a job
+ *   that waits for another queue's point runs after it;
+ * - failures: a descriptor failed by fault injection fails its job with
+ *   EIO and a stalled one with ETIMEDOUT, the queue's later work runs, and
+ *   a slow job that progresses survives the time-out;
+ * - USERPTR and *_USER pins are charged against RLIMIT_MEMLOCK;
+ * - unbinding the device with jobs queued fails them (or lets them finish)
+ *   and every file operation afterwards is safe.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "../../uapi/simaccel_accel.h"
+
+#define NODE		"/dev/accel/accel0"
+#define CLASS_DEVICE	"/sys/class/accel/accel0/device"
+#define DRIVER_DIR	"/sys/bus/pci/drivers/simaccel"
+#define TIMEOUT_PARAM	"/sys/module/simaccel/parameters/job_timeout_ms"
+#define MIB		(1024 * 1024ull)
+
+static int bo_create(int fd, uint64_t size, uint32_t kind,
+		     struct drm_simaccel_bo_create *out)
+{
+	*out = (struct drm_simaccel_bo_create){ .size = size, .kind = kind };
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_CREATE, out) ? -errno : 0;
+}
+
+static int userptr(int fd, void *p, uint64_t size, uint32_t flags,
+		   struct drm_simaccel_bo_userptr *out)
+{
+	*out = (struct drm_simaccel_bo_userptr){
+		.user_addr = (uintptr_t)p, .size = size, .flags = flags,
+	};
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_USERPTR, out) ? -errno : 0;
+}
+
+static int gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -errno : 0;
+}
+
+static int queue_create(int fd, uint32_t *handle)
+{
+	struct drm_simaccel_queue_create q = { 0 };
+	int ret = ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &q) ? -errno : 0;
+
+	*handle = q.handle;
+	return ret;
+}
+
+static int queue_destroy(int fd, uint32_t handle)
+{
+	struct drm_simaccel_queue_destroy q = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_DESTROY, &q) ? -errno : 0;
+}
+
+static int submit(int fd, uint32_t queue, uint32_t flags,
+		  const struct drm_simaccel_op *ops, uint32_t count,
+		  const struct drm_simaccel_sync *in, uint32_t nin,
+		  const struct drm_simaccel_sync *out)
+{
+	struct drm_simaccel_submit s = {
+		.queue = queue, .flags = flags,
+		.ops = (uintptr_t)ops, .op_count = count,
+		.in_syncs = (uintptr_t)in, .in_sync_count = nin,
+	};
+
+	if (out)
+		s.out_sync = *out;
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s) ? -errno : 0;
+}
+
+/* One copy or fill, waited for: the job's error, or the call's. */
+static int run_op(int fd, uint32_t queue, uint32_t op, uint32_t flags,
+		  uint64_t dst, uint64_t src, uint64_t size)
+{
+	struct drm_simaccel_op o = {
+		.op = op, .flags = flags, .dst = dst, .src = src, .size = size,
+	};
+
+	return submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, &o, 1, NULL, 0, NULL);
+}
+
+static int copy(int fd, uint32_t queue, uint64_t dst, uint64_t src,
+		uint64_t size)
+{
+	return run_op(fd, queue, DRM_SIMACCEL_OP_COPY, 0, dst, src, size);
+}
+
+static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
+{
+	return mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    bo->mmap_offset);
+}
+
+static void fill_pattern(uint8_t *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 12));
+}
+
+static int syncobj_create(int fd, uint32_t *handle)
+{
+	struct drm_syncobj_create c = { 0 };
+	int ret = ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) ? -errno : 0;
+
+	*handle = c.handle;
+	return ret;
+}
+
+static int syncobj_wait(int fd, uint32_t handle, uint64_t point)
+{
+	struct timespec now;
+	struct drm_syncobj_timeline_wait w = {
+		.handles = (uintptr_t)&handle, .points = (uintptr_t)&point,
+		.count_handles = 1,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+	};
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	w.timeout_nsec = (now.tv_sec + 10) * 1000000000ll + now.tv_nsec;
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w) ? -errno : 0;
+}
+
+FIXTURE(job) {
+	int fd;
+	uint32_t queue;
+};
+
+FIXTURE_SETUP(job)
+{
+	self->fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", NODE, strerror(errno));
+	ASSERT_EQ(0, queue_create(self->fd, &self->queue));
+}
+
+FIXTURE_TEARDOWN(job)
+{
+	close(self->fd);
+}
+
+TEST_F(job, host_buffers_are_mappable_zeroed_system_memory)
+{
+	struct drm_simaccel_bo_create bo;
+	uint8_t *p;
+
+	ASSERT_EQ(0, bo_create(self->fd, 3 * 4096 + 5, DRM_SIMACCEL_BO_HOST, &bo));
+	EXPECT_NE(0, bo.handle);
+	EXPECT_LE(DRM_SIMACCEL_HOST_BASE, bo.dev_addr);
+	ASSERT_NE(0, bo.mmap_offset);
+	p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 bo.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	for (size_t i = 0; i < 4 * 4096; i++)
+		ASSERT_EQ(0, p[i]);
+	memset(p, 0x5a, 4 * 4096);
+	EXPECT_EQ(0x5a, p[4 * 4096 - 1]);
+	/* copy-on-write mappings are refused */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_PRIVATE,
+				   self->fd, bo.mmap_offset));
+	munmap(p, 4 * 4096);
+	EXPECT_EQ(0, gem_close(self->fd, bo.handle));
+}
+
+/* host -> vram -> vram -> host, and user memory in and out */
+TEST_F(job, copies_in_every_direction_keep_the_bytes)
+{
+	const size_t len = 3 * MIB + 123;
+	struct drm_simaccel_bo_create h1, h2, v1, v2;
+	struct drm_simaccel_bo_userptr u;
+	uint8_t *src = malloc(len), *dst = malloc(len), *m1, *m2;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	fill_pattern(src, len, 1);
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &h2));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &v1));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v2));
+	m1 = map_bo(self->fd, &h1);
+	m2 = map_bo(self->fd, &h2);
+	ASSERT_NE(MAP_FAILED, m1);
+	ASSERT_NE(MAP_FAILED, m2);
+	memcpy(m1, src, len);
+	ASSERT_EQ(0, copy(self->fd, self->queue, v1.dev_addr, h1.dev_addr, len));
+	ASSERT_EQ(0, copy(self->fd, self->queue, v2.dev_addr, v1.dev_addr, len));
+	ASSERT_EQ(0, copy(self->fd, self->queue, h2.dev_addr, v2.dev_addr, len));
+	EXPECT_EQ(0, memcmp(src, m2, len));
+	/* a registered user buffer, and a plain user pointer */
+	ASSERT_EQ(0, userptr(self->fd, dst, len, 0, &u));
+	ASSERT_EQ(0, copy(self->fd, self->queue, u.dev_addr, v1.dev_addr, len));
+	EXPECT_EQ(0, memcmp(src, dst, len));
+	memset(dst, 0, len);
+	ASSERT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_COPY,
+			    DRM_SIMACCEL_OP_DST_USER, (uintptr_t)dst,
+			    v2.dev_addr, len));
+	EXPECT_EQ(0, memcmp(src, dst, len));
+	fill_pattern(src, len, 2);
+	ASSERT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_COPY,
+			    DRM_SIMACCEL_OP_SRC_USER, h2.dev_addr,
+			    (uintptr_t)src, len));
+	EXPECT_EQ(0, memcmp(src, m2, len));
+	munmap(m1, h1.size);
+	munmap(m2, h2.size);
+	free(src);
+	free(dst);
+}
+
+TEST_F(job, fills_write_the_byte_and_nothing_else)
+{
+	struct drm_simaccel_bo_create v;
+	uint8_t *m;
+	size_t i;
+
+	ASSERT_EQ(0, bo_create(self->fd, 2 * 4096, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v));
+	m = map_bo(self->fd, &v);
+	ASSERT_NE(MAP_FAILED, m);
+	memset(m, 0x11, 2 * 4096);
+	ASSERT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
+			    v.dev_addr + 100, 0xab, 5000));
+	for (i = 0; i < 2 * 4096; i++)
+		ASSERT_EQ(i >= 100 && i < 5100 ? 0xab : 0x11, m[i]) TH_LOG("byte %zu", i);
+	munmap(m, v.size);
+}
+
+TEST_F(job, addresses_resolve_inside_this_files_buffers_only)
+{
+	struct drm_simaccel_bo_create a, b, other;
+	int fd2 = open(NODE, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, bo_create(self->fd, 8192, DRM_SIMACCEL_BO_VRAM, &a));
+	ASSERT_EQ(0, bo_create(self->fd, 8192, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, bo_create(fd2, 8192, DRM_SIMACCEL_BO_VRAM, &other));
+	/* base + k, to the last byte */
+	EXPECT_EQ(0, copy(self->fd, self->queue, a.dev_addr + 4095, b.dev_addr + 17, 4097));
+	EXPECT_EQ(0, copy(self->fd, self->queue, a.dev_addr + 8191, b.dev_addr, 1));
+	/* one byte past the end, an address between buffers, none at all */
+	EXPECT_EQ(-ENOENT, copy(self->fd, self->queue, a.dev_addr + 4096, b.dev_addr, 4097));
+	EXPECT_EQ(-ENOENT, copy(self->fd, self->queue, a.dev_addr, b.dev_addr + 8192, 1));
+	EXPECT_EQ(-ENOENT, copy(self->fd, self->queue, 0, b.dev_addr, 1));
+	EXPECT_EQ(-ENOENT, copy(self->fd, self->queue, ~0ull, b.dev_addr, 1));
+	/* another file's buffer, either side */
+	EXPECT_EQ(-ENOENT, copy(self->fd, self->queue, other.dev_addr, b.dev_addr, 1));
+	EXPECT_EQ(-ENOENT, copy(self->fd, self->queue, b.dev_addr, other.dev_addr, 1));
+	/* a closed handle's range is gone */
+	ASSERT_EQ(0, gem_close(self->fd, a.handle));
+	EXPECT_EQ(-ENOENT, copy(self->fd, self->queue, a.dev_addr, b.dev_addr, 1));
+	close(fd2);
+}
+
+TEST_F(job, read_only_user_memory_is_never_written)
+{
+	struct drm_simaccel_bo_create v;
+	struct drm_simaccel_bo_userptr u;
+	uint8_t *ro = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, ro);
+	ASSERT_EQ(0, bo_create(self->fd, 8192, DRM_SIMACCEL_BO_VRAM, &v));
+	/* writable registration of read-only memory fails */
+	EXPECT_EQ(-EFAULT, userptr(self->fd, ro, 8192, 0, &u));
+	ASSERT_EQ(0, userptr(self->fd, ro, 8192, DRM_SIMACCEL_USERPTR_READ_ONLY, &u));
+	EXPECT_EQ(0, copy(self->fd, self->queue, v.dev_addr, u.dev_addr, 8192));
+	EXPECT_EQ(-EACCES, copy(self->fd, self->queue, u.dev_addr, v.dev_addr, 8192));
+	EXPECT_EQ(-EACCES, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
+				  u.dev_addr, 1, 1));
+	/* nor through a plain pointer */
+	EXPECT_EQ(-EFAULT, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_COPY,
+				  DRM_SIMACCEL_OP_DST_USER, (uintptr_t)ro,
+				  v.dev_addr, 8192));
+	for (int i = 0; i < 8192; i++)
+		ASSERT_EQ(0, ro[i]);
+	munmap(ro, 8192);
+}
+
+TEST_F(job, submit_refuses_bad_arguments)
+{
+	struct drm_simaccel_bo_create v;
+	struct drm_simaccel_op ops[DRM_SIMACCEL_MAX_OPS + 1];
+	struct drm_simaccel_sync in = { .handle = 0x7fffffff }, out = { 0 };
+	struct drm_simaccel_submit s;
+
+	ASSERT_EQ(0, bo_create(self->fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	for (int i = 0; i <= DRM_SIMACCEL_MAX_OPS; i++)
+		ops[i] = (struct drm_simaccel_op){
+			.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .size = 1,
+		};
+	EXPECT_EQ(0, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, NULL));
+	EXPECT_EQ(0, submit(self->fd, self->queue, DRM_SIMACCEL_SUBMIT_WAIT, ops,
+			    DRM_SIMACCEL_MAX_OPS, NULL, 0, NULL));
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 2, ops, 1, NULL, 0, NULL));
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 0, NULL, 0, NULL));
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops,
+				  DRM_SIMACCEL_MAX_OPS + 1, NULL, 0, NULL));
+	EXPECT_EQ(-ENOENT, submit(self->fd, 0, 0, ops, 1, NULL, 0, NULL));
+	EXPECT_EQ(-ENOENT, submit(self->fd, self->queue + 1000, 0, ops, 1, NULL, 0, NULL));
+	EXPECT_EQ(-EFAULT, submit(self->fd, self->queue, 0, (void *)8, 1, NULL, 0, NULL));
+	EXPECT_EQ(-ENOENT, submit(self->fd, self->queue, 0, ops, 1, &in, 1, NULL));
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, &in,
+				  DRM_SIMACCEL_MAX_IN_SYNCS + 1, NULL));
+	out.pad = 1;
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, &out));
+	out = (struct drm_simaccel_sync){ .point = 1 };
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, &out));
+	out = (struct drm_simaccel_sync){ .handle = 0x7fffffff };
+	EXPECT_EQ(-ENOENT, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, &out));
+	/* each field of an operation */
+	ops[0].op = 3;
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, NULL));
+	ops[0].op = 0;
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, NULL));
+	ops[0].op = DRM_SIMACCEL_OP_FILL;
+	ops[0].src = 256;
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, NULL));
+	ops[0].src = 0;
+	ops[0].flags = DRM_SIMACCEL_OP_SRC_USER;
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, NULL));
+	ops[0].flags = 4;
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, NULL));
+	ops[0].flags = 0;
+	ops[0].size = 0;
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->queue, 0, ops, 1, NULL, 0, NULL));
+	ops[0].size = 1;
+	/* a bad op after a good one refuses the whole submission */
+	ops[1].size = 4097;
+	EXPECT_EQ(-ENOENT, submit(self->fd, self->queue, 0, ops, 2, NULL, 0, NULL));
+	s = (struct drm_simaccel_submit){ .queue = self->queue, .op_count = 1,
+					  .ops = (uintptr_t)ops };
+	s.out_sync.pad = 0;
+	EXPECT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
+}
+
+TEST_F(job, queues_are_bounded_and_handles_not_reused_at_once)
+{
+	uint32_t h[DRM_SIMACCEL_MAX_QUEUES_PER_FILE], extra, again;
+	struct drm_simaccel_queue_create bad = { .flags = 1 };
+	struct drm_simaccel_queue_destroy pad = { .handle = self->queue, .pad = 1 };
+	int n;
+
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_DESTROY, &pad));
+	EXPECT_EQ(EINVAL, errno);
+	/* the fixture's queue is one of them */
+	for (n = 0; n < DRM_SIMACCEL_MAX_QUEUES_PER_FILE - 1; n++)
+		ASSERT_EQ(0, queue_create(self->fd, &h[n]));
+	EXPECT_EQ(-EMFILE, queue_create(self->fd, &extra));
+	ASSERT_EQ(0, queue_destroy(self->fd, h[0]));
+	EXPECT_EQ(-ENOENT, queue_destroy(self->fd, h[0]));
+	EXPECT_EQ(-ENOENT, queue_destroy(self->fd, 0));
+	ASSERT_EQ(0, queue_create(self->fd, &again));
+	EXPECT_NE(h[0], again);
+	EXPECT_NE(0, again);
+}
+
+TEST_F(job, a_job_waiting_for_another_queues_point_runs_after_it)
+{
+	const size_t len = 32 * MIB;
+	struct drm_simaccel_bo_create x, y, z;
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .src = 0x3c, .size = len };
+	struct drm_simaccel_op cp1 = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_op cp2 = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_sync point = { .point = 7 }, bin = { 0 };
+	uint32_t q2;
+	uint8_t *m;
+	size_t i;
+
+	ASSERT_EQ(0, queue_create(self->fd, &q2));
+	ASSERT_EQ(0, syncobj_create(self->fd, &point.handle));
+	ASSERT_EQ(0, syncobj_create(self->fd, &bin.handle));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &x));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &y));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &z));
+	fill.dst = x.dev_addr;
+	cp1.dst = y.dev_addr;
+	cp1.src = x.dev_addr;
+	cp2.dst = z.dev_addr;
+	cp2.src = y.dev_addr;
+	/* queue 1: fill x, copy x to y, signal point 7; queue 2 waits for it */
+	ASSERT_EQ(0, submit(self->fd, self->queue, 0, &fill, 1, NULL, 0, NULL));
+	ASSERT_EQ(0, submit(self->fd, self->queue, 0, &cp1, 1, NULL, 0, &point));
+	ASSERT_EQ(0, submit(self->fd, q2, 0, &cp2, 1, &point, 1, &bin));
+	ASSERT_EQ(0, syncobj_wait(self->fd, bin.handle, 0));
+	m = map_bo(self->fd, &z);
+	ASSERT_NE(MAP_FAILED, m);
+	for (i = 0; i < len; i += 4093)
+		ASSERT_EQ(0x3c, m[i]) TH_LOG("byte %zu", i);
+	EXPECT_EQ(0x3c, m[len - 1]);
+	munmap(m, len);
+}
+
+static const char *debugfs_dir(char *buf, size_t len)
+{
+	char target[512];
+	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+
+	mount("none", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (n < 0)
+		return NULL;
+	target[n] = 0;
+	snprintf(buf, len, "/sys/kernel/debug/accel/%s", strrchr(target, '/') + 1);
+	return buf;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Inject @what into every hardware queue (a queue runs on any of them). */
+static int inject_all(const char *what)
+{
+	char dir[256], path[300];
+	int q, done = 0;
+
+	if (!debugfs_dir(dir, sizeof(dir)))
+		return -1;
+	for (q = 0; q < 16; q++) {
+		snprintf(path, sizeof(path), "%s/q%d/fault_inject", dir, q);
+		if (access(path, F_OK))
+			break;
+		if (write_file(path, what))
+			return -1;
+		done++;
+	}
+	return done ? 0 : -1;
+}
+
+TEST_F(job, a_failed_descriptor_fails_its_job_and_later_work_runs)
+{
+	struct drm_simaccel_bo_create v;
+	uint8_t *m;
+
+	ASSERT_EQ(0, bo_create(self->fd, 4096, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v));
+	m = map_bo(self->fd, &v);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(0, m[0]);		/* cleared, before any injection */
+	ASSERT_EQ(0, inject_all("1"));
+	EXPECT_EQ(-EIO, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
+			       v.dev_addr, 0x77, 4096));
+	ASSERT_EQ(0, inject_all("0"));
+	EXPECT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
+			    v.dev_addr, 0x78, 4096));
+	EXPECT_EQ(0x78, m[4095]);
+	munmap(m, 4096);
+}
+
+static int rebind_with_timeout(const char *ms)
+{
+	char target[512], addr[64];
+	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return -1;
+	target[n] = 0;
+	snprintf(addr, sizeof(addr), "%s", strrchr(target, '/') + 1);
+	if (write_file(TIMEOUT_PARAM, ms) ||
+	    write_file(DRIVER_DIR "/unbind", addr) ||
+	    write_file(DRIVER_DIR "/bind", addr))
+		return -1;
+	return 0;
+}
+
+TEST(a_stalled_job_times_out_and_its_queue_goes_on)
+{
+	struct drm_simaccel_bo_create v;
+	uint32_t queue;
+	struct timespec t0, t1;
+	int fd;
+
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 1));
+	ASSERT_EQ(0, inject_all("0x10000"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-ETIMEDOUT, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0,
+				     v.dev_addr, 2, 1));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* within twice the time-out, and a margin */
+	EXPECT_GT(2, t1.tv_sec - t0.tv_sec);
+	/* the stalls the other hardware queues still hold */
+	ASSERT_EQ(0, inject_all("0"));
+	EXPECT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 3, 1));
+	close(fd);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+/* An unprivileged child of a root parent keeps the open file. */
+static int as_nobody_with_memlock(uint64_t limit)
+{
+	struct rlimit r = { limit, limit };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &r) || setgid(65534) || setuid(65534))
+		return -1;
+	return 0;
+}
+
+TEST_F(job, pins_are_charged_against_rlimit_memlock)
+{
+	const size_t len = 4 * MIB;
+	uint8_t *buf = aligned_alloc(4096, len);
+	pid_t pid;
+	int status;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 1, len);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct drm_simaccel_bo_userptr u1, u2;
+		struct drm_simaccel_bo_create v;
+
+		if (as_nobody_with_memlock(len + len / 2))
+			_exit(10);
+		if (userptr(self->fd, buf, len, 0, &u1))
+			_exit(11);
+		/* a second pin of the same pages counts again */
+		if (userptr(self->fd, buf, len, 0, &u2) != -ENOMEM)
+			_exit(12);
+		if (bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &v))
+			_exit(13);
+		if (run_op(self->fd, self->queue, DRM_SIMACCEL_OP_COPY,
+			   DRM_SIMACCEL_OP_SRC_USER, v.dev_addr,
+			   (uintptr_t)buf, len) != -ENOMEM)
+			_exit(14);
+		/* the charge comes back with the buffer */
+		if (gem_close(self->fd, u1.handle))
+			_exit(15);
+		if (run_op(self->fd, self->queue, DRM_SIMACCEL_OP_COPY,
+			   DRM_SIMACCEL_OP_SRC_USER, v.dev_addr,
+			   (uintptr_t)buf, len))
+			_exit(16);
+		if (userptr(self->fd, buf, len, 0, &u2))
+			_exit(17);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	free(buf);
+}
+
+TEST(unbind_with_jobs_queued_fails_them_and_files_stay_safe)
+{
+	const size_t len = 64 * MIB;
+	struct drm_simaccel_bo_create a, b;
+	struct drm_simaccel_op op = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_sync out = { 0 };
+	char target[512], addr[64];
+	uint32_t queue;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, syncobj_create(fd, &out.handle));
+	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_VRAM, &a));
+	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &b));
+	op.dst = b.dev_addr;
+	op.src = a.dev_addr;
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(0, submit(fd, queue, 0, &op, 1, NULL, 0, i == 15 ? &out : NULL));
+	n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+	ASSERT_LT(0, n);
+	target[n] = 0;
+	snprintf(addr, sizeof(addr), "%s", strrchr(target, '/') + 1);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	/* the last job signalled, done or failed; nothing hangs */
+	ret = syncobj_wait(fd, out.handle, 0);
+	EXPECT_TRUE(ret == 0 || ret == -ENODEV) TH_LOG("wait: %d", ret);
+	/* DRM refuses every ioctl of an unplugged device; close cleans up */
+	EXPECT_EQ(-ENODEV, submit(fd, queue, 0, &op, 1, NULL, 0, NULL));
+	EXPECT_EQ(-ENODEV, queue_destroy(fd, queue));
+	EXPECT_EQ(-ENODEV, gem_close(fd, a.handle));
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
+TEST_HARNESS_MAIN
