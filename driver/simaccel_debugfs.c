@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * simaccel: debugfs, for tests: fault injection per hardware queue.
+ * simaccel: debugfs, for tests: fault injection and status per hardware
+ * queue.
  *
  * <debugfs>/accel/<PCI address>/qN/fault_inject is the queue's FAULT_INJECT
  * register (docs/hardware.md): writing N fails the next N descriptors the
- * queue starts, 0x10000 stalls the next one. Only root reaches debugfs.
+ * queue starts, 0x10000 stalls the next one. qN/status is its STATUS
+ * register, so that a test sees a queue left stalled or halted. Only root
+ * reaches debugfs.
  */
 #include <drm/drm_drv.h>
 #include <linux/debugfs.h>
@@ -41,6 +44,21 @@ static int simaccel_fault_inject_set(void *data, u64 val)
 	return 0;
 }
 
+static int simaccel_status_get(void *data, u64 *val)
+{
+	struct simaccel_hwq *hwq = data;
+	int idx;
+
+	if (!drm_dev_enter(&hwq->sdev->drm, &idx))
+		return -ENODEV;
+	*val = simaccel_read(hwq->sdev,
+			     ACCEL_QUEUE_REG(hwq->index, ACCEL_Q_STATUS));
+	drm_dev_exit(idx);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(simaccel_status_fops, simaccel_status_get, NULL,
+			 "%#llx\n");
 DEFINE_DEBUGFS_ATTRIBUTE(simaccel_fault_inject_fops, simaccel_fault_inject_get,
 			 simaccel_fault_inject_set, "%#llx\n");
 
@@ -52,10 +70,14 @@ void simaccel_debugfs_init(struct simaccel_device *sdev)
 	u32 q;
 
 	for (q = 0; q < sdev->num_queues; q++) {
+		struct dentry *dir;
+
 		snprintf(name, sizeof(name), "q%u", q);
-		debugfs_create_file_unsafe("fault_inject", 0600,
-					   debugfs_create_dir(name, root),
+		dir = debugfs_create_dir(name, root);
+		debugfs_create_file_unsafe("fault_inject", 0600, dir,
 					   &sdev->hwqs[q],
 					   &simaccel_fault_inject_fops);
+		debugfs_create_file_unsafe("status", 0400, dir, &sdev->hwqs[q],
+					   &simaccel_status_fops);
 	}
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * simaccel: debugfs, for tests: fault injection per hardware queue.
+ * simaccel: debugfs, for tests: fault injection and status per hardware
+ * queue.
  */
 #ifndef __SIMACCEL_DEBUGFS_H__
 #define __SIMACCEL_DEBUGFS_H__

@@ -21,6 +21,8 @@ cache=${ACCEL_CACHE:-$HOME/.cache/accel}
 series=$(echo "$KREL" | cut -d. -f1,2)
 
 # The options on top of x86_64_defconfig: debugging, and the VM's needs.
+# DRM's scheduler and shmem helpers have no prompt: two small drivers that
+# select them (etnaviv, ivpu) bring them in, built in like DRM itself.
 fragment='
 CONFIG_KASAN=y
 CONFIG_KASAN_GENERIC=y
@@ -50,7 +52,10 @@ CONFIG_PCI_MSI=y
 CONFIG_VFIO=y
 CONFIG_INTEL_IOMMU=y
 CONFIG_IOMMU_SUPPORT=y
-CONFIG_DRM=n
+CONFIG_DRM=y
+CONFIG_DRM_ACCEL=y
+CONFIG_DRM_ETNAVIV=y
+CONFIG_DRM_ACCEL_IVPU=y
 CONFIG_SOUND=n
 CONFIG_USB_SUPPORT=n
 CONFIG_WLAN=n
@@ -82,8 +87,10 @@ if [ ! -f "$dir/vmlinuz" ]; then
 		"$dir/debug.config" >/dev/null
 	make -s -C "$src" olddefconfig
 	# every option of the fragment must have survived olddefconfig, and
-	# VFIO must have brought the interval tree that accel.ko uses
-	{ grep -E '^CONFIG_[A-Z0-9_]+=y$' "$dir/debug.config"; echo CONFIG_INTERVAL_TREE=y; } |
+	# brought what the drivers use: VFIO the interval tree of accel.ko,
+	# etnaviv and ivpu the scheduler and shmem helpers of simaccel.ko
+	{ grep -E '^CONFIG_[A-Z0-9_]+=y$' "$dir/debug.config"
+	  printf 'CONFIG_%s=y\n' INTERVAL_TREE DRM_SCHED DRM_GEM_SHMEM_HELPER; } |
 	while read -r opt; do
 		grep -qx "$opt" "$src/.config" ||
 			{ echo "build-debug-kernel: $opt did not take" >&2; exit 1; }
@@ -102,8 +109,18 @@ for d in driver include uapi; do
 	cp "$top/$d"/*.[ch] "$out/$d/"
 done
 make -s -C "$src" M="$out" modules
+
+# simaccel.ko too, laid out as the Makefile lays it out
+sim=$top/build/debug-simaccel
+mkdir -p "$sim/driver" "$sim/uapi" "$sim/include"
+cp -p "$top"/driver/simaccel_*.[ch] "$sim/driver/"
+cp -p "$top/uapi/simaccel_accel.h" "$sim/uapi/"
+cp -p "$top/include/accel_hw.h" "$sim/include/"
+cp -p "$top/driver/Kbuild.simaccel" "$sim/Kbuild"
+make -s -C "$src" M="$sim" modules
 cat >"$top/build/debug-kernel.env" <<EOT
 VMLINUZ=$dir/vmlinuz
 DEBUG_KO=$out/accel.ko
+DEBUG_SIMACCEL_KO=$sim/simaccel.ko
 EOT
 cat "$top/build/debug-kernel.env"
