@@ -22,6 +22,7 @@
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
+#include "simaccel_sysfs.h"
 
 unsigned int simaccel_dbg_mask;
 module_param_named(dbg_mask, simaccel_dbg_mask, uint, 0644);
@@ -186,6 +187,9 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_reset;
 	ret = simaccel_job_init(sdev);
+	if (ret)
+		goto err_reset;
+	ret = simaccel_sysfs_init(sdev);
 	if (ret)
 		goto err_reset;
 	ret = drm_dev_register(&sdev->drm, 0);

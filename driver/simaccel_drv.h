@@ -57,6 +57,9 @@ extern unsigned int simaccel_dbg_mask;
  * @scheds: their schedulers, the list every entity is given
  * @clear_entity: where the jobs that clear VRAM queue
  * @clear_lock: arms and pushes those jobs in order
+ * @vram_used: bytes of VRAM in buffers, for sysfs
+ * @host_pinned: bytes of system memory pinned for the device (HOST
+ *	buffers, USERPTR buffers, user memory of jobs), for sysfs
  *
  * The fields above @vram are read at probe and constant afterwards.
  */
@@ -76,6 +79,8 @@ struct simaccel_device {
 	struct drm_gpu_scheduler **scheds;
 	struct drm_sched_entity clear_entity;
 	struct mutex clear_lock;	/* orders clear_entity's jobs */
+	atomic64_t vram_used;
+	atomic64_t host_pinned;
 };
 
 /**

@@ -92,6 +92,8 @@ static int simaccel_addr_take(struct simaccel_device *sdev,
 	ret = drm_mm_insert_node_generic(mm, node, size, align, 0,
 					 DRM_MM_INSERT_BEST);
 	mutex_unlock(&sdev->addr_lock);
+	if (!ret && mm == &sdev->vram_mm)
+		atomic64_add(size, &sdev->vram_used);
 	return ret;
 }
 
@@ -100,6 +102,8 @@ static void simaccel_addr_release(struct simaccel_device *sdev,
 {
 	if (!drm_mm_node_allocated(node))
 		return;
+	if (node->mm == &sdev->vram_mm)
+		atomic64_sub(node->size, &sdev->vram_used);
 	mutex_lock(&sdev->addr_lock);
 	drm_mm_remove_node(node);
 	mutex_unlock(&sdev->addr_lock);
@@ -270,9 +274,12 @@ static const struct drm_gem_object_funcs simaccel_vram_bo_funcs = {
 
 static void simaccel_host_bo_free(struct drm_gem_object *obj)
 {
+	struct simaccel_device *sdev = to_simaccel(obj->dev);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
-	simaccel_addr_release(to_simaccel(obj->dev), &bo->node);
+	simaccel_addr_release(sdev, &bo->node);
+	if (!IS_ERR_OR_NULL(bo->sgt))
+		atomic64_sub(obj->size, &sdev->host_pinned);
 	/* unmaps, unpins and frees the pages, and the buffer */
 	drm_gem_shmem_free(&bo->base);
 }
@@ -395,6 +402,7 @@ static struct simaccel_bo *simaccel_host_bo_new(struct simaccel_device *sdev,
 		ret = PTR_ERR(bo->sgt);
 		goto err_put;
 	}
+	atomic64_add(shmem->base.size, &sdev->host_pinned);
 	ret = simaccel_addr_take(sdev, &sdev->host_mm, &bo->node, size,
 				 PAGE_SIZE);
 	if (ret)

@@ -89,6 +89,7 @@ struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
 	ret = simaccel_pin_map(sdev, pin);
 	if (ret)
 		goto err_unpin;
+	atomic64_add(pin->npages << PAGE_SHIFT, &sdev->host_pinned);
 	return pin;
 
 err_unpin:
@@ -105,6 +106,7 @@ err_free:
 /* Once the device can no longer touch the pages. */
 void simaccel_unpin(struct simaccel_device *sdev, struct simaccel_pin *pin)
 {
+	atomic64_sub(pin->npages << PAGE_SHIFT, &sdev->host_pinned);
 	dma_unmap_sgtable(sdev->drm.dev, &pin->sgt, pin->dir, 0);
 	sg_free_table(&pin->sgt);
 	unpin_user_pages_dirty_lock(pin->pages, pin->npages,

@@ -19,7 +19,8 @@
  *   slow job that progresses survives the time-out (on a throttled device,
  *   with SIMACCEL_SLOW_DEVICE set), and a buffer whose clearing failed is
  *   read by no job and no mapping;
- * - USERPTR and *_USER pins are charged against RLIMIT_MEMLOCK;
+ * - USERPTR and *_USER pins are charged against RLIMIT_MEMLOCK, and the
+ *   device's sysfs totals count buffers and pins and return to baseline;
  * - unbinding the device with jobs queued fails them (or lets them finish)
  *   and every file operation afterwards is safe.
  */
@@ -629,6 +630,54 @@ TEST(a_slow_job_that_progresses_survives_the_time_out)
 	EXPECT_LE(1, t1.tv_sec - t0.tv_sec);
 	close(fd);
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+static long long device_total(const char *name)
+{
+	char path[256], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), CLASS_DEVICE "/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strtoll(buf, NULL, 0);
+}
+
+/* sysfs totals count every user's buffers and pins, and come back. */
+TEST_F(job, device_totals_count_buffers_and_pins_and_return_to_baseline)
+{
+	long long vram0 = device_total("vram_used");
+	long long pinned0 = device_total("host_pinned");
+	struct drm_simaccel_bo_create v, h;
+	struct drm_simaccel_bo_userptr u;
+	uint8_t *buf = aligned_alloc(4096, 64 * 1024);
+	int fd2 = open(NODE, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_NE(NULL, buf);
+	ASSERT_LE(0, vram0);
+	ASSERT_LE(0, pinned0);
+	EXPECT_LT(0, device_total("vram_total"));
+	ASSERT_EQ(0, bo_create(self->fd, MIB + 1, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, bo_create(fd2, MIB, DRM_SIMACCEL_BO_HOST, &h));
+	ASSERT_EQ(0, userptr(self->fd, buf, 64 * 1024, 0, &u));
+	EXPECT_EQ(vram0 + MIB + 4096, device_total("vram_used"));
+	EXPECT_EQ(pinned0 + MIB + 64 * 1024, device_total("host_pinned"));
+	/* a job's user memory is pinned only while the job lives */
+	EXPECT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_COPY,
+			    DRM_SIMACCEL_OP_DST_USER, (uintptr_t)buf + 100,
+			    v.dev_addr, 8192));
+	EXPECT_EQ(pinned0 + MIB + 64 * 1024, device_total("host_pinned"));
+	ASSERT_EQ(0, gem_close(self->fd, v.handle));
+	ASSERT_EQ(0, gem_close(self->fd, u.handle));
+	close(fd2);
+	EXPECT_EQ(vram0, device_total("vram_used"));
+	EXPECT_EQ(pinned0, device_total("host_pinned"));
+	free(buf);
 }
 
 /* An unprivileged child of a root parent keeps the open file. */

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel: device totals in sysfs, on the PCI function
+ * (/sys/class/accel/accelN/device/): what all users together hold, for
+ * tools that show the device as a whole; each file's own usage is in its
+ * DRM fdinfo. The attributes go with the binding.
+ */
+#include <linux/device.h>
+#include <linux/sysfs.h>
+
+#include "simaccel_sysfs.h"
+
+static struct simaccel_device *to_sdev(struct device *dev)
+{
+	return pci_get_drvdata(to_pci_dev(dev));
+}
+
+static ssize_t vram_total_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", to_sdev(dev)->vram_size);
+}
+static DEVICE_ATTR_RO(vram_total);
+
+static ssize_t vram_used_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&to_sdev(dev)->vram_used));
+}
+static DEVICE_ATTR_RO(vram_used);
+
+static ssize_t host_pinned_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&to_sdev(dev)->host_pinned));
+}
+static DEVICE_ATTR_RO(host_pinned);
+
+static struct attribute *simaccel_attrs[] = {
+	&dev_attr_vram_total.attr,
+	&dev_attr_vram_used.attr,
+	&dev_attr_host_pinned.attr,
+	NULL,
+};
+
+static const struct attribute_group simaccel_attr_group = {
+	.attrs = simaccel_attrs,
+};
+
+int simaccel_sysfs_init(struct simaccel_device *sdev)
+{
+	return devm_device_add_group(sdev->drm.dev, &simaccel_attr_group);
+}
