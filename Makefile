@@ -118,6 +118,11 @@ $(BUILD)/tools/accel_bench: tools/bench/accel_bench.c tools/bench/bench_common.h
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -Wall -o $@ $<
 
+$(BUILD)/tools/simaccel_bench: tools/bench/simaccel_bench.c tools/bench/bench_common.h \
+			      uapi/simaccel_accel.h | deps
+	@mkdir -p $(@D)
+	$(CC) -static -O2 -Wall $$(pkg-config --cflags libdrm) -o $@ $<
+
 $(BUILD)/tools/memcpy_bench: tools/bench/memcpy_bench.c tools/bench/bench_common.h | deps
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -o $@ $<
@@ -136,6 +141,7 @@ $(BUILD)/examples/accel_info: examples/accel_info.c uapi/accel.h | deps
 	$(CC) -static -O2 -Wall -o $@ $<
 
 bench: qemu driver tests $(BUILD)/tools/accel_bench $(BUILD)/tools/memcpy_bench \
+       $(BUILD)/tools/simaccel_bench \
        $(BUILD)/tools/lib_bench $(BUILD)/tools/lib_bench.static \
        $(BUILD)/tools/pool_bench $(BUILD)/tools/pool_bench.static
 	@scripts/bench.sh
