@@ -86,6 +86,11 @@ static int simaccel_open(struct drm_device *drm, struct drm_file *file)
 	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL_ACCOUNT);
 	if (!sfile)
 		return -ENOMEM;
+	sfile->usage = simaccel_usage_new();
+	if (!sfile->usage) {
+		kfree(sfile);
+		return -ENOMEM;
+	}
 	sfile->sdev = to_simaccel(drm);
 	mutex_init(&sfile->lock);
 	simaccel_gem_file_init(sfile);
@@ -101,8 +106,16 @@ static void simaccel_postclose(struct drm_device *drm, struct drm_file *file)
 
 	simaccel_job_file_fini(sfile);
 	simaccel_gem_file_fini(sfile);
+	simaccel_usage_put(sfile->usage);
 	mutex_destroy(&sfile->lock);
 	kfree(sfile);
+}
+
+/* DRM fdinfo: the file's memory and engine time. */
+static void simaccel_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	simaccel_gem_show_fdinfo(p, file);
+	simaccel_job_show_fdinfo(p, file);
 }
 
 static const struct drm_ioctl_desc simaccel_ioctls[] = {
@@ -127,7 +140,7 @@ static const struct drm_driver simaccel_drm_driver = {
 	.open = simaccel_open,
 	.postclose = simaccel_postclose,
 	.gem_create_object = simaccel_gem_create_object,
-	.show_fdinfo = simaccel_gem_show_fdinfo,
+	.show_fdinfo = simaccel_show_fdinfo,
 	.ioctls = simaccel_ioctls,
 	.num_ioctls = ARRAY_SIZE(simaccel_ioctls),
 	.name = DRIVER_NAME,

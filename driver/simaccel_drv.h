@@ -10,6 +10,7 @@
 #include <drm/drm_mm.h>
 #include <drm/drm_print.h>
 #include <drm/gpu_scheduler.h>
+#include <linux/kref.h>
 #include <linux/maple_tree.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
@@ -84,6 +85,17 @@ struct simaccel_device {
 };
 
 /**
+ * struct simaccel_usage - engine time of a file's jobs, for DRM fdinfo
+ * @ref: held by the file and by each of its queues, which outlive it
+ * @busy_ns: nanoseconds from each finished job's start on the hardware to
+ *	its end
+ */
+struct simaccel_usage {
+	struct kref ref;
+	atomic64_t busy_ns;
+};
+
+/**
  * struct simaccel_file - what one open file holds
  * @sdev: its device
  * @lock: protects the handle counts in @addrs, and @queues' creation and
@@ -93,6 +105,7 @@ struct simaccel_device {
  * @queues: its queues by handle
  * @nqueues: how many
  * @next_queue: where the search for a free queue handle starts
+ * @usage: its jobs' engine time
  */
 struct simaccel_file {
 	struct simaccel_device *sdev;
@@ -101,6 +114,7 @@ struct simaccel_file {
 	struct xarray queues;
 	u32 nqueues;
 	u32 next_queue;
+	struct simaccel_usage *usage;
 };
 
 static inline struct simaccel_file *to_simaccel_file(struct drm_file *file)

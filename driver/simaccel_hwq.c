@@ -118,6 +118,7 @@ static void simaccel_hwq_emit_job(struct simaccel_hwq *hwq,
 	};
 	u32 i;
 
+	job->started = ktime_get();
 	for (i = 0; i < job->ndesc; i++)
 		simaccel_hwq_emit(hwq, &job->descs[i]);
 	simaccel_hwq_emit(hwq, &fence);

@@ -46,6 +46,7 @@
  * @dead: destroyed: nothing more is pushed
  * @jobs: jobs submitted and not yet freed
  * @wq: where submissions wait for @jobs to fall
+ * @usage: where its jobs' engine time goes, referenced
  */
 struct simaccel_queue {
 	struct kref ref;
@@ -54,6 +55,7 @@ struct simaccel_queue {
 	bool dead;
 	atomic_t jobs;
 	wait_queue_head_t wq;
+	struct simaccel_usage *usage;
 };
 
 /**
@@ -90,11 +92,31 @@ struct simaccel_cursor {
 	u64 avail;
 };
 
+static void simaccel_usage_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct simaccel_usage, ref));
+}
+
+void simaccel_usage_put(struct simaccel_usage *usage)
+{
+	kref_put(&usage->ref, simaccel_usage_release);
+}
+
+struct simaccel_usage *simaccel_usage_new(void)
+{
+	struct simaccel_usage *usage = kzalloc(sizeof(*usage), GFP_KERNEL_ACCOUNT);
+
+	if (usage)
+		kref_init(&usage->ref);
+	return usage;
+}
+
 static void simaccel_queue_release(struct kref *ref)
 {
 	struct simaccel_queue *queue =
 		container_of(ref, struct simaccel_queue, ref);
 
+	simaccel_usage_put(queue->usage);
 	mutex_destroy(&queue->lock);
 	kfree(queue);
 }
@@ -149,8 +171,20 @@ static struct simaccel_job_res *simaccel_res_new(struct simaccel_device *sdev,
 	return res;
 }
 
+/* The time a job that ran spent on the hardware, for its file's fdinfo. */
+static void simaccel_job_account(struct simaccel_job *job)
+{
+	struct dma_fence *hw = job->hw_fence;
+
+	if (!job->queue || !job->hw_fence_live || !dma_fence_is_signaled(hw))
+		return;
+	atomic64_add(ktime_to_ns(ktime_sub(hw->timestamp, job->started)),
+		     &job->queue->usage->busy_ns);
+}
+
 static void simaccel_job_free(struct simaccel_job *job)
 {
+	simaccel_job_account(job);
 	if (job->hw_fence_live)
 		dma_fence_put(job->hw_fence);
 	else
@@ -593,7 +627,8 @@ int simaccel_job_init(struct simaccel_device *sdev)
 					NULL);
 }
 
-static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev)
+static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev,
+						 struct simaccel_usage *usage)
 {
 	struct simaccel_queue *queue;
 	int ret;
@@ -601,9 +636,12 @@ static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev)
 	queue = kzalloc(sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
 		return ERR_PTR(-ENOMEM);
+	kref_get(&usage->ref);
+	queue->usage = usage;
 	ret = drm_sched_entity_init(&queue->entity, DRM_SCHED_PRIORITY_NORMAL,
 				    sdev->scheds, sdev->num_queues, NULL);
 	if (ret) {
+		simaccel_usage_put(usage);
 		kfree(queue);
 		return ERR_PTR(ret);
 	}
@@ -639,7 +677,7 @@ int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
-	queue = simaccel_queue_new(to_simaccel(drm));
+	queue = simaccel_queue_new(to_simaccel(drm), sfile->usage);
 	drm_dev_exit(idx);
 	if (IS_ERR(queue))
 		return PTR_ERR(queue);
@@ -999,4 +1037,20 @@ out_sub:
 	simaccel_dbg(to_simaccel(drm), IOCTL, "submit %u ops: %d\n",
 		     args->op_count, ret);
 	return ret;
+}
+
+/*
+ * DRM fdinfo (Documentation/gpu/drm-usage-stats.rst): the time the file's
+ * finished jobs spent on the copy engine, whose instances are the hardware
+ * queues.
+ */
+void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct simaccel_file *sfile = to_simaccel_file(file);
+
+	drm_printf(p, "drm-engine-copy:\t%lld ns\n",
+		   atomic64_read(&sfile->usage->busy_ns));
+	if (sfile->sdev->num_queues > 1)
+		drm_printf(p, "drm-engine-capacity-copy:\t%u\n",
+			   sfile->sdev->num_queues);
 }

@@ -27,6 +27,7 @@ struct simaccel_queue;
  * @hw_fence_live: @hw_fence was initialized
  * @link: in the hardware queue's in-flight list
  * @seqno: @hw_fence's seqno
+ * @started: when it went on the ring (the last time)
  */
 struct simaccel_job {
 	struct drm_sched_job base;
@@ -38,6 +39,7 @@ struct simaccel_job {
 	bool hw_fence_live;
 	struct list_head link;
 	u64 seqno;
+	ktime_t started;
 };
 
 static inline struct simaccel_job *to_simaccel_job(struct drm_sched_job *job)
@@ -48,6 +50,9 @@ static inline struct simaccel_job *to_simaccel_job(struct drm_sched_job *job)
 extern const struct drm_sched_backend_ops simaccel_sched_ops;
 
 int simaccel_job_init(struct simaccel_device *sdev);
+struct simaccel_usage *simaccel_usage_new(void);
+void simaccel_usage_put(struct simaccel_usage *usage);
+void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void simaccel_job_file_fini(struct simaccel_file *sfile);
 struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
 					  struct simaccel_bo *bo);

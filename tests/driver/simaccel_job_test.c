@@ -21,6 +21,7 @@
  *   read by no job and no mapping;
  * - USERPTR and *_USER pins are charged against RLIMIT_MEMLOCK, and the
  *   device's sysfs totals count buffers and pins and return to baseline;
+ * - fdinfo's drm-engine-copy counts each file's own jobs' engine time;
  * - unbinding the device with jobs queued fails them (or lets them finish)
  *   and every file operation afterwards is safe.
  */
@@ -678,6 +679,46 @@ TEST_F(job, device_totals_count_buffers_and_pins_and_return_to_baseline)
 	EXPECT_EQ(vram0, device_total("vram_used"));
 	EXPECT_EQ(pinned0, device_total("host_pinned"));
 	free(buf);
+}
+
+/* A numeric DRM fdinfo key of @fd, or -1 if absent. */
+static long long fdinfo_num(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long val = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			val = strtoll(line + len + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
+/* drm-engine-copy: the engine time of this file's jobs, and no one else's. */
+TEST_F(job, fdinfo_counts_each_files_engine_time)
+{
+	const size_t len = 16 * MIB;
+	struct drm_simaccel_bo_create a, b;
+	int fd2 = open(NODE, O_RDWR | O_CLOEXEC);
+	long long before;
+
+	ASSERT_LE(0, fd2);
+	before = fdinfo_num(self->fd, "drm-engine-copy");
+	ASSERT_LE(0, before);
+	EXPECT_EQ(0, fdinfo_num(fd2, "drm-engine-copy"));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &a));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, copy(self->fd, self->queue, a.dev_addr, b.dev_addr, len));
+	/* a 16 MiB copy takes more than 100 us anywhere */
+	EXPECT_LT(before + 100000, fdinfo_num(self->fd, "drm-engine-copy"));
+	EXPECT_EQ(0, fdinfo_num(fd2, "drm-engine-copy"));
+	close(fd2);
 }
 
 /* An unprivileged child of a root parent keeps the open file. */
