@@ -125,6 +125,7 @@ static const struct drm_ioctl_desc simaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_CREATE, simaccel_queue_create_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_DESTROY, simaccel_queue_destroy_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SIMACCEL_SUBMIT, simaccel_submit_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_QUERY, simaccel_queue_query_ioctl, 0),
 };
 
 static const struct file_operations simaccel_fops = {

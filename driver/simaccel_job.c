@@ -47,6 +47,11 @@
  * @jobs: jobs submitted and not yet freed
  * @wq: where submissions wait for @jobs to fall
  * @usage: where its jobs' engine time goes, referenced
+ * @submitted: seqno of the last submission, under @lock
+ * @err_lock: protects the three fields below it
+ * @failed: submissions that failed
+ * @failed_seqno: the last of them
+ * @error: its errno, positive
  */
 struct simaccel_queue {
 	struct kref ref;
@@ -56,6 +61,11 @@ struct simaccel_queue {
 	atomic_t jobs;
 	wait_queue_head_t wq;
 	struct simaccel_usage *usage;
+	u64 submitted;
+	spinlock_t err_lock;		/* protects failed, failed_seqno, error */
+	u64 failed;
+	u64 failed_seqno;
+	int error;
 };
 
 /**
@@ -182,9 +192,25 @@ static void simaccel_job_account(struct simaccel_job *job)
 		     &job->queue->usage->busy_ns);
 }
 
+/* A failed job counts against its queue, once per submission. */
+static void simaccel_job_record_error(struct simaccel_job *job)
+{
+	struct simaccel_queue *queue = job->queue;
+	int error = job->base.s_fence->finished.error;
+
+	if (!queue || !error)
+		return;
+	spin_lock(&queue->err_lock);
+	if (queue->failed_seqno != job->submission) {
+		queue->failed++;
+		queue->failed_seqno = job->submission;
+		queue->error = -error;
+	}
+	spin_unlock(&queue->err_lock);
+}
+
 static void simaccel_job_free(struct simaccel_job *job)
 {
-	simaccel_job_account(job);
 	if (job->hw_fence_live)
 		dma_fence_put(job->hw_fence);
 	else
@@ -245,6 +271,9 @@ simaccel_timedout_job(struct drm_sched_job *sched_job)
 
 static void simaccel_free_job(struct drm_sched_job *sched_job)
 {
+	/* before the cleanup drops the scheduler's fences */
+	simaccel_job_account(to_simaccel_job(sched_job));
+	simaccel_job_record_error(to_simaccel_job(sched_job));
 	drm_sched_job_cleanup(sched_job);
 	simaccel_job_free(to_simaccel_job(sched_job));
 }
@@ -545,6 +574,7 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 		if (queue) {
 			kref_get(&queue->ref);
 			job->queue = queue;
+			job->submission = queue->submitted + 1;
 		}
 		drm_sched_job_arm(&job->base);
 		set_bit(DRM_SCHED_FENCE_DONT_PIPELINE,
@@ -553,6 +583,8 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 			done = dma_fence_get(&job->base.s_fence->finished);
 		drm_sched_entity_push_job(&job->base);
 	}
+	if (queue)
+		queue->submitted++;
 	kfree(batch->jobs);
 	return done;
 }
@@ -647,6 +679,7 @@ static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev,
 	}
 	kref_init(&queue->ref);
 	mutex_init(&queue->lock);
+	spin_lock_init(&queue->err_lock);
 	init_waitqueue_head(&queue->wq);
 	return queue;
 }
@@ -970,7 +1003,8 @@ static int simaccel_submit_prepare(struct simaccel_file *sfile,
 
 /* Push the batch, unless the queue was destroyed meanwhile. */
 static struct dma_fence *simaccel_submit_push(struct simaccel_queue *queue,
-					      struct simaccel_batch *batch)
+					      struct simaccel_batch *batch,
+					      u64 *seqno)
 {
 	struct dma_fence *done;
 	u32 count = batch->count;
@@ -988,6 +1022,7 @@ static struct dma_fence *simaccel_submit_push(struct simaccel_queue *queue,
 		return ERR_PTR(-ENOENT);
 	}
 	done = simaccel_batch_push(batch, queue);
+	*seqno = queue->submitted;
 	mutex_unlock(&queue->lock);
 	return done;
 }
@@ -1021,7 +1056,7 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 	if (ret)
 		goto out_queue;
 	/* jobs that reach the hardware after an unbind fail there */
-	done = simaccel_submit_push(queue, &batch);
+	done = simaccel_submit_push(queue, &batch, &args->seqno);
 	if (IS_ERR(done)) {
 		ret = PTR_ERR(done);
 		goto out_queue;
@@ -1053,4 +1088,27 @@ void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	if (sfile->sdev->num_queues > 1)
 		drm_printf(p, "drm-engine-capacity-copy:\t%u\n",
 			   sfile->sdev->num_queues);
+}
+
+int simaccel_queue_query_ioctl(struct drm_device *drm, void *data,
+			       struct drm_file *file)
+{
+	struct drm_simaccel_queue_query *args = data;
+	struct simaccel_queue *queue;
+
+	if (args->pad || args->pad2)
+		return -EINVAL;
+	queue = simaccel_queue_get(to_simaccel_file(file), args->handle);
+	if (!queue)
+		return -ENOENT;
+	mutex_lock(&queue->lock);
+	args->submitted = queue->submitted;
+	mutex_unlock(&queue->lock);
+	spin_lock(&queue->err_lock);
+	args->failed = queue->failed;
+	args->failed_seqno = queue->failed_seqno;
+	args->error = queue->error;
+	spin_unlock(&queue->err_lock);
+	simaccel_queue_put(queue);
+	return 0;
 }

@@ -28,6 +28,7 @@ struct simaccel_queue;
  * @link: in the hardware queue's in-flight list
  * @seqno: @hw_fence's seqno
  * @started: when it went on the ring (the last time)
+ * @submission: the seqno of its submission in its queue
  */
 struct simaccel_job {
 	struct drm_sched_job base;
@@ -40,6 +41,7 @@ struct simaccel_job {
 	struct list_head link;
 	u64 seqno;
 	ktime_t started;
+	u64 submission;
 };
 
 static inline struct simaccel_job *to_simaccel_job(struct drm_sched_job *job)
@@ -62,5 +64,7 @@ int simaccel_queue_destroy_ioctl(struct drm_device *drm, void *data,
 				 struct drm_file *file);
 int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 			  struct drm_file *file);
+int simaccel_queue_query_ioctl(struct drm_device *drm, void *data,
+			       struct drm_file *file);
 
 #endif /* __SIMACCEL_JOB_H__ */

@@ -32,6 +32,7 @@ extern "C" {
 #define DRM_SIMACCEL_QUEUE_CREATE	0x03
 #define DRM_SIMACCEL_QUEUE_DESTROY	0x04
 #define DRM_SIMACCEL_SUBMIT		0x05
+#define DRM_SIMACCEL_QUEUE_QUERY	0x06
 
 #define DRM_IOCTL_SIMACCEL_GET_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_GET_INFO, struct drm_simaccel_info)
@@ -44,7 +45,9 @@ extern "C" {
 #define DRM_IOCTL_SIMACCEL_QUEUE_DESTROY \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_SIMACCEL_QUEUE_DESTROY, struct drm_simaccel_queue_destroy)
 #define DRM_IOCTL_SIMACCEL_SUBMIT \
-	DRM_IOW(DRM_COMMAND_BASE + DRM_SIMACCEL_SUBMIT, struct drm_simaccel_submit)
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_SUBMIT, struct drm_simaccel_submit)
+#define DRM_IOCTL_SIMACCEL_QUEUE_QUERY \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_QUEUE_QUERY, struct drm_simaccel_queue_query)
 
 /* Capabilities in drm_simaccel_info.caps, as reported by the hardware */
 #define DRM_SIMACCEL_CAP_COPY		_BITUL(0)
@@ -283,6 +286,7 @@ struct drm_simaccel_sync {
  * @in_syncs: in, pointer to @in_sync_count struct drm_simaccel_sync: the
  *	job starts once all their fences have signalled
  * @out_sync: in, 0 or a struct drm_simaccel_sync that gets the job's fence
+ * @seqno: out, the job's number in its queue: 1, 2, ... in submission order
  *
  * With DRM_SIMACCEL_SUBMIT_WAIT the call waits for the job (only a fatal
  * signal interrupts it: the job stays queued) and returns its error, as
@@ -305,6 +309,33 @@ struct drm_simaccel_submit {
 	__u32 in_sync_count;
 	__u64 in_syncs;
 	struct drm_simaccel_sync out_sync;
+	__u64 seqno;
+};
+
+/**
+ * struct drm_simaccel_queue_query - DRM_IOCTL_SIMACCEL_QUEUE_QUERY: what
+ *	became of a queue's jobs
+ * @handle: in, the queue
+ * @pad: must be zero
+ * @submitted: out, the seqno of its last job, 0 if none
+ * @failed: out, how many of its jobs have failed so far
+ * @failed_seqno: out, the seqno of the last job that failed, 0 if none
+ * @error: out, that job's errno (positive), as listed above
+ * @pad2: must be zero
+ *
+ * A job counts once its fence has signalled, and the counts only grow: a
+ * caller that waited for job N and sees @failed_seqno >= N (or @failed
+ * grown) learns that its work failed, as CUDA reports errors at the next
+ * synchronization. The driver keeps these counters, not a record per job.
+ */
+struct drm_simaccel_queue_query {
+	__u32 handle;
+	__u32 pad;
+	__u64 submitted;
+	__u64 failed;
+	__u64 failed_seqno;
+	__s32 error;
+	__u32 pad2;
 };
 
 #if defined(__cplusplus)

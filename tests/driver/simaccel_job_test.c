@@ -125,6 +125,12 @@ static int copy(int fd, uint32_t queue, uint64_t dst, uint64_t src,
 	return run_op(fd, queue, DRM_SIMACCEL_OP_COPY, 0, dst, src, size);
 }
 
+static int queue_query(int fd, uint32_t queue, struct drm_simaccel_queue_query *q)
+{
+	*q = (struct drm_simaccel_queue_query){ .handle = queue };
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, q) ? -errno : 0;
+}
+
 static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
 {
 	return mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -362,10 +368,29 @@ TEST_F(job, submit_refuses_bad_arguments)
 	/* a bad op after a good one refuses the whole submission */
 	ops[1].size = 4097;
 	EXPECT_EQ(-ENOENT, submit(self->fd, self->queue, 0, ops, 2, NULL, 0, NULL));
+	/* seqnos count this queue's jobs */
 	s = (struct drm_simaccel_submit){ .queue = self->queue, .op_count = 1,
 					  .ops = (uintptr_t)ops };
-	s.out_sync.pad = 0;
-	EXPECT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
+	EXPECT_EQ(3, s.seqno);
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
+	EXPECT_EQ(4, s.seqno);
+}
+
+TEST_F(job, queue_query_checks_its_arguments)
+{
+	struct drm_simaccel_queue_query q = { .handle = self->queue, .pad = 1 };
+
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, &q));
+	EXPECT_EQ(EINVAL, errno);
+	q = (struct drm_simaccel_queue_query){ .handle = self->queue, .pad2 = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, &q));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-ENOENT, queue_query(self->fd, self->queue + 1, &q));
+	EXPECT_EQ(-ENOENT, queue_query(self->fd, 0, &q));
+	ASSERT_EQ(0, queue_query(self->fd, self->queue, &q));
+	EXPECT_EQ(0, q.submitted);
+	EXPECT_EQ(0, q.failed);
 }
 
 TEST_F(job, queues_are_bounded_and_handles_not_reused_at_once)
@@ -495,6 +520,7 @@ static bool a_queue_is_stuck(void)
 
 TEST_F(job, a_failed_descriptor_fails_its_job_and_later_work_runs)
 {
+	struct drm_simaccel_queue_query q;
 	struct drm_simaccel_bo_create v;
 	uint8_t *m;
 
@@ -502,14 +528,25 @@ TEST_F(job, a_failed_descriptor_fails_its_job_and_later_work_runs)
 	m = map_bo(self->fd, &v);
 	ASSERT_NE(MAP_FAILED, m);
 	EXPECT_EQ(0, m[0]);		/* cleared, before any injection */
+	ASSERT_EQ(0, queue_query(self->fd, self->queue, &q));
+	EXPECT_EQ(0, q.failed);
+	EXPECT_EQ(0, q.failed_seqno);
 	ASSERT_EQ(0, inject_all("1"));
 	EXPECT_EQ(-EIO, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
 			       v.dev_addr, 0x77, 4096));
 	ASSERT_EQ(0, inject_all("0"));
 	EXPECT_FALSE(a_queue_is_stuck());
+	/* the queue's record says which job failed, and why */
+	ASSERT_EQ(0, queue_query(self->fd, self->queue, &q));
+	EXPECT_EQ(1, q.failed);
+	EXPECT_EQ(q.submitted, q.failed_seqno);
+	EXPECT_EQ(EIO, q.error);
 	EXPECT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
 			    v.dev_addr, 0x78, 4096));
 	EXPECT_EQ(0x78, m[4095]);
+	ASSERT_EQ(0, queue_query(self->fd, self->queue, &q));
+	EXPECT_EQ(1, q.failed);
+	EXPECT_EQ(q.submitted - 1, q.failed_seqno);
 	munmap(m, 4096);
 }
 
