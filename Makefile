@@ -66,7 +66,7 @@ tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
        $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/ioctl_fuzz \
        $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static \
-       $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test
+       $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test
 
 $(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
 		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
@@ -94,7 +94,8 @@ $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC -o $@ $<
 
 # simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
-$(TESTS)/simaccel_test $(TESTS)/simaccel_job_test: $(TESTS)/%: tests/driver/%.c uapi/simaccel_accel.h \
+$(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test: \
+		$(TESTS)/%: tests/driver/%.c uapi/simaccel_accel.h \
 			include/accel_hw.h $(BUILD)/kernel.env | deps
 	@mkdir -p $(@D)
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC \

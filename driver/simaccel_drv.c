@@ -22,6 +22,7 @@
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
+#include "simaccel_prime.h"
 #include "simaccel_sysfs.h"
 
 unsigned int simaccel_dbg_mask;
@@ -126,6 +127,7 @@ static const struct drm_ioctl_desc simaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_DESTROY, simaccel_queue_destroy_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SIMACCEL_SUBMIT, simaccel_submit_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_QUERY, simaccel_queue_query_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_BO_INFO, simaccel_bo_info_ioctl, 0),
 };
 
 static const struct file_operations simaccel_fops = {
@@ -141,6 +143,8 @@ static const struct drm_driver simaccel_drm_driver = {
 	.open = simaccel_open,
 	.postclose = simaccel_postclose,
 	.gem_create_object = simaccel_gem_create_object,
+	.gem_prime_import = simaccel_prime_import,
+	.gem_prime_import_sg_table = simaccel_prime_import_sg_table,
 	.show_fdinfo = simaccel_show_fdinfo,
 	.ioctls = simaccel_ioctls,
 	.num_ioctls = ARRAY_SIZE(simaccel_ioctls),

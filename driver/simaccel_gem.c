@@ -33,6 +33,7 @@
 
 #include "simaccel_gem.h"
 #include "simaccel_job.h"
+#include "simaccel_prime.h"
 
 /* Device addresses of system memory: 16 TiB of them. */
 #define SIMACCEL_HOST_SPACE	BIT_ULL(44)
@@ -109,8 +110,28 @@ static void simaccel_addr_release(struct simaccel_device *sdev,
 	mutex_unlock(&sdev->addr_lock);
 }
 
+/* A device address of system memory for @bo's @size bytes. */
+int simaccel_gem_take_host_range(struct simaccel_device *sdev,
+				 struct simaccel_bo *bo, u64 size)
+{
+	int ret = simaccel_addr_take(sdev, &sdev->host_mm, &bo->node,
+				     round_up(size, PAGE_SIZE), PAGE_SIZE);
+
+	if (ret)
+		return ret;
+	bo->dev_addr = DRM_SIMACCEL_HOST_BASE + bo->node.start;
+	bo->size = size;
+	return 0;
+}
+
+void simaccel_gem_release_range(struct simaccel_device *sdev,
+				struct simaccel_bo *bo)
+{
+	simaccel_addr_release(sdev, &bo->node);
+}
+
 /* GEM open hook: the file got a handle; its range resolves in the file. */
-static int simaccel_bo_open(struct drm_gem_object *obj, struct drm_file *file)
+int simaccel_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct simaccel_file *sfile = to_simaccel_file(file);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
@@ -140,8 +161,7 @@ out:
 }
 
 /* GEM close hook: one handle of the file is going. */
-static void simaccel_bo_close(struct drm_gem_object *obj,
-			      struct drm_file *file)
+void simaccel_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct simaccel_file *sfile = to_simaccel_file(file);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
@@ -268,6 +288,7 @@ static const struct drm_gem_object_funcs simaccel_vram_bo_funcs = {
 	.free = simaccel_vram_bo_free,
 	.open = simaccel_bo_open,
 	.close = simaccel_bo_close,
+	.export = simaccel_prime_export,
 	.mmap = simaccel_vram_bo_mmap,
 	.vm_ops = &simaccel_vram_bo_vm_ops,
 };
@@ -288,6 +309,7 @@ static const struct drm_gem_object_funcs simaccel_host_bo_funcs = {
 	.free = simaccel_host_bo_free,
 	.open = simaccel_bo_open,
 	.close = simaccel_bo_close,
+	.export = simaccel_prime_export,
 	.print_info = drm_gem_shmem_object_print_info,
 	.pin = drm_gem_shmem_object_pin,
 	.unpin = drm_gem_shmem_object_unpin,
@@ -326,6 +348,7 @@ static const struct drm_gem_object_funcs simaccel_userptr_bo_funcs = {
 	.free = simaccel_userptr_bo_free,
 	.open = simaccel_bo_open,
 	.close = simaccel_bo_close,
+	.export = simaccel_prime_export,
 };
 
 static int simaccel_bo_check(struct simaccel_device *sdev,
@@ -403,12 +426,9 @@ static struct simaccel_bo *simaccel_host_bo_new(struct simaccel_device *sdev,
 		goto err_put;
 	}
 	atomic64_add(shmem->base.size, &sdev->host_pinned);
-	ret = simaccel_addr_take(sdev, &sdev->host_mm, &bo->node, size,
-				 PAGE_SIZE);
+	ret = simaccel_gem_take_host_range(sdev, bo, size);
 	if (ret)
 		goto err_put;
-	bo->dev_addr = DRM_SIMACCEL_HOST_BASE + bo->node.start;
-	bo->size = size;
 	return bo;
 
 err_put:
@@ -510,20 +530,19 @@ simaccel_userptr_bo_new(struct simaccel_device *sdev,
 		kfree(bo);
 		return ERR_CAST(pin);
 	}
-	bo->kind = SIMACCEL_BO_USERPTR;
+	bo->kind = DRM_SIMACCEL_BO_USER;
 	bo->pin = pin;
 	bo->sgt = &pin->sgt;
 	bo->base.base.funcs = &simaccel_userptr_bo_funcs;
 	drm_gem_private_object_init(&sdev->drm, &bo->base.base,
 				    pin->npages << PAGE_SHIFT);
-	ret = simaccel_addr_take(sdev, &sdev->host_mm, &bo->node,
-				 pin->npages << PAGE_SHIFT, PAGE_SIZE);
+	ret = simaccel_gem_take_host_range(sdev, bo, pin->npages << PAGE_SHIFT);
 	if (ret) {
 		drm_gem_object_put(&bo->base.base);
 		return ERR_PTR(ret);
 	}
 	/* the range is the caller's bytes, not the whole pages around them */
-	bo->dev_addr = DRM_SIMACCEL_HOST_BASE + bo->node.start + pin->offset;
+	bo->dev_addr += pin->offset;
 	bo->size = args->size;
 	return bo;
 }
@@ -555,4 +574,27 @@ int simaccel_bo_userptr_ioctl(struct drm_device *drm, void *data,
 bool simaccel_bo_writable(const struct simaccel_bo *bo)
 {
 	return !bo->pin || bo->pin->dir != DMA_TO_DEVICE;
+}
+
+int simaccel_bo_info_ioctl(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct drm_simaccel_bo_info *args = data;
+	struct drm_gem_object *obj;
+	struct simaccel_bo *bo;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	bo = to_simaccel_bo(obj);
+	args->size = bo->size;
+	args->kind = bo->kind;
+	args->dev_addr = bo->dev_addr;
+	args->mmap_offset = drm_mm_node_allocated(&obj->vma_node.vm_node) &&
+			    !obj->import_attach ?
+			    drm_vma_node_offset_addr(&obj->vma_node) : 0;
+	drm_gem_object_put(obj);
+	return 0;
 }

@@ -16,12 +16,12 @@
 /**
  * struct simaccel_bo - a buffer
  * @base: the GEM object; only HOST buffers use its shmem part
- * @kind: DRM_SIMACCEL_BO_*, or SIMACCEL_BO_USERPTR
+ * @kind: DRM_SIMACCEL_BO_*
  * @node: the VRAM range in sdev->vram_mm, or the device-address range in
  *	sdev->host_mm of system memory
  * @dev_addr: device address of byte 0
  * @size: bytes addressable from @dev_addr
- * @sgt: HOST, USERPTR: the DMA mapping of the pages
+ * @sgt: HOST, USERPTR, IMPORTED: the DMA mapping of the memory
  * @pin: USERPTR: the pinned user pages
  * @clear: VRAM: the fence of the device's clearing of it, or NULL
  */
@@ -35,9 +35,6 @@ struct simaccel_bo {
 	struct simaccel_pin *pin;
 	struct dma_fence *clear;
 };
-
-/* kinds beyond the uapi's BO_CREATE ones */
-#define SIMACCEL_BO_USERPTR	0x100
 
 static inline struct simaccel_bo *to_simaccel_bo(struct drm_gem_object *obj)
 {
@@ -64,6 +61,14 @@ int simaccel_gem_init(struct simaccel_device *sdev);
 void simaccel_gem_file_init(struct simaccel_file *sfile);
 void simaccel_gem_file_fini(struct simaccel_file *sfile);
 bool simaccel_bo_writable(const struct simaccel_bo *bo);
+int simaccel_bo_open(struct drm_gem_object *obj, struct drm_file *file);
+void simaccel_bo_close(struct drm_gem_object *obj, struct drm_file *file);
+int simaccel_gem_take_host_range(struct simaccel_device *sdev,
+				 struct simaccel_bo *bo, u64 size);
+void simaccel_gem_release_range(struct simaccel_device *sdev,
+				struct simaccel_bo *bo);
+int simaccel_bo_info_ioctl(struct drm_device *drm, void *data,
+			   struct drm_file *file);
 int simaccel_gem_resolve(struct simaccel_file *sfile, u64 addr, u64 size,
 			 struct simaccel_span *span);
 struct drm_gem_object *simaccel_gem_create_object(struct drm_device *drm,

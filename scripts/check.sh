@@ -23,7 +23,7 @@
 #     the plugin's tests on accel
 #  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
 #  7. simaccel.ko, the driver on DRM accel (issue 18, under way): its
-#     kselftests (device, buffers, queues and jobs), two devices, with a
+#     kselftests (device, buffers, queues and jobs, sharing), two devices, with a
 #     vIOMMU and slub_debug, and the jobs' again on one device without a
 #     vIOMMU (system memory then scattered on the bus), and a slow job on a
 #     throttled device
@@ -127,7 +127,8 @@ run_vm "VM, vIOMMU, slub_debug" --devices 2 --timeout 900 --iommu --slub-debug \
 	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 run_vm "VM, simaccel.ko (DRM accel), vIOMMU, slub_debug" --devices 2 --iommu \
 	--slub-debug --module build/simaccel/simaccel.ko --file "$T/simaccel_test" \
-	--file "$T/simaccel_job_test" -- ./simaccel_test ./simaccel_job_test
+	--file "$T/simaccel_job_test" --file "$T/simaccel_share_test" \
+	-- ./simaccel_test ./simaccel_job_test ./simaccel_share_test
 run_vm "VM, simaccel.ko (DRM accel), jobs without a vIOMMU" \
 	--module build/simaccel/simaccel.ko --file "$T/simaccel_job_test" \
 	-- ./simaccel_job_test

@@ -33,6 +33,7 @@ extern "C" {
 #define DRM_SIMACCEL_QUEUE_DESTROY	0x04
 #define DRM_SIMACCEL_SUBMIT		0x05
 #define DRM_SIMACCEL_QUEUE_QUERY	0x06
+#define DRM_SIMACCEL_BO_INFO		0x07
 
 #define DRM_IOCTL_SIMACCEL_GET_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_GET_INFO, struct drm_simaccel_info)
@@ -48,6 +49,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_SUBMIT, struct drm_simaccel_submit)
 #define DRM_IOCTL_SIMACCEL_QUEUE_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_QUEUE_QUERY, struct drm_simaccel_queue_query)
+#define DRM_IOCTL_SIMACCEL_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_BO_INFO, struct drm_simaccel_bo_info)
 
 /* Capabilities in drm_simaccel_info.caps, as reported by the hardware */
 #define DRM_SIMACCEL_CAP_COPY		_BITUL(0)
@@ -114,6 +117,9 @@ struct drm_simaccel_info {
 #define DRM_SIMACCEL_BO_VRAM		1	/* VRAM, not mappable */
 #define DRM_SIMACCEL_BO_VRAM_MAPPABLE	2	/* VRAM, mappable through BAR2, write-combined */
 #define DRM_SIMACCEL_BO_HOST		3	/* system memory, pinned, mappable, cached */
+/* Kinds BO_INFO reports, which BO_CREATE does not make */
+#define DRM_SIMACCEL_BO_USER		4	/* from BO_USERPTR */
+#define DRM_SIMACCEL_BO_IMPORTED	5	/* a dma-buf of another device */
 
 #define DRM_SIMACCEL_BO_MIN_ALIGN	256
 #define DRM_SIMACCEL_BO_MAX_ALIGN	_BITULL(30)
@@ -147,6 +153,38 @@ struct drm_simaccel_bo_create {
 	__u32 kind;
 	__u32 flags;
 	__u32 handle;
+	__u32 pad;
+	__u64 dev_addr;
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_simaccel_bo_info - DRM_IOCTL_SIMACCEL_BO_INFO: what a handle is
+ * @handle: in
+ * @flags: in, must be zero
+ * @size: out, bytes addressable from @dev_addr
+ * @kind: out, DRM_SIMACCEL_BO_*
+ * @pad: must be zero
+ * @dev_addr: out, device address of the first byte, in this file
+ * @mmap_offset: out, the offset to pass to mmap() on this file; 0 if the
+ *	buffer cannot be mapped through it
+ *
+ * For a handle from DRM_IOCTL_PRIME_FD_TO_HANDLE or DRM_IOCTL_GEM_OPEN.
+ *
+ * Sharing: DRM_IOCTL_PRIME_HANDLE_TO_FD exports a VRAM or HOST buffer as a
+ * dma-buf (a USERPTR buffer: EINVAL; a VRAM buffer once the device cleared
+ * it). Imported into a file of the same device (another process: IPC), it
+ * is the same buffer at the same device address. Imported into another
+ * simaccel device, it is a DRM_SIMACCEL_BO_IMPORTED buffer there, with a
+ * device address of system memory, and copies to and from it go peer to
+ * peer to the exporter's VRAM (or to the HOST buffer's pages). Only
+ * simaccel devices can import VRAM buffers.
+ */
+struct drm_simaccel_bo_info {
+	__u32 handle;
+	__u32 flags;
+	__u64 size;
+	__u32 kind;
 	__u32 pad;
 	__u64 dev_addr;
 	__u64 mmap_offset;

@@ -212,7 +212,7 @@ TEST_F(dev, unknown_driver_ioctls_are_refused)
 	unsigned char arg[64] = { 0 };
 
 	/* the numbers after the last one the driver has */
-	for (unsigned int n = DRM_SIMACCEL_QUEUE_QUERY + 1; n < 0x60; n++) {
+	for (unsigned int n = DRM_SIMACCEL_BO_INFO + 1; n < 0x60; n++) {
 		unsigned long nr = DRM_IOWR(DRM_COMMAND_BASE + n, arg);
 
 		errno = 0;

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel: sharing buffers as dma-bufs (PRIME).
+ *
+ * HOST buffers are exported as DRM's helpers export shmem: any importer
+ * maps their pages. VRAM buffers are exported with their own dma-buf ops:
+ * an importer gets the bus addresses of the buffer's range of BAR2, mapped
+ * for it with dma_map_resource() (through its IOMMU, if any), so that its
+ * DMA reaches this device's VRAM peer to peer. Only simaccel devices may
+ * attach to them: other importers expect pages behind a scatterlist. A
+ * VRAM buffer is exported only once its clearing is done, since a peer's
+ * jobs do not wait for this device's fences.
+ *
+ * Importing a dma-buf of this very device gives back the buffer itself
+ * (another process gets a handle to the same memory: that is IPC). A
+ * dma-buf of another device, or another driver, becomes an imported buffer:
+ * its attachment's DMA addresses get a device address of system memory
+ * here, so that jobs copy to and from it like any buffer; a peer's VRAM
+ * buffer so imported is the way to peer-to-peer copies.
+ */
+#include <drm/drm_drv.h>
+#include <drm/drm_prime.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+
+#include "simaccel_gem.h"
+#include "simaccel_prime.h"
+
+/* The largest piece of a VRAM buffer one scatterlist entry describes. */
+#define SIMACCEL_PRIME_SEG	SZ_1G
+
+static const struct dma_buf_ops simaccel_vram_dmabuf_ops;
+
+static int simaccel_vram_attach(struct dma_buf *dma_buf,
+				struct dma_buf_attachment *attach)
+{
+	struct drm_gem_object *obj = dma_buf->priv;
+	struct device_driver *ours = obj->dev->dev->driver;
+
+	if (!dev_is_pci(attach->dev) || attach->dev->driver != ours)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static void simaccel_vram_unmap_sgt(struct device *dev, struct sg_table *sgt,
+				    enum dma_data_direction dir)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		dma_unmap_resource(dev, sg_dma_address(sg), sg_dma_len(sg), dir,
+				   DMA_ATTR_SKIP_CPU_SYNC);
+	sg_free_table(sgt);
+	kfree(sgt);
+}
+
+/* The buffer's BAR range, mapped for the importer, in 1 GiB pieces. */
+static struct sg_table *simaccel_vram_map(struct dma_buf_attachment *attach,
+					  enum dma_data_direction dir)
+{
+	struct drm_gem_object *obj = attach->dmabuf->priv;
+	struct simaccel_device *sdev = to_simaccel(obj->dev);
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+	u64 n = DIV_ROUND_UP(obj->size, SIMACCEL_PRIME_SEG), i;
+	struct sg_table *sgt;
+	int ret, idx;
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL_ACCOUNT);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	ret = sg_alloc_table(sgt, n, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kfree(sgt);
+		return ERR_PTR(ret);
+	}
+	sgt->nents = 0;
+	if (!drm_dev_enter(obj->dev, &idx)) {
+		simaccel_vram_unmap_sgt(attach->dev, sgt, dir);
+		return ERR_PTR(-ENODEV);
+	}
+	for (i = 0; i < n; i++) {
+		struct scatterlist *sg = &sgt->sgl[i];
+		u64 off = i * SIMACCEL_PRIME_SEG;
+		u64 len = min_t(u64, obj->size - off, SIMACCEL_PRIME_SEG);
+		dma_addr_t addr;
+
+		addr = dma_map_resource(attach->dev,
+					sdev->vram_bar + bo->node.start + off,
+					len, dir, DMA_ATTR_SKIP_CPU_SYNC);
+		if (dma_mapping_error(attach->dev, addr)) {
+			drm_dev_exit(idx);
+			simaccel_vram_unmap_sgt(attach->dev, sgt, dir);
+			return ERR_PTR(-EIO);
+		}
+		sg_dma_address(sg) = addr;
+		sg_dma_len(sg) = len;
+		sgt->nents++;
+	}
+	drm_dev_exit(idx);
+	return sgt;
+}
+
+static void simaccel_vram_unmap(struct dma_buf_attachment *attach,
+				struct sg_table *sgt,
+				enum dma_data_direction dir)
+{
+	simaccel_vram_unmap_sgt(attach->dev, sgt, dir);
+}
+
+static const struct dma_buf_ops simaccel_vram_dmabuf_ops = {
+	.attach = simaccel_vram_attach,
+	.map_dma_buf = simaccel_vram_map,
+	.unmap_dma_buf = simaccel_vram_unmap,
+	.release = drm_gem_dmabuf_release,
+	.mmap = drm_gem_dmabuf_mmap,
+};
+
+/* drm_gem_object_funcs.export of VRAM buffers */
+static struct dma_buf *simaccel_vram_export(struct drm_gem_object *obj,
+					    int flags)
+{
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	long ret;
+
+	if (bo->clear) {
+		ret = dma_fence_wait(bo->clear, true);
+		if (ret)
+			return ERR_PTR(ret);
+		if (bo->clear->error)
+			return ERR_PTR(-EIO);
+	}
+	info.exp_name = KBUILD_MODNAME;
+	info.owner = obj->dev->driver->fops->owner;
+	info.ops = &simaccel_vram_dmabuf_ops;
+	info.size = obj->size;
+	info.flags = flags;
+	info.priv = obj;
+	info.resv = obj->resv;
+	return drm_gem_dmabuf_export(obj->dev, &info);
+}
+
+/* drm_gem_object_funcs.export: by kind; a USERPTR buffer is the caller's. */
+struct dma_buf *simaccel_prime_export(struct drm_gem_object *obj, int flags)
+{
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+
+	if (simaccel_bo_is_vram(bo))
+		return simaccel_vram_export(obj, flags);
+	if (bo->kind == DRM_SIMACCEL_BO_HOST)
+		return drm_gem_prime_export(obj, flags);
+	return ERR_PTR(-EINVAL);
+}
+
+/* drm_driver.gem_prime_import: this device's own buffers come back as such. */
+struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
+					     struct dma_buf *dma_buf)
+{
+	struct drm_gem_object *obj = dma_buf->priv;
+
+	if (dma_buf->ops == &simaccel_vram_dmabuf_ops && obj->dev == drm) {
+		drm_gem_object_get(obj);
+		return obj;
+	}
+	return drm_gem_prime_import(drm, dma_buf);
+}
+
+static void simaccel_imported_bo_free(struct drm_gem_object *obj)
+{
+	struct simaccel_bo *bo = to_simaccel_bo(obj);
+
+	simaccel_gem_release_range(to_simaccel(obj->dev), bo);
+	drm_prime_gem_destroy(obj, bo->sgt);
+	drm_gem_object_release(obj);
+	kfree(bo);
+}
+
+static const struct drm_gem_object_funcs simaccel_imported_bo_funcs = {
+	.free = simaccel_imported_bo_free,
+	.open = simaccel_bo_open,
+	.close = simaccel_bo_close,
+};
+
+/* drm_driver.gem_prime_import_sg_table: another device's memory. */
+struct drm_gem_object *
+simaccel_prime_import_sg_table(struct drm_device *drm,
+			       struct dma_buf_attachment *attach,
+			       struct sg_table *sgt)
+{
+	struct simaccel_bo *bo;
+	int ret;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->kind = DRM_SIMACCEL_BO_IMPORTED;
+	bo->sgt = sgt;
+	bo->base.base.funcs = &simaccel_imported_bo_funcs;
+	drm_gem_private_object_init(drm, &bo->base.base, attach->dmabuf->size);
+	ret = simaccel_gem_take_host_range(to_simaccel(drm), bo,
+					   attach->dmabuf->size);
+	if (ret) {
+		drm_gem_object_release(&bo->base.base);
+		kfree(bo);
+		return ERR_PTR(ret);
+	}
+	return &bo->base.base;
+}

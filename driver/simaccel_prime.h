@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * simaccel: sharing buffers as dma-bufs (PRIME).
+ */
+#ifndef __SIMACCEL_PRIME_H__
+#define __SIMACCEL_PRIME_H__
+
+#include <drm/drm_gem.h>
+
+#include "simaccel_drv.h"
+
+struct dma_buf *simaccel_prime_export(struct drm_gem_object *obj, int flags);
+struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
+					     struct dma_buf *dma_buf);
+struct drm_gem_object *
+simaccel_prime_import_sg_table(struct drm_device *drm,
+			       struct dma_buf_attachment *attach,
+			       struct sg_table *sgt);
+
+#endif /* __SIMACCEL_PRIME_H__ */

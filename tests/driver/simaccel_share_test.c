@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel.ko: sharing buffers as dma-bufs, against the uapi header's
+ * contract (struct drm_simaccel_bo_info), as root in the VM with two
+ * devices.
+ *
+ * - a VRAM or HOST buffer exported and imported by another process of the
+ *   same device is the same buffer, at the same device address, and what
+ *   one process's jobs write the other's read (IPC); a USERPTR buffer is
+ *   not exported; BO_INFO describes imported handles and checks its
+ *   arguments;
+ * - a VRAM buffer of one device imported into the other is an IMPORTED
+ *   buffer there, and copies to and from it move data peer to peer, both
+ *   ways, with a vIOMMU;
+ * - a shared buffer lives while any side holds it, and its memory comes
+ *   back when the last one lets go.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "../../uapi/simaccel_accel.h"
+
+#define NODE0		"/dev/accel/accel0"
+#define NODE1		"/dev/accel/accel1"
+#define CLASS_DEVICE0	"/sys/class/accel/accel0/device"
+
+static int bo_create(int fd, uint64_t size, uint32_t kind,
+		     struct drm_simaccel_bo_create *out)
+{
+	*out = (struct drm_simaccel_bo_create){ .size = size, .kind = kind };
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_CREATE, out) ? -errno : 0;
+}
+
+static int gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -errno : 0;
+}
+
+static int export(int fd, uint32_t handle, int *dmabuf)
+{
+	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
+	int ret = ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) ? -errno : 0;
+
+	*dmabuf = p.fd;
+	return ret;
+}
+
+static int import(int fd, int dmabuf, uint32_t *handle)
+{
+	struct drm_prime_handle p = { .fd = dmabuf };
+	int ret = ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) ? -errno : 0;
+
+	*handle = p.handle;
+	return ret;
+}
+
+static int bo_info(int fd, uint32_t handle, struct drm_simaccel_bo_info *info)
+{
+	*info = (struct drm_simaccel_bo_info){ .handle = handle };
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_INFO, info) ? -errno : 0;
+}
+
+static int queue_create(int fd, uint32_t *handle)
+{
+	struct drm_simaccel_queue_create q = { 0 };
+	int ret = ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &q) ? -errno : 0;
+
+	*handle = q.handle;
+	return ret;
+}
+
+static int run_op(int fd, uint32_t queue, uint32_t op, uint32_t flags,
+		  uint64_t dst, uint64_t src, uint64_t size)
+{
+	struct drm_simaccel_op o = {
+		.op = op, .flags = flags, .dst = dst, .src = src, .size = size,
+	};
+	struct drm_simaccel_submit s = {
+		.queue = queue, .flags = DRM_SIMACCEL_SUBMIT_WAIT,
+		.ops = (uintptr_t)&o, .op_count = 1,
+	};
+
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s) ? -errno : 0;
+}
+
+static long long device_total(const char *name)
+{
+	char path[256], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), CLASS_DEVICE0 "/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strtoll(buf, NULL, 0);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	int fd;
+
+	if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m))
+		return -1;
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+	return fd;
+}
+
+/*
+ * A child process opens its own file, receives the dma-buf, imports it
+ * and fills it through its own queue; the parent sees the bytes.
+ */
+static void share_with_a_process(struct __test_metadata *_metadata,
+				 uint32_t kind)
+{
+	struct drm_simaccel_bo_create bo, host;
+	int fd = open(NODE0, O_RDWR | O_CLOEXEC), sv[2], dmabuf, status;
+	uint32_t queue;
+	uint8_t *m;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 8192, kind, &bo));
+	ASSERT_EQ(0, bo_create(fd, 8192, DRM_SIMACCEL_BO_HOST, &host));
+	ASSERT_EQ(0, export(fd, bo.handle, &dmabuf));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct drm_simaccel_bo_info info;
+		int cfd = open(NODE0, O_RDWR | O_CLOEXEC), got;
+		uint32_t h, q;
+
+		got = recv_fd(sv[1]);
+		if (cfd < 0 || got < 0 || queue_create(cfd, &q))
+			_exit(10);
+		/* before the import, the address is not this file's */
+		if (run_op(cfd, q, DRM_SIMACCEL_OP_FILL, 0, bo.dev_addr, 0x5e, 8192) != -ENOENT)
+			_exit(11);
+		if (import(cfd, got, &h) || bo_info(cfd, h, &info))
+			_exit(12);
+		if (info.dev_addr != bo.dev_addr || info.kind != kind || info.size < 8192)
+			_exit(13);
+		if (run_op(cfd, q, DRM_SIMACCEL_OP_FILL, 0, bo.dev_addr + 1, 0x5e, 8190))
+			_exit(14);
+		_exit(0);
+	}
+	ASSERT_EQ(0, send_fd(sv[0], dmabuf));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_COPY, 0, host.dev_addr,
+			    bo.dev_addr, 8192));
+	m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, host.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(0, m[0]);
+	EXPECT_EQ(0x5e, m[1]);
+	EXPECT_EQ(0x5e, m[8190]);
+	EXPECT_EQ(0, m[8191]);
+	munmap(m, 8192);
+	close(dmabuf);
+	close(sv[0]);
+	close(sv[1]);
+	close(fd);
+}
+
+TEST(vram_shared_with_another_process_is_the_same_buffer)
+{
+	share_with_a_process(_metadata, DRM_SIMACCEL_BO_VRAM);
+}
+
+TEST(host_memory_shared_with_another_process_is_the_same_buffer)
+{
+	share_with_a_process(_metadata, DRM_SIMACCEL_BO_HOST);
+}
+
+TEST(user_memory_is_not_exported_and_bo_info_checks_its_arguments)
+{
+	struct drm_simaccel_bo_userptr u = { .size = 4096 };
+	struct drm_simaccel_bo_info info;
+	struct drm_simaccel_bo_create v;
+	void *p = aligned_alloc(4096, 4096);
+	int fd = open(NODE0, O_RDWR | O_CLOEXEC), dmabuf;
+
+	ASSERT_LE(0, fd);
+	u.user_addr = (uintptr_t)p;
+	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_SIMACCEL_BO_USERPTR, &u));
+	EXPECT_EQ(-EINVAL, export(fd, u.handle, &dmabuf));
+	ASSERT_EQ(0, bo_info(fd, u.handle, &info));
+	EXPECT_EQ(DRM_SIMACCEL_BO_USER, info.kind);
+	EXPECT_EQ(u.dev_addr, info.dev_addr);
+	EXPECT_EQ(4096, info.size);
+	EXPECT_EQ(0, info.mmap_offset);
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v));
+	ASSERT_EQ(0, bo_info(fd, v.handle, &info));
+	EXPECT_EQ(v.mmap_offset, info.mmap_offset);
+	EXPECT_EQ(-ENOENT, bo_info(fd, v.handle + 100, &info));
+	info = (struct drm_simaccel_bo_info){ .handle = v.handle, .flags = 1 };
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_SIMACCEL_BO_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+	info = (struct drm_simaccel_bo_info){ .handle = v.handle, .pad = 1 };
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_SIMACCEL_BO_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	free(p);
+}
+
+/* Device 1 copies into and out of device 0's VRAM, peer to peer. */
+TEST(a_peers_vram_imported_is_reached_peer_to_peer)
+{
+	const size_t len = 3 * 1024 * 1024 + 4096;
+	int fd0 = open(NODE0, O_RDWR | O_CLOEXEC);
+	int fd1 = open(NODE1, O_RDWR | O_CLOEXEC);
+	struct drm_simaccel_bo_create v0, h0, h1;
+	struct drm_simaccel_bo_info info;
+	uint32_t q0, q1, imported;
+	uint8_t *m0, *m1;
+	int dmabuf;
+
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1) TH_LOG("needs two devices");
+	ASSERT_EQ(0, queue_create(fd0, &q0));
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_VRAM, &v0));
+	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_HOST, &h0));
+	ASSERT_EQ(0, bo_create(fd1, len, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	EXPECT_EQ(DRM_SIMACCEL_BO_IMPORTED, info.kind);
+	EXPECT_LE(len, info.size);
+	EXPECT_EQ(0, info.mmap_offset);
+	m0 = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd0, h0.mmap_offset);
+	m1 = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd1, h1.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m0);
+	ASSERT_NE(MAP_FAILED, m1);
+	for (size_t i = 0; i < len; i++)
+		m1[i] = (uint8_t)(i * 7 + 3);
+	/* device 1 writes device 0's VRAM; device 0 reads it back */
+	ASSERT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_COPY, 0, info.dev_addr,
+			    h1.dev_addr, len));
+	ASSERT_EQ(0, run_op(fd0, q0, DRM_SIMACCEL_OP_COPY, 0, h0.dev_addr,
+			    v0.dev_addr, len));
+	EXPECT_EQ(0, memcmp(m0, m1, len));
+	/* device 0 changes it; device 1 reads it, peer to peer */
+	ASSERT_EQ(0, run_op(fd0, q0, DRM_SIMACCEL_OP_FILL, 0, v0.dev_addr + 5, 0xc3, 100));
+	ASSERT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_COPY, 0, h1.dev_addr,
+			    info.dev_addr, len));
+	EXPECT_EQ(0xc3, m1[5]);
+	EXPECT_EQ(0xc3, m1[104]);
+	EXPECT_EQ((uint8_t)(105 * 7 + 3), m1[105]);
+	munmap(m0, len);
+	munmap(m1, len);
+	close(dmabuf);
+	close(fd0);
+	close(fd1);
+}
+
+/* The exporter lets go first: the importer's handle keeps the VRAM. */
+TEST(a_shared_buffer_lives_while_anyone_holds_it)
+{
+	long long vram0 = device_total("vram_used");
+	int fd0 = open(NODE0, O_RDWR | O_CLOEXEC);
+	int fd1 = open(NODE1, O_RDWR | O_CLOEXEC);
+	struct drm_simaccel_bo_create v0, h1;
+	struct drm_simaccel_bo_info info;
+	uint32_t q1, imported;
+	int dmabuf;
+
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_VRAM, &v0));
+	ASSERT_EQ(0, bo_create(fd1, 1 << 20, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	close(dmabuf);
+	ASSERT_EQ(0, gem_close(fd0, v0.handle));
+	close(fd0);
+	EXPECT_EQ(vram0 + (1 << 20), device_total("vram_used"));
+	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_COPY, 0, info.dev_addr,
+			    h1.dev_addr, 1 << 20));
+	ASSERT_EQ(0, gem_close(fd1, imported));
+	EXPECT_EQ(vram0, device_total("vram_used"));
+	close(fd1);
+}
+
+TEST_HARNESS_MAIN
