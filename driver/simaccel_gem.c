@@ -440,7 +440,7 @@ err_put:
  * DRM fdinfo (Documentation/gpu/drm-usage-stats.rst): the memory of the
  * buffers this file holds handles to, each counted once. A buffer is
  * resident from its creation; it is shared when another file has a handle
- * to it, or it was exported.
+ * to it, or it was exported or imported.
  */
 void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
@@ -455,7 +455,8 @@ void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		struct drm_memory_stats *stats =
 			simaccel_bo_is_vram(entry->bo) ? &vram : &system;
 
-		if (obj->handle_count > entry->handles || obj->dma_buf)
+		if (obj->handle_count > entry->handles || obj->dma_buf ||
+		    obj->import_attach)
 			stats->shared += obj->size;
 		else
 			stats->private += obj->size;
