@@ -23,7 +23,9 @@
  *   device's sysfs totals count buffers and pins and return to baseline;
  * - fdinfo's drm-engine-copy counts each file's own jobs' engine time;
  * - unbinding the device with jobs queued fails them (or lets them finish)
- *   and every file operation afterwards is safe.
+ *   and every file operation afterwards is safe; a process killed with
+ *   jobs stuck in flight dies within 3 s and what they held comes back;
+ * - a queue's jobs run in order; user memory to user memory works.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -756,6 +758,127 @@ TEST_F(job, fdinfo_counts_each_files_engine_time)
 	EXPECT_LT(before + 100000, fdinfo_num(self->fd, "drm-engine-copy"));
 	EXPECT_EQ(0, fdinfo_num(fd2, "drm-engine-copy"));
 	close(fd2);
+}
+
+/* Jobs of one queue run in submission order, without waits between them. */
+TEST_F(job, a_queues_jobs_run_in_order)
+{
+	const size_t len = 8 * MIB;
+	struct drm_simaccel_bo_create a, b, h;
+	struct drm_simaccel_op ops[3] = {
+		{ .op = DRM_SIMACCEL_OP_FILL, .src = 0x21, .size = len },
+		{ .op = DRM_SIMACCEL_OP_COPY, .size = len },
+		{ .op = DRM_SIMACCEL_OP_FILL, .src = 0x42, .size = len },
+	};
+	uint8_t *m;
+
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &a));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &b));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &h));
+	ops[0].dst = a.dev_addr;
+	ops[1].dst = b.dev_addr;
+	ops[1].src = a.dev_addr;
+	ops[2].dst = a.dev_addr;
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 3; i++)
+			ASSERT_EQ(0, submit(self->fd, self->queue, 0, &ops[i], 1, NULL, 0, NULL));
+		ASSERT_EQ(0, copy(self->fd, self->queue, h.dev_addr, b.dev_addr, len));
+		m = map_bo(self->fd, &h);
+		ASSERT_NE(MAP_FAILED, m);
+		EXPECT_EQ(0x21, m[0]);
+		EXPECT_EQ(0x21, m[len - 1]);
+		munmap(m, len);
+	}
+}
+
+TEST_F(job, user_memory_to_user_memory)
+{
+	const size_t len = 5 * MIB + 7;
+	uint8_t *src = malloc(len), *dst = calloc(1, len);
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	fill_pattern(src, len, 9);
+	ASSERT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_COPY,
+			    DRM_SIMACCEL_OP_SRC_USER | DRM_SIMACCEL_OP_DST_USER,
+			    (uintptr_t)dst + 1, (uintptr_t)src + 3, len - 3));
+	EXPECT_EQ(0, dst[0]);
+	EXPECT_EQ(0, memcmp(dst + 1, src + 3, len - 3));
+	free(src);
+	free(dst);
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], line[128];
+	char state = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "State:", 6))
+			sscanf(line + 6, " %c", &state);
+	fclose(f);
+	return state;
+}
+
+/*
+ * SIGKILL a process whose jobs are stuck on a stalled device and that is
+ * waiting in SUBMIT: it dies within a bounded time, and what its jobs held
+ * comes back.
+ */
+TEST(killed_with_jobs_in_flight_dies_and_lets_go)
+{
+	long long pinned0, vram0;
+	int status, i;
+	pid_t pid;
+
+	/* longer than the bound below: the time-out must not end the wait */
+	ASSERT_EQ(0, rebind_with_timeout("5000"));
+	pinned0 = device_total("host_pinned");
+	vram0 = device_total("vram_used");
+	ASSERT_EQ(0, inject_all("0x10000"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = open(NODE, O_RDWR | O_CLOEXEC);
+		struct drm_simaccel_bo_create v;
+		static uint8_t buf[1 << 20];
+		uint32_t q;
+
+		if (fd < 0 || queue_create(fd, &q) ||
+		    bo_create(fd, 1 << 20, DRM_SIMACCEL_BO_VRAM, &v))
+			_exit(10);
+		for (i = 0; i < 8; i++)
+			run_op(fd, q, DRM_SIMACCEL_OP_COPY, DRM_SIMACCEL_OP_DST_USER,
+			       (uintptr_t)buf, v.dev_addr, sizeof(buf));
+		_exit(11);
+	}
+	usleep(300000);
+	/*
+	 * It sleeps killably (shown as D). Exiting, drm_sched gives its
+	 * queue's unscheduled jobs a second (MAX_WAIT_SCHED_ENTITY_Q_EMPTY)
+	 * before it fails them: 3 s is the bound.
+	 */
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	for (i = 0; i < 150 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(20000);
+	EXPECT_GT(150, i) TH_LOG("still %c after 3 s", proc_state(pid));
+	if (i == 150)
+		waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(0, inject_all("0"));
+	/* the stalled job times out, then everything is let go */
+	for (i = 0; i < 150 && (device_total("host_pinned") != pinned0 ||
+				device_total("vram_used") != vram0); i++)
+		usleep(100000);
+	EXPECT_EQ(pinned0, device_total("host_pinned"));
+	EXPECT_EQ(vram0, device_total("vram_used"));
+	EXPECT_FALSE(a_queue_is_stuck());
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
 /* An unprivileged child of a root parent keeps the open file. */
