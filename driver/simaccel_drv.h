@@ -56,8 +56,11 @@ extern unsigned int simaccel_dbg_mask;
  * @addr_lock: protects @vram_mm and @host_mm
  * @hwqs: the hardware queues, @num_queues of them
  * @scheds: their schedulers, the list every entity is given
+ * @desc_bytes: the most bytes one descriptor moves
  * @clear_entity: where the jobs that clear VRAM queue
  * @clear_lock: arms and pushes those jobs in order
+ * @clears_pending: clearing jobs whose buffers are not yet let go
+ * @clears_wq: where a creation that found VRAM full waits for them
  * @vram_used: bytes of VRAM in buffers, for sysfs
  * @host_pinned: bytes of system memory pinned for the device (HOST
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
@@ -78,8 +81,11 @@ struct simaccel_device {
 	struct mutex addr_lock;		/* protects vram_mm, host_mm */
 	struct simaccel_hwq *hwqs;
 	struct drm_gpu_scheduler **scheds;
+	u64 desc_bytes;
 	struct drm_sched_entity clear_entity;
 	struct mutex clear_lock;	/* orders clear_entity's jobs */
+	atomic_t clears_pending;
+	wait_queue_head_t clears_wq;
 	atomic64_t vram_used;
 	atomic64_t host_pinned;
 };

@@ -211,15 +211,8 @@ static void simaccel_vram_bo_free(struct drm_gem_object *obj)
 {
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
-	/*
-	 * The clearing holds no reference, so that the range is free for the
-	 * next buffer when the last user goes; it ends within the job
-	 * time-out, and at once after an unbind.
-	 */
-	if (bo->clear) {
-		dma_fence_wait(bo->clear, false);
-		dma_fence_put(bo->clear);
-	}
+	/* the clearing's jobs held the buffer: they are over */
+	dma_fence_put(bo->clear);
 	simaccel_addr_release(to_simaccel(obj->dev), &bo->node);
 	drm_gem_object_release(obj);
 	kfree(bo);
@@ -440,7 +433,8 @@ err_put:
  * DRM fdinfo (Documentation/gpu/drm-usage-stats.rst): the memory of the
  * buffers this file holds handles to, each counted once. A buffer is
  * resident from its creation; it is shared when another file has a handle
- * to it, or it was exported or imported.
+ * to it, or it was exported or imported; active while a job that uses it
+ * has not finished.
  */
 void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
@@ -461,8 +455,11 @@ void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		else
 			stats->private += obj->size;
 		stats->resident += obj->size;
+		if (atomic_read(&entry->bo->active))
+			stats->active += obj->size;
 	}
 	mtree_unlock(&sfile->addrs);
+	/* 6.12 prints drm-active-* whatever the supported status */
 	drm_print_memory_stats(p, &vram, DRM_GEM_OBJECT_RESIDENT, "vram");
 	drm_print_memory_stats(p, &system, DRM_GEM_OBJECT_RESIDENT, "system");
 }
@@ -472,9 +469,17 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 {
 	u64 align = max_t(u64, args->align, DRM_SIMACCEL_BO_MIN_ALIGN);
 	u64 size = round_up(args->size, PAGE_SIZE);
+	struct simaccel_bo *bo;
 
 	if (args->kind == DRM_SIMACCEL_BO_HOST)
 		return simaccel_host_bo_new(sdev, size);
+	bo = simaccel_vram_bo_new(sdev, size, align, args->kind);
+	if (PTR_ERR_OR_ZERO(bo) != -ENOSPC || !atomic_read(&sdev->clears_pending))
+		return bo;
+	/* buffers just freed are let go when their clearing ends: wait */
+	if (wait_event_interruptible(sdev->clears_wq,
+				     !atomic_read(&sdev->clears_pending)))
+		return ERR_PTR(-ERESTARTSYS);
 	return simaccel_vram_bo_new(sdev, size, align, args->kind);
 }
 

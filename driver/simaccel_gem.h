@@ -24,6 +24,7 @@
  * @sgt: HOST, USERPTR, IMPORTED: the DMA mapping of the memory
  * @pin: USERPTR: the pinned user pages
  * @clear: VRAM: the fence of the device's clearing of it, or NULL
+ * @active: jobs that use it and have not finished, for fdinfo
  */
 struct simaccel_bo {
 	struct drm_gem_shmem_object base;
@@ -34,6 +35,7 @@ struct simaccel_bo {
 	struct sg_table *sgt;
 	struct simaccel_pin *pin;
 	struct dma_fence *clear;
+	atomic_t active;
 };
 
 static inline struct simaccel_bo *to_simaccel_bo(struct drm_gem_object *obj)

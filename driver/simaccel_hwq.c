@@ -29,17 +29,39 @@
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
 
-#define SIMACCEL_RING_SIZE	4096
+#define SIMACCEL_RING_SIZE	32768
+/* The most bytes a descriptor moves, unthrottled. */
+#define SIMACCEL_DESC_MAX	SZ_4M
 
 static unsigned int simaccel_job_timeout_ms = 2000;
 module_param_named(job_timeout_ms, simaccel_job_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "fail a job after this long without device progress (ms; for devices bound afterwards)");
 
-/* The most descriptors of a job: a quarter of a ring, with its FENCE. */
+static_assert(DRM_SIMACCEL_MAX_DESCS + 1 <= SIMACCEL_RING_SIZE / 2);
+
+/* The most descriptors of a job: half a ring, with its FENCE. */
 u32 simaccel_hwq_max_descs(void)
 {
-	return SIMACCEL_RING_SIZE / 4 - 1;
+	return DRM_SIMACCEL_MAX_DESCS;
+}
+
+/*
+ * The time-out sees progress only when a descriptor completes: size them
+ * so that one takes at most a quarter of the time-out at the bandwidth
+ * the device advertises (a throttled device), 4 MiB at most.
+ */
+static u64 simaccel_hwq_desc_bytes(struct simaccel_device *sdev)
+{
+	u64 bw = simaccel_read(sdev, ACCEL_REG_DMA_BW_LO) |
+		 (u64)simaccel_read(sdev, ACCEL_REG_DMA_BW_HI) << 32;
+	u64 bytes;
+
+	if (!bw)
+		return SIMACCEL_DESC_MAX;
+	bytes = mul_u64_u32_div(bw, max(simaccel_job_timeout_ms, 10U), 4000);
+	return clamp_t(u64, bytes ? rounddown_pow_of_two(bytes) : 0, SZ_4K,
+		       SIMACCEL_DESC_MAX);
 }
 
 static const char *simaccel_fence_driver_name(struct dma_fence *fence)
@@ -367,6 +389,7 @@ int simaccel_hwq_init(struct simaccel_device *sdev)
 				  sizeof(*sdev->hwqs), GFP_KERNEL);
 	if (!sdev->hwqs)
 		return -ENOMEM;
+	sdev->desc_bytes = simaccel_hwq_desc_bytes(sdev);
 	for (q = 0; q < sdev->num_queues; q++) {
 		ret = simaccel_hwq_init_one(sdev, &sdev->hwqs[q], q);
 		if (ret)

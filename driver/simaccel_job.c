@@ -5,13 +5,16 @@
  * A user queue is a drm_sched entity over every hardware queue's scheduler:
  * its jobs run in order, on whichever hardware queue is least loaded when
  * it is idle, and the schedulers share the hardware fairly between the
- * entities of all files. A submission's operations are resolved once, in
- * the ioctl: every device address to a buffer of the file (referenced),
- * every user pointer to pinned pages (charged), and then to descriptors.
- * The jobs of one submission share those references (struct
- * simaccel_job_res), released when the last of its jobs is freed, which
- * drm_sched does only after the job's fence has signalled, and the device
- * is done with the memory by then (see simaccel_hwq.c for time-outs).
+ * entities of all files. A submission is one job, so that its fence is its
+ * whole outcome. Its operations are resolved once, in the ioctl: every
+ * device address to a buffer of the file (referenced), every user pointer
+ * to pinned pages (charged), and then to descriptors (struct
+ * simaccel_job_res). Those are let go by a work item as soon as the job's
+ * finished fence signals, when the device is done with the memory or never
+ * got it (see simaccel_hwq.c for time-outs), and not when drm_sched frees
+ * the job, which it does in ring order, behind other users' slow work. The
+ * device's clearing of a VRAM buffer may need several jobs, which a fence
+ * array stands for.
  *
  * Dependencies are dma_fences held by reference: syncobj fences, and the
  * fence of the device's clearing of each VRAM buffer a job names. No fence
@@ -24,6 +27,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_syncobj.h>
+#include <linux/dma-fence-array.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -32,11 +36,6 @@
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
 #include "simaccel_pin.h"
-
-/* Bytes per descriptor, so that the completion counter shows progress. */
-#define SIMACCEL_DESC_MAX_BYTES		SZ_4M
-/* Descriptors per submission, charged to the caller's memory cgroup. */
-#define SIMACCEL_SUBMIT_MAX_DESCS	65536
 
 /**
  * struct simaccel_queue - a user queue
@@ -144,8 +143,10 @@ static void simaccel_res_release(struct kref *ref)
 	unsigned int i;
 
 	for (i = 0; i < res->count; i++) {
-		if (res->bos[i])
+		if (res->bos[i]) {
+			atomic_dec(&res->bos[i]->active);
 			drm_gem_object_put(&res->bos[i]->base.base);
+		}
 		if (res->pins[i])
 			simaccel_unpin(res->sdev, res->pins[i]);
 	}
@@ -161,6 +162,15 @@ static void simaccel_res_release(struct kref *ref)
 static void simaccel_res_put(struct simaccel_job_res *res)
 {
 	kref_put(&res->ref, simaccel_res_release);
+}
+
+/* @res holds @bo (a new reference) in @slot, and the buffer is busy. */
+static void simaccel_res_hold_bo(struct simaccel_job_res *res,
+				 unsigned int slot, struct simaccel_bo *bo)
+{
+	drm_gem_object_get(&bo->base.base);
+	res->bos[slot] = bo;
+	atomic_inc(&bo->active);
 }
 
 static struct simaccel_job_res *simaccel_res_new(struct simaccel_device *sdev,
@@ -209,8 +219,10 @@ static void simaccel_job_record_error(struct simaccel_job *job)
 	spin_unlock(&queue->err_lock);
 }
 
-static void simaccel_job_free(struct simaccel_job *job)
+static void simaccel_job_release(struct kref *ref)
 {
+	struct simaccel_job *job = container_of(ref, struct simaccel_job, ref);
+
 	if (job->hw_fence_live)
 		dma_fence_put(job->hw_fence);
 	else
@@ -220,8 +232,40 @@ static void simaccel_job_free(struct simaccel_job *job)
 		wake_up(&job->queue->wq);
 		simaccel_queue_put(job->queue);
 	}
-	simaccel_res_put(job->res);
+	if (job->res)
+		simaccel_res_put(job->res);
 	kfree(job);
+}
+
+static void simaccel_job_put(struct simaccel_job *job)
+{
+	kref_put(&job->ref, simaccel_job_release);
+}
+
+/*
+ * The job's fence signalled: the device is done with its memory, or never
+ * got it. Let go of its buffers and pages now, not when drm_sched frees
+ * the job, which it does in the order jobs went to the hardware, behind
+ * other users' slow work.
+ */
+static void simaccel_job_done_work(struct work_struct *work)
+{
+	struct simaccel_job *job =
+		container_of(work, struct simaccel_job, done_work);
+	struct simaccel_device *sdev = job->res->sdev;
+
+	simaccel_res_put(job->res);
+	job->res = NULL;
+	if (!job->queue && atomic_dec_and_test(&sdev->clears_pending))
+		wake_up_all(&sdev->clears_wq);
+	simaccel_job_put(job);
+}
+
+static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct simaccel_job *job = container_of(cb, struct simaccel_job, done_cb);
+
+	queue_work(system_unbound_wq, &job->done_work);
 }
 
 /* A dependency that failed fails the job: it must not run on bad data. */
@@ -275,7 +319,7 @@ static void simaccel_free_job(struct drm_sched_job *sched_job)
 	simaccel_job_account(to_simaccel_job(sched_job));
 	simaccel_job_record_error(to_simaccel_job(sched_job));
 	drm_sched_job_cleanup(sched_job);
-	simaccel_job_free(to_simaccel_job(sched_job));
+	simaccel_job_put(to_simaccel_job(sched_job));
 }
 
 const struct drm_sched_backend_ops simaccel_sched_ops = {
@@ -320,12 +364,12 @@ static void simaccel_cursor_advance(struct simaccel_cursor *cur, u64 bytes)
 
 /*
  * The descriptors of one copy (@src non-NULL) or fill of @byte: one per
- * piece that is contiguous on both sides, at most 4 MiB each. Writes them
+ * piece that is contiguous on both sides, at most @max_bytes each. Writes them
  * at @out if it is not NULL; returns how many there are.
  */
 static u64 simaccel_emit_op(const struct simaccel_side *dst,
 			    const struct simaccel_side *src, u8 byte, u64 size,
-			    struct accel_desc *out)
+			    u64 max_bytes, struct accel_desc *out)
 {
 	struct simaccel_cursor d, s = { .avail = U64_MAX };
 	u32 flags = dst->sgt ? 0 : ACCEL_DESC_DST_VRAM;
@@ -339,7 +383,7 @@ static u64 simaccel_emit_op(const struct simaccel_side *dst,
 	while (size) {
 		u64 len = min3(size, d.avail, s.avail);
 
-		len = min_t(u64, len, SIMACCEL_DESC_MAX_BYTES);
+		len = min(len, max_bytes);
 		if (out) {
 			struct accel_desc *desc = &out[n];
 
@@ -398,7 +442,9 @@ static int simaccel_resolve_side(struct simaccel_file *sfile,
 	ret = simaccel_gem_resolve(sfile, addr, size, &span);
 	if (ret)
 		return ret;
+	/* the lookup's reference becomes the job's */
 	res->bos[slot] = span.bo;
+	atomic_inc(&span.bo->active);
 	if (write && !simaccel_bo_writable(span.bo))
 		return -EACCES;
 	simaccel_side_of_bo(side, &span);
@@ -449,11 +495,12 @@ static int simaccel_res_build(struct simaccel_file *sfile,
 						    op->flags & DRM_SIMACCEL_OP_SRC_USER,
 						    false, &sides[2 * i + 1]);
 	}
+	/* one job: its fence is the submission's, and carries its error */
 	for (i = 0; i < count && !ret; i++) {
 		n += simaccel_emit_op(&sides[2 * i], ops[i].op == DRM_SIMACCEL_OP_COPY ?
 				      &sides[2 * i + 1] : NULL, ops[i].src,
-				      ops[i].size, NULL);
-		if (n > SIMACCEL_SUBMIT_MAX_DESCS)
+				      ops[i].size, sfile->sdev->desc_bytes, NULL);
+		if (n > simaccel_hwq_max_descs())
 			ret = -E2BIG;
 	}
 	if (!ret) {
@@ -464,20 +511,25 @@ static int simaccel_res_build(struct simaccel_file *sfile,
 	for (n = 0, i = 0; i < count && !ret; i++)
 		n += simaccel_emit_op(&sides[2 * i], ops[i].op == DRM_SIMACCEL_OP_COPY ?
 				      &sides[2 * i + 1] : NULL, ops[i].src,
-				      ops[i].size, res->descs + n);
+				      ops[i].size, sfile->sdev->desc_bytes,
+				      res->descs + n);
 	*ndesc = n;
 	kvfree(sides);
 	return ret;
 }
 
 /**
- * struct simaccel_batch - the jobs of one submission, before they are pushed
+ * struct simaccel_batch - jobs of one submission, before they are pushed
  * @jobs: the jobs, in order
- * @count: how many
+ * @count: how many: one for a user's submission, any for a clearing
+ * @fences: with several jobs, room for their fences, which @all stands for
+ * @all: with several jobs, the fence array, allocated up front
  */
 struct simaccel_batch {
 	struct simaccel_job **jobs;
 	u32 count;
+	struct dma_fence **fences;
+	struct dma_fence_array *all;
 };
 
 static void simaccel_batch_abort(struct simaccel_batch *batch)
@@ -486,9 +538,11 @@ static void simaccel_batch_abort(struct simaccel_batch *batch)
 
 	for (i = 0; i < batch->count; i++) {
 		drm_sched_job_cleanup(&batch->jobs[i]->base);
-		simaccel_job_free(batch->jobs[i]);
+		simaccel_job_put(batch->jobs[i]);
 	}
 	kfree(batch->jobs);
+	kfree(batch->fences);
+	kfree(batch->all);
 }
 
 /* Cut @res's @ndesc descriptors into jobs for @entity. */
@@ -500,11 +554,21 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 	u32 per_job = simaccel_hwq_max_descs(), i;
 	int ret;
 
+	u64 njobs = DIV_ROUND_UP(ndesc, per_job);
+
 	batch->count = 0;
-	batch->jobs = kcalloc(DIV_ROUND_UP(ndesc, per_job),
-			      sizeof(*batch->jobs), GFP_KERNEL_ACCOUNT);
+	batch->fences = NULL;
+	batch->all = NULL;
+	batch->jobs = kcalloc(njobs, sizeof(*batch->jobs), GFP_KERNEL_ACCOUNT);
 	if (!batch->jobs)
 		return -ENOMEM;
+	if (njobs > 1) {
+		batch->fences = kcalloc(njobs, sizeof(*batch->fences),
+					GFP_KERNEL_ACCOUNT);
+		batch->all = dma_fence_array_alloc(njobs);
+		if (!batch->fences || !batch->all)
+			goto err_nomem;
+	}
 	for (i = 0; (u64)i * per_job < ndesc; i++) {
 		struct simaccel_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 
@@ -517,7 +581,9 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 		}
 		job->descs = res->descs + (u64)i * per_job;
 		job->ndesc = min_t(u64, per_job, ndesc - (u64)i * per_job);
+		kref_init(&job->ref);
 		INIT_LIST_HEAD(&job->link);
+		INIT_WORK(&job->done_work, simaccel_job_done_work);
 		ret = drm_sched_job_init(&job->base, entity, job->ndesc + 1, owner);
 		if (ret) {
 			kfree(job->hw_fence);
@@ -559,8 +625,9 @@ static int simaccel_batch_add_deps(struct simaccel_batch *batch,
 
 /*
  * Arm and push the batch, whose caller holds the entity's ordering lock;
- * the jobs belong to the scheduler after this. Returns the last job's
- * finished fence, referenced.
+ * the jobs belong to the scheduler after this. Returns the fence of them
+ * all, referenced: the job's, or an array of the jobs' that signals when
+ * all have and carries any one's error.
  */
 static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 					     struct simaccel_queue *queue)
@@ -579,21 +646,33 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 		drm_sched_job_arm(&job->base);
 		set_bit(DRM_SCHED_FENCE_DONT_PIPELINE,
 			&job->base.s_fence->finished.flags);
-		if (i == batch->count - 1)
+		if (batch->fences)
+			batch->fences[i] = dma_fence_get(&job->base.s_fence->finished);
+		else
 			done = dma_fence_get(&job->base.s_fence->finished);
+		/* a reference for the release at the fence (not yet signalled) */
+		kref_get(&job->ref);
+		if (!queue)
+			atomic_inc(&job->res->sdev->clears_pending);
+		dma_fence_add_callback(&job->base.s_fence->finished,
+				       &job->done_cb, simaccel_job_done);
 		drm_sched_entity_push_job(&job->base);
 	}
 	if (queue)
 		queue->submitted++;
 	kfree(batch->jobs);
-	return done;
+	if (!batch->all)
+		return done;
+	/* the array owns the fences now */
+	dma_fence_array_init(batch->all, batch->count, batch->fences,
+			     dma_fence_context_alloc(1), 1, false);
+	return &batch->all->base;
 }
 
 /**
  * simaccel_job_clear_vram - have the device clear a new VRAM buffer
  * @sdev: the device
- * @bo: the buffer; the jobs hold no reference to it, its release waits
- *	for them instead, so that its range is free when the last handle is
+ * @bo: the buffer, which the jobs reference
  *
  * Return: the fence of the clearing, referenced, or an ERR_PTR.
  */
@@ -610,13 +689,16 @@ struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
 	res = simaccel_res_new(sdev, 1);
 	if (!res)
 		return ERR_PTR(-ENOMEM);
-	n = simaccel_emit_op(&side, NULL, 0, bo->size, NULL);
+	n = simaccel_emit_op(&side, NULL, 0, bo->size, sdev->desc_bytes, NULL);
 	res->descs = kvmalloc_array(n, sizeof(*res->descs), GFP_KERNEL_ACCOUNT);
 	if (!res->descs) {
 		simaccel_res_put(res);
 		return ERR_PTR(-ENOMEM);
 	}
-	simaccel_emit_op(&side, NULL, 0, bo->size, res->descs);
+	simaccel_emit_op(&side, NULL, 0, bo->size, sdev->desc_bytes, res->descs);
+	/* the range stays the buffer's until the clearing is over */
+	res->count = 1;
+	simaccel_res_hold_bo(res, 0, bo);
 	ret = simaccel_batch_init(&batch, &sdev->clear_entity, res, n, NULL);
 	simaccel_res_put(res);
 	if (ret)
@@ -642,6 +724,7 @@ int simaccel_job_init(struct simaccel_device *sdev)
 	ret = drmm_mutex_init(&sdev->drm, &sdev->clear_lock);
 	if (ret)
 		return ret;
+	init_waitqueue_head(&sdev->clears_wq);
 	scheds = drmm_kcalloc(&sdev->drm, sdev->num_queues, sizeof(*scheds),
 			      GFP_KERNEL);
 	if (!scheds)

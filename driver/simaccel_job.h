@@ -7,6 +7,7 @@
 
 #include <drm/gpu_scheduler.h>
 #include <linux/kref.h>
+#include <linux/workqueue.h>
 
 #include "simaccel_drv.h"
 
@@ -29,6 +30,10 @@ struct simaccel_queue;
  * @seqno: @hw_fence's seqno
  * @started: when it went on the ring (the last time)
  * @submission: the seqno of its submission in its queue
+ * @ref: held by the scheduler (until free_job) and by the release of its
+ *	memory when its fence signals (@done_cb, @done_work)
+ * @done_cb: on its finished fence
+ * @done_work: lets go of @res, in process context
  */
 struct simaccel_job {
 	struct drm_sched_job base;
@@ -42,6 +47,9 @@ struct simaccel_job {
 	u64 seqno;
 	ktime_t started;
 	u64 submission;
+	struct kref ref;
+	struct dma_fence_cb done_cb;
+	struct work_struct done_work;
 };
 
 static inline struct simaccel_job *to_simaccel_job(struct drm_sched_job *job)

@@ -3,13 +3,17 @@
  * simaccel: user memory pinned for the device.
  *
  * Pages are pinned with FOLL_LONGTERM, since a buffer or a queued job may
- * hold them for as long as it likes, and charged against the caller's
- * RLIMIT_MEMLOCK as VFIO and RDMA charge them (account_locked_vm()), so
- * that an unprivileged user cannot pin more than they could mlock(). The
- * charge stays with the address space that paid it, whoever releases it.
+ * hold them for as long as it likes, and charged to the caller's user
+ * against RLIMIT_MEMLOCK, as io_uring charges its fixed buffers: per user,
+ * not per address space, because a buffer outlives the process that pinned
+ * it (a child that pins into its parent's file and exits would otherwise
+ * take its charge with it). CAP_IPC_LOCK lifts the limit, not the count.
+ * The charge is taken before anything is allocated for the pages.
  */
+#include <linux/capability.h>
 #include <linux/mm.h>
-#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 
 #include "simaccel_pin.h"
@@ -52,6 +56,20 @@ static int simaccel_pin_map(struct simaccel_device *sdev,
 	return ret;
 }
 
+/* Charge @npages to the caller's user, within RLIMIT_MEMLOCK. */
+static int simaccel_pin_charge(struct user_struct *user, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long cur = atomic_long_read(&user->locked_vm);
+	bool unlimited = capable(CAP_IPC_LOCK);
+
+	do {
+		if (!unlimited && cur + npages > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + npages));
+	return 0;
+}
+
 /*
  * Pin [user_addr, user_addr + size) of the caller's memory and map it for
  * DMA; the device only reads it if @read_only.
@@ -66,6 +84,10 @@ struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
 	if (!size || check_add_overflow(user_addr, size, &end) ||
 	    end > TASK_SIZE)
 		return ERR_PTR(-EINVAL);
+	/* no one pins more than the machine has, CAP_IPC_LOCK or not */
+	if (DIV_ROUND_UP(offset_in_page(user_addr) + size, PAGE_SIZE) >
+	    totalram_pages())
+		return ERR_PTR(-ENOMEM);
 	pin = kzalloc(sizeof(*pin), GFP_KERNEL_ACCOUNT);
 	if (!pin)
 		return ERR_PTR(-ENOMEM);
@@ -73,16 +95,15 @@ struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
 	pin->size = size;
 	pin->npages = DIV_ROUND_UP(pin->offset + size, PAGE_SIZE);
 	pin->dir = read_only ? DMA_TO_DEVICE : DMA_BIDIRECTIONAL;
-	pin->pages = kvmalloc_array(pin->npages, sizeof(*pin->pages),
-				    GFP_KERNEL_ACCOUNT);
-	ret = -ENOMEM;
-	if (!pin->pages)
-		goto err_free;
-	ret = account_locked_vm(current->mm, pin->npages, true);
+	pin->user = get_uid(current_user());
+	ret = simaccel_pin_charge(pin->user, pin->npages);
 	if (ret)
 		goto err_free;
-	pin->mm = current->mm;
-	mmgrab(pin->mm);
+	ret = -ENOMEM;
+	pin->pages = kvmalloc_array(pin->npages, sizeof(*pin->pages),
+				    GFP_KERNEL_ACCOUNT);
+	if (!pin->pages)
+		goto err_unaccount;
 	ret = simaccel_pin_pages(pin, user_addr, read_only);
 	if (ret)
 		goto err_unaccount;
@@ -95,9 +116,9 @@ struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
 err_unpin:
 	unpin_user_pages(pin->pages, pin->npages);
 err_unaccount:
-	account_locked_vm(pin->mm, pin->npages, false);
-	mmdrop(pin->mm);
+	atomic_long_sub(pin->npages, &pin->user->locked_vm);
 err_free:
+	free_uid(pin->user);
 	kvfree(pin->pages);
 	kfree(pin);
 	return ERR_PTR(ret);
@@ -111,8 +132,8 @@ void simaccel_unpin(struct simaccel_device *sdev, struct simaccel_pin *pin)
 	sg_free_table(&pin->sgt);
 	unpin_user_pages_dirty_lock(pin->pages, pin->npages,
 				    pin->dir != DMA_TO_DEVICE);
-	account_locked_vm(pin->mm, pin->npages, false);
-	mmdrop(pin->mm);
+	atomic_long_sub(pin->npages, &pin->user->locked_vm);
+	free_uid(pin->user);
 	kvfree(pin->pages);
 	kfree(pin);
 }

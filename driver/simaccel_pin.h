@@ -17,7 +17,7 @@
  * @size: bytes of the range
  * @pages: the pinned pages
  * @npages: how many
- * @mm: the address space charged for them (RLIMIT_MEMLOCK), held
+ * @user: the user charged for them (RLIMIT_MEMLOCK), held
  * @dir: DMA_TO_DEVICE for memory the device only reads
  */
 struct simaccel_pin {
@@ -26,7 +26,7 @@ struct simaccel_pin {
 	u64 size;
 	struct page **pages;
 	unsigned long npages;
-	struct mm_struct *mm;
+	struct user_struct *user;
 	enum dma_data_direction dir;
 };
 

@@ -4,8 +4,10 @@
 # in the VM with two devices and a vIOMMU: the kselftests and the libaccel
 # suite on accel, the ioctl fuzzer with failslab and fail_page_alloc
 # failing 1% of its processes' allocations, then kmemleak and the DMA-API
-# error count. Any kernel report fails the run, except the reports of the
-# allocations that were made to fail. Ends with "N passed, N failed".
+# error count; then simaccel.ko, the driver on DRM accel, with its
+# kselftests and the same checks after them. Any kernel report fails the
+# run, except the reports of the allocations that were made to fail. Ends
+# with "N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,4 +29,9 @@ run_vm "debug kernel, vIOMMU" --kernel "$VMLINUZ" --module "$DEBUG_KO" \
 	"ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test" \
 	./faults.sh "./ioctl_fuzz --kernel-faults --ops 20000 --procs 4 --seed $seed" \
 	./after.sh
+run_vm "debug kernel, simaccel.ko (DRM accel), vIOMMU" --kernel "$VMLINUZ" \
+	--module "$DEBUG_SIMACCEL_KO" --devices 2 --iommu --memory 2G --smp 2 \
+	--timeout 1200 --file "$T/simaccel_test" --file "$T/simaccel_job_test" \
+	--file "$T/simaccel_share_test" --file tests/debug/after.sh -- \
+	./simaccel_test ./simaccel_job_test ./simaccel_share_test ./after.sh
 summary

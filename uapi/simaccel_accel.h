@@ -204,8 +204,11 @@ struct drm_simaccel_bo_info {
  * @dev_addr: out, device address of @user_addr
  *
  * The pages stay pinned (FOLL_LONGTERM) and mapped for DMA until the buffer
- * is gone, charged against the caller's RLIMIT_MEMLOCK (CAP_IPC_LOCK lifts
- * it). Such a buffer cannot be mapped through this file: the caller has it.
+ * is gone, charged to the caller's user against RLIMIT_MEMLOCK, as io_uring
+ * charges them: all the pins of one user count together, whichever process
+ * made them and whether or not it still lives (CAP_IPC_LOCK lifts the
+ * limit). Such a buffer cannot be mapped through this file, nor exported:
+ * the caller has it.
  * A READ_ONLY buffer may be read-only memory; a copy into it fails.
  *
  * Errors: EINVAL for a bad range or flags; EFAULT when the range is not
@@ -233,9 +236,12 @@ struct drm_simaccel_bo_userptr {
  *		parameter job_timeout_ms); its queue was reset first;
  *   ECANCELED	a fence it waited for carried an error;
  *   ENODEV	the device was unbound;
- *   ESRCH	its queue was destroyed, or its file closed, by a process
- *		being killed, before it ran.
- * Work after a failed job runs.
+ *   ESRCH	its queue went away with a process that was exiting or
+ *		killed, and the job had not reached the hardware within a
+ *		second (drm_sched's grace for an exiting process).
+ * A submission is one job: all of it succeeds or its fence carries the
+ * error. Work after a failed job runs. A job's buffers and pages are let go
+ * as soon as its fence signals.
  */
 #define DRM_SIMACCEL_MAX_QUEUES_PER_FILE	64
 #define DRM_SIMACCEL_MAX_JOBS_PER_QUEUE	256	/* in flight; SUBMIT waits */
@@ -258,7 +264,9 @@ struct drm_simaccel_queue_create {
  * @pad: must be zero
  *
  * Jobs already submitted still run and signal their fences; the call
- * returns once they have all been handed to the hardware.
+ * returns once they have all been handed to the hardware. (Closing the
+ * file destroys its queues the same way, except when the process is
+ * exiting: see ESRCH above.)
  */
 struct drm_simaccel_queue_destroy {
 	__u32 handle;
@@ -308,6 +316,7 @@ struct drm_simaccel_sync {
 };
 
 #define DRM_SIMACCEL_MAX_OPS		256
+#define DRM_SIMACCEL_MAX_DESCS		16383
 #define DRM_SIMACCEL_MAX_IN_SYNCS	64
 
 /* struct drm_simaccel_submit flags */
@@ -332,12 +341,15 @@ struct drm_simaccel_sync {
  * DRM_SIMACCEL_MAX_JOBS_PER_QUEUE jobs in flight waits (interruptibly,
  * before anything is queued) for earlier ones.
  *
- * Errors of the call itself: EINVAL for bad flags, ops or padding; ENOENT
- * for an unknown queue or syncobj, or an address that no buffer of this
- * file holds (or a range that passes the end of its buffer); EACCES for a
- * copy into a READ_ONLY buffer; E2BIG when the job needs more than the
- * driver's limit of DMA descriptors (split it); EFAULT, ENOMEM for user
- * memory as in BO_USERPTR; ENODEV after the device is unbound.
+ * Errors of the call itself: EINVAL for bad flags, ops or padding, or an
+ * in-sync with no fence (yet) at that point; ENOENT for an unknown queue or
+ * syncobj, or an address that no buffer of this file holds (or a range
+ * that passes the end of its buffer: VRAM and HOST buffers are whole
+ * pages); EACCES for a copy into a READ_ONLY buffer; E2BIG when the job
+ * needs more than DRM_SIMACCEL_MAX_DESCS DMA descriptors (a descriptor
+ * moves at most 4 MiB that are contiguous on the bus on both sides, less
+ * on a throttled device: split the work); EFAULT, ENOMEM for user memory
+ * as in BO_USERPTR; ENODEV after the device is unbound.
  */
 struct drm_simaccel_submit {
 	__u32 queue;

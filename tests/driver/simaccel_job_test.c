@@ -19,8 +19,14 @@
  *   slow job that progresses survives the time-out (on a throttled device,
  *   with SIMACCEL_SLOW_DEVICE set), and a buffer whose clearing failed is
  *   read by no job and no mapping;
- * - USERPTR and *_USER pins are charged against RLIMIT_MEMLOCK, and the
- *   device's sysfs totals count buffers and pins and return to baseline;
+ * - USERPTR and *_USER pins are charged against RLIMIT_MEMLOCK, per user
+ *   (children pinning into a parent's file and exiting included), huge
+ *   ones refused before anything is allocated, and the device's sysfs
+ *   totals count buffers and pins and return to baseline;
+ * - a submission is one job: it fails as a whole, past 16383 descriptors
+ *   it is refused, and a job that fails at once returns at once, whatever
+ *   other files' jobs are slow on the same hardware queue; fdinfo shows
+ *   the buffers of a running job as active;
  * - fdinfo's drm-engine-copy counts each file's own jobs' engine time;
  * - unbinding the device with jobs queued fails them (or lets them finish)
  *   and every file operation afterwards is safe; a process killed with
@@ -131,6 +137,45 @@ static int queue_query(int fd, uint32_t queue, struct drm_simaccel_queue_query *
 {
 	*q = (struct drm_simaccel_queue_query){ .handle = queue };
 	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, q) ? -errno : 0;
+}
+
+/* A numeric DRM fdinfo key of @fd, or -1 if absent. */
+static long long fdinfo_num(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long val = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			val = strtoll(line + len + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
+/* A DRM fdinfo memory key of @fd in bytes (its value has a unit). */
+static long long fdinfo_bytes(int fd, const char *key)
+{
+	char path[64], line[256], unit[8] = "";
+	long long val = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':' &&
+		    sscanf(line + len + 1, "%lld %7s", &val, unit) >= 1)
+			val <<= !strcmp(unit, "KiB") ? 10 : !strcmp(unit, "MiB") ? 20 : 0;
+	fclose(f);
+	return val;
 }
 
 static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
@@ -498,6 +543,53 @@ static int inject_all(const char *what)
 	return done ? 0 : -1;
 }
 
+/*
+ * A submission is one job: a descriptor that fails fails all of it, and
+ * what came after the failure in it does not run.
+ */
+TEST_F(job, a_submission_fails_as_a_whole)
+{
+	struct drm_simaccel_bo_create v;
+	struct drm_simaccel_op ops[2] = {
+		{ .op = DRM_SIMACCEL_OP_FILL, .src = 1, .size = 4096 },
+		{ .op = DRM_SIMACCEL_OP_FILL, .src = 2, .size = 4096 },
+	};
+	uint8_t *m;
+
+	ASSERT_EQ(0, bo_create(self->fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v));
+	m = map_bo(self->fd, &v);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(0, m[0]);
+	ops[0].dst = v.dev_addr;
+	ops[1].dst = v.dev_addr + 4096;
+	ASSERT_EQ(0, inject_all("1"));
+	EXPECT_EQ(-EIO, submit(self->fd, self->queue, DRM_SIMACCEL_SUBMIT_WAIT,
+			       ops, 2, NULL, 0, NULL));
+	ASSERT_EQ(0, inject_all("0"));
+	EXPECT_EQ(0, m[0]);
+	EXPECT_EQ(0, m[4096]);
+	munmap(m, 8192);
+}
+
+TEST_F(job, a_submission_past_the_descriptor_limit_is_refused)
+{
+	static struct drm_simaccel_op ops[DRM_SIMACCEL_MAX_OPS];
+	struct drm_simaccel_bo_create v;
+
+	if (bo_create(self->fd, 256 * MIB, DRM_SIMACCEL_BO_VRAM, &v))
+		SKIP(return, "needs 256 MiB of free VRAM");
+	/* 256 fills of 256 MiB: 16384 descriptors of 4 MiB at most */
+	for (int i = 0; i < DRM_SIMACCEL_MAX_OPS; i++)
+		ops[i] = (struct drm_simaccel_op){
+			.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .size = 256 * MIB,
+		};
+	EXPECT_EQ(-E2BIG, submit(self->fd, self->queue, 0, ops,
+				 DRM_SIMACCEL_MAX_OPS, NULL, 0, NULL));
+	EXPECT_EQ(0, submit(self->fd, self->queue, DRM_SIMACCEL_SUBMIT_WAIT, ops,
+			    DRM_SIMACCEL_MAX_OPS / 2, NULL, 0, NULL));
+	ASSERT_EQ(0, gem_close(self->fd, v.handle));
+}
+
 /* Whether some hardware queue is stalled or halted. */
 static bool a_queue_is_stuck(void)
 {
@@ -644,13 +736,16 @@ TEST_F(job, a_buffer_whose_clearing_failed_is_never_read)
 }
 
 /*
- * Run alone on a device whose queues move 16 MiB/s (check.sh): a 32 MiB
- * copy takes 2 s, more than six time-outs of 300 ms, in 4 MiB steps.
+ * Run alone on a device whose one queue moves 16 MiB/s (check.sh): a
+ * 32 MiB copy takes 2 s, more than six time-outs of 300 ms, in small steps.
  */
 TEST(a_slow_job_that_progresses_survives_the_time_out)
 {
 	const size_t len = 32 * MIB;
 	struct drm_simaccel_bo_create a, b;
+	struct drm_simaccel_sync done = { 0 };
+	struct drm_simaccel_op op = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_queue_query q;
 	uint32_t queue;
 	struct timespec t0, t1;
 	int fd;
@@ -661,15 +756,73 @@ TEST(a_slow_job_that_progresses_survives_the_time_out)
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, syncobj_create(fd, &done.handle));
 	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &a));
 	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &b));
+	op.dst = b.dev_addr;
+	op.src = a.dev_addr;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	EXPECT_EQ(0, copy(fd, queue, b.dev_addr, a.dev_addr, len));
+	ASSERT_EQ(0, submit(fd, queue, 0, &op, 1, NULL, 0, &done));
+	/* fdinfo: both buffers are in use while it runs */
+	usleep(200000);
+	EXPECT_EQ(2 * len, fdinfo_bytes(fd, "drm-active-system"));
+	ASSERT_EQ(0, syncobj_wait(fd, done.handle, 0));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	/* it really was slow: otherwise this proves nothing */
+	/* it really was slow, and it did not fail */
 	EXPECT_LE(1, t1.tv_sec - t0.tv_sec);
+	ASSERT_EQ(0, queue_query(fd, queue, &q));
+	EXPECT_EQ(0, q.failed);
+	/* let go by a work item just after the fence */
+	for (int i = 0; i < 100 && fdinfo_bytes(fd, "drm-active-system"); i++)
+		usleep(10000);
+	EXPECT_EQ(0, fdinfo_bytes(fd, "drm-active-system"));
 	close(fd);
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+/*
+ * On a one-queue throttled device: a job that fails at once (its in-fence
+ * carries an error) returns from SUBMIT_WAIT at once, though another
+ * file's slow job went to the hardware before it.
+ */
+TEST(a_failed_job_returns_without_waiting_for_others)
+{
+	const size_t len = 32 * MIB;
+	struct drm_simaccel_bo_create a, b, v;
+	struct drm_simaccel_sync failed = { 0 };
+	struct drm_simaccel_op slow = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 1 };
+	uint32_t qa, qb;
+	struct timespec t0, t1;
+	int fa, fb;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fa = open(NODE, O_RDWR | O_CLOEXEC);
+	fb = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, queue_create(fa, &qa));
+	ASSERT_EQ(0, queue_create(fb, &qb));
+	ASSERT_EQ(0, syncobj_create(fb, &failed.handle));
+	ASSERT_EQ(0, bo_create(fa, len, DRM_SIMACCEL_BO_HOST, &a));
+	ASSERT_EQ(0, bo_create(fa, len, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, bo_create(fb, 4096, DRM_SIMACCEL_BO_HOST, &v));
+	fill.dst = v.dev_addr;
+	ASSERT_EQ(0, inject_all("1"));
+	ASSERT_EQ(-EIO, submit(fb, qb, DRM_SIMACCEL_SUBMIT_WAIT, &fill, 1, NULL, 0, &failed));
+	ASSERT_EQ(0, inject_all("0"));
+	slow.dst = b.dev_addr;
+	slow.src = a.dev_addr;
+	ASSERT_EQ(0, submit(fa, qa, 0, &slow, 1, NULL, 0, NULL));
+	usleep(100000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-ECANCELED, submit(fb, qb, DRM_SIMACCEL_SUBMIT_WAIT, &fill, 1,
+				     &failed, 1, NULL));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_GT(0.5, t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	close(fa);
+	close(fb);
 }
 
 static long long device_total(const char *name)
@@ -718,25 +871,6 @@ TEST_F(job, device_totals_count_buffers_and_pins_and_return_to_baseline)
 	EXPECT_EQ(vram0, device_total("vram_used"));
 	EXPECT_EQ(pinned0, device_total("host_pinned"));
 	free(buf);
-}
-
-/* A numeric DRM fdinfo key of @fd, or -1 if absent. */
-static long long fdinfo_num(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long val = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			val = strtoll(line + len + 1, NULL, 10);
-	fclose(f);
-	return val;
 }
 
 /* drm-engine-copy: the engine time of this file's jobs, and no one else's. */
@@ -908,6 +1042,9 @@ TEST_F(job, pins_are_charged_against_rlimit_memlock)
 
 		if (as_nobody_with_memlock(len + len / 2))
 			_exit(10);
+		/* refused before anything is allocated for it */
+		if (userptr(self->fd, buf, 1ull << 41, 0, &u1) != -ENOMEM)
+			_exit(18);
 		if (userptr(self->fd, buf, len, 0, &u1))
 			_exit(11);
 		/* a second pin of the same pages counts again */
@@ -935,6 +1072,48 @@ TEST_F(job, pins_are_charged_against_rlimit_memlock)
 	free(buf);
 }
 
+/*
+ * The pins of one user count together: children that pin into their
+ * parent's file and exit leave their charge with the user, not with their
+ * gone address spaces.
+ */
+TEST_F(job, pins_count_per_user_whichever_process_made_them)
+{
+	const size_t len = 4 * MIB;
+	uint8_t *buf = aligned_alloc(4096, len);
+	pid_t pid;
+	int status;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 1, len);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct drm_simaccel_bo_userptr u;
+		int pinned = 0;
+
+		if (as_nobody_with_memlock(3 * len))
+			_exit(10);
+		for (int i = 0; i < 8; i++) {
+			pid_t child = fork();
+
+			if (child == 0)
+				_exit(userptr(self->fd, buf, len, 0, &u) ? 1 : 0);
+			if (child < 0 || waitpid(child, &status, 0) != child)
+				_exit(11);
+			pinned += WEXITSTATUS(status) == 0;
+		}
+		_exit(pinned == 3 ? 0 : 20 + pinned);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	free(buf);
+}
+
+/*
+ * Jobs stuck on a stalled device when it is unbound fail with ENODEV, the
+ * waiter returns, and the file is safe to use and close.
+ */
 /*
  * Jobs stuck on a stalled device when it is unbound fail with ENODEV, the
  * waiter returns, and the file is safe to use and close.
