@@ -95,7 +95,7 @@ $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
 
 # simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
 $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test: \
-		$(TESTS)/%: tests/driver/%.c uapi/simaccel_accel.h \
+		$(TESTS)/%: tests/driver/%.c tests/driver/simaccel_util.h uapi/simaccel_accel.h \
 			include/accel_hw.h $(BUILD)/kernel.env | deps
 	@mkdir -p $(@D)
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC \

@@ -52,21 +52,11 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../uapi/simaccel_accel.h"
+#include "simaccel_util.h"
 #include "../../include/accel_hw.h"
 
-#define NODE		"/dev/accel/accel0"
-#define CLASS_DEVICE	"/sys/class/accel/accel0/device"
-#define DRIVER_DIR	"/sys/bus/pci/drivers/simaccel"
 #define TIMEOUT_PARAM	"/sys/module/simaccel/parameters/job_timeout_ms"
 #define MIB		(1024 * 1024ull)
-
-static int bo_create(int fd, uint64_t size, uint32_t kind,
-		     struct drm_simaccel_bo_create *out)
-{
-	*out = (struct drm_simaccel_bo_create){ .size = size, .kind = kind };
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_CREATE, out) ? -errno : 0;
-}
 
 static int userptr(int fd, void *p, uint64_t size, uint32_t flags,
 		   struct drm_simaccel_bo_userptr *out)
@@ -75,56 +65,6 @@ static int userptr(int fd, void *p, uint64_t size, uint32_t flags,
 		.user_addr = (uintptr_t)p, .size = size, .flags = flags,
 	};
 	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_USERPTR, out) ? -errno : 0;
-}
-
-static int gem_close(int fd, uint32_t handle)
-{
-	struct drm_gem_close c = { .handle = handle };
-
-	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -errno : 0;
-}
-
-static int queue_create(int fd, uint32_t *handle)
-{
-	struct drm_simaccel_queue_create q = { 0 };
-	int ret = ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &q) ? -errno : 0;
-
-	*handle = q.handle;
-	return ret;
-}
-
-static int queue_destroy(int fd, uint32_t handle)
-{
-	struct drm_simaccel_queue_destroy q = { .handle = handle };
-
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_DESTROY, &q) ? -errno : 0;
-}
-
-static int submit(int fd, uint32_t queue, uint32_t flags,
-		  const struct drm_simaccel_op *ops, uint32_t count,
-		  const struct drm_simaccel_sync *in, uint32_t nin,
-		  const struct drm_simaccel_sync *out)
-{
-	struct drm_simaccel_submit s = {
-		.queue = queue, .flags = flags,
-		.ops = (uintptr_t)ops, .op_count = count,
-		.in_syncs = (uintptr_t)in, .in_sync_count = nin,
-	};
-
-	if (out)
-		s.out_sync = *out;
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s) ? -errno : 0;
-}
-
-/* One copy or fill, waited for: the job's error, or the call's. */
-static int run_op(int fd, uint32_t queue, uint32_t op, uint32_t flags,
-		  uint64_t dst, uint64_t src, uint64_t size)
-{
-	struct drm_simaccel_op o = {
-		.op = op, .flags = flags, .dst = dst, .src = src, .size = size,
-	};
-
-	return submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, &o, 1, NULL, 0, NULL);
 }
 
 static int copy(int fd, uint32_t queue, uint64_t dst, uint64_t src,
@@ -137,45 +77,6 @@ static int queue_query(int fd, uint32_t queue, struct drm_simaccel_queue_query *
 {
 	*q = (struct drm_simaccel_queue_query){ .handle = queue };
 	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, q) ? -errno : 0;
-}
-
-/* A numeric DRM fdinfo key of @fd, or -1 if absent. */
-static long long fdinfo_num(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long val = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			val = strtoll(line + len + 1, NULL, 10);
-	fclose(f);
-	return val;
-}
-
-/* A DRM fdinfo memory key of @fd in bytes (its value has a unit). */
-static long long fdinfo_bytes(int fd, const char *key)
-{
-	char path[64], line[256], unit[8] = "";
-	long long val = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':' &&
-		    sscanf(line + len + 1, "%lld %7s", &val, unit) >= 1)
-			val <<= !strcmp(unit, "KiB") ? 10 : !strcmp(unit, "MiB") ? 20 : 0;
-	fclose(f);
-	return val;
 }
 
 static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
@@ -512,18 +413,6 @@ static const char *debugfs_dir(char *buf, size_t len)
 	return buf;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /* Inject @what into every hardware queue (a queue runs on any of them). */
 static int inject_all(const char *what)
 {
@@ -823,21 +712,6 @@ TEST(a_failed_job_returns_without_waiting_for_others)
 	EXPECT_GT(0.5, t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	close(fa);
 	close(fb);
-}
-
-static long long device_total(const char *name)
-{
-	char path[256], buf[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), CLASS_DEVICE "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return strtoll(buf, NULL, 0);
 }
 
 /* sysfs totals count every user's buffers and pins, and come back. */

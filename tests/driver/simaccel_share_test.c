@@ -29,25 +29,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../uapi/simaccel_accel.h"
+#include "simaccel_util.h"
 
-#define NODE0		"/dev/accel/accel0"
+#define NODE0		NODE
 #define NODE1		"/dev/accel/accel1"
-#define CLASS_DEVICE0	"/sys/class/accel/accel0/device"
-
-static int bo_create(int fd, uint64_t size, uint32_t kind,
-		     struct drm_simaccel_bo_create *out)
-{
-	*out = (struct drm_simaccel_bo_create){ .size = size, .kind = kind };
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_CREATE, out) ? -errno : 0;
-}
-
-static int gem_close(int fd, uint32_t handle)
-{
-	struct drm_gem_close c = { .handle = handle };
-
-	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -errno : 0;
-}
 
 static int export(int fd, uint32_t handle, int *dmabuf)
 {
@@ -71,44 +56,6 @@ static int bo_info(int fd, uint32_t handle, struct drm_simaccel_bo_info *info)
 {
 	*info = (struct drm_simaccel_bo_info){ .handle = handle };
 	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_INFO, info) ? -errno : 0;
-}
-
-static int queue_create(int fd, uint32_t *handle)
-{
-	struct drm_simaccel_queue_create q = { 0 };
-	int ret = ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &q) ? -errno : 0;
-
-	*handle = q.handle;
-	return ret;
-}
-
-static int run_op(int fd, uint32_t queue, uint32_t op, uint32_t flags,
-		  uint64_t dst, uint64_t src, uint64_t size)
-{
-	struct drm_simaccel_op o = {
-		.op = op, .flags = flags, .dst = dst, .src = src, .size = size,
-	};
-	struct drm_simaccel_submit s = {
-		.queue = queue, .flags = DRM_SIMACCEL_SUBMIT_WAIT,
-		.ops = (uintptr_t)&o, .op_count = 1,
-	};
-
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s) ? -errno : 0;
-}
-
-static long long device_total(const char *name)
-{
-	char path[256], buf[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), CLASS_DEVICE0 "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return strtoll(buf, NULL, 0);
 }
 
 static int send_fd(int sock, int fd)

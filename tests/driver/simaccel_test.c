@@ -36,12 +36,9 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../uapi/simaccel_accel.h"
+#include "simaccel_util.h"
 #include "../../include/accel_hw.h"
 
-#define NODE		"/dev/accel/accel0"
-#define CLASS_DEVICE	"/sys/class/accel/accel0/device"
-#define DRIVER_DIR	"/sys/bus/pci/drivers/simaccel"
 #define ACCEL_MAJOR	261	/* DRM accel's char major */
 
 #define INFO_CAPS	(DRM_SIMACCEL_CAP_COPY | DRM_SIMACCEL_CAP_FILL | \
@@ -74,18 +71,6 @@ static int pci_addr(char *addr, size_t len)
 	target[n] = 0;
 	snprintf(addr, len, "%s", strrchr(target, '/') + 1);
 	return 0;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
 static int get_info(int fd, struct drm_simaccel_info *info)
@@ -271,22 +256,6 @@ TEST(closed_after_unbind_and_rebind)
 /* ------------------------------------------------------------------ */
 /* Buffers */
 
-static int bo_create(int fd, uint64_t size, uint64_t align, uint32_t kind,
-		     struct drm_simaccel_bo_create *out)
-{
-	*out = (struct drm_simaccel_bo_create){
-		.size = size, .align = align, .kind = kind,
-	};
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_CREATE, out) ? -errno : 0;
-}
-
-static int gem_close(int fd, uint32_t handle)
-{
-	struct drm_gem_close c = { .handle = handle };
-
-	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -errno : 0;
-}
-
 static uint64_t vram_size(int fd)
 {
 	struct drm_simaccel_info info = { 0 };
@@ -300,14 +269,14 @@ TEST_F(dev, bo_create_refuses_bad_arguments)
 	uint64_t vram = vram_size(self->fd);
 
 	ASSERT_LT(0, vram);
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, 0, 0, DRM_SIMACCEL_BO_VRAM, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, vram + 1, 0, DRM_SIMACCEL_BO_VRAM, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, ~0ull, 0, DRM_SIMACCEL_BO_VRAM, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 3, DRM_SIMACCEL_BO_VRAM, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 1ull << 31, DRM_SIMACCEL_BO_VRAM, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 0, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_HOST + 1, &bo));
-	EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, 0, 0xffffffff, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, 0, 0, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, vram + 1, 0, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, ~0ull, 0, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, 4096, 3, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, 4096, 1ull << 31, DRM_SIMACCEL_BO_VRAM, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, 4096, 0, 0, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, 4096, 0, DRM_SIMACCEL_BO_HOST + 1, &bo));
+	EXPECT_EQ(-EINVAL, bo_create_aligned(self->fd, 4096, 0, 0xffffffff, &bo));
 	bo = (struct drm_simaccel_bo_create){ .size = 4096, .kind = 1, .flags = 1 };
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_BO_CREATE, &bo));
 	EXPECT_EQ(EINVAL, errno);
@@ -327,7 +296,7 @@ TEST_F(dev, bo_ranges_are_distinct_aligned_and_inside_vram)
 	for (int i = 0; i < 5; i++) {
 		uint64_t a = aligns[i] ? aligns[i] : DRM_SIMACCEL_BO_MIN_ALIGN;
 
-		ASSERT_EQ(0, bo_create(self->fd, sizes[i], aligns[i],
+		ASSERT_EQ(0, bo_create_aligned(self->fd, sizes[i], aligns[i],
 				       DRM_SIMACCEL_BO_VRAM, &bo[i]));
 		EXPECT_NE(0, bo[i].handle);
 		EXPECT_EQ(0, bo[i].mmap_offset);
@@ -352,10 +321,10 @@ TEST_F(dev, vram_runs_out_with_enospc_and_comes_back)
 	struct drm_simaccel_bo_create a, b;
 	uint64_t vram = vram_size(self->fd);
 
-	ASSERT_EQ(0, bo_create(self->fd, vram / 2, 0, DRM_SIMACCEL_BO_VRAM, &a));
-	EXPECT_EQ(-ENOSPC, bo_create(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, vram / 2, 0, DRM_SIMACCEL_BO_VRAM, &a));
+	EXPECT_EQ(-ENOSPC, bo_create_aligned(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
 	ASSERT_EQ(0, gem_close(self->fd, a.handle));
-	ASSERT_EQ(0, bo_create(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
 	EXPECT_EQ(0, gem_close(self->fd, b.handle));
 }
 
@@ -370,7 +339,7 @@ TEST_F(dev, mappable_bo_keeps_what_is_written)
 	struct drm_simaccel_bo_create bo;
 	uint32_t *p;
 
-	ASSERT_EQ(0, bo_create(self->fd, 8192, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, 8192, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
 	ASSERT_NE(0, bo.mmap_offset);
 	p = map_bo(self->fd, &bo, 8192);
 	ASSERT_NE(MAP_FAILED, p);
@@ -394,8 +363,8 @@ TEST_F(dev, mappings_stay_within_mappable_buffers)
 {
 	struct drm_simaccel_bo_create dev_only, bo;
 
-	ASSERT_EQ(0, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM, &dev_only));
-	ASSERT_EQ(0, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM, &dev_only));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
 	/* no offset is device-only memory's; 0 is nobody's */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, 0));
 	/* not past the buffer's pages, not from another offset into it */
@@ -416,7 +385,7 @@ TEST_F(dev, handles_and_mappings_are_private_to_their_file)
 	int other = open(NODE, O_RDWR | O_CLOEXEC);
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, bo_create(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
 	EXPECT_EQ(MAP_FAILED, map_bo(other, &bo, 4096));
 	EXPECT_EQ(EACCES, errno);
 	EXPECT_EQ(-EINVAL, gem_close(other, bo.handle));
@@ -433,7 +402,7 @@ TEST_F(dev, vram_is_cleared_between_owners)
 	uint8_t *p;
 	int other;
 
-	ASSERT_EQ(0, bo_create(self->fd, len, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, len, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
 	first = bo.dev_addr;
 	p = map_bo(self->fd, &bo, len);
 	ASSERT_NE(MAP_FAILED, p);
@@ -443,7 +412,7 @@ TEST_F(dev, vram_is_cleared_between_owners)
 
 	other = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, bo_create(other, len, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	ASSERT_EQ(0, bo_create_aligned(other, len, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
 	/* best fit in otherwise empty VRAM: the same range */
 	EXPECT_EQ(first, bo.dev_addr);
 	p = map_bo(other, &bo, len);
@@ -457,45 +426,6 @@ TEST_F(dev, vram_is_cleared_between_owners)
 
 /* ------------------------------------------------------------------ */
 /* fdinfo */
-
-/* The value of @key in /proc/self/fdinfo/@fd, into @val; false if none. */
-static bool fdinfo(int fd, const char *key, char *val, size_t len)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		snprintf(val, len, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
-		val[strcspn(val, "\n")] = 0;
-		found = true;
-	}
-	fclose(f);
-	return found;
-}
-
-/* An fdinfo size ("123", "4 KiB", "8 MiB") in bytes; ~0 if absent. */
-static uint64_t fdinfo_bytes(int fd, const char *key)
-{
-	char val[64], unit[8] = "";
-	unsigned long long n;
-
-	if (!fdinfo(fd, key, val, sizeof(val)) ||
-	    sscanf(val, "%llu %7s", &n, unit) < 1)
-		return ~0ull;
-	if (!strcmp(unit, "KiB"))
-		return n << 10;
-	if (!strcmp(unit, "MiB"))
-		return n << 20;
-	return unit[0] ? ~0ull : n;
-}
 
 TEST_F(dev, fdinfo_names_driver_device_and_client)
 {
@@ -521,8 +451,8 @@ TEST_F(dev, fdinfo_counts_each_files_vram)
 
 	ASSERT_LE(0, other);
 	EXPECT_EQ(0, fdinfo_bytes(self->fd, "drm-total-vram"));
-	ASSERT_EQ(0, bo_create(self->fd, 1 << 20, 0, DRM_SIMACCEL_BO_VRAM, &a));
-	ASSERT_EQ(0, bo_create(self->fd, 5000, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &b));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, 1 << 20, 0, DRM_SIMACCEL_BO_VRAM, &a));
+	ASSERT_EQ(0, bo_create_aligned(self->fd, 5000, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &b));
 	EXPECT_EQ((1 << 20) + 8192, fdinfo_bytes(self->fd, "drm-total-vram"));
 	EXPECT_EQ((1 << 20) + 8192, fdinfo_bytes(self->fd, "drm-resident-vram"));
 	EXPECT_EQ(0, fdinfo_bytes(self->fd, "drm-shared-vram"));
@@ -567,7 +497,7 @@ TEST(unbind_revokes_mappings)
 	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, bo_create(fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	ASSERT_EQ(0, bo_create_aligned(fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
 	p = map_bo(fd, &bo, 4096);
 	ASSERT_NE(MAP_FAILED, p);
 	p[0] = 42;	/* the page is mapped now */

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the simaccel.ko kselftests: the ioctls as functions that
+ * return 0 or -errno, and what the tests read from sysfs and fdinfo.
+ */
+#ifndef SIMACCEL_UTIL_H
+#define SIMACCEL_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../../uapi/simaccel_accel.h"
+
+#define NODE		"/dev/accel/accel0"
+#define CLASS_DEVICE	"/sys/class/accel/accel0/device"
+#define DRIVER_DIR	"/sys/bus/pci/drivers/simaccel"
+
+static inline int bo_create_aligned(int fd, uint64_t size, uint64_t align,
+				    uint32_t kind,
+				    struct drm_simaccel_bo_create *out)
+{
+	*out = (struct drm_simaccel_bo_create){
+		.size = size, .align = align, .kind = kind,
+	};
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_BO_CREATE, out) ? -errno : 0;
+}
+
+static inline int bo_create(int fd, uint64_t size, uint32_t kind,
+			    struct drm_simaccel_bo_create *out)
+{
+	return bo_create_aligned(fd, size, 0, kind, out);
+}
+
+static inline int gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -errno : 0;
+}
+
+static inline int queue_create(int fd, uint32_t *handle)
+{
+	struct drm_simaccel_queue_create q = { 0 };
+	int ret = ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &q) ? -errno : 0;
+
+	*handle = q.handle;
+	return ret;
+}
+
+static inline int queue_destroy(int fd, uint32_t handle)
+{
+	struct drm_simaccel_queue_destroy q = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_DESTROY, &q) ? -errno : 0;
+}
+
+static inline int submit(int fd, uint32_t queue, uint32_t flags,
+			 const struct drm_simaccel_op *ops, uint32_t count,
+			 const struct drm_simaccel_sync *in, uint32_t nin,
+			 const struct drm_simaccel_sync *out)
+{
+	struct drm_simaccel_submit s = {
+		.queue = queue, .flags = flags,
+		.ops = (uintptr_t)ops, .op_count = count,
+		.in_syncs = (uintptr_t)in, .in_sync_count = nin,
+	};
+
+	if (out)
+		s.out_sync = *out;
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s) ? -errno : 0;
+}
+
+/* One copy or fill, waited for: the job's error, or the call's. */
+static inline int run_op(int fd, uint32_t queue, uint32_t op, uint32_t flags,
+			 uint64_t dst, uint64_t src, uint64_t size)
+{
+	struct drm_simaccel_op o = {
+		.op = op, .flags = flags, .dst = dst, .src = src, .size = size,
+	};
+
+	return submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, &o, 1, NULL, 0, NULL);
+}
+
+static inline int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */
+static inline long long device_total(const char *name)
+{
+	char path[256], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), CLASS_DEVICE "/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strtoll(buf, NULL, 0);
+}
+
+/* The value of a DRM fdinfo key of @fd. */
+static inline bool fdinfo(int fd, const char *key, char *val, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		snprintf(val, len, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+		val[strcspn(val, "\n")] = 0;
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* An fdinfo size ("123", "4 KiB", "8 MiB") in bytes; ~0 if absent. */
+static inline uint64_t fdinfo_bytes(int fd, const char *key)
+{
+	char val[64], unit[8] = "";
+	unsigned long long n;
+
+	if (!fdinfo(fd, key, val, sizeof(val)) ||
+	    sscanf(val, "%llu %7s", &n, unit) < 1)
+		return ~0ull;
+	if (!strcmp(unit, "KiB"))
+		return n << 10;
+	if (!strcmp(unit, "MiB"))
+		return n << 20;
+	return unit[0] ? ~0ull : n;
+}
+
+/* A number from fdinfo ("123 ns" gives 123); -1 if absent. */
+static inline long long fdinfo_num(int fd, const char *key)
+{
+	char val[64];
+
+	return fdinfo(fd, key, val, sizeof(val)) ? strtoll(val, NULL, 10) : -1;
+}
+
+#endif /* SIMACCEL_UTIL_H */
