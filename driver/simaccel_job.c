@@ -554,7 +554,8 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 	u32 per_job = simaccel_hwq_max_descs(), i;
 	int ret;
 
-	u64 njobs = DIV_ROUND_UP(ndesc, per_job);
+	/* a job without descriptors is a barrier: its FENCE alone */
+	u64 njobs = max_t(u64, DIV_ROUND_UP(ndesc, per_job), 1);
 
 	batch->count = 0;
 	batch->fences = NULL;
@@ -569,7 +570,7 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 		if (!batch->fences || !batch->all)
 			goto err_nomem;
 	}
-	for (i = 0; (u64)i * per_job < ndesc; i++) {
+	for (i = 0; i < njobs; i++) {
 		struct simaccel_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 
 		if (!job)
@@ -879,7 +880,7 @@ static int simaccel_submit_check(const struct drm_simaccel_submit *args)
 {
 	if (args->flags & ~DRM_SIMACCEL_SUBMIT_FLAGS || args->out_sync.pad)
 		return -EINVAL;
-	if (!args->op_count || args->op_count > DRM_SIMACCEL_MAX_OPS ||
+	if (args->op_count > DRM_SIMACCEL_MAX_OPS ||
 	    args->in_sync_count > DRM_SIMACCEL_MAX_IN_SYNCS)
 		return -EINVAL;
 	if (!args->out_sync.handle && args->out_sync.point)

@@ -328,7 +328,8 @@ struct drm_simaccel_sync {
  * @queue: in, the queue handle
  * @flags: in, DRM_SIMACCEL_SUBMIT_*
  * @ops: in, pointer to @op_count struct drm_simaccel_op
- * @op_count: in, 1 to DRM_SIMACCEL_MAX_OPS
+ * @op_count: in, 0 to DRM_SIMACCEL_MAX_OPS; a job of no operations waits
+ *	for its in-syncs and signals its fence (a barrier)
  * @in_sync_count: in, 0 to DRM_SIMACCEL_MAX_IN_SYNCS
  * @in_syncs: in, pointer to @in_sync_count struct drm_simaccel_sync: the
  *	job starts once all their fences have signalled
