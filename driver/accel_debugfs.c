@@ -13,6 +13,8 @@
 #include "accel_drv.h"
 
 static struct dentry *accel_debugfs_root;
+/* the root is the kernel's DRM accel subsystem's, when that is built in */
+static bool accel_debugfs_root_shared;
 
 /* The files' data: the device's per-queue array, indexed by queue. */
 static struct accel_device *accel_fault_dev(void *data, u32 *queue)
@@ -79,12 +81,18 @@ DEFINE_SHOW_ATTRIBUTE(accel_contexts);
 
 void accel_debugfs_register(void)
 {
-	accel_debugfs_root = debugfs_create_dir(DRIVER_NAME, NULL);
+	accel_debugfs_root = debugfs_lookup(DRIVER_NAME, NULL);
+	accel_debugfs_root_shared = accel_debugfs_root;
+	if (!accel_debugfs_root)
+		accel_debugfs_root = debugfs_create_dir(DRIVER_NAME, NULL);
 }
 
 void accel_debugfs_unregister(void)
 {
-	debugfs_remove_recursive(accel_debugfs_root);
+	if (accel_debugfs_root_shared)
+		dput(accel_debugfs_root);
+	else
+		debugfs_remove_recursive(accel_debugfs_root);
 }
 
 void accel_debugfs_init(struct accel_device *adev)

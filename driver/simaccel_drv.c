@@ -17,6 +17,7 @@
 #include <linux/module.h>
 
 #include "simaccel_debugfs.h"
+#include "simaccel_dma.h"
 #include "simaccel_drv.h"
 #include "simaccel_gem.h"
 #include "simaccel_hw.h"
@@ -195,6 +196,9 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = simaccel_hw_init(sdev);
 	if (ret)
 		return ret;
+	ret = simaccel_dma_init(sdev);
+	if (ret)
+		return ret;
 	ret = simaccel_gem_init(sdev);
 	if (ret)
 		return ret;
@@ -238,6 +242,8 @@ static void simaccel_remove(struct pci_dev *pdev)
 	simaccel_hwq_kill_all(sdev);
 	/* stop all DMA before the device loses its driver and its rings */
 	simaccel_hw_reset(sdev);
+	/* buffers of files still open keep their memory, not its mappings */
+	simaccel_dma_revoke_all(sdev);
 }
 
 static const struct pci_device_id simaccel_pci_ids[] = {

@@ -61,6 +61,9 @@ extern unsigned int simaccel_dbg_mask;
  * @clear_lock: arms and pushes those jobs in order
  * @clears_pending: clearing jobs whose buffers are not yet let go
  * @clears_wq: where a creation that found VRAM full waits for them
+ * @dma_maps: DMA mappings of system memory for the device (struct
+ *	simaccel_dma_map), undone at removal
+ * @dma_lock: protects @dma_maps and their state
  * @vram_used: bytes of VRAM in buffers, for sysfs
  * @host_pinned: bytes of system memory pinned for the device (HOST
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
@@ -86,6 +89,8 @@ struct simaccel_device {
 	struct mutex clear_lock;	/* orders clear_entity's jobs */
 	atomic_t clears_pending;
 	wait_queue_head_t clears_wq;
+	struct list_head dma_maps;
+	struct mutex dma_lock;		/* protects dma_maps */
 	atomic64_t vram_used;
 	atomic64_t host_pinned;
 };

@@ -286,15 +286,32 @@ static const struct drm_gem_object_funcs simaccel_vram_bo_funcs = {
 	.vm_ops = &simaccel_vram_bo_vm_ops,
 };
 
+/* The shmem helper's DMA mapping of a HOST buffer, undone. */
+static void simaccel_host_bo_unmap(struct simaccel_dma_map *map)
+{
+	struct simaccel_bo *bo = container_of(map, struct simaccel_bo, dma);
+	struct drm_gem_shmem_object *shmem = &bo->base;
+
+	dma_resv_lock(shmem->base.resv, NULL);
+	dma_unmap_sgtable(shmem->base.dev->dev, shmem->sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(shmem->sgt);
+	kfree(shmem->sgt);
+	shmem->sgt = NULL;
+	bo->sgt = NULL;
+	dma_resv_unlock(shmem->base.resv);
+}
+
 static void simaccel_host_bo_free(struct drm_gem_object *obj)
 {
 	struct simaccel_device *sdev = to_simaccel(obj->dev);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
 	simaccel_addr_release(sdev, &bo->node);
-	if (!IS_ERR_OR_NULL(bo->sgt))
+	if (bo->dma.unmap) {
 		atomic64_sub(obj->size, &sdev->host_pinned);
-	/* unmaps, unpins and frees the pages, and the buffer */
+		simaccel_dma_untrack(sdev, &bo->dma);
+	}
+	/* unpins and frees the pages (unmapped above), and the buffer */
 	drm_gem_shmem_free(&bo->base);
 }
 
@@ -416,8 +433,10 @@ static struct simaccel_bo *simaccel_host_bo_new(struct simaccel_device *sdev,
 	bo->sgt = drm_gem_shmem_get_pages_sgt(shmem);
 	if (IS_ERR(bo->sgt)) {
 		ret = PTR_ERR(bo->sgt);
+		bo->sgt = NULL;
 		goto err_put;
 	}
+	simaccel_dma_track(sdev, &bo->dma, simaccel_host_bo_unmap);
 	atomic64_add(shmem->base.size, &sdev->host_pinned);
 	ret = simaccel_gem_take_host_range(sdev, bo, size);
 	if (ret)

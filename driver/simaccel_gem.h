@@ -10,6 +10,7 @@
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
 
+#include "simaccel_dma.h"
 #include "simaccel_drv.h"
 #include "simaccel_pin.h"
 
@@ -25,6 +26,8 @@
  * @pin: USERPTR: the pinned user pages
  * @clear: VRAM: the fence of the device's clearing of it, or NULL
  * @active: jobs that use it and have not finished, for fdinfo
+ * @dma: HOST, IMPORTED: @sgt's tracking, for removal
+ * @attach: IMPORTED: the dma-buf attachment @sgt maps
  */
 struct simaccel_bo {
 	struct drm_gem_shmem_object base;
@@ -36,6 +39,8 @@ struct simaccel_bo {
 	struct simaccel_pin *pin;
 	struct dma_fence *clear;
 	atomic_t active;
+	struct simaccel_dma_map dma;
+	struct dma_buf_attachment *attach;
 };
 
 static inline struct simaccel_bo *to_simaccel_bo(struct drm_gem_object *obj)

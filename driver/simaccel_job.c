@@ -47,10 +47,10 @@
  * @wq: where submissions wait for @jobs to fall
  * @usage: where its jobs' engine time goes, referenced
  * @submitted: seqno of the last submission, under @lock
- * @err_lock: protects the three fields below it
+ * @err_lock: protects the fields below it
  * @failed: submissions that failed
- * @failed_seqno: the last of them
- * @error: its errno, positive
+ * @recent: the last DRM_SIMACCEL_QUEUE_FAILURES of them, a ring; the
+ *	newest is at (@failed - 1) % DRM_SIMACCEL_QUEUE_FAILURES
  */
 struct simaccel_queue {
 	struct kref ref;
@@ -61,10 +61,9 @@ struct simaccel_queue {
 	wait_queue_head_t wq;
 	struct simaccel_usage *usage;
 	u64 submitted;
-	spinlock_t err_lock;		/* protects failed, failed_seqno, error */
+	spinlock_t err_lock;		/* protects failed, recent */
 	u64 failed;
-	u64 failed_seqno;
-	int error;
+	struct drm_simaccel_failure recent[DRM_SIMACCEL_QUEUE_FAILURES];
 };
 
 /**
@@ -202,7 +201,7 @@ static void simaccel_job_account(struct simaccel_job *job)
 		     &job->queue->usage->busy_ns);
 }
 
-/* A failed job counts against its queue, once per submission. */
+/* A failed job counts against its queue. */
 static void simaccel_job_record_error(struct simaccel_job *job)
 {
 	struct simaccel_queue *queue = job->queue;
@@ -211,12 +210,28 @@ static void simaccel_job_record_error(struct simaccel_job *job)
 	if (!queue || !error)
 		return;
 	spin_lock(&queue->err_lock);
-	if (queue->failed_seqno != job->submission) {
-		queue->failed++;
-		queue->failed_seqno = job->submission;
-		queue->error = -error;
-	}
+	queue->recent[queue->failed % DRM_SIMACCEL_QUEUE_FAILURES] =
+		(struct drm_simaccel_failure){
+			.seqno = job->submission, .error = -error,
+		};
+	queue->failed++;
 	spin_unlock(&queue->err_lock);
+}
+
+/*
+ * A job holds its device: the file that made it may be gone, and the
+ * device unbound, while it still references buffers and pins. The last
+ * reference goes in a work item of its own, since the release of the
+ * device stops the schedulers, and free_job runs in one of their works.
+ */
+static void simaccel_job_put_device(struct work_struct *work)
+{
+	struct simaccel_job *job =
+		container_of(work, struct simaccel_job, put_work);
+	struct drm_device *drm = &job->sdev->drm;
+
+	kfree(job);
+	drm_dev_put(drm);
 }
 
 static void simaccel_job_release(struct kref *ref)
@@ -234,7 +249,8 @@ static void simaccel_job_release(struct kref *ref)
 	}
 	if (job->res)
 		simaccel_res_put(job->res);
-	kfree(job);
+	INIT_WORK(&job->put_work, simaccel_job_put_device);
+	queue_work(system_unbound_wq, &job->put_work);
 }
 
 static void simaccel_job_put(struct simaccel_job *job)
@@ -252,7 +268,7 @@ static void simaccel_job_done_work(struct work_struct *work)
 {
 	struct simaccel_job *job =
 		container_of(work, struct simaccel_job, done_work);
-	struct simaccel_device *sdev = job->res->sdev;
+	struct simaccel_device *sdev = job->sdev;
 
 	simaccel_res_put(job->res);
 	job->res = NULL;
@@ -591,6 +607,8 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 			kfree(job);
 			goto err;
 		}
+		job->sdev = res->sdev;
+		drm_dev_get(&job->sdev->drm);
 		kref_get(&res->ref);
 		job->res = res;
 		batch->jobs[batch->count++] = job;
@@ -654,7 +672,7 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 		/* a reference for the release at the fence (not yet signalled) */
 		kref_get(&job->ref);
 		if (!queue)
-			atomic_inc(&job->res->sdev->clears_pending);
+			atomic_inc(&job->sdev->clears_pending);
 		dma_fence_add_callback(&job->base.s_fence->finished,
 				       &job->done_cb, simaccel_job_done);
 		drm_sched_entity_push_job(&job->base);
@@ -1174,13 +1192,34 @@ void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 			   sfile->sdev->num_queues);
 }
 
+/* The queue's counters and last failures, newest first, into @args. */
+static u32 simaccel_queue_failures(struct simaccel_queue *queue,
+				   struct drm_simaccel_queue_query *args,
+				   struct drm_simaccel_failure *recent)
+{
+	u32 n, i;
+
+	spin_lock(&queue->err_lock);
+	args->failed = queue->failed;
+	n = min_t(u64, queue->failed, DRM_SIMACCEL_QUEUE_FAILURES);
+	for (i = 0; i < n; i++)
+		recent[i] = queue->recent[(queue->failed - 1 - i) %
+					  DRM_SIMACCEL_QUEUE_FAILURES];
+	spin_unlock(&queue->err_lock);
+	args->failed_seqno = n ? recent[0].seqno : 0;
+	args->error = n ? recent[0].error : 0;
+	return n;
+}
+
 int simaccel_queue_query_ioctl(struct drm_device *drm, void *data,
 			       struct drm_file *file)
 {
+	struct drm_simaccel_failure recent[DRM_SIMACCEL_QUEUE_FAILURES];
 	struct drm_simaccel_queue_query *args = data;
 	struct simaccel_queue *queue;
+	u32 n;
 
-	if (args->pad || args->pad2)
+	if (args->pad || (args->recent_count && !args->recent))
 		return -EINVAL;
 	queue = simaccel_queue_get(to_simaccel_file(file), args->handle);
 	if (!queue)
@@ -1188,11 +1227,11 @@ int simaccel_queue_query_ioctl(struct drm_device *drm, void *data,
 	mutex_lock(&queue->lock);
 	args->submitted = queue->submitted;
 	mutex_unlock(&queue->lock);
-	spin_lock(&queue->err_lock);
-	args->failed = queue->failed;
-	args->failed_seqno = queue->failed_seqno;
-	args->error = queue->error;
-	spin_unlock(&queue->err_lock);
+	n = simaccel_queue_failures(queue, args, recent);
 	simaccel_queue_put(queue);
+	args->recent_count = min(args->recent_count, n);
+	if (copy_to_user(u64_to_user_ptr(args->recent), recent,
+			 args->recent_count * sizeof(*recent)))
+		return -EFAULT;
 	return 0;
 }

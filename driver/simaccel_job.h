@@ -34,6 +34,8 @@ struct simaccel_queue;
  *	memory when its fence signals (@done_cb, @done_work)
  * @done_cb: on its finished fence
  * @done_work: lets go of @res, in process context
+ * @sdev: the device, referenced (drm_dev_get())
+ * @put_work: drops that reference and frees the job
  */
 struct simaccel_job {
 	struct drm_sched_job base;
@@ -50,6 +52,8 @@ struct simaccel_job {
 	struct kref ref;
 	struct dma_fence_cb done_cb;
 	struct work_struct done_work;
+	struct simaccel_device *sdev;
+	struct work_struct put_work;
 };
 
 static inline struct simaccel_job *to_simaccel_job(struct drm_sched_job *job)

@@ -39,6 +39,13 @@ static int simaccel_pin_pages(struct simaccel_pin *pin, u64 user_addr,
 	return 0;
 }
 
+static void simaccel_pin_unmap(struct simaccel_dma_map *map)
+{
+	struct simaccel_pin *pin = container_of(map, struct simaccel_pin, dma);
+
+	dma_unmap_sgtable(pin->sdev->drm.dev, &pin->sgt, pin->dir, 0);
+}
+
 static int simaccel_pin_map(struct simaccel_device *sdev,
 			    struct simaccel_pin *pin)
 {
@@ -51,9 +58,13 @@ static int simaccel_pin_map(struct simaccel_device *sdev,
 	if (ret)
 		return ret;
 	ret = dma_map_sgtable(sdev->drm.dev, &pin->sgt, pin->dir, 0);
-	if (ret)
+	if (ret) {
 		sg_free_table(&pin->sgt);
-	return ret;
+		return ret;
+	}
+	pin->sdev = sdev;
+	simaccel_dma_track(sdev, &pin->dma, simaccel_pin_unmap);
+	return 0;
 }
 
 /* Charge @npages to the caller's user, within RLIMIT_MEMLOCK. */
@@ -128,7 +139,7 @@ err_free:
 void simaccel_unpin(struct simaccel_device *sdev, struct simaccel_pin *pin)
 {
 	atomic64_sub(pin->npages << PAGE_SHIFT, &sdev->host_pinned);
-	dma_unmap_sgtable(sdev->drm.dev, &pin->sgt, pin->dir, 0);
+	simaccel_dma_untrack(sdev, &pin->dma);
 	sg_free_table(&pin->sgt);
 	unpin_user_pages_dirty_lock(pin->pages, pin->npages,
 				    pin->dir != DMA_TO_DEVICE);

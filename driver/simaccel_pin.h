@@ -8,6 +8,7 @@
 #include <linux/dma-direction.h>
 #include <linux/scatterlist.h>
 
+#include "simaccel_dma.h"
 #include "simaccel_drv.h"
 
 /**
@@ -19,6 +20,8 @@
  * @npages: how many
  * @user: the user charged for them (RLIMIT_MEMLOCK), held
  * @dir: DMA_TO_DEVICE for memory the device only reads
+ * @sdev: the device it is mapped for
+ * @dma: the mapping's tracking, for removal
  */
 struct simaccel_pin {
 	struct sg_table sgt;
@@ -28,6 +31,8 @@ struct simaccel_pin {
 	unsigned long npages;
 	struct user_struct *user;
 	enum dma_data_direction dir;
+	struct simaccel_device *sdev;
+	struct simaccel_dma_map dma;
 };
 
 struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,

@@ -166,12 +166,25 @@ struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
 	return drm_gem_prime_import(drm, dma_buf);
 }
 
+/* The exporter's mapping of an imported buffer for this device, undone. */
+static void simaccel_imported_bo_unmap(struct simaccel_dma_map *map)
+{
+	struct simaccel_bo *bo = container_of(map, struct simaccel_bo, dma);
+
+	dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt,
+					  DMA_BIDIRECTIONAL);
+	bo->sgt = NULL;
+}
+
 static void simaccel_imported_bo_free(struct drm_gem_object *obj)
 {
+	struct simaccel_device *sdev = to_simaccel(obj->dev);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
-	simaccel_gem_release_range(to_simaccel(obj->dev), bo);
-	drm_prime_gem_destroy(obj, bo->sgt);
+	simaccel_gem_release_range(sdev, bo);
+	simaccel_dma_untrack(sdev, &bo->dma);
+	/* detaches and drops the dma-buf; the mapping is undone above */
+	drm_prime_gem_destroy(obj, NULL);
 	drm_gem_object_release(obj);
 	kfree(bo);
 }
@@ -196,6 +209,7 @@ simaccel_prime_import_sg_table(struct drm_device *drm,
 		return ERR_PTR(-ENOMEM);
 	bo->kind = DRM_SIMACCEL_BO_IMPORTED;
 	bo->sgt = sgt;
+	bo->attach = attach;
 	bo->base.base.funcs = &simaccel_imported_bo_funcs;
 	drm_gem_private_object_init(drm, &bo->base.base, attach->dmabuf->size);
 	ret = simaccel_gem_take_host_range(to_simaccel(drm), bo,
@@ -205,5 +219,7 @@ simaccel_prime_import_sg_table(struct drm_device *drm,
 		kfree(bo);
 		return ERR_PTR(ret);
 	}
+	simaccel_dma_track(to_simaccel(drm), &bo->dma,
+			   simaccel_imported_bo_unmap);
 	return &bo->base.base;
 }

@@ -372,12 +372,16 @@ struct drm_simaccel_submit {
  * @failed: out, how many of its jobs have failed so far
  * @failed_seqno: out, the seqno of the last job that failed, 0 if none
  * @error: out, that job's errno (positive), as listed above
- * @pad2: must be zero
+ * @recent_count: in, room at @recent (0: none wanted); out, entries written
+ * @recent: in, 0 or a pointer to @recent_count struct drm_simaccel_failure:
+ *	the queue's last failures, the most recent first, at most
+ *	DRM_SIMACCEL_QUEUE_FAILURES of them
  *
  * A job counts once its fence has signalled, and the counts only grow: a
- * caller that waited for job N and sees @failed_seqno >= N (or @failed
- * grown) learns that its work failed, as CUDA reports errors at the next
- * synchronization. The driver keeps these counters, not a record per job.
+ * caller that waited for job N and sees @failed grown learns that work
+ * failed, as CUDA reports errors at the next synchronization, and @recent
+ * says which jobs, as far back as the driver remembers. The driver keeps
+ * counters and the last few failures, not a record per job.
  */
 struct drm_simaccel_queue_query {
 	__u32 handle;
@@ -386,7 +390,22 @@ struct drm_simaccel_queue_query {
 	__u64 failed;
 	__u64 failed_seqno;
 	__s32 error;
-	__u32 pad2;
+	__u32 recent_count;
+	__u64 recent;
+};
+
+#define DRM_SIMACCEL_QUEUE_FAILURES	16
+
+/**
+ * struct drm_simaccel_failure - one failed job of a queue
+ * @seqno: its seqno
+ * @error: its errno, positive
+ * @pad: zero
+ */
+struct drm_simaccel_failure {
+	__u64 seqno;
+	__s32 error;
+	__u32 pad;
 };
 
 #if defined(__cplusplus)

@@ -341,9 +341,14 @@ TEST_F(job, queue_query_checks_its_arguments)
 
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, &q));
 	EXPECT_EQ(EINVAL, errno);
-	q = (struct drm_simaccel_queue_query){ .handle = self->queue, .pad2 = 1 };
+	q = (struct drm_simaccel_queue_query){ .handle = self->queue, .recent_count = 1 };
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, &q));
 	EXPECT_EQ(EINVAL, errno);
+	/* no failure yet: nothing written, not even through a bad pointer */
+	q = (struct drm_simaccel_queue_query){ .handle = self->queue, .recent_count = 1,
+					       .recent = 8 };
+	EXPECT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, &q));
+	EXPECT_EQ(0, q.recent_count);
 	EXPECT_EQ(-ENOENT, queue_query(self->fd, self->queue + 1, &q));
 	EXPECT_EQ(-ENOENT, queue_query(self->fd, 0, &q));
 	ASSERT_EQ(0, queue_query(self->fd, self->queue, &q));
@@ -537,6 +542,7 @@ static bool a_queue_is_stuck(void)
 
 TEST_F(job, a_failed_descriptor_fails_its_job_and_later_work_runs)
 {
+	struct drm_simaccel_failure recent[4];
 	struct drm_simaccel_queue_query q;
 	struct drm_simaccel_bo_create v;
 	uint8_t *m;
@@ -554,10 +560,16 @@ TEST_F(job, a_failed_descriptor_fails_its_job_and_later_work_runs)
 	ASSERT_EQ(0, inject_all("0"));
 	EXPECT_FALSE(a_queue_is_stuck());
 	/* the queue's record says which job failed, and why */
-	ASSERT_EQ(0, queue_query(self->fd, self->queue, &q));
+	q = (struct drm_simaccel_queue_query){
+		.handle = self->queue, .recent = (uintptr_t)recent, .recent_count = 4,
+	};
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, &q));
 	EXPECT_EQ(1, q.failed);
 	EXPECT_EQ(q.submitted, q.failed_seqno);
 	EXPECT_EQ(EIO, q.error);
+	ASSERT_EQ(1, q.recent_count);
+	EXPECT_EQ(q.submitted, recent[0].seqno);
+	EXPECT_EQ(EIO, recent[0].error);
 	EXPECT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
 			    v.dev_addr, 0x78, 4096));
 	EXPECT_EQ(0x78, m[4095]);
@@ -565,6 +577,45 @@ TEST_F(job, a_failed_descriptor_fails_its_job_and_later_work_runs)
 	EXPECT_EQ(1, q.failed);
 	EXPECT_EQ(q.submitted - 1, q.failed_seqno);
 	munmap(m, 4096);
+}
+
+/* The driver remembers the last 16 failures of a queue, newest first. */
+TEST_F(job, a_queue_remembers_its_last_failures)
+{
+	struct drm_simaccel_failure recent[32];
+	struct drm_simaccel_queue_query q;
+	struct drm_simaccel_bo_create v;
+	uint64_t seqno[20];
+	int i;
+
+	ASSERT_EQ(0, bo_create(self->fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 1));
+	ASSERT_EQ(0, inject_all("100"));
+	for (i = 0; i < 20; i++) {
+		struct drm_simaccel_op op = {
+			.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .size = 1,
+		};
+		struct drm_simaccel_submit s = {
+			.queue = self->queue, .flags = DRM_SIMACCEL_SUBMIT_WAIT,
+			.ops = (uintptr_t)&op, .op_count = 1,
+		};
+
+		EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
+		EXPECT_EQ(EIO, errno);
+		seqno[i] = s.seqno;
+	}
+	ASSERT_EQ(0, inject_all("0"));
+	q = (struct drm_simaccel_queue_query){
+		.handle = self->queue, .recent = (uintptr_t)recent, .recent_count = 32,
+	};
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, &q));
+	EXPECT_EQ(20, q.failed);
+	ASSERT_EQ(DRM_SIMACCEL_QUEUE_FAILURES, q.recent_count);
+	for (i = 0; i < DRM_SIMACCEL_QUEUE_FAILURES; i++) {
+		EXPECT_EQ(seqno[19 - i], recent[i].seqno);
+		EXPECT_EQ(EIO, recent[i].error);
+	}
+	EXPECT_FALSE(a_queue_is_stuck());
 }
 
 static int rebind_with_timeout(const char *ms)
