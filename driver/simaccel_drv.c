@@ -262,6 +262,7 @@ module_pci_driver(simaccel_pci_driver);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);
 MODULE_VERSION(__stringify(SIMACCEL_DRIVER_MAJOR) "."
 	       __stringify(SIMACCEL_DRIVER_MINOR) "."
 	       __stringify(SIMACCEL_DRIVER_PATCH));
