@@ -145,9 +145,16 @@ static int accel_side_user(struct accel_device *adev, struct accel_side *side,
 					offset, len, GFP_KERNEL);
 	if (ret)
 		return ret;
-	ret = dma_map_sgtable(&adev->pdev->dev, &side->sgt, dir, 0);
+	/*
+	 * The same user pages may be mapped by several transfers at once:
+	 * skip the implicit CPU syncs, whose cacheline tracking refuses
+	 * overlapping mappings, and sync explicitly instead.
+	 */
+	ret = dma_map_sgtable(&adev->pdev->dev, &side->sgt, dir,
+			      DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret)
 		return ret;
+	dma_sync_sgtable_for_device(&adev->pdev->dev, &side->sgt, dir);
 	side->mapped = true;
 	return accel_side_sgt(side, &side->sgt);
 }
@@ -199,8 +206,11 @@ static void accel_side_release(struct accel_device *adev,
 	}
 	if (side->segs != &side->one)
 		kvfree(side->segs);
-	if (side->mapped)
-		dma_unmap_sgtable(&adev->pdev->dev, &side->sgt, side->dir, 0);
+	if (side->mapped) {
+		dma_sync_sgtable_for_cpu(&adev->pdev->dev, &side->sgt, side->dir);
+		dma_unmap_sgtable(&adev->pdev->dev, &side->sgt, side->dir,
+				  DMA_ATTR_SKIP_CPU_SYNC);
+	}
 	if (side->sgt.sgl)
 		sg_free_table(&side->sgt);
 	if (side->npages)

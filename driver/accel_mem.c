@@ -176,8 +176,11 @@ static int accel_host_map(struct accel_bo *bo, unsigned int offset)
 		return ret;
 	/* callers are ioctls: the PCI device cannot go away meanwhile */
 	mutex_lock(&adev->host_lock);
-	ret = dma_map_sgtable(&adev->pdev->dev, &bo->sgt, dir, 0);
+	/* overlapping pins: explicit syncs, as in accel_dma.c */
+	ret = dma_map_sgtable(&adev->pdev->dev, &bo->sgt, dir,
+			      DMA_ATTR_SKIP_CPU_SYNC);
 	if (!ret) {
+		dma_sync_sgtable_for_device(&adev->pdev->dev, &bo->sgt, dir);
 		bo->dma_mapped = true;
 		list_add(&bo->host_link, &adev->host_bos);
 	}
@@ -193,10 +196,14 @@ static int accel_host_map(struct accel_bo *bo, unsigned int offset)
 /* adev->host_lock is held. */
 static void accel_host_unmap_locked(struct accel_bo *bo)
 {
+	enum dma_data_direction dir =
+		bo->writable ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+
 	if (!bo->dma_mapped)
 		return;
-	dma_unmap_sgtable(&bo->adev->pdev->dev, &bo->sgt,
-			  bo->writable ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE, 0);
+	dma_sync_sgtable_for_cpu(&bo->adev->pdev->dev, &bo->sgt, dir);
+	dma_unmap_sgtable(&bo->adev->pdev->dev, &bo->sgt, dir,
+			  DMA_ATTR_SKIP_CPU_SYNC);
 	bo->dma_mapped = false;
 }
 

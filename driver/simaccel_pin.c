@@ -43,7 +43,9 @@ static void simaccel_pin_unmap(struct simaccel_dma_map *map)
 {
 	struct simaccel_pin *pin = container_of(map, struct simaccel_pin, dma);
 
-	dma_unmap_sgtable(pin->sdev->drm.dev, &pin->sgt, pin->dir, 0);
+	dma_sync_sgtable_for_cpu(pin->sdev->drm.dev, &pin->sgt, pin->dir);
+	dma_unmap_sgtable(pin->sdev->drm.dev, &pin->sgt, pin->dir,
+			  DMA_ATTR_SKIP_CPU_SYNC);
 }
 
 static int simaccel_pin_map(struct simaccel_device *sdev,
@@ -57,11 +59,18 @@ static int simaccel_pin_map(struct simaccel_device *sdev,
 						UINT_MAX, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
-	ret = dma_map_sgtable(sdev->drm.dev, &pin->sgt, pin->dir, 0);
+	/*
+	 * The same user pages may be pinned by several buffers and jobs at
+	 * once: skip the implicit CPU syncs, whose cacheline tracking refuses
+	 * overlapping mappings, and sync explicitly instead.
+	 */
+	ret = dma_map_sgtable(sdev->drm.dev, &pin->sgt, pin->dir,
+			      DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret) {
 		sg_free_table(&pin->sgt);
 		return ret;
 	}
+	dma_sync_sgtable_for_device(sdev->drm.dev, &pin->sgt, pin->dir);
 	pin->sdev = sdev;
 	simaccel_dma_track(sdev, &pin->dma, simaccel_pin_unmap);
 	return 0;
