@@ -199,6 +199,9 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = simaccel_dma_init(sdev);
 	if (ret)
 		return ret;
+	ret = simaccel_prime_init(sdev);
+	if (ret)
+		return ret;
 	ret = simaccel_gem_init(sdev);
 	if (ret)
 		return ret;
@@ -240,6 +243,8 @@ static void simaccel_remove(struct pci_dev *pdev)
 	drm_dev_unplug(&sdev->drm);
 	/* stop the queues and fail their jobs; later jobs fail in run_job */
 	simaccel_hwq_kill_all(sdev);
+	/* other devices' jobs must not reach this VRAM any more either */
+	simaccel_prime_revoke_importers(sdev);
 	/* stop all DMA before the device loses its driver and its rings */
 	simaccel_hw_reset(sdev);
 	/* buffers of files still open keep their memory, not its mappings */

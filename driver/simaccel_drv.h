@@ -64,6 +64,9 @@ extern unsigned int simaccel_dbg_mask;
  * @dma_maps: DMA mappings of system memory for the device (struct
  *	simaccel_dma_map), undone at removal
  * @dma_lock: protects @dma_maps and their state
+ * @peer_imports: other devices' buffers that are imports of this one's
+ *	VRAM (struct simaccel_bo.peer_link), revoked at removal
+ * @peer_lock: protects @peer_imports
  * @vram_used: bytes of VRAM in buffers, for sysfs
  * @host_pinned: bytes of system memory pinned for the device (HOST
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
@@ -91,6 +94,8 @@ struct simaccel_device {
 	wait_queue_head_t clears_wq;
 	struct list_head dma_maps;
 	struct mutex dma_lock;		/* protects dma_maps */
+	struct list_head peer_imports;
+	struct mutex peer_lock;		/* protects peer_imports */
 	atomic64_t vram_used;
 	atomic64_t host_pinned;
 };

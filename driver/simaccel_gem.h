@@ -28,6 +28,10 @@
  * @active: jobs that use it and have not finished, for fdinfo
  * @dma: HOST, IMPORTED: @sgt's tracking, for removal
  * @attach: IMPORTED: the dma-buf attachment @sgt maps
+ * @peer: IMPORTED from another simaccel's VRAM: that device, whose removal
+ *	revokes this buffer
+ * @peer_link: in @peer's peer_imports
+ * @revoked: the peer is gone: no job may reach this buffer any more
  */
 struct simaccel_bo {
 	struct drm_gem_shmem_object base;
@@ -41,6 +45,9 @@ struct simaccel_bo {
 	atomic_t active;
 	struct simaccel_dma_map dma;
 	struct dma_buf_attachment *attach;
+	struct simaccel_device *peer;
+	struct list_head peer_link;
+	bool revoked;
 };
 
 static inline struct simaccel_bo *to_simaccel_bo(struct drm_gem_object *obj)

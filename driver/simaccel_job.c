@@ -36,6 +36,7 @@
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
 #include "simaccel_pin.h"
+#include "simaccel_prime.h"
 
 /**
  * struct simaccel_queue - a user queue
@@ -143,7 +144,7 @@ static void simaccel_res_release(struct kref *ref)
 
 	for (i = 0; i < res->count; i++) {
 		if (res->bos[i]) {
-			atomic_dec(&res->bos[i]->active);
+			simaccel_prime_bo_idle(res->bos[i]);
 			drm_gem_object_put(&res->bos[i]->base.base);
 		}
 		if (res->pins[i])
@@ -201,21 +202,24 @@ static void simaccel_job_account(struct simaccel_job *job)
 		     &job->queue->usage->busy_ns);
 }
 
-/* A failed job counts against its queue. */
-static void simaccel_job_record_error(struct simaccel_job *job)
+/*
+ * A failed job counts against its queue when its fence signals (any
+ * context), before anyone waiting for the fence wakes up.
+ */
+static void simaccel_job_record_error(struct simaccel_job *job, int error)
 {
 	struct simaccel_queue *queue = job->queue;
-	int error = job->base.s_fence->finished.error;
+	unsigned long flags;
 
 	if (!queue || !error)
 		return;
-	spin_lock(&queue->err_lock);
+	spin_lock_irqsave(&queue->err_lock, flags);
 	queue->recent[queue->failed % DRM_SIMACCEL_QUEUE_FAILURES] =
 		(struct drm_simaccel_failure){
 			.seqno = job->submission, .error = -error,
 		};
 	queue->failed++;
-	spin_unlock(&queue->err_lock);
+	spin_unlock_irqrestore(&queue->err_lock, flags);
 }
 
 /*
@@ -281,7 +285,20 @@ static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct simaccel_job *job = container_of(cb, struct simaccel_job, done_cb);
 
+	simaccel_job_record_error(job, fence->error);
 	queue_work(system_unbound_wq, &job->done_work);
+}
+
+/* A job that would reach a peer's VRAM after the peer was unbound fails. */
+static int simaccel_job_peer_gone(struct simaccel_job *job)
+{
+	struct simaccel_job_res *res = job->res;
+	unsigned int i;
+
+	for (i = 0; res && i < res->count; i++)
+		if (res->bos[i] && READ_ONCE(res->bos[i]->revoked))
+			return -ENODEV;
+	return 0;
 }
 
 /* A dependency that failed fails the job: it must not run on bad data. */
@@ -305,6 +322,8 @@ static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
 	ret = sched_job->s_fence->finished.error;
 	if (!ret)
 		ret = simaccel_job_dependency_error(job);
+	if (!ret)
+		ret = simaccel_job_peer_gone(job);
 	if (ret)
 		return ERR_PTR(ret);
 	return simaccel_hwq_run(hwq, job);
@@ -333,7 +352,6 @@ static void simaccel_free_job(struct drm_sched_job *sched_job)
 {
 	/* before the cleanup drops the scheduler's fences */
 	simaccel_job_account(to_simaccel_job(sched_job));
-	simaccel_job_record_error(to_simaccel_job(sched_job));
 	drm_sched_job_cleanup(sched_job);
 	simaccel_job_put(to_simaccel_job(sched_job));
 }
@@ -461,6 +479,9 @@ static int simaccel_resolve_side(struct simaccel_file *sfile,
 	/* the lookup's reference becomes the job's */
 	res->bos[slot] = span.bo;
 	atomic_inc(&span.bo->active);
+	/* a peer's VRAM whose device is gone */
+	if (READ_ONCE(span.bo->revoked))
+		return -ENODEV;
 	if (write && !simaccel_bo_writable(span.bo))
 		return -EACCES;
 	simaccel_side_of_bo(side, &span);
@@ -1199,13 +1220,13 @@ static u32 simaccel_queue_failures(struct simaccel_queue *queue,
 {
 	u32 n, i;
 
-	spin_lock(&queue->err_lock);
+	spin_lock_irq(&queue->err_lock);
 	args->failed = queue->failed;
 	n = min_t(u64, queue->failed, DRM_SIMACCEL_QUEUE_FAILURES);
 	for (i = 0; i < n; i++)
 		recent[i] = queue->recent[(queue->failed - 1 - i) %
 					  DRM_SIMACCEL_QUEUE_FAILURES];
-	spin_unlock(&queue->err_lock);
+	spin_unlock_irq(&queue->err_lock);
 	args->failed_seqno = n ? recent[0].seqno : 0;
 	args->error = n ? recent[0].error : 0;
 	return n;

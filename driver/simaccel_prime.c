@@ -19,12 +19,16 @@
  * buffer so imported is the way to peer-to-peer copies.
  */
 #include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_prime.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 
 #include "simaccel_gem.h"
 #include "simaccel_prime.h"
+
+/* Woken when a job lets go of a peer's buffer. */
+static DECLARE_WAIT_QUEUE_HEAD(simaccel_peer_idle);
 
 /* The largest piece of a VRAM buffer one scatterlist entry describes. */
 #define SIMACCEL_PRIME_SEG	SZ_1G
@@ -176,11 +180,73 @@ static void simaccel_imported_bo_unmap(struct simaccel_dma_map *map)
 	bo->sgt = NULL;
 }
 
+int simaccel_prime_init(struct simaccel_device *sdev)
+{
+	INIT_LIST_HEAD(&sdev->peer_imports);
+	return drmm_mutex_init(&sdev->drm, &sdev->peer_lock);
+}
+
+/* A job let go of @bo. */
+void simaccel_prime_bo_idle(struct simaccel_bo *bo)
+{
+	if (atomic_dec_and_test(&bo->active) && bo->peer)
+		wake_up_all(&simaccel_peer_idle);
+}
+
+/* Revoke every import of this device's VRAM that other devices hold. */
+static void simaccel_prime_revoke_all(struct simaccel_device *sdev)
+{
+	struct simaccel_bo *bo;
+
+	mutex_lock(&sdev->peer_lock);
+	list_for_each_entry(bo, &sdev->peer_imports, peer_link)
+		WRITE_ONCE(bo->revoked, true);
+	mutex_unlock(&sdev->peer_lock);
+}
+
+/* An import some job still holds, referenced; NULL if none. */
+static struct simaccel_bo *simaccel_prime_busy_import(struct simaccel_device *sdev)
+{
+	struct simaccel_bo *bo, *busy = NULL;
+
+	mutex_lock(&sdev->peer_lock);
+	list_for_each_entry(bo, &sdev->peer_imports, peer_link) {
+		if (atomic_read(&bo->active)) {
+			drm_gem_object_get(&bo->base.base);
+			busy = bo;
+			break;
+		}
+	}
+	mutex_unlock(&sdev->peer_lock);
+	return busy;
+}
+
+/*
+ * Removal, after drm_dev_unplug(): no other device reaches this VRAM any
+ * more. Jobs that had an import of it end within their time-out (those
+ * not yet on a ring fail at once, and so do new ones).
+ */
+void simaccel_prime_revoke_importers(struct simaccel_device *sdev)
+{
+	struct simaccel_bo *bo;
+
+	simaccel_prime_revoke_all(sdev);
+	while ((bo = simaccel_prime_busy_import(sdev))) {
+		wait_event(simaccel_peer_idle, !atomic_read(&bo->active));
+		drm_gem_object_put(&bo->base.base);
+	}
+}
+
 static void simaccel_imported_bo_free(struct drm_gem_object *obj)
 {
 	struct simaccel_device *sdev = to_simaccel(obj->dev);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
+	if (bo->peer) {
+		mutex_lock(&bo->peer->peer_lock);
+		list_del(&bo->peer_link);
+		mutex_unlock(&bo->peer->peer_lock);
+	}
 	simaccel_gem_release_range(sdev, bo);
 	simaccel_dma_untrack(sdev, &bo->dma);
 	/* detaches and drops the dma-buf; the mapping is undone above */
@@ -210,6 +276,15 @@ simaccel_prime_import_sg_table(struct drm_device *drm,
 	bo->kind = DRM_SIMACCEL_BO_IMPORTED;
 	bo->sgt = sgt;
 	bo->attach = attach;
+	/* the dma-buf, which this buffer holds, holds the exporter */
+	if (attach->dmabuf->ops == &simaccel_vram_dmabuf_ops) {
+		struct drm_gem_object *exported = attach->dmabuf->priv;
+
+		bo->peer = to_simaccel(exported->dev);
+		mutex_lock(&bo->peer->peer_lock);
+		list_add_tail(&bo->peer_link, &bo->peer->peer_imports);
+		mutex_unlock(&bo->peer->peer_lock);
+	}
 	bo->base.base.funcs = &simaccel_imported_bo_funcs;
 	drm_gem_private_object_init(drm, &bo->base.base, attach->dmabuf->size);
 	ret = simaccel_gem_take_host_range(to_simaccel(drm), bo,

@@ -12,6 +12,11 @@
 struct dma_buf *simaccel_prime_export(struct drm_gem_object *obj, int flags);
 struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
 					     struct dma_buf *dma_buf);
+struct simaccel_bo;
+
+int simaccel_prime_init(struct simaccel_device *sdev);
+void simaccel_prime_revoke_importers(struct simaccel_device *sdev);
+void simaccel_prime_bo_idle(struct simaccel_bo *bo);
 struct drm_gem_object *
 simaccel_prime_import_sg_table(struct drm_device *drm,
 			       struct dma_buf_attachment *attach,

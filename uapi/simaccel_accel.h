@@ -177,8 +177,9 @@ struct drm_simaccel_bo_create {
  * is the same buffer at the same device address. Imported into another
  * simaccel device, it is a DRM_SIMACCEL_BO_IMPORTED buffer there, with a
  * device address of system memory, and copies to and from it go peer to
- * peer to the exporter's VRAM (or to the HOST buffer's pages). Only
- * simaccel devices can import VRAM buffers.
+ * peer to the exporter's VRAM (or to the HOST buffer's pages), until the
+ * exporter is unbound: jobs that name such an import then fail with
+ * ENODEV. Only simaccel devices can import VRAM buffers.
  */
 struct drm_simaccel_bo_info {
 	__u32 handle;

@@ -761,6 +761,7 @@ TEST(a_slow_job_that_progresses_survives_the_time_out)
  */
 TEST(a_failed_job_returns_without_waiting_for_others)
 {
+	struct drm_simaccel_queue_query q;
 	const size_t len = 32 * MIB;
 	struct drm_simaccel_bo_create a, b, v;
 	struct drm_simaccel_sync failed = { 0 };
@@ -795,6 +796,11 @@ TEST(a_failed_job_returns_without_waiting_for_others)
 				     &failed, 1, NULL));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	EXPECT_GT(0.5, t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	/* and it is counted already, not when drm_sched frees it */
+	ASSERT_EQ(0, queue_query(fb, qb, &q));
+	EXPECT_EQ(2, q.failed);
+	EXPECT_EQ(2, q.failed_seqno);
+	EXPECT_EQ(ECANCELED, q.error);
 	close(fa);
 	close(fb);
 }

@@ -13,9 +13,12 @@
  *   buffer there, and copies to and from it move data peer to peer, both
  *   ways, with a vIOMMU;
  * - a shared buffer lives while any side holds it, and its memory comes
- *   back when the last one lets go.
+ *   back when the last one lets go;
+ * - an import of a peer's VRAM is revoked (ENODEV) when the peer is
+ *   unbound, and stays so after a rebind hands the range to someone else.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -264,6 +267,100 @@ TEST(a_shared_buffer_lives_while_anyone_holds_it)
 			    h1.dev_addr, 1 << 20));
 	ASSERT_EQ(0, gem_close(fd1, imported));
 	EXPECT_EQ(vram0, device_total("vram_used"));
+	close(fd1);
+}
+
+/*
+ * The node of the device at a PCI address: a rebound device may get a new
+ * minor while files of its old binding (or dma-bufs) hold the old one.
+ */
+static int open_by_pci(const char *addr)
+{
+	char path[300];
+	struct dirent *e;
+	DIR *d;
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/accel", addr);
+	d = opendir(path);
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "accel", 5)) {
+			snprintf(path, sizeof(path), "/dev/accel/%s", e->d_name);
+			fd = open(path, O_RDWR | O_CLOEXEC);
+			break;
+		}
+	if (d)
+		closedir(d);
+	return fd;
+}
+
+/* The PCI address of accel0, read while it is bound. */
+static int pci_addr0(char *addr, size_t len)
+{
+	char target[512];
+	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return -1;
+	target[n] = 0;
+	snprintf(addr, len, "%s", strrchr(target, '/') + 1);
+	return 0;
+}
+
+/*
+ * An import of a peer's VRAM is revoked when the peer is unbound: its VRAM
+ * keeps its bytes and goes to new owners after a rebind, and no job of the
+ * importer may reach it any more.
+ */
+TEST(a_peer_import_is_revoked_when_the_exporter_goes)
+{
+	int fd0 = open(NODE0, O_RDWR | O_CLOEXEC);
+	int fd1 = open(NODE1, O_RDWR | O_CLOEXEC);
+	struct drm_simaccel_bo_create v0, h1, fresh;
+	struct drm_simaccel_bo_info info;
+	uint32_t q0, q1, imported;
+	char addr[64];
+	int dmabuf;
+
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, pci_addr0(addr, sizeof(addr)));
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_VRAM, &v0));
+	ASSERT_EQ(0, bo_create(fd1, 1 << 20, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	close(dmabuf);
+	close(fd0);
+	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_COPY, 0, h1.dev_addr,
+			    info.dev_addr, 1 << 20));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_EQ(-ENODEV, run_op(fd1, q1, DRM_SIMACCEL_OP_COPY, 0, h1.dev_addr,
+				  info.dev_addr, 1 << 20));
+	EXPECT_EQ(-ENODEV, run_op(fd1, q1, DRM_SIMACCEL_OP_FILL, 0, info.dev_addr,
+				  0x41, 1 << 20));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	/* the range's next owner is out of reach too */
+	fd0 = open_by_pci(addr);
+	ASSERT_LE(0, fd0);
+	ASSERT_EQ(0, queue_create(fd0, &q0));
+	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &fresh));
+	EXPECT_EQ(-ENODEV, run_op(fd1, q1, DRM_SIMACCEL_OP_FILL, 0, info.dev_addr,
+				  0x41, 1 << 20));
+	{
+		uint8_t *m = mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd0,
+				  fresh.mmap_offset);
+
+		ASSERT_NE(MAP_FAILED, m);
+		EXPECT_EQ(0, m[0]);
+		EXPECT_EQ(0, m[(1 << 20) - 1]);
+		munmap(m, 1 << 20);
+	}
+	/* the importer's own work goes on */
+	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_FILL, 0, h1.dev_addr, 1, 4096));
+	ASSERT_EQ(0, gem_close(fd1, imported));
+	close(fd0);
 	close(fd1);
 }
 
