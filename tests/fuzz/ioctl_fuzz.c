@@ -760,18 +760,33 @@ int main(int argc, char **argv)
 		sum.err += t.err;
 		sum.faults += t.faults;
 	}
-	for (int d = 0; d < ndevs; d++) {
+	/*
+	 * A killed worker's work may still sit behind a stalled queue: its
+	 * memory comes back when the watchdog fails that work (10 s), so
+	 * allow three watchdog periods before calling it a leak.
+	 */
+	for (int tries = 0; tries < 300; tries++) {
+		leaks = 0;
+		for (int d = 0; d < ndevs; d++) {
+			uint64_t vram, pinned;
+
+			leaks += usage(d, &vram, &pinned) || vram != base_vram[d] ||
+				 pinned != base_pinned[d];
+		}
+		if (!leaks)
+			break;
+		usleep(100000);
+	}
+	for (int d = 0; d < ndevs && leaks; d++) {
 		uint64_t vram, pinned;
 
 		if (usage(d, &vram, &pinned) || vram != base_vram[d] ||
-		    pinned != base_pinned[d]) {
+		    pinned != base_pinned[d])
 			printf("ioctl_fuzz: LEAK on %s: VRAM used %llu (baseline %llu), host pinned %llu (baseline %llu)\n",
 			       dev_paths[d], (unsigned long long)vram,
 			       (unsigned long long)base_vram[d],
 			       (unsigned long long)pinned,
 			       (unsigned long long)base_pinned[d]);
-			leaks++;
-		}
 	}
 	printf("ioctl_fuzz: %lu operations (%lu succeeded, %lu refused or failed), %lu faults injected, %lu workers killed midway; memory %s\n",
 	       sum.ops, sum.ok, sum.err, sum.faults, respawned,
