@@ -38,13 +38,8 @@ module_param_named(job_timeout_ms, simaccel_job_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "fail a job after this long without device progress (ms; for devices bound afterwards)");
 
+/* A job, its FENCE included, takes at most half a ring. */
 static_assert(DRM_SIMACCEL_MAX_DESCS + 1 <= SIMACCEL_RING_SIZE / 2);
-
-/* The most descriptors of a job: half a ring, with its FENCE. */
-u32 simaccel_hwq_max_descs(void)
-{
-	return DRM_SIMACCEL_MAX_DESCS;
-}
 
 /*
  * The time-out sees progress only when a descriptor completes: size them

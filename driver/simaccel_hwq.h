@@ -62,6 +62,5 @@ struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 				   struct simaccel_job *job);
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq);
 void simaccel_hwq_kill_all(struct simaccel_device *sdev);
-u32 simaccel_hwq_max_descs(void);
 
 #endif /* __SIMACCEL_HWQ_H__ */

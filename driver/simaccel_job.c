@@ -537,7 +537,7 @@ static int simaccel_res_build(struct simaccel_file *sfile,
 		n += simaccel_emit_op(&sides[2 * i], ops[i].op == DRM_SIMACCEL_OP_COPY ?
 				      &sides[2 * i + 1] : NULL, ops[i].src,
 				      ops[i].size, sfile->sdev->desc_bytes, NULL);
-		if (n > simaccel_hwq_max_descs())
+		if (n > DRM_SIMACCEL_MAX_DESCS)
 			ret = -E2BIG;
 	}
 	if (!ret) {
@@ -588,7 +588,7 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 			       struct simaccel_job_res *res, u64 ndesc,
 			       void *owner)
 {
-	u32 per_job = simaccel_hwq_max_descs(), i;
+	u32 per_job = DRM_SIMACCEL_MAX_DESCS, i;
 	int ret;
 
 	/* a job without descriptors is a barrier: its FENCE alone */

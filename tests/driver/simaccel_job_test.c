@@ -441,14 +441,12 @@ TEST_F(job, a_job_waiting_for_another_queues_point_runs_after_it)
 
 static const char *debugfs_dir(char *buf, size_t len)
 {
-	char target[512];
-	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+	char addr[64];
 
 	mount("none", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (n < 0)
+	if (pci_addr(addr, sizeof(addr)))
 		return NULL;
-	target[n] = 0;
-	snprintf(buf, len, "/sys/kernel/debug/accel/%s", strrchr(target, '/') + 1);
+	snprintf(buf, len, "/sys/kernel/debug/accel/%s", addr);
 	return buf;
 }
 
@@ -620,14 +618,9 @@ TEST_F(job, a_queue_remembers_its_last_failures)
 
 static int rebind_with_timeout(const char *ms)
 {
-	char target[512], addr[64];
-	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+	char addr[64];
 
-	if (n < 0)
-		return -1;
-	target[n] = 0;
-	snprintf(addr, sizeof(addr), "%s", strrchr(target, '/') + 1);
-	if (write_file(TIMEOUT_PARAM, ms) ||
+	if (pci_addr(addr, sizeof(addr)) || write_file(TIMEOUT_PARAM, ms) ||
 	    write_file(DRIVER_DIR "/unbind", addr) ||
 	    write_file(DRIVER_DIR "/bind", addr))
 		return -1;
@@ -1087,11 +1080,10 @@ TEST(unbind_with_jobs_queued_fails_them_and_files_stay_safe)
 {
 	struct drm_simaccel_bo_create a, b;
 	struct drm_simaccel_op op = { .op = DRM_SIMACCEL_OP_COPY, .size = 4096 };
-	char target[512], addr[64];
+	char addr[64];
 	uint32_t queue;
 	int fd, status;
 	pid_t pid;
-	ssize_t n;
 
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
@@ -1109,10 +1101,7 @@ TEST(unbind_with_jobs_queued_fails_them_and_files_stay_safe)
 	if (pid == 0)
 		_exit(-submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, &op, 1, NULL, 0, NULL));
 	usleep(200000);
-	n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
-	ASSERT_LT(0, n);
-	target[n] = 0;
-	snprintf(addr, sizeof(addr), "%s", strrchr(target, '/') + 1);
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(ENODEV, WEXITSTATUS(status));

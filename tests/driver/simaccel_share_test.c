@@ -294,19 +294,6 @@ static int open_by_pci(const char *addr)
 	return fd;
 }
 
-/* The PCI address of accel0, read while it is bound. */
-static int pci_addr0(char *addr, size_t len)
-{
-	char target[512];
-	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
-
-	if (n < 0)
-		return -1;
-	target[n] = 0;
-	snprintf(addr, len, "%s", strrchr(target, '/') + 1);
-	return 0;
-}
-
 /*
  * An import of a peer's VRAM is revoked when the peer is unbound: its VRAM
  * keeps its bytes and goes to new owners after a rebind, and no job of the
@@ -324,7 +311,7 @@ TEST(a_peer_import_is_revoked_when_the_exporter_goes)
 
 	ASSERT_LE(0, fd0);
 	ASSERT_LE(0, fd1);
-	ASSERT_EQ(0, pci_addr0(addr, sizeof(addr)));
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	ASSERT_EQ(0, queue_create(fd1, &q1));
 	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_VRAM, &v0));
 	ASSERT_EQ(0, bo_create(fd1, 1 << 20, DRM_SIMACCEL_BO_HOST, &h1));

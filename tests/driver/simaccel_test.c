@@ -60,19 +60,6 @@ static unsigned long long sysfs_num(const char *dir, const char *name)
 	return strtoull(buf, NULL, 0);
 }
 
-/* The PCI address behind accel0, from its class device's parent link. */
-static int pci_addr(char *addr, size_t len)
-{
-	char target[512];
-	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
-
-	if (n < 0)
-		return -1;
-	target[n] = 0;
-	snprintf(addr, len, "%s", strrchr(target, '/') + 1);
-	return 0;
-}
-
 static int get_info(int fd, struct drm_simaccel_info *info)
 {
 	return ioctl(fd, DRM_IOCTL_SIMACCEL_GET_INFO, info) ? -errno : 0;

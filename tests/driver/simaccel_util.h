@@ -88,6 +88,19 @@ static inline int run_op(int fd, uint32_t queue, uint32_t op, uint32_t flags,
 	return submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, &o, 1, NULL, 0, NULL);
 }
 
+/* The PCI address behind accel0, from its class device's link (bound). */
+static inline int pci_addr(char *addr, size_t len)
+{
+	char target[512];
+	ssize_t n = readlink(CLASS_DEVICE, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return -1;
+	target[n] = 0;
+	snprintf(addr, len, "%s", strrchr(target, '/') + 1);
+	return 0;
+}
+
 static inline int write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY);
