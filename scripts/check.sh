@@ -25,8 +25,8 @@
 #  7. simaccel.ko, the driver on DRM accel (issue 18, under way): its
 #     kselftests (device, buffers, queues and jobs, sharing), two devices, with a
 #     vIOMMU and slub_debug, and the jobs' again on one device without a
-#     vIOMMU (system memory then scattered on the bus), and slow jobs on a
-#     throttled one-queue device
+#     vIOMMU (system memory then scattered on the bus), slow jobs on a
+#     throttled one-queue device, and descriptor sizing on a very slow one
 #  8. checkpatch.pl --strict and sparse on the drivers, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
@@ -136,5 +136,9 @@ run_vm "VM, simaccel.ko (DRM accel), a slow device" \
 	--props dma-bandwidth=16777216,queues=1 \
 	--module build/simaccel/simaccel.ko --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others"
+run_vm "VM, simaccel.ko (DRM accel), a very slow device" \
+	--props dma-bandwidth=1000000,queues=1 \
+	--module build/simaccel/simaccel.ko --file "$T/simaccel_job_test" -- \
+	"SIMACCEL_VERY_SLOW_DEVICE=1 ./simaccel_job_test -t descriptors_are_sized_to_a_slow_devices_bandwidth"
 run_one "lint" scripts/lint.sh
 summary

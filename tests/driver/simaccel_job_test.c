@@ -973,6 +973,27 @@ TEST(killed_with_jobs_in_flight_dies_and_lets_go)
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
+/*
+ * Run alone on a device whose queue moves 1 MB/s (check.sh): clearing a
+ * 4 MiB buffer takes 4 s, twice the default time-out, so it survives only
+ * if its descriptors are sized to the advertised bandwidth.
+ */
+TEST(descriptors_are_sized_to_a_slow_devices_bandwidth)
+{
+	struct drm_simaccel_bo_create v;
+	uint32_t queue;
+	int fd;
+
+	if (!getenv("SIMACCEL_VERY_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 1 MB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4 * MIB, DRM_SIMACCEL_BO_VRAM, &v));
+	EXPECT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 7, 1));
+	close(fd);
+}
+
 /* An unprivileged child of a root parent keeps the open file. */
 static int as_nobody_with_memlock(uint64_t limit)
 {
