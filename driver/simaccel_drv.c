@@ -129,6 +129,7 @@ static const struct drm_ioctl_desc simaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SIMACCEL_SUBMIT, simaccel_submit_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SIMACCEL_QUEUE_QUERY, simaccel_queue_query_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SIMACCEL_BO_INFO, simaccel_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SIMACCEL_MEM_INFO, simaccel_mem_info_ioctl, 0),
 };
 
 static const struct file_operations simaccel_fops = {

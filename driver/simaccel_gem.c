@@ -623,3 +623,26 @@ int simaccel_bo_info_ioctl(struct drm_device *drm, void *data,
 	drm_gem_object_put(obj);
 	return 0;
 }
+
+/* Long enough for the clearings of a normal device, bounded for a slow one. */
+#define SIMACCEL_SETTLE_TIMEOUT	(2 * HZ)
+
+int simaccel_mem_info_ioctl(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct simaccel_device *sdev = to_simaccel(drm);
+	struct drm_simaccel_mem_info *args = data;
+
+	if (args->flags & ~DRM_SIMACCEL_MEM_INFO_FLAGS || args->pad)
+		return -EINVAL;
+	if ((args->flags & DRM_SIMACCEL_MEM_INFO_SETTLE) &&
+	    wait_event_interruptible_timeout(sdev->clears_wq,
+					     !atomic_read(&sdev->clears_pending),
+					     SIMACCEL_SETTLE_TIMEOUT) < 0)
+		return -ERESTARTSYS;
+	args->vram_total = sdev->vram_size;
+	args->vram_used = atomic64_read(&sdev->vram_used);
+	args->host_pinned = atomic64_read(&sdev->host_pinned);
+	simaccel_dbg(sdev, IOCTL, "mem_info\n");
+	return 0;
+}

@@ -81,6 +81,8 @@ int simaccel_gem_take_host_range(struct simaccel_device *sdev,
 				 struct simaccel_bo *bo, u64 size);
 void simaccel_gem_release_range(struct simaccel_device *sdev,
 				struct simaccel_bo *bo);
+int simaccel_mem_info_ioctl(struct drm_device *drm, void *data,
+			    struct drm_file *file);
 int simaccel_bo_info_ioctl(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 int simaccel_gem_resolve(struct simaccel_file *sfile, u64 addr, u64 size,

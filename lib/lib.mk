@@ -40,9 +40,9 @@ UDEVRULESDIR ?= /etc/udev/rules.d
 
 lib: $(LIB_SO) $(LIB_A)
 
-$(LIB_DIR)/obj/%.o: lib/src/%.c $(LIB_HDRS_INTERNAL) $(LIB_HDR) uapi/accel.h | deps
+$(LIB_DIR)/obj/%.o: lib/src/%.c $(LIB_HDRS_INTERNAL) $(LIB_HDR) uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
 
 $(LIB_SO): $(LIB_OBJ) lib/libaccel.map
 	$(CC) -shared -pthread -Wl,-soname,$(LIB_SONAME) \
@@ -111,7 +111,7 @@ $(TESTS)/accel_lib_test.asan: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SR
 			      $(LIB_HDRS_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O1 $(SAN_FLAGS) \
-	      -o $@ $(LIB_SRC) $(SUITE_SRC) -ldl
+	      $$(pkg-config --cflags libdrm) -o $@ $(LIB_SRC) $(SUITE_SRC) -ldl
 
 # The load test (static: it runs in the VM).
 $(TESTS)/load_test: tests/load/load_test.c $(LIB_HDR) $(LIB_A)

@@ -34,6 +34,7 @@ extern "C" {
 #define DRM_SIMACCEL_SUBMIT		0x05
 #define DRM_SIMACCEL_QUEUE_QUERY	0x06
 #define DRM_SIMACCEL_BO_INFO		0x07
+#define DRM_SIMACCEL_MEM_INFO		0x08
 
 #define DRM_IOCTL_SIMACCEL_GET_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_GET_INFO, struct drm_simaccel_info)
@@ -51,6 +52,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_QUEUE_QUERY, struct drm_simaccel_queue_query)
 #define DRM_IOCTL_SIMACCEL_BO_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_BO_INFO, struct drm_simaccel_bo_info)
+#define DRM_IOCTL_SIMACCEL_MEM_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SIMACCEL_MEM_INFO, struct drm_simaccel_mem_info)
 
 /* Capabilities in drm_simaccel_info.caps, as reported by the hardware */
 #define DRM_SIMACCEL_CAP_COPY		_BITUL(0)
@@ -191,6 +194,36 @@ struct drm_simaccel_bo_info {
 	__u64 mmap_offset;
 };
 
+/* struct drm_simaccel_mem_info flags */
+#define DRM_SIMACCEL_MEM_INFO_SETTLE	_BITUL(0)	/* wait for clearings first */
+#define DRM_SIMACCEL_MEM_INFO_FLAGS	DRM_SIMACCEL_MEM_INFO_SETTLE
+
+/**
+ * struct drm_simaccel_mem_info - DRM_IOCTL_SIMACCEL_MEM_INFO: the device's
+ *	memory in use, by every file
+ * @flags: in, DRM_SIMACCEL_MEM_INFO_*
+ * @pad: must be zero
+ * @vram_total: out, bytes of VRAM
+ * @vram_used: out, bytes of VRAM that buffers hold (whole pages)
+ * @host_pinned: out, bytes of system memory pinned for the device: HOST
+ *	and USERPTR buffers, user memory of jobs in flight
+ *
+ * A freed VRAM buffer holds its memory until the device has finished
+ * clearing it. With DRM_SIMACCEL_MEM_INFO_SETTLE the call first waits
+ * until no clearing is under way, for at most two seconds (interruptibly),
+ * so that @vram_used no longer counts the buffers freed before the call, as
+ * a creation that finds VRAM full waits for them.
+ * The counts are the same as the device's sysfs files vram_total,
+ * vram_used and host_pinned.
+ */
+struct drm_simaccel_mem_info {
+	__u32 flags;
+	__u32 pad;
+	__u64 vram_total;
+	__u64 vram_used;
+	__u64 host_pinned;
+};
+
 /* struct drm_simaccel_bo_userptr flags */
 #define DRM_SIMACCEL_USERPTR_READ_ONLY	_BITUL(0)	/* the device only reads it */
 #define DRM_SIMACCEL_USERPTR_FLAGS	DRM_SIMACCEL_USERPTR_READ_ONLY
@@ -244,7 +277,7 @@ struct drm_simaccel_bo_userptr {
  * error. Work after a failed job runs. A job's buffers and pages are let go
  * as soon as its fence signals.
  */
-#define DRM_SIMACCEL_MAX_QUEUES_PER_FILE	64
+#define DRM_SIMACCEL_MAX_QUEUES_PER_FILE	1024
 #define DRM_SIMACCEL_MAX_JOBS_PER_QUEUE	256	/* in flight; SUBMIT waits */
 
 /**

@@ -1,26 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
  * Work the device fails is reported, once, and the stream goes on working.
- * Faults are injected through the accel driver's debugfs files, so these
- * tests run on the accel backend only, as root with debugfs mounted; the
- * device accel:N is assumed to be /dev/accelN.
+ * Faults are injected through simaccel.ko's debugfs files, so these tests
+ * run on the accel backend only, as root with debugfs mounted; the device
+ * accel:N is assumed to be /dev/accel/accelN.
  */
 #include <glob.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "suite.h"
 
-/* Arm (count > 0) or disarm (0) fault injection on every queue of the device. */
-static void inject(struct suite_ctx *ctx, const char *files, int count)
+/*
+ * Arm (count > 0) or disarm (0) fault injection on every hardware queue of
+ * the device: <debugfs>/accel/<PCI address>/qN/fault_inject.
+ */
+static void inject(struct suite_ctx *ctx, int count)
 {
-	char pattern[128];
+	char node[64], pci[PATH_MAX], pattern[PATH_MAX + 64];
 	glob_t g;
 
-	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/accel/accel%s/%s",
-		 ctx->name + strlen("accel:"), files);
-	if (strncmp(ctx->name, "accel:", 6) ||
-	    glob(pattern, 0, NULL, &g) || !g.gl_pathc)
+	if (strncmp(ctx->name, "accel:", 6))
 		suite_skip("needs the accel backend and its debugfs fault injection (root, debugfs)");
+	snprintf(node, sizeof(node), "/sys/class/accel/accel%s/device",
+		 ctx->name + strlen("accel:"));
+	if (!realpath(node, pci))
+		suite_skip("the device has no /sys/class/accel/accelN");
+	snprintf(pattern, sizeof(pattern),
+		 "/sys/kernel/debug/accel/%s/q*/fault_inject", basename(pci));
+	if (glob(pattern, 0, NULL, &g) || !g.gl_pathc)
+		suite_skip("needs simaccel.ko's debugfs fault injection (root, debugfs)");
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		FILE *f = fopen(g.gl_pathv[i], "w");
 
@@ -38,12 +49,14 @@ TEST(failed_async_work_is_reported_once)
 	C_Stream s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
-	inject(ctx, "fault_inject_q*", 1);
 	fill_pattern(h, n, 131);
+	/* the device clears new memory: that is done before faults are armed */
+	OK(accel_memory_copy_h2d(ctx->dev, d, h, n));
+	inject(ctx, 1);
 	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, n));
 	FAILS(accel_stream_synchronize(ctx->dev, s));
 	CHECK(strstr(accel_get_last_error(), "failed") != NULL);
-	inject(ctx, "fault_inject_q*", 0);
+	inject(ctx, 0);
 	/* reported once; the stream works again */
 	OK(accel_stream_synchronize(ctx->dev, s));
 	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, n));
@@ -62,11 +75,43 @@ TEST(failed_sync_copy_is_reported)
 	uint8_t *d = dalloc(ctx, n), h[4096], out[4096];
 
 	fill_pattern(h, n, 141);
-	inject(ctx, "fault_inject", 1);
+	OK(accel_memory_copy_h2d(ctx->dev, d, h, n));
+	inject(ctx, 1);
 	FAILS(accel_memory_copy_h2d(ctx->dev, d, h, n));
-	inject(ctx, "fault_inject", 0);
+	inject(ctx, 0);
 	OK(accel_memory_copy_h2d(ctx->dev, d, h, n));
 	OK(accel_memory_copy_d2h(ctx->dev, out, d, n));
 	CHECK(check_pattern(out, n, 141));
 	dfree(ctx, d, n);
+}
+
+/* An event reports whether the work before its record failed. */
+TEST(an_event_reports_the_failure_of_its_work)
+{
+	const size_t n = 64 << 10;
+	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n);
+	C_Stream s;
+	C_Event e;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	fill_pattern(h, n, 151);
+	OK(accel_memory_copy_h2d(ctx->dev, d, h, n));
+	inject(ctx, 1);
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, n));
+	OK(accel_event_record(ctx->dev, s, e));
+	FAILS(accel_event_synchronize(ctx->dev, e));
+	inject(ctx, 0);
+	FAILS(accel_event_query(ctx->dev, e));
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, n));
+	OK(accel_event_record(ctx->dev, s, e));
+	OK(accel_event_synchronize(ctx->dev, e));
+	OK(accel_event_query(ctx->dev, e));
+	/* the stream still reports its failure, once */
+	FAILS(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, d, n);
+	free(h);
 }

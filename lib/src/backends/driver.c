@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The accel backend: the accel.ko driver through /dev/accelN.
+ * The accel backend: simaccel.ko, the DRM accel driver, through
+ * /dev/accel/accelN.
  *
- * Device memory is VRAM (its device address is the pointer), pinned host
- * memory is the driver's DMA memory mapped into the process, unified memory
- * is VRAM mapped through the BAR. A stream is a driver queue; an event is
- * the fence of the last work on a stream.
+ * Device memory is a VRAM buffer (its device address is the pointer),
+ * pinned host memory a HOST buffer mapped into the process, unified memory
+ * a VRAM buffer mapped through the BAR. Copies and fills are jobs:
+ * synchronous ones on a queue of the device's own, waited for in the
+ * submission; a stream's on its queue (driver_stream.c).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,25 +19,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/internal.h"
-#include "uapi/accel.h"
+#include "backends/driver.h"
 
 /* An async copy from pageable memory is staged in pinned memory up to this. */
 #define STAGE_MAX (64u << 20)
 #define STAGE_MIN (1u << 20)
 /* Idle staging buffers kept for reuse, per device. */
 #define STAGE_CACHE (128u << 20)
-/* A stream checks its fences for errors every so many submissions. */
-#define PENDING_REAP 256
-
-struct stage_buf {
-	void *va;
-	uint64_t dev_addr;
-	uint32_t handle;
-	size_t cap;
-	uint64_t fence;		/* the copy reading it */
-	struct stage_buf *next;
-};
+/*
+ * The first size of a job's piece: 4096 pages of scattered system memory
+ * on both sides, misaligned, stay below DRM_SIMACCEL_MAX_DESCS.
+ */
+#define PIECE_MAX (16u << 20)
 
 /*
  * Every device's VRAM starts at the same device address; the pointers the
@@ -46,53 +40,30 @@ struct stage_buf {
  */
 #define DEVICE_VA_STRIDE (1ull << 40)
 
-struct drv_dev {
-	int fd;
-	uint64_t va_offset;	/* pointer minus device address, for VRAM */
-	struct accel_info info;
-	pthread_mutex_t stage_lock;
-	struct stage_buf *idle, *busy;
-	size_t idle_bytes;
-};
-
-struct drv_stream {
-	uint32_t queue;
-	pthread_mutex_t lock;
-	_Atomic uint64_t last_fence;	/* 0: nothing yet; written under lock */
-	uint64_t *pending;	/* fences not yet checked for errors */
-	size_t n_pending, cap_pending;
-	unsigned int failed;	/* failed work not yet reported */
-};
-
-/* An event is the fence of the last work its record saw (0: complete). */
-struct drv_event {
-	_Atomic uint64_t fence;
+struct stage_buf {
+	void *va;
+	uint64_t dev_addr;
+	uint32_t handle;
+	size_t cap;
+	struct drv_stream *stream;	/* the copy reading it: its stream */
+	uint64_t job;			/* and job */
+	struct stage_buf *next;
 };
 
 static int fd_of(struct accel_device *dev)
 {
-	return ((struct drv_dev *)dev->priv)->fd;
+	return drv_of(dev)->fd;
 }
 
 /* ioctl, restarted after signals; -errno on failure */
-static int xioctl(int fd, unsigned long req, void *arg)
+int drv_ioctl(int fd, unsigned long req, void *arg)
 {
 	int ret;
 
 	do {
 		ret = ioctl(fd, req, arg);
-	} while (ret < 0 && errno == EINTR);
+	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
 	return ret < 0 ? -errno : 0;
-}
-
-/* 0 when the fence's work is over (or failed: -EIO), -EBUSY while it runs */
-static int wait_fence(int fd, uint64_t fence, int64_t timeout_ns)
-{
-	struct accel_wait w = { .fence = fence, .timeout_ns = timeout_ns };
-	int ret = xioctl(fd, ACCEL_IOCTL_WAIT, &w);
-
-	/* the fence's queue is gone: its work finished before it went */
-	return ret == -ENOENT ? 0 : ret;
 }
 
 static uint64_t side_addr(const struct accel_side *s, uint32_t user_flag,
@@ -107,45 +78,63 @@ static uint64_t side_addr(const struct accel_side *s, uint32_t user_flag,
 /* ------------------------------------------------------------------ */
 /* Memory */
 
+static int gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return drv_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+/* The device's memory; with @settle, once freed buffers let theirs go. */
+static int mem_info(struct drv_dev *dd, bool settle,
+		    struct drm_simaccel_mem_info *m)
+{
+	*m = (struct drm_simaccel_mem_info){
+		.flags = settle ? DRM_SIMACCEL_MEM_INFO_SETTLE : 0,
+	};
+	return drv_ioctl(dd->fd, DRM_IOCTL_SIMACCEL_MEM_INFO, m);
+}
+
 static C_Status no_memory(struct accel_device *dev, size_t size)
 {
-	struct accel_mem_stats st = { 0 };
+	struct drm_simaccel_mem_info m;
 
-	if (xioctl(fd_of(dev), ACCEL_IOCTL_MEM_STATS, &st))
+	if (mem_info(drv_of(dev), false, &m) || m.vram_used > m.vram_total)
 		return accel_oom_error("out of memory on %s: %zu bytes requested",
-				   dev->name, size);
+				       dev->name, size);
 	return accel_oom_error("out of memory on %s: %zu bytes requested, %llu of %llu free",
-			   dev->name, size, (unsigned long long)st.vram_free,
-			   (unsigned long long)st.vram_total);
+			       dev->name, size,
+			       (unsigned long long)(m.vram_total - m.vram_used),
+			       (unsigned long long)m.vram_total);
 }
 
 /* Allocate and, for memory the host reaches, map. */
 static C_Status drv_alloc_kind(struct accel_device *dev, uint32_t kind,
 			       size_t size, struct accel_allocation *out)
 {
-	struct accel_alloc a = { .size = size, .kind = kind };
-	struct accel_free f = { 0 };
+	struct drm_simaccel_bo_create c = { .size = size, .kind = kind };
 	void *va;
 	int ret;
 
-	ret = xioctl(fd_of(dev), ACCEL_IOCTL_ALLOC, &a);
-	if (ret == -ENOMEM && kind != ACCEL_MEM_HOST)
+	if (kind != DRM_SIMACCEL_BO_HOST && size > drv_of(dev)->info.vram_size)
+		return no_memory(dev, size);
+	ret = drv_ioctl(fd_of(dev), DRM_IOCTL_SIMACCEL_BO_CREATE, &c);
+	if (ret == -ENOSPC)
 		return no_memory(dev, size);
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot allocate %zu bytes",
 					 dev->name, size);
-	out->handle = a.handle;
-	out->dev_addr = a.dev_addr;
-	out->addr = a.dev_addr + ((struct drv_dev *)dev->priv)->va_offset;
-	if (kind == ACCEL_MEM_DEVICE)
+	out->handle = c.handle;
+	out->dev_addr = c.dev_addr;
+	out->addr = c.dev_addr + drv_of(dev)->va_offset;
+	if (kind == DRM_SIMACCEL_BO_VRAM)
 		return C_SUCCESS;
 	va = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_of(dev),
-		  (off_t)a.mmap_offset);
+		  (off_t)c.mmap_offset);
 	if (va == MAP_FAILED) {
 		int err = errno;
 
-		f.handle = a.handle;
-		xioctl(fd_of(dev), ACCEL_IOCTL_FREE, &f);
+		gem_close(fd_of(dev), c.handle);
 		return accel_errno_error(err, "%s cannot map %zu bytes",
 					 dev->name, size);
 	}
@@ -157,25 +146,25 @@ static C_Status drv_alloc(struct accel_device *dev, enum accel_kind kind,
 			  size_t size, struct accel_allocation *out)
 {
 	static const uint32_t kinds[] = {
-		[ACCEL_KIND_DEVICE] = ACCEL_MEM_DEVICE,
-		[ACCEL_KIND_HOST] = ACCEL_MEM_HOST,
-		[ACCEL_KIND_UNIFIED] = ACCEL_MEM_HOST_VISIBLE,
+		[ACCEL_KIND_DEVICE] = DRM_SIMACCEL_BO_VRAM,
+		[ACCEL_KIND_HOST] = DRM_SIMACCEL_BO_HOST,
+		[ACCEL_KIND_UNIFIED] = DRM_SIMACCEL_BO_VRAM_MAPPABLE,
 	};
 
 	/*
-	 * Write-combined host memory: the device's host-visible VRAM, which
-	 * the host reaches through BAR2's write-combined mapping (it counts
+	 * Write-combined host memory: the device's mappable VRAM, which the
+	 * host reaches through BAR2's write-combined mapping (it counts
 	 * against device memory); the device reaches it directly.
 	 */
 	if (kind == ACCEL_KIND_HOST && out->write_combined)
-		return drv_alloc_kind(dev, ACCEL_MEM_HOST_VISIBLE, size, out);
+		return drv_alloc_kind(dev, DRM_SIMACCEL_BO_VRAM_MAPPABLE, size,
+				      out);
 	return drv_alloc_kind(dev, kinds[kind], size, out);
 }
 
 static C_Status drv_free_handle(struct accel_device *dev, uint32_t handle)
 {
-	struct accel_free f = { .handle = handle };
-	int ret = xioctl(fd_of(dev), ACCEL_IOCTL_FREE, &f);
+	int ret = gem_close(fd_of(dev), handle);
 
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot free handle %u",
@@ -183,6 +172,7 @@ static C_Status drv_free_handle(struct accel_device *dev, uint32_t handle)
 	return C_SUCCESS;
 }
 
+/* Jobs that still use the buffer keep it until they are over. */
 static C_Status drv_free(struct accel_device *dev, const struct accel_allocation *a)
 {
 	if (a->kind != ACCEL_KIND_DEVICE)
@@ -194,12 +184,15 @@ static C_Status drv_free(struct accel_device *dev, const struct accel_allocation
 static C_Status drv_host_register(struct accel_device *dev, void *ptr,
 				  size_t size, struct accel_allocation *out)
 {
-	struct accel_userptr u = { .user_addr = (uintptr_t)ptr, .size = size };
-	int ret = xioctl(fd_of(dev), ACCEL_IOCTL_USERPTR, &u);
+	struct drm_simaccel_bo_userptr u = {
+		.user_addr = (uintptr_t)ptr, .size = size,
+	};
+	int ret = drv_ioctl(fd_of(dev), DRM_IOCTL_SIMACCEL_BO_USERPTR, &u);
 
 	if (ret)
-		return accel_errno_error(-ret, "%s cannot pin %zu bytes at %p",
-					 dev->name, size, ptr);
+		return accel_errno_error(-ret, "%s cannot pin %zu bytes at %p%s",
+					 dev->name, size, ptr, ret == -ENOMEM ?
+					 " (RLIMIT_MEMLOCK?)" : "");
 	out->handle = u.handle;
 	out->dev_addr = u.dev_addr;
 	return C_SUCCESS;
@@ -211,57 +204,100 @@ static C_Status drv_host_unregister(struct accel_device *dev,
 	return drv_free_handle(dev, (uint32_t)a->handle);
 }
 
+/* What the device has free once the buffers freed so far let theirs go */
 static C_Status drv_stats(struct accel_device *dev, size_t *total,
 			  size_t *free)
 {
-	struct accel_mem_stats st = { 0 };
-	int ret = xioctl(fd_of(dev), ACCEL_IOCTL_MEM_STATS, &st);
+	struct drm_simaccel_mem_info m;
+	int ret = mem_info(drv_of(dev), true, &m);
 
 	if (ret)
-		return accel_errno_error(-ret, "%s cannot read its memory stats",
+		return accel_errno_error(-ret, "%s cannot read its memory use",
 					 dev->name);
-	*total = st.vram_total;
-	*free = st.vram_free;
+	*total = m.vram_total;
+	*free = m.vram_used < m.vram_total ? m.vram_total - m.vram_used : 0;
 	return C_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
 /* Staging buffers for async copies from pageable memory */
 
-/* Move buffers whose copy is over to the idle list. Caller holds stage_lock. */
-static void stage_reap(struct accel_device *dev, struct drv_dev *dd)
+static void stage_free(struct accel_device *dev, struct stage_buf *b)
+{
+	munmap(b->va, b->cap);
+	drv_free_handle(dev, b->handle);
+	free(b);
+}
+
+/* Keep @b for reuse, or free it. Caller holds stage_lock. */
+static void stage_idle(struct accel_device *dev, struct drv_dev *dd,
+		       struct stage_buf *b)
+{
+	if (dd->idle_bytes + b->cap > STAGE_CACHE) {
+		stage_free(dev, b);
+		return;
+	}
+	b->next = dd->idle;
+	dd->idle = b;
+	dd->idle_bytes += b->cap;
+}
+
+/*
+ * Move the busy buffers that @done says are over to the idle list. Caller
+ * holds stage_lock.
+ */
+static void stage_reap(struct accel_device *dev, struct drv_dev *dd,
+		       bool (*done)(struct drv_dev *, struct stage_buf *,
+				    const void *),
+		       const void *arg)
 {
 	struct stage_buf **pp = &dd->busy;
 
 	while (*pp) {
 		struct stage_buf *b = *pp;
 
-		if (wait_fence(dd->fd, b->fence, 0) == -EBUSY) {
+		if (!done(dd, b, arg)) {
 			pp = &b->next;
 			continue;
 		}
 		*pp = b->next;
-		if (dd->idle_bytes + b->cap > STAGE_CACHE) {
-			munmap(b->va, b->cap);
-			drv_free_handle(dev, b->handle);
-			free(b);
-			continue;
-		}
-		b->next = dd->idle;
-		dd->idle = b;
-		dd->idle_bytes += b->cap;
+		stage_idle(dev, dd, b);
 	}
+}
+
+static bool stage_read(struct drv_dev *dd, struct stage_buf *b,
+		       const void *unused)
+{
+	(void)unused;
+	return drv_stream_wait(dd->fd, b->stream, b->job, 0) != -EBUSY;
+}
+
+static bool stage_of_stream(struct drv_dev *dd, struct stage_buf *b,
+			    const void *stream)
+{
+	(void)dd;
+	return b->stream == stream;
+}
+
+/* @s is idle and going away: the buffers its jobs read are free. */
+void drv_stage_forget(struct accel_device *dev, struct drv_stream *s)
+{
+	struct drv_dev *dd = drv_of(dev);
+
+	pthread_mutex_lock(&dd->stage_lock);
+	stage_reap(dev, dd, stage_of_stream, s);
+	pthread_mutex_unlock(&dd->stage_lock);
 }
 
 static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 {
-	struct drv_dev *dd = dev->priv;
+	struct drv_dev *dd = drv_of(dev);
 	struct stage_buf **pp, **best = NULL, *b;
-	struct accel_allocation a;
+	struct accel_allocation a = { 0 };
 	size_t cap = STAGE_MIN;
 
 	pthread_mutex_lock(&dd->stage_lock);
-	stage_reap(dev, dd);
+	stage_reap(dev, dd, stage_read, NULL);
 	for (pp = &dd->idle; *pp; pp = &(*pp)->next)
 		if ((*pp)->cap >= size && (!best || (*pp)->cap < (*best)->cap))
 			best = pp;
@@ -281,7 +317,7 @@ static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 		accel_oom_error("out of host memory");
 		return NULL;
 	}
-	if (drv_alloc_kind(dev, ACCEL_MEM_HOST, cap, &a) != C_SUCCESS) {
+	if (drv_alloc_kind(dev, DRM_SIMACCEL_BO_HOST, cap, &a) != C_SUCCESS) {
 		free(b);
 		return NULL;
 	}
@@ -292,109 +328,72 @@ static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 	return b;
 }
 
-/* @b is read by the work of @fence, or by nothing if @fence is 0. */
+/* @b is read by job @job of @s, or by nothing if @job is 0. */
 static void stage_put(struct accel_device *dev, struct stage_buf *b,
-		      uint64_t fence)
+		      struct drv_stream *s, uint64_t job)
 {
-	struct drv_dev *dd = dev->priv;
+	struct drv_dev *dd = drv_of(dev);
 
 	pthread_mutex_lock(&dd->stage_lock);
-	if (fence) {
-		b->fence = fence;
+	if (job) {
+		b->stream = s;
+		b->job = job;
 		b->next = dd->busy;
 		dd->busy = b;
 	} else {
-		b->next = dd->idle;
-		dd->idle = b;
-		dd->idle_bytes += b->cap;
+		stage_idle(dev, dd, b);
 	}
 	pthread_mutex_unlock(&dd->stage_lock);
 }
 
 /* ------------------------------------------------------------------ */
-/* Submission */
+/* Copies and fills */
 
-/* Check the oldest fences for failures. Caller holds s->lock. */
-static void reap_pending(int fd, struct drv_stream *s)
+/* Run @p on @s (NULL: synchronously); *@job: its last job on @s */
+static C_Status run_work(struct accel_device *dev, struct drv_stream *s,
+		    const struct drv_piece *p, uint64_t *job)
 {
-	size_t i;
+	int ret = drv_run(dev, s, p, job);
 
-	for (i = 0; i < s->n_pending; i++) {
-		int ret = wait_fence(fd, s->pending[i], 0);
-
-		if (ret == -EBUSY)
-			break;
-		if (ret)
-			s->failed++;
-	}
-	memmove(s->pending, s->pending + i, (s->n_pending - i) * sizeof(*s->pending));
-	s->n_pending -= i;
-}
-
-static C_Status track_fence(int fd, struct drv_stream *s, uint64_t fence)
-{
-	if (s->n_pending >= PENDING_REAP)
-		reap_pending(fd, s);
-	if (s->n_pending == s->cap_pending) {
-		size_t cap = s->cap_pending ? s->cap_pending * 2 : 64;
-		uint64_t *p = realloc(s->pending, cap * sizeof(*p));
-
-		if (!p)
-			return accel_oom_error("out of host memory");
-		s->pending = p;
-		s->cap_pending = cap;
-	}
-	s->pending[s->n_pending++] = fence;
-	atomic_store(&s->last_fence, fence);
+	if (ret)
+		return accel_errno_error(-ret, "%s: the work on %llu bytes failed",
+					 dev->name, (unsigned long long)p->size);
 	return C_SUCCESS;
 }
 
-static C_Status submit(struct accel_device *dev, struct drv_stream *s,
-		       struct accel_submit *sub)
+/* Run @p on @s and wait until it is over */
+static C_Status run_and_wait(struct accel_device *dev, struct drv_stream *s,
+			     const struct drv_piece *p)
 {
-	int ret;
+	uint64_t job = 0;
 
-	sub->queue = s->queue;
-	pthread_mutex_lock(&s->lock);
-	ret = xioctl(fd_of(dev), ACCEL_IOCTL_SUBMIT, sub);
-	if (!ret && track_fence(fd_of(dev), s, sub->fence) != C_SUCCESS) {
-		pthread_mutex_unlock(&s->lock);
-		wait_fence(fd_of(dev), sub->fence, -1);
+	if (run_work(dev, s, p, &job) != C_SUCCESS)
 		return C_FAILED;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (ret)
-		return accel_errno_error(-ret, "%s cannot queue the work",
-					 dev->name);
-	return C_SUCCESS;
-}
-
-static C_Status run_sync(struct accel_device *dev, struct accel_copy *c)
-{
-	int ret = xioctl(fd_of(dev), ACCEL_IOCTL_COPY, c);
-
-	if (ret)
-		return accel_errno_error(-ret, "%s: the copy of %llu bytes failed",
-					 dev->name, (unsigned long long)c->size);
+	if (s)
+		drv_stream_wait(fd_of(dev), s, job, -1);
 	return C_SUCCESS;
 }
 
 /* Stage a pageable source so that the caller may reuse it at once. */
 static C_Status copy_staged(struct accel_device *dev, struct drv_stream *s,
-			    struct accel_submit *sub, const void *src)
+			    struct drv_piece *p, const void *src)
 {
-	struct stage_buf *b = stage_get(dev, sub->size);
+	struct stage_buf *b = stage_get(dev, p->size);
+	uint64_t job = 0;
 
 	if (!b)
 		return C_FAILED;
-	memcpy(b->va, src, sub->size);
-	sub->src = b->dev_addr;
-	sub->flags &= ~(uint32_t)ACCEL_COPY_SRC_USER;
-	if (submit(dev, s, sub) != C_SUCCESS) {
-		stage_put(dev, b, 0);
+	memcpy(b->va, src, p->size);
+	p->src = b->dev_addr;
+	p->flags &= ~(uint32_t)DRM_SIMACCEL_OP_SRC_USER;
+	if (run_work(dev, s, p, &job) != C_SUCCESS) {
+		/* the pieces queued before the failure may still read it */
+		if (job)
+			drv_stream_wait(fd_of(dev), s, job, -1);
+		stage_put(dev, b, NULL, 0);
 		return C_FAILED;
 	}
-	stage_put(dev, b, sub->fence);
+	stage_put(dev, b, s, job);
 	return C_SUCCESS;
 }
 
@@ -411,32 +410,6 @@ static uint64_t piece_addr(const struct accel_side *s, size_t done,
 	return (uintptr_t)s->ptr + done;
 }
 
-/* One piece of a bounced copy, through @b; *@fence: its work, if queued */
-static C_Status bounce_piece(struct accel_device *dev, struct drv_stream *s,
-			     const struct accel_side *dst,
-			     const struct accel_side *src,
-			     const struct stage_buf *b, size_t done,
-			     size_t n, uint64_t *fence)
-{
-	struct accel_submit sub = { .op = ACCEL_SUBMIT_COPY, .size = n };
-	struct accel_copy c = { .size = n };
-
-	if (!s) {
-		c.dst = piece_addr(dst, done, b, ACCEL_COPY_DST_USER, &c.flags);
-		c.src = piece_addr(src, done, b, ACCEL_COPY_SRC_USER, &c.flags);
-		return run_sync(dev, &c);
-	}
-	sub.dst = piece_addr(dst, done, b, ACCEL_COPY_DST_USER, &sub.flags);
-	sub.src = piece_addr(src, done, b, ACCEL_COPY_SRC_USER, &sub.flags);
-	if (submit(dev, s, &sub) != C_SUCCESS)
-		return C_FAILED;
-	*fence = sub.fence;
-	if (dst->other_device && wait_fence(fd_of(dev), sub.fence, -1))
-		return accel_fault_error("%s: the copy of %zu bytes failed",
-					 dev->name, n);
-	return C_SUCCESS;
-}
-
 /*
  * Host memory another device allocated is a mapping of that device, whose
  * pages this one cannot pin: the copy goes through a staging buffer, piece
@@ -451,19 +424,26 @@ static C_Status copy_bounced(struct accel_device *dev, struct drv_stream *s,
 	for (size_t done = 0; done < size;) {
 		size_t n = size - done < STAGE_MAX ? size - done : STAGE_MAX;
 		struct stage_buf *b = stage_get(dev, n);
-		uint64_t fence = 0;
+		struct drv_piece p = { .op = DRM_SIMACCEL_OP_COPY, .size = n };
+		uint64_t job = 0;
 		C_Status ret;
 
 		if (!b)
 			return C_FAILED;
 		if (src->other_device)
 			memcpy(b->va, (const char *)src->ptr + done, n);
-		ret = bounce_piece(dev, s, dst, src, b, done, n, &fence);
+		p.dst = piece_addr(dst, done, b, DRM_SIMACCEL_OP_DST_USER,
+				   &p.flags);
+		p.src = piece_addr(src, done, b, DRM_SIMACCEL_OP_SRC_USER,
+				   &p.flags);
+		ret = run_work(dev, s, &p, &job);
+		if (s && job && (dst->other_device || ret != C_SUCCESS))
+			drv_stream_wait(fd_of(dev), s, job, -1);
 		if (ret == C_SUCCESS && dst->other_device)
 			memcpy((char *)dst->ptr + done, b->va, n);
 		/* a queued read of the buffer keeps it until it ran */
-		stage_put(dev, b, ret == C_SUCCESS && !dst->other_device ?
-			  fence : 0);
+		stage_put(dev, b, s, ret == C_SUCCESS && !dst->other_device ?
+			  job : 0);
 		if (ret != C_SUCCESS)
 			return ret;
 		done += n;
@@ -475,224 +455,105 @@ static C_Status drv_copy(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size)
 {
-	struct accel_submit sub = { .op = ACCEL_SUBMIT_COPY, .size = size };
-	struct accel_copy c = { .size = size };
+	struct drv_piece p = { .op = DRM_SIMACCEL_OP_COPY, .size = size };
 	struct drv_stream *s = stream;
 
 	if (dst->other_device || src->other_device)
 		return copy_bounced(dev, s, dst, src, size);
-	if (!s) {
-		c.dst = side_addr(dst, ACCEL_COPY_DST_USER, &c.flags);
-		c.src = side_addr(src, ACCEL_COPY_SRC_USER, &c.flags);
-		return run_sync(dev, &c);
-	}
-	sub.dst = side_addr(dst, ACCEL_COPY_DST_USER, &sub.flags);
-	sub.src = side_addr(src, ACCEL_COPY_SRC_USER, &sub.flags);
-	if (src->in_alloc)
-		return submit(dev, s, &sub);
+	p.dst = side_addr(dst, DRM_SIMACCEL_OP_DST_USER, &p.flags);
+	p.src = side_addr(src, DRM_SIMACCEL_OP_SRC_USER, &p.flags);
+	if (!s || src->in_alloc)
+		return run_work(dev, s, &p, NULL);
 	if (size <= STAGE_MAX)
-		return copy_staged(dev, s, &sub, src->ptr);
+		return copy_staged(dev, s, &p, src->ptr);
 	/* too large to stage: the driver pins it; return once it is read */
-	if (submit(dev, s, &sub) != C_SUCCESS)
-		return C_FAILED;
-	if (wait_fence(fd_of(dev), sub.fence, -1))
-		return accel_fault_error("%s: the copy of %zu bytes failed", dev->name,
-				   size);
-	return C_SUCCESS;
+	return run_and_wait(dev, s, &p);
 }
 
 static C_Status drv_set(struct accel_device *dev, void *stream,
 			const struct accel_side *dst, uint8_t value,
 			size_t size)
 {
-	struct accel_memset m = { .size = size, .value = value };
-	struct accel_submit sub = { .op = ACCEL_SUBMIT_MEMSET, .size = size,
-				    .value = value };
-	uint32_t unused = 0;
-	int ret;
+	struct drv_piece p = {
+		.op = DRM_SIMACCEL_OP_FILL, .src = value, .size = size,
+	};
 
-	if (stream) {
-		sub.dst = side_addr(dst, 0, &unused);
-		return submit(dev, stream, &sub);
-	}
-	m.dst = side_addr(dst, 0, &unused);
-	ret = xioctl(fd_of(dev), ACCEL_IOCTL_MEMSET, &m);
-	if (ret)
-		return accel_errno_error(-ret, "%s: setting %zu bytes failed",
-					 dev->name, size);
-	return C_SUCCESS;
+	p.dst = side_addr(dst, DRM_SIMACCEL_OP_DST_USER, &p.flags);
+	return run_work(dev, stream, &p, NULL);
 }
 
-/* The engine of @run writes to or reads from the other device's VRAM. */
+/* ------------------------------------------------------------------ */
+/* Peer to peer */
+
+/*
+ * @a, a buffer of @owner, imported into @run's file (a PRIME dma-buf):
+ * its handle there and the device address of its first byte. Caller holds
+ * @run's peer_lock.
+ */
+static int import_peer(struct accel_device *run, struct accel_device *owner,
+		       const struct accel_allocation *a, uint32_t *handle,
+		       uint64_t *dev_addr)
+{
+	struct drm_prime_handle exp = {
+		.handle = (uint32_t)a->handle, .flags = DRM_CLOEXEC,
+	};
+	struct drm_prime_handle imp = { 0 };
+	struct drm_simaccel_bo_info info = { 0 };
+	int ret;
+
+	ret = drv_ioctl(fd_of(owner), DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp);
+	if (ret)
+		return ret;
+	imp.fd = exp.fd;
+	ret = drv_ioctl(fd_of(run), DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp);
+	close(exp.fd);
+	if (ret)
+		return ret;
+	info.handle = imp.handle;
+	ret = drv_ioctl(fd_of(run), DRM_IOCTL_SIMACCEL_BO_INFO, &info);
+	if (ret) {
+		gem_close(fd_of(run), imp.handle);
+		return ret;
+	}
+	*handle = imp.handle;
+	*dev_addr = info.dev_addr;
+	return 0;
+}
+
+/*
+ * The engine of @run writes to or reads from the other device's VRAM,
+ * which it reaches through an import of the buffer; the import's handle
+ * goes once the jobs are queued (they hold the buffer).
+ */
 static C_Status drv_copy_peer(struct accel_device *run, void *stream,
 			      struct accel_device *dst_dev,
 			      const struct accel_side *dst,
 			      struct accel_device *src_dev,
 			      const struct accel_side *src, size_t size)
 {
-	struct accel_submit sub = { .op = ACCEL_SUBMIT_COPY, .size = size };
+	struct drv_piece p = { .op = DRM_SIMACCEL_OP_COPY, .size = size };
 	bool to_peer = run == src_dev;
-
-	sub.dst = dst->alloc.dev_addr + dst->offset;
-	sub.src = src->alloc.dev_addr + src->offset;
-	sub.flags = to_peer ? ACCEL_COPY_DST_PEER : ACCEL_COPY_SRC_PEER;
-	sub.peer_fd = fd_of(to_peer ? dst_dev : src_dev);
-	if (stream)
-		return submit(run, stream, &sub);
-	return run_sync(run, &(struct accel_copy){
-		.dst = sub.dst, .src = sub.src, .size = size,
-		.flags = sub.flags, .peer_fd = sub.peer_fd,
-	});
-}
-
-/* ------------------------------------------------------------------ */
-/* Streams and events */
-
-static C_Status drv_stream_create(struct accel_device *dev, void **stream)
-{
-	struct accel_queue_create qc = { 0 };
-	struct drv_stream *s;
-	int ret;
-
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return accel_oom_error("out of host memory");
-	ret = xioctl(fd_of(dev), ACCEL_IOCTL_QUEUE_CREATE, &qc);
-	if (ret) {
-		free(s);
-		return accel_errno_error(-ret, "%s cannot create a queue",
-					 dev->name);
-	}
-	s->queue = qc.handle;
-	pthread_mutex_init(&s->lock, NULL);
-	*stream = s;
-	return C_SUCCESS;
-}
-
-static void drv_stream_destroy(struct accel_device *dev, void *stream)
-{
-	struct drv_stream *s = stream;
-	struct accel_queue_destroy qd = { .handle = s->queue };
-
-	xioctl(fd_of(dev), ACCEL_IOCTL_QUEUE_DESTROY, &qd);
-	pthread_mutex_destroy(&s->lock);
-	free(s->pending);
-	free(s);
-}
-
-static uint64_t last_fence(struct drv_stream *s)
-{
-	return atomic_load(&s->last_fence);
-}
-
-static void drv_stream_drain(struct accel_device *dev, void *stream)
-{
-	uint64_t f = last_fence(stream);
-
-	if (f)
-		wait_fence(fd_of(dev), f, -1);
-}
-
-/* Report (and forget) the work that failed. Caller holds s->lock. */
-static C_Status report_failures(struct accel_device *dev, struct drv_stream *s)
-{
-	unsigned int failed = s->failed;
-
-	s->failed = 0;
-	if (!failed)
-		return C_SUCCESS;
-	return accel_fault_error("%u operation(s) on a stream of %s failed: the device reported an error or stopped making progress",
-			   failed, dev->name);
-}
-
-static C_Status drv_stream_sync(struct accel_device *dev, void *stream)
-{
-	struct drv_stream *s = stream;
+	const struct accel_side *peer = to_peer ? dst : src;
+	struct drv_dev *dd = drv_of(run);
+	uint64_t base;
+	uint32_t handle;
 	C_Status ret;
+	int err;
 
-	drv_stream_drain(dev, s);
-	pthread_mutex_lock(&s->lock);
-	reap_pending(fd_of(dev), s);
-	ret = report_failures(dev, s);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&dd->peer_lock);
+	err = import_peer(run, to_peer ? dst_dev : src_dev, &peer->alloc,
+			  &handle, &base);
+	if (err) {
+		pthread_mutex_unlock(&dd->peer_lock);
+		return accel_errno_error(-err, "%s cannot reach the memory of %s",
+					 run->name, (to_peer ? dst_dev : src_dev)->name);
+	}
+	p.dst = to_peer ? base + dst->offset : dst->alloc.dev_addr + dst->offset;
+	p.src = to_peer ? src->alloc.dev_addr + src->offset : base + src->offset;
+	ret = run_work(run, stream, &p, NULL);
+	gem_close(dd->fd, handle);
+	pthread_mutex_unlock(&dd->peer_lock);
 	return ret;
-}
-
-static C_Status drv_stream_query(struct accel_device *dev, void *stream)
-{
-	struct drv_stream *s = stream;
-	uint64_t f = last_fence(s);
-
-	if (f && wait_fence(fd_of(dev), f, 0) == -EBUSY)
-		return C_WARNING;
-	return drv_stream_sync(dev, s);
-}
-
-static C_Status drv_event_create(struct accel_device *dev, void **event)
-{
-	struct drv_event *ev = calloc(1, sizeof(*ev));
-
-	(void)dev;
-	if (!ev)
-		return accel_oom_error("out of host memory");
-	*event = ev;
-	return C_SUCCESS;
-}
-
-static void drv_event_destroy(struct accel_device *dev, void *event)
-{
-	(void)dev;
-	free(event);
-}
-
-static C_Status drv_event_record(struct accel_device *dev, void *stream,
-				 void *event)
-{
-	struct drv_event *ev = event;
-
-	(void)dev;
-	atomic_store(&ev->fence, last_fence(stream));
-	return C_SUCCESS;
-}
-
-static uint64_t event_fence(struct drv_event *ev)
-{
-	return atomic_load(&ev->fence);
-}
-
-static C_Status event_wait(struct accel_device *dev, void *event,
-			   int64_t timeout_ns)
-{
-	uint64_t f = event_fence(event);
-	int ret = f ? wait_fence(fd_of(dev), f, timeout_ns) : 0;
-
-	if (ret == -EBUSY)
-		return C_WARNING;
-	if (ret)
-		return accel_errno_error(-ret, "%s: the event's work failed",
-					 dev->name);
-	return C_SUCCESS;
-}
-
-static C_Status drv_event_query(struct accel_device *dev, void *event)
-{
-	return event_wait(dev, event, 0);
-}
-
-static C_Status drv_event_sync(struct accel_device *dev, void *event)
-{
-	return event_wait(dev, event, -1);
-}
-
-static C_Status drv_stream_wait_event(struct accel_device *dev, void *stream,
-				      void *event)
-{
-	struct accel_submit sub = { .op = ACCEL_SUBMIT_BARRIER };
-
-	sub.wait_fence = event_fence(event);
-	if (!sub.wait_fence || wait_fence(fd_of(dev), sub.wait_fence, 0) != -EBUSY)
-		return C_SUCCESS;
-	return submit(dev, stream, &sub);
 }
 
 /* ------------------------------------------------------------------ */
@@ -703,10 +564,10 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-/* The N of every /dev/accelN, sorted; returns how many. */
+/* The N of every /dev/accel/accelN, sorted; returns how many. */
 static int list_nodes(int *nodes, int max)
 {
-	DIR *d = opendir("/dev");
+	DIR *d = opendir("/dev/accel");
 	struct dirent *e;
 	int n = 0;
 
@@ -727,18 +588,51 @@ static int list_nodes(int *nodes, int max)
 	return n;
 }
 
+/* Whether @fd is a simaccel device: other DRM accel drivers have nodes too */
+static bool is_simaccel(int fd)
+{
+	char name[16] = "";
+	struct drm_version v = {
+		.name = name, .name_len = sizeof(name) - 1,
+	};
+
+	return !drv_ioctl(fd, DRM_IOCTL_VERSION, &v) &&
+	       v.name_len == strlen("simaccel") && !strcmp(name, "simaccel");
+}
+
+/* What the device is, and its queue of synchronous work. Returns -errno. */
+static int dev_init(struct drv_dev *dd)
+{
+	struct drm_simaccel_queue_create qc = { 0 };
+	int ret;
+
+	ret = drv_ioctl(dd->fd, DRM_IOCTL_SIMACCEL_GET_INFO, &dd->info);
+	if (!ret)
+		ret = drv_ioctl(dd->fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &qc);
+	if (ret)
+		return ret;
+	dd->sync_queue = qc.handle;
+	dd->piece_max = PIECE_MAX;
+	return 0;
+}
+
 static C_Status open_node(int node, int index, char *why, size_t why_len)
 {
 	struct drv_dev *dd;
 	char path[32];
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "/dev/accel%d", node);
+	snprintf(path, sizeof(path), "/dev/accel/accel%d", node);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, why_len, "cannot open %s: %s%s", path,
 			 strerror(errno),
 			 errno == EACCES ? " (is the user in the device's group?)" : "");
+		return C_FAILED;
+	}
+	if (!is_simaccel(fd)) {
+		snprintf(why, why_len, "%s is not a simaccel device", path);
+		close(fd);
 		return C_FAILED;
 	}
 	dd = calloc(1, sizeof(*dd));
@@ -749,16 +643,17 @@ static C_Status open_node(int node, int index, char *why, size_t why_len)
 	}
 	dd->fd = fd;
 	dd->va_offset = (uint64_t)index * DEVICE_VA_STRIDE;
-	ret = xioctl(fd, ACCEL_IOCTL_GET_INFO, &dd->info);
+	ret = dev_init(dd);
 	if (ret || !accel_device_add(&accel_backend_driver, index, dd,
-				     ACCEL_ALLOC_MIN_ALIGN)) {
+				     DRM_SIMACCEL_BO_MIN_ALIGN)) {
 		snprintf(why, why_len, "%s: %s", path,
 			 ret ? strerror(-ret) : "too many devices");
-		close(fd);
+		close(fd);	/* its queue goes with it */
 		free(dd);
 		return C_FAILED;
 	}
 	pthread_mutex_init(&dd->stage_lock, NULL);
+	pthread_mutex_init(&dd->peer_lock, NULL);
 	return C_SUCCESS;
 }
 
@@ -768,7 +663,7 @@ static C_Status drv_probe(char *why, size_t why_len)
 	int n = list_nodes(nodes, ACCEL_MAX_DEVICES), found = 0;
 
 	if (!n) {
-		snprintf(why, why_len, "no /dev/accelN device: accel.ko is not loaded, or found no device");
+		snprintf(why, why_len, "no /dev/accel/accelN device: simaccel.ko is not loaded, or found no device");
 		return C_FAILED;
 	}
 	for (int i = 0; i < n; i++)

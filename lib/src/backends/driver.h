@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The accel backend's internals, shared by its files: driver.c (devices,
+ * memory, copies) and driver_stream.c (jobs, streams, events).
+ */
+#ifndef ACCEL_BACKEND_DRIVER_H
+#define ACCEL_BACKEND_DRIVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "uapi/simaccel_accel.h"
+
+struct stage_buf;
+
+struct drv_dev {
+	int fd;			/* /dev/accel/accelN */
+	uint64_t va_offset;	/* pointer minus device address, for VRAM */
+	struct drm_simaccel_info info;
+	uint32_t sync_queue;	/* the queue of synchronous work */
+	/* largest piece of a copy one job moves; halved on E2BIG */
+	_Atomic uint64_t piece_max;
+	/*
+	 * Held from importing a peer's buffer to closing the import: the
+	 * file has one handle per imported buffer, which a second thread
+	 * would otherwise close under the first one's job.
+	 */
+	pthread_mutex_t peer_lock;
+	pthread_mutex_t stage_lock;
+	struct stage_buf *idle, *busy;
+	size_t idle_bytes;
+};
+
+/*
+ * A stream is a queue and a timeline syncobj: the queue's job N signals
+ * the timeline's point N, so that the stream, an event or a staging buffer
+ * waits for any job by its number.
+ */
+struct drv_stream {
+	uint32_t queue;
+	uint32_t timeline;
+	/* keeps points in submission order; guards failed_seen */
+	pthread_mutex_t lock;
+	_Atomic uint64_t last;	/* the last job's number, 0: none yet */
+	uint64_t failed_seen;	/* the queue's failures already reported */
+};
+
+/* Where one job of a copy or fill goes: a piece of the whole. */
+struct drv_piece {
+	uint32_t op;		/* DRM_SIMACCEL_OP_* */
+	uint32_t flags;		/* DRM_SIMACCEL_OP_*_USER */
+	uint64_t dst, src;	/* src: the byte of a fill */
+	uint64_t size;
+};
+
+static inline struct drv_dev *drv_of(struct accel_device *dev)
+{
+	return dev->priv;
+}
+
+int drv_ioctl(int fd, unsigned long req, void *arg);
+
+/*
+ * Run @p in jobs of at most piece_max bytes: on @s (NULL: synchronously,
+ * on the device's queue of synchronous work). Returns 0 or -errno; *@last
+ * (if not NULL) gets the last job's number on @s.
+ */
+int drv_run(struct accel_device *dev, struct drv_stream *s,
+	    const struct drv_piece *p, uint64_t *last);
+/* 0 once job @point of @s is over, -EBUSY if it is not after @timeout_ns */
+int drv_stream_wait(int fd, struct drv_stream *s, uint64_t point,
+		    int64_t timeout_ns);
+void drv_stage_forget(struct accel_device *dev, struct drv_stream *s);
+
+C_Status drv_stream_create(struct accel_device *dev, void **stream);
+void drv_stream_destroy(struct accel_device *dev, void *stream);
+C_Status drv_stream_query(struct accel_device *dev, void *stream);
+C_Status drv_stream_sync(struct accel_device *dev, void *stream);
+void drv_stream_drain(struct accel_device *dev, void *stream);
+C_Status drv_event_create(struct accel_device *dev, void **event);
+void drv_event_destroy(struct accel_device *dev, void *event);
+C_Status drv_event_record(struct accel_device *dev, void *stream,
+			  void *event);
+C_Status drv_event_query(struct accel_device *dev, void *event);
+C_Status drv_event_sync(struct accel_device *dev, void *event);
+C_Status drv_stream_wait_event(struct accel_device *dev, void *stream,
+			       void *event);
+
+#endif
