@@ -18,7 +18,6 @@ TEST_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	       -Iinclude
 QTEST_LIB := tests/qemu/qtest.c tests/qemu/accel_dev.c
 QTEST_HDR := tests/qemu/qtest.h tests/qemu/accel_dev.h include/accel_hw.h
-DRIVER_SRC := Kbuild $(wildcard driver/accel_*.c driver/accel_*.h) include/accel_hw.h uapi/accel.h
 
 .PHONY: all deps qemu kernel driver tests check check-debug demo bench fuzz clean distclean FORCE
 
@@ -45,25 +44,21 @@ FORCE:
 # their times, so that Kbuild rebuilds only what changed.
 SIMACCEL_DIR := $(BUILD)/simaccel
 SIMACCEL_KO := $(SIMACCEL_DIR)/simaccel.ko
-SIMACCEL_SRC := $(wildcard driver/simaccel_*.[ch]) driver/Kbuild.simaccel \
-		uapi/simaccel_accel.h include/accel_hw.h
+SIMACCEL_SRC := $(wildcard driver/simaccel_*.[ch]) Kbuild uapi/simaccel_accel.h \
+		include/accel_hw.h
 
-driver: accel.ko $(SIMACCEL_KO)
-
-accel.ko: $(DRIVER_SRC) $(BUILD)/kernel.env
-	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR) modules
+driver: $(SIMACCEL_KO)
 
 $(SIMACCEL_KO): $(SIMACCEL_SRC) $(BUILD)/kernel.env
 	@mkdir -p $(SIMACCEL_DIR)/driver $(SIMACCEL_DIR)/uapi $(SIMACCEL_DIR)/include
 	@cp -p driver/simaccel_*.[ch] $(SIMACCEL_DIR)/driver/
 	@cp -p uapi/simaccel_accel.h $(SIMACCEL_DIR)/uapi/
 	@cp -p include/accel_hw.h $(SIMACCEL_DIR)/include/
-	@cp -p driver/Kbuild.simaccel $(SIMACCEL_DIR)/Kbuild
+	@cp -p Kbuild $(SIMACCEL_DIR)/Kbuild
 	. $(BUILD)/kernel.env && $(MAKE) -C $$KDIR M=$(CURDIR)/$(SIMACCEL_DIR) modules
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static $(TESTS)/accel_lib_test.asan \
-       $(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test \
        $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/ioctl_fuzz \
        $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static \
        $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test
@@ -79,19 +74,13 @@ $(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c tools/bench/
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
 # Guest programs are static: the VM has busybox and no C library.
-$(TESTS)/ioctl_fuzz: tests/fuzz/ioctl_fuzz.c uapi/accel.h | deps
+$(TESTS)/ioctl_fuzz: tests/fuzz/ioctl_fuzz.c uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
-	$(CC) -static -O2 -g -std=gnu11 -Wall -Wextra -o $@ $<
+	$(CC) -static -O2 -g -std=gnu11 -Wall -Wextra $$(pkg-config --cflags libdrm) -o $@ $<
 
-$(TESTS)/hold_device: tests/tools/hold_device.c uapi/accel.h | deps
+$(TESTS)/hold_device: tests/tools/hold_device.c uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
-	$(CC) -static -O2 -Wall -o $@ $<
-
-$(TESTS)/accel_test $(TESTS)/accel_mem_test $(TESTS)/accel_queue_test: \
-		$(TESTS)/%: tests/kselftest/%.c tests/kselftest/accel_util.h \
-		     uapi/accel.h include/accel_hw.h $(BUILD)/kernel.env
-	@mkdir -p $(@D)
-	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC -o $@ $<
+	$(CC) -static -O2 -Wall $$(pkg-config --cflags libdrm) -o $@ $<
 
 # simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
 $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test: \
@@ -114,11 +103,6 @@ demo: qemu driver $(BUILD)/examples/accel_info $(BUILD)/tools/accel-smi \
       $(BUILD)/examples/numba_memory.static
 	@scripts/demo.sh
 
-$(BUILD)/tools/accel_bench: tools/bench/accel_bench.c tools/bench/bench_common.h \
-			   uapi/accel.h | deps
-	@mkdir -p $(@D)
-	$(CC) -static -O2 -Wall -o $@ $<
-
 $(BUILD)/tools/simaccel_bench: tools/bench/simaccel_bench.c tools/bench/bench_common.h \
 			      uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
@@ -137,11 +121,11 @@ $(BUILD)/tools/accel-smi: $(SMI_SRC) tools/accel-smi/accel_smi.h include/accel_h
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -DACCEL_SMI_VERSION='"$(LIB_VERSION)"' \
 	      $$(pkg-config --cflags libpci) -o $@ $(SMI_SRC) $$(pkg-config --libs libpci)
 
-$(BUILD)/examples/accel_info: examples/accel_info.c uapi/accel.h | deps
+$(BUILD)/examples/accel_info: examples/accel_info.c uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
-	$(CC) -static -O2 -Wall -o $@ $<
+	$(CC) -static -O2 -Wall $$(pkg-config --cflags libdrm) -o $@ $<
 
-bench: qemu driver tests $(BUILD)/tools/accel_bench $(BUILD)/tools/memcpy_bench \
+bench: qemu driver tests $(BUILD)/tools/memcpy_bench \
        $(BUILD)/tools/simaccel_bench \
        $(BUILD)/tools/lib_bench $(BUILD)/tools/lib_bench.static \
        $(BUILD)/tools/pool_bench $(BUILD)/tools/pool_bench.static
@@ -177,8 +161,6 @@ fuzz: qemu driver $(TESTS)/fuzz_device $(TESTS)/ioctl_fuzz $(TESTS)/lib_fuzz \
 
 clean:
 	rm -rf $(BUILD)
-	rm -f accel.ko accel.mod accel.mod.c accel.mod.o accel.o modules.order \
-	      Module.symvers driver/*.o driver/.*.cmd .*.cmd
 
 distclean: clean
 	rm -rf $(ACCEL_CACHE)

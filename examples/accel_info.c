@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * accel_info: list the accelerators the driver found, through the
- * ACCEL_IOCTL_GET_INFO ioctl of each /dev/accelN.
+ * accel_info: list the accelerators simaccel.ko found, through the
+ * DRM_IOCTL_SIMACCEL_GET_INFO ioctl of each /dev/accel/accelN (other DRM
+ * accel drivers' nodes are passed over: DRM_IOCTL_VERSION names the driver).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +12,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../uapi/accel.h"
+#include "../uapi/simaccel_accel.h"
 
 static void print_caps(unsigned int caps)
 {
@@ -25,12 +26,24 @@ static void print_caps(unsigned int caps)
 	printf("\n");
 }
 
+static int is_simaccel(int fd)
+{
+	char name[16] = "";
+	struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+	return !ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "simaccel");
+}
+
 static int show(const char *path)
 {
-	struct accel_info info = { 0 };
+	struct drm_simaccel_info info = { 0 };
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 
-	if (fd < 0 || ioctl(fd, ACCEL_IOCTL_GET_INFO, &info)) {
+	if (fd >= 0 && !is_simaccel(fd)) {
+		close(fd);
+		return 0;
+	}
+	if (fd < 0 || ioctl(fd, DRM_IOCTL_SIMACCEL_GET_INFO, &info)) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -57,8 +70,8 @@ int main(void)
 	size_t i;
 	int rc = 0;
 
-	if (glob("/dev/accel[0-9]*", 0, NULL, &g)) {
-		fprintf(stderr, "accel_info: no /dev/accel* device (is accel.ko loaded?)\n");
+	if (glob("/dev/accel/accel[0-9]*", 0, NULL, &g)) {
+		fprintf(stderr, "accel_info: no /dev/accel/accel* device (is simaccel.ko loaded?)\n");
 		return 1;
 	}
 	for (i = 0; i < g.gl_pathc; i++)

@@ -79,14 +79,14 @@ install: lib plugin $(BUILD)/tools/accel-smi
 
 # The driver's sources where DKMS looks for them, with dkms.conf.
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-DKMS_SRC := $(DESTDIR)/usr/src/accel-$(DKMS_VERSION)
+DKMS_SRC := $(DESTDIR)/usr/src/simaccel-$(DKMS_VERSION)
 
 install-dkms:
 	install -d $(DKMS_SRC)/driver $(DKMS_SRC)/include $(DKMS_SRC)/uapi
 	install -m 644 dkms.conf Kbuild $(DKMS_SRC)/
-	install -m 644 driver/*.c driver/*.h $(DKMS_SRC)/driver/
+	install -m 644 driver/simaccel_*.c driver/simaccel_*.h $(DKMS_SRC)/driver/
 	install -m 644 include/accel_hw.h $(DKMS_SRC)/include/
-	install -m 644 uapi/accel.h $(DKMS_SRC)/uapi/
+	install -m 644 uapi/simaccel_accel.h $(DKMS_SRC)/uapi/
 
 # The conformance suite: natively against the shared library, and static for the VM.
 SUITE_SRC := $(wildcard tests/lib/*.c)

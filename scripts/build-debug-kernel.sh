@@ -5,11 +5,11 @@
 # (failslab, fail_page_alloc), and what the VM needs. The image is cached
 # under $ACCEL_CACHE by the hash of its configuration fragment and version,
 # like QEMU's; the source tree, by version, is reused for a new fragment
-# (Kbuild then rebuilds only what the changed options touch). accel.ko is
-# built against it in build/debug-driver.
+# (Kbuild then rebuilds only what the changed options touch). simaccel.ko
+# is built against it in build/debug-simaccel.
 #
 # Writes build/debug-kernel.env with VMLINUZ (the debug image) and
-# DEBUG_KO (the module built for it).
+# DEBUG_SIMACCEL_KO (the module built for it).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,10 +87,10 @@ if [ ! -f "$dir/vmlinuz" ]; then
 		"$dir/debug.config" >/dev/null
 	make -s -C "$src" olddefconfig
 	# every option of the fragment must have survived olddefconfig, and
-	# brought what the drivers use: VFIO the interval tree of accel.ko,
-	# etnaviv and ivpu the scheduler and shmem helpers of simaccel.ko
+	# brought what the driver uses: etnaviv and ivpu the scheduler and
+	# shmem helpers of simaccel.ko
 	{ grep -E '^CONFIG_[A-Z0-9_]+=y$' "$dir/debug.config"
-	  printf 'CONFIG_%s=y\n' INTERVAL_TREE DRM_SCHED DRM_GEM_SHMEM_HELPER; } |
+	  printf 'CONFIG_%s=y\n' DRM_SCHED DRM_GEM_SHMEM_HELPER; } |
 	while read -r opt; do
 		grep -qx "$opt" "$src/.config" ||
 			{ echo "build-debug-kernel: $opt did not take" >&2; exit 1; }
@@ -99,28 +99,18 @@ if [ ! -f "$dir/vmlinuz" ]; then
 	cp "$src/arch/x86/boot/bzImage" "$dir/vmlinuz"
 fi
 
-# accel.ko for this kernel, from a copy of the sources (the tree's own
-# objects belong to the distribution kernel's build)
-out=$top/build/debug-driver
-mkdir -p "$out"
-cp "$top/Kbuild" "$out/"
-for d in driver include uapi; do
-	mkdir -p "$out/$d"
-	cp "$top/$d"/*.[ch] "$out/$d/"
-done
-make -s -C "$src" M="$out" modules
-
-# simaccel.ko too, laid out as the Makefile lays it out
+# simaccel.ko for this kernel, from a copy of the sources laid out as the
+# Makefile lays it out (the tree's own objects belong to the distribution
+# kernel's build)
 sim=$top/build/debug-simaccel
 mkdir -p "$sim/driver" "$sim/uapi" "$sim/include"
 cp -p "$top"/driver/simaccel_*.[ch] "$sim/driver/"
 cp -p "$top/uapi/simaccel_accel.h" "$sim/uapi/"
 cp -p "$top/include/accel_hw.h" "$sim/include/"
-cp -p "$top/driver/Kbuild.simaccel" "$sim/Kbuild"
+cp -p "$top/Kbuild" "$sim/Kbuild"
 make -s -C "$src" M="$sim" modules
 cat >"$top/build/debug-kernel.env" <<EOT
 VMLINUZ=$dir/vmlinuz
-DEBUG_KO=$out/accel.ko
 DEBUG_SIMACCEL_KO=$sim/simaccel.ko
 EOT
 cat "$top/build/debug-kernel.env"

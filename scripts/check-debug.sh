@@ -1,11 +1,10 @@
 #!/bin/bash
-# make check-debug: the driver on the debug kernel (KASAN, lockdep,
-# DMA-API debugging, kmemleak, fault injection; scripts/build-debug-kernel.sh),
-# in the VM with two devices and a vIOMMU: the kselftests and the libaccel
-# suite on accel, the ioctl fuzzer with failslab and fail_page_alloc
-# failing 1% of its processes' allocations, then kmemleak and the DMA-API
-# error count; then simaccel.ko, the driver on DRM accel, with its
-# kselftests and the same checks after them. Any kernel report fails the
+# make check-debug: the driver, simaccel.ko, on the debug kernel (KASAN,
+# lockdep, DMA-API debugging, kmemleak, fault injection;
+# scripts/build-debug-kernel.sh), in the VM with two devices and a vIOMMU:
+# its kselftests, the libaccel suite on accel, and the ioctl fuzzer with
+# failslab and fail_page_alloc failing 1% of its processes' allocations,
+# then kmemleak and the DMA-API error count. Any kernel report fails the
 # run, except the reports of the allocations that were made to fail. Ends
 # with "N passed, N failed".
 set -uo pipefail
@@ -20,18 +19,14 @@ scripts/build-debug-kernel.sh >/dev/null || exit 1
 . scripts/suites.sh
 
 seed=${FUZZ_SEED:-$(date +%s)}
-run_vm "debug kernel, vIOMMU" --kernel "$VMLINUZ" --module "$DEBUG_KO" \
-	--devices 2 --iommu --memory 2G --smp 2 --timeout 3000 --injected-faults \
-	--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_queue_test" \
+run_vm "debug kernel, simaccel.ko, vIOMMU" --kernel "$VMLINUZ" \
+	--module "$DEBUG_SIMACCEL_KO" --devices 2 --iommu --memory 2G --smp 2 \
+	--timeout 3000 --injected-faults --file "$T/simaccel_test" \
+	--file "$T/simaccel_job_test" --file "$T/simaccel_share_test" \
 	--file "$T/accel_lib_test.static:/opt/accel/accel_lib_test" \
 	--file "$T/ioctl_fuzz" --file tests/debug/faults.sh --file tests/debug/after.sh -- \
-	./accel_test ./accel_mem_test ./accel_queue_test \
+	./simaccel_test ./simaccel_job_test ./simaccel_share_test \
 	"ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test" \
 	./faults.sh "./ioctl_fuzz --kernel-faults --ops 20000 --procs 4 --seed $seed" \
 	./after.sh
-run_vm "debug kernel, simaccel.ko (DRM accel), vIOMMU" --kernel "$VMLINUZ" \
-	--module "$DEBUG_SIMACCEL_KO" --devices 2 --iommu --memory 2G --smp 2 \
-	--timeout 1200 --file "$T/simaccel_test" --file "$T/simaccel_job_test" \
-	--file "$T/simaccel_share_test" --file tests/debug/after.sh -- \
-	./simaccel_test ./simaccel_job_test ./simaccel_share_test ./after.sh
 summary

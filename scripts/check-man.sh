@@ -1,6 +1,6 @@
 #!/bin/bash
 # The man pages: every function the library exports has a section 3 page
-# (its own, or a .so page of its group's), accel-smi(1), accel(4) and
+# (its own, or a .so page of its group's), accel-smi(1), simaccel(4) and
 # libaccel(7) exist, and man --warnings reports nothing on any installed
 # page.
 set -euo pipefail
@@ -18,7 +18,7 @@ exported=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' \
 for f in $exported; do
 	[ -f "$work/man/man3/$f.3" ] || bad "no man page for $f"
 done
-for page in man1/accel-smi.1 man4/accel.4 man7/libaccel.7; do
+for page in man1/accel-smi.1 man4/simaccel.4 man7/libaccel.7; do
 	[ -f "$work/man/$page" ] || bad "no $page"
 done
 pages=0

@@ -14,20 +14,20 @@
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
 #     the libaccel suite through the plugin's function table, on cpu and
 #     cuda
-#  5. in the VM, two devices, no vIOMMU: the kselftests, module cycles,
-#     accel-smi against sysfs and a process holding VRAM, the ioctl fuzzer
-#     (10,000 operations, the seed of the device fuzzer), the load test
-#     (16 threads in 4 processes on both devices for 10 s), the
+#  5. in the VM, simaccel.ko (the driver on DRM accel), two devices with
+#     a vIOMMU and slub_debug: its kselftests (device, buffers, queues and
+#     jobs, sharing), the libaccel suite on accel, the ioctl fuzzer (10,000
+#     operations, the seed of the device fuzzer + 1)
+#  6. two devices without a vIOMMU (system memory then scattered on the
+#     bus): the jobs' kselftests, module cycles, accel-smi against sysfs,
+#     fdinfo and a process holding VRAM, the ioctl fuzzer (the seed), the
+#     load test (16 threads in 4 processes on both devices for 10 s), the
 #     libaccel suite on accel with two devices, one device, and accel next
 #     to cpu (p2p across backends), lib_fuzz on accel, the examples, and
 #     the plugin's tests on accel
-#  6. the kselftests and the libaccel suite with a vIOMMU and slub_debug
-#  7. simaccel.ko, the driver on DRM accel (issue 18, under way): its
-#     kselftests (device, buffers, queues and jobs, sharing), two devices, with a
-#     vIOMMU and slub_debug, and the jobs' again on one device without a
-#     vIOMMU (system memory then scattered on the bus), slow jobs on a
-#     throttled one-queue device, and descriptor sizing on a very slow one
-#  8. checkpatch.pl --strict and sparse on the drivers, QEMU's checkpatch on the model
+#  7. slow jobs on a throttled one-queue device, and descriptor sizing on
+#     a very slow one
+#  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -54,11 +54,10 @@ lib_fuzz_array_args=(--seed "$seed" --programs 200 --ops 200 --only all,array
 lib_fuzz_arrays_only_args=(--seed "$seed" --programs 1000 --ops 200
 			   --only array,mem,map,sync,misuse,p2p
 			   ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
-vm_files=(--file "$T/accel_test" --file "$T/accel_mem_test" --file "$T/accel_queue_test"
-	  --file "$T/ioctl_fuzz" --file "$T/load_test"
-	  --file tests/kselftest/module_cycle.sh
-	  --file "$T/accel_lib_test.static:/opt/accel/accel_lib_test"
-	  --file "$T/lib_fuzz.static:/opt/accel/lib_fuzz")
+kselftests=(--file "$T/simaccel_test" --file "$T/simaccel_job_test"
+	    --file "$T/simaccel_share_test")
+lib_files=(--file "$T/accel_lib_test.static:/opt/accel/accel_lib_test"
+	   --file "$T/lib_fuzz.static:/opt/accel/lib_fuzz")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
 fuzz_on_accel=("if ACCEL_VISIBLE_DEVICES=accel ./lib_fuzz ${lib_fuzz_args[*]}; then echo 'ok: lib_fuzz on accel'; else echo 'not ok: lib_fuzz on accel'; fi"
 	       "if ACCEL_VISIBLE_DEVICES=accel ./lib_fuzz ${lib_fuzz_array_args[*]}; then echo 'ok: lib_fuzz with arrays on accel'; else echo 'not ok: lib_fuzz with arrays on accel'; fi"
@@ -114,31 +113,25 @@ run_counted "libaccel suite through the Paddle plugin on cpu" env \
 	"$T/plugin_suite"
 run_counted "libaccel suite through the Paddle plugin on cuda" env \
 	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
-run_vm "VM, 2 devices" --devices 2 --timeout 900 "${vm_files[@]}" "${example_files[@]}" \
+run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
+	--timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
+	./simaccel_test ./simaccel_job_test ./simaccel_share_test \
+	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
+run_vm "VM, simaccel.ko, 2 devices" --devices 2 --timeout 900 "${kselftests[@]}" \
+	"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
+	--file tests/driver/module_cycle.sh "${example_files[@]}" \
 	"${plugin_files[@]}" "${smi_files[@]}" "${system_libs[@]}" -- \
-	./accel_test ./accel_mem_test ./accel_queue_test ./module_cycle.sh \
-	./accel_smi_test.sh "./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
+	./simaccel_job_test ./module_cycle.sh ./accel_smi_test.sh \
+	"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 	"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
 	"${lib_on_accel[@]}" "${fuzz_on_accel[@]}" "${examples_on_accel[@]}" \
 	"${plugin_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
 	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
-run_vm "VM, vIOMMU, slub_debug" --devices 2 --timeout 900 --iommu --slub-debug \
-	"${vm_files[@]}" -- ./accel_test ./accel_mem_test ./accel_queue_test \
-	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
-run_vm "VM, simaccel.ko (DRM accel), vIOMMU, slub_debug" --devices 2 --iommu \
-	--slub-debug --module build/simaccel/simaccel.ko --file "$T/simaccel_test" \
-	--file "$T/simaccel_job_test" --file "$T/simaccel_share_test" \
-	-- ./simaccel_test ./simaccel_job_test ./simaccel_share_test
-run_vm "VM, simaccel.ko (DRM accel), jobs without a vIOMMU" \
-	--module build/simaccel/simaccel.ko --file "$T/simaccel_job_test" \
-	-- ./simaccel_job_test
-run_vm "VM, simaccel.ko (DRM accel), a slow device" \
-	--props dma-bandwidth=16777216,queues=1 \
-	--module build/simaccel/simaccel.ko --file "$T/simaccel_job_test" -- \
+run_vm "VM, simaccel.ko, a slow device" \
+	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others"
-run_vm "VM, simaccel.ko (DRM accel), a very slow device" \
-	--props dma-bandwidth=1000000,queues=1 \
-	--module build/simaccel/simaccel.ko --file "$T/simaccel_job_test" -- \
+run_vm "VM, simaccel.ko, a very slow device" \
+	--props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_VERY_SLOW_DEVICE=1 ./simaccel_job_test -t descriptors_are_sized_to_a_slow_devices_bandwidth"
 run_one "lint" scripts/lint.sh
 summary

@@ -20,7 +20,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ACCEL_CACHE:-$HOME/.cache/accel}
-# the modules of the image that accel.ko needs, dependencies found here
+# the modules of the image that simaccel.ko needs, dependencies found here
 modules="drm gpu-sched drm_shmem_helper"
 
 "$top/scripts/deps.sh" driver vm
@@ -67,7 +67,7 @@ if [ ! -f "$dir/vmlinuz" ]; then
 	rm -rf "$tmp"
 fi
 
-# The modules accel.ko needs, with their dependencies, decompressed and
+# The modules simaccel.ko needs, with their dependencies, decompressed and
 # in load order (dependencies first).
 kmods=$dir/modules
 if [ ! -f "$kmods/order" ]; then

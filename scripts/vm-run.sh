@@ -8,13 +8,14 @@
 #   --props PROPS     more accel-pci properties, comma-separated
 #   --iommu           add an Intel vIOMMU and boot with intel_iommu=on
 #   --slub-debug      boot with slub_debug=FZPU
-#   --no-driver       do not insmod accel.ko before the commands
+#   --no-driver       do not insmod the driver before the commands
 #   --file SRC[:DST]  copy SRC into the guest (default /opt/accel/NAME)
 #   --timeout SECS    kill the VM after SECS seconds (300)
 #   --memory SIZE     guest RAM (1G)
 #   --smp N           guest CPUs (2)
 #   --kernel PATH     boot this kernel image instead of the distribution's
-#   --module PATH     load this accel.ko instead of the tree's
+#   --module PATH     load this driver module instead of the tree's
+#                     simaccel.ko (in the guest: /opt/accel/NAME.ko)
 #   --injected-faults the guest injects allocation failures: the kernel's
 #                     reports of failed allocations (a stack dump each) are
 #                     expected, not bugs
@@ -55,7 +56,7 @@ done
 # shellcheck source=/dev/null
 . "$top/build/kernel.env"
 VMLINUZ=${kernel:-$VMLINUZ}
-module=${module:-$top/accel.ko}
+module=${module:-$top/build/simaccel/simaccel.ko}
 qemu=$top/build/qemu-system-x86_64
 [ -x "$qemu" ] || { echo "vm-run: $qemu missing: run 'make qemu'" >&2; exit 2; }
 [ $driver -eq 0 ] || [ -f "$module" ] ||
@@ -77,12 +78,12 @@ make_initramfs() {
 		cp -r "$src" "$root$dst"
 	done
 	if [ $driver -eq 1 ]; then
-		cp "$module" "$root/opt/accel/accel.ko"
+		cp "$module" "$root/opt/accel/"
+		basename "$module" >"$root/opt/accel/.load-driver"
 		mkdir -p "$root/opt/accel/kmods"
-		# the kernel's modules, where accel.ko depends on any
+		# the kernel's modules, where the driver depends on any
 		[ -z "${KMODS:-}" ] || [ -z "$(/sbin/modinfo -F depends "$module")" ] ||
 			cp "$KMODS"/* "$root/opt/accel/kmods/"
-		touch "$root/opt/accel/.load-driver"
 	fi
 	printf '%s\n' "$@" >"$root/opt/accel/.commands"
 	cat >"$root/init" <<'INIT'
@@ -97,12 +98,13 @@ mount -t debugfs debugfs /sys/kernel/debug
 echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
 cd /opt/accel
 rc=0
-load_driver() {	# the kernel's modules it needs, in order, then accel.ko
-	local m
+load_driver() {	# the kernel's modules it needs, in order, then the driver
+	local m ko
 	for m in $(cat kmods/order 2>/dev/null); do
 		insmod "kmods/$m" || { echo "vm: insmod $m failed"; return 1; }
 	done
-	insmod /opt/accel/accel.ko || { echo "vm: insmod accel.ko failed"; return 1; }
+	ko=$(cat .load-driver)
+	insmod "/opt/accel/$ko" || { echo "vm: insmod $ko failed"; return 1; }
 }
 if [ -f .load-driver ] && ! load_driver; then
 	rc=1

@@ -184,7 +184,7 @@ TEST_F(dev, unknown_driver_ioctls_are_refused)
 	unsigned char arg[64] = { 0 };
 
 	/* the numbers after the last one the driver has */
-	for (unsigned int n = DRM_SIMACCEL_BO_INFO + 1; n < 0x60; n++) {
+	for (unsigned int n = DRM_SIMACCEL_MEM_INFO + 1; n < 0x60; n++) {
 		unsigned long nr = DRM_IOWR(DRM_COMMAND_BASE + n, arg);
 
 		errno = 0;
@@ -313,6 +313,46 @@ TEST_F(dev, vram_runs_out_with_enospc_and_comes_back)
 	ASSERT_EQ(0, gem_close(self->fd, a.handle));
 	ASSERT_EQ(0, bo_create_aligned(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
 	EXPECT_EQ(0, gem_close(self->fd, b.handle));
+}
+
+static int mem_info(int fd, uint32_t flags, struct drm_simaccel_mem_info *m)
+{
+	*m = (struct drm_simaccel_mem_info){ .flags = flags };
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, m) ? -errno : 0;
+}
+
+TEST_F(dev, mem_info_refuses_bad_flags_and_padding)
+{
+	struct drm_simaccel_mem_info m = { .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, mem_info(self->fd, 2, &m));
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &m));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * MEM_INFO counts what sysfs counts; settled, a buffer freed before the
+ * call (its clearing maybe under way) no longer counts.
+ */
+TEST_F(dev, mem_info_settled_no_longer_counts_freed_buffers)
+{
+	struct drm_simaccel_mem_info before, with, after;
+	struct drm_simaccel_bo_create a;
+	uint64_t vram = vram_size(self->fd);
+
+	ASSERT_EQ(0, mem_info(self->fd, DRM_SIMACCEL_MEM_INFO_SETTLE, &before));
+	EXPECT_EQ(vram, before.vram_total);
+	EXPECT_EQ(device_total("vram_total"), (long long)before.vram_total);
+	EXPECT_EQ(device_total("vram_used"), (long long)before.vram_used);
+	EXPECT_EQ(device_total("host_pinned"), (long long)before.host_pinned);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, bo_create(self->fd, vram / 2, DRM_SIMACCEL_BO_VRAM, &a));
+		ASSERT_EQ(0, mem_info(self->fd, 0, &with));
+		EXPECT_EQ(before.vram_used + vram / 2, with.vram_used);
+		ASSERT_EQ(0, gem_close(self->fd, a.handle));
+		ASSERT_EQ(0, mem_info(self->fd, DRM_SIMACCEL_MEM_INFO_SETTLE, &after));
+		EXPECT_EQ(before.vram_used, after.vram_used);
+	}
 }
 
 static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo, size_t len)

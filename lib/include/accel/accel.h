@@ -8,7 +8,7 @@
  * to them unchanged.
  *
  * Devices. Every device of every available backend gets an id, 0 to
- * count - 1: first the accel driver's devices (/dev/accelN), then NVIDIA GPUs
+ * count - 1: first simaccel.ko's devices (/dev/accel/accelN), then NVIDIA GPUs
  * ("cuda", through libcuda.so.1 loaded at run time), then host-memory devices
  * ("cpu"). A device is named "backend:N". ACCEL_VISIBLE_DEVICES
  * (comma-separated "backend" or "backend:N" entries, in the order wanted)
@@ -188,7 +188,7 @@ ACCEL_EXPORT C_Status accel_find_device(const char *name, int *id);
  * @backend: "accel", "cuda" or "cpu"
  * @available: set to 1 if the backend found devices, else 0
  * @reason: set to "" when available, else to why not in words (for
- *	example that no /dev/accelN exists because accel.ko is not loaded)
+ *	example that no /dev/accel/accelN exists because simaccel.ko is not loaded)
  *
  * Fails only for a backend name this library does not know.
  */
