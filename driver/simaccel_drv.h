@@ -60,7 +60,10 @@ extern unsigned int simaccel_dbg_mask;
  * @clear_entity: where the jobs that clear VRAM queue
  * @clear_lock: arms and pushes those jobs in order
  * @clears_pending: clearing jobs whose buffers are not yet let go
- * @clears_wq: where a creation that found VRAM full waits for them
+ * @releases_pending: jobs whose fence signalled and whose buffers are not
+ *	yet let go
+ * @clears_wq: where a creation that found VRAM full, and MEM_INFO's
+ *	SETTLE, wait for both counts to reach zero
  * @dma_maps: DMA mappings of system memory for the device (struct
  *	simaccel_dma_map), undone at removal
  * @dma_lock: protects @dma_maps and their state
@@ -91,6 +94,7 @@ struct simaccel_device {
 	struct drm_sched_entity clear_entity;
 	struct mutex clear_lock;	/* orders clear_entity's jobs */
 	atomic_t clears_pending;
+	atomic_t releases_pending;
 	wait_queue_head_t clears_wq;
 	struct list_head dma_maps;
 	struct mutex dma_lock;		/* protects dma_maps */

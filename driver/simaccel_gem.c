@@ -493,11 +493,14 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 	if (args->kind == DRM_SIMACCEL_BO_HOST)
 		return simaccel_host_bo_new(sdev, size);
 	bo = simaccel_vram_bo_new(sdev, size, align, args->kind);
-	if (PTR_ERR_OR_ZERO(bo) != -ENOSPC || !atomic_read(&sdev->clears_pending))
+	if (PTR_ERR_OR_ZERO(bo) != -ENOSPC || simaccel_job_settled(sdev))
 		return bo;
-	/* buffers just freed are let go when their clearing ends: wait */
+	/*
+	 * buffers just freed are let go when their clearing, or the last
+	 * job that used them, has ended: wait
+	 */
 	if (wait_event_interruptible(sdev->clears_wq,
-				     !atomic_read(&sdev->clears_pending)))
+				     simaccel_job_settled(sdev)))
 		return ERR_PTR(-ERESTARTSYS);
 	return simaccel_vram_bo_new(sdev, size, align, args->kind);
 }
@@ -637,7 +640,7 @@ int simaccel_mem_info_ioctl(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if ((args->flags & DRM_SIMACCEL_MEM_INFO_SETTLE) &&
 	    wait_event_interruptible_timeout(sdev->clears_wq,
-					     !atomic_read(&sdev->clears_pending),
+					     simaccel_job_settled(sdev),
 					     SIMACCEL_SETTLE_TIMEOUT) < 0)
 		return -ERESTARTSYS;
 	args->vram_total = sdev->vram_size;

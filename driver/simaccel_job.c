@@ -276,7 +276,9 @@ static void simaccel_job_done_work(struct work_struct *work)
 
 	simaccel_res_put(job->res);
 	job->res = NULL;
-	if (!job->queue && atomic_dec_and_test(&sdev->clears_pending))
+	if (!job->queue)
+		atomic_dec(&sdev->clears_pending);
+	if (atomic_dec_and_test(&sdev->releases_pending))
 		wake_up_all(&sdev->clears_wq);
 	simaccel_job_put(job);
 }
@@ -286,7 +288,21 @@ static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 	struct simaccel_job *job = container_of(cb, struct simaccel_job, done_cb);
 
 	simaccel_job_record_error(job, fence->error);
+	atomic_inc(&job->sdev->releases_pending);
 	queue_work(system_unbound_wq, &job->done_work);
+}
+
+/**
+ * simaccel_job_settled - whether freed buffers have let their memory go
+ * @sdev: the device
+ *
+ * Return: true when no clearing is under way and no job whose fence
+ * signalled still holds buffers.
+ */
+bool simaccel_job_settled(struct simaccel_device *sdev)
+{
+	return !atomic_read(&sdev->clears_pending) &&
+	       !atomic_read(&sdev->releases_pending);
 }
 
 /* A job that would reach a peer's VRAM after the peer was unbound fails. */

@@ -78,5 +78,6 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 			  struct drm_file *file);
 int simaccel_queue_query_ioctl(struct drm_device *drm, void *data,
 			       struct drm_file *file);
+bool simaccel_job_settled(struct simaccel_device *sdev);
 
 #endif /* __SIMACCEL_JOB_H__ */

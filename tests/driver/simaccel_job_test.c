@@ -379,6 +379,32 @@ TEST_F(job, queues_are_bounded_and_handles_not_reused_at_once)
 	EXPECT_NE(0, again);
 }
 
+/*
+ * MEM_INFO settled: a buffer freed after the job that used it signalled
+ * no longer counts, although the job lets it go in a work item after.
+ */
+TEST_F(job, mem_info_settled_waits_for_finished_jobs_to_let_go)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .src = 7, .size = MIB };
+	struct drm_simaccel_mem_info before = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+	struct drm_simaccel_sync out = { 0 };
+	struct drm_simaccel_bo_create v;
+
+	ASSERT_EQ(0, syncobj_create(self->fd, &out.handle));
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &before));
+	for (int i = 0; i < 50; i++) {
+		struct drm_simaccel_mem_info after = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+
+		ASSERT_EQ(0, bo_create(self->fd, 64 * MIB, DRM_SIMACCEL_BO_VRAM, &v));
+		fill.dst = v.dev_addr;
+		ASSERT_EQ(0, submit(self->fd, self->queue, 0, &fill, 1, NULL, 0, &out));
+		ASSERT_EQ(0, syncobj_wait(self->fd, out.handle, 0));
+		ASSERT_EQ(0, gem_close(self->fd, v.handle));
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &after));
+		ASSERT_EQ(before.vram_used, after.vram_used) TH_LOG("round %d", i);
+	}
+}
+
 /* A job of no operations: a barrier between queues. */
 TEST_F(job, a_barrier_waits_for_its_in_syncs_and_signals)
 {
