@@ -1,10 +1,11 @@
 #!/bin/sh
 # accel-smi in the VM, against what the guest's sysfs and the driver say:
-# two devices of 256 MiB with accel.ko bound, a process holding VRAM, and
-# the driver unloaded. Prints "ok: ..." or "not ok: ..." per check.
+# two devices of 256 MiB with simaccel.ko bound, a process holding VRAM
+# (seen through its DRM fdinfo), and the driver unloaded. Prints "ok: ..."
+# or "not ok: ..." per check.
 #
-#   accel_smi_test.sh   (from /opt/accel, with accel-smi, hold_device and
-#                        accel.ko beside it)
+#   accel_smi_test.sh   (from /opt/accel, as root, with accel-smi,
+#                        hold_device and simaccel.ko beside it)
 fails=0
 check() {	# description, then a command that must succeed
 	what=$1
@@ -22,32 +23,55 @@ has() { grep -q -- "$1" "$2"; }
 check "exits 0 with devices and the driver" [ $? -eq 0 ]
 cat table.txt
 for n in 0 1; do
-	bdf=$(basename "$(readlink /sys/class/misc/accel$n/device)")
+	bdf=$(basename "$(readlink /sys/class/accel/accel$n/device)")
 	check "lists accel$n at $bdf" grep -q "accel$n *| $bdf" table.txt
 done
 check "shows 256 MiB of VRAM per device" [ "$(grep -c '0 / 256 MiB' table.txt)" -eq 2 ]
 check "says no process uses a device" has "no process is using a device" table.txt
 
-./hold_device /dev/accel1 4 ready.txt &
+# 4 MiB of VRAM, filled by one job, and 12 KiB of system memory, on two fds
+# of one DRM client
+./hold_device /dev/accel/accel1 4 ready.txt 12 &
 holder=$!
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s ready.txt ] && break; sleep 1; done
 ./accel-smi >table.txt
 ./accel-smi -q >query.txt
 ./accel-smi --json >json.txt
 cat table.txt
+# what the kernel says, in DRM's units, for accel-smi to agree with
+check "is checked against a holder that fdinfo shows with 4 MiB of VRAM" \
+	[ "$(grep -l 'drm-total-vram:.*4 MiB' /proc/$holder/fdinfo/* | wc -l)" -eq 2 ]
+check "is checked against a holder that fdinfo shows with 12 KiB of system memory" \
+	[ "$(grep -l 'drm-total-system:.*12 KiB' /proc/$holder/fdinfo/* | wc -l)" -eq 2 ]
 check "shows the holder's pid and VRAM" grep -q "| *1 | *$holder | hold_device *| *4 MiB" table.txt
+check "shows the holder on accel1 only" [ "$(grep -c "| *$holder | hold_device" table.txt)" -eq 1 ]
 check "counts the holder's VRAM as used" has "4 / 256 MiB" table.txt
-check "-q names the kernel driver" has "Kernel driver         : accel" query.txt
+check "shows the holder's pinned host memory" grep -q "| *4 / 256 MiB | *1 MiB |" table.txt
+check "-q names the kernel driver" has "Kernel driver         : simaccel" query.txt
+check "-q names the driver's version" grep -q "Driver                    : driver simaccel [0-9][0-9.]* (loaded)" query.txt
 check "-q shows the VRAM BAR" grep -q "BAR2 .*256 MiB, 64-bit, prefetchable" query.txt
 check "-q shows the PCIe link" grep -q "PCIe link             : [0-9.]*GT/s x[0-9]" query.txt
-check "-q shows the holder" grep -q "PID $holder .*hold_device, VRAM 4 MiB" query.txt
-check "--json has both devices bound" [ "$(grep -o '"kernel_driver": "accel"' json.txt | wc -l)" -eq 2 ]
+check "-q shows the node" has "Node                  : /dev/accel/accel1" query.txt
+check "-q shows the holder, its dup'ed fds as one client" \
+	grep -q "PID $holder .*hold_device, VRAM 4 MiB, system memory 12 KiB, 1 DRM client," query.txt
+check "--json has both devices bound" [ "$(grep -o '"kernel_driver": "simaccel"' json.txt | wc -l)" -eq 2 ]
 check "--json has the VRAM total" has '"total_bytes": 268435456' json.txt
-check "--json has the holder" has "\"pid\": $holder, \"name\": \"hold_device\", \"vram_bytes\": 4194304" json.txt
+check "--json has the holder" \
+	has "\"pid\": $holder, \"name\": \"hold_device\", \"vram_bytes\": 4194304, \"system_bytes\": 12288, \"clients\": 1," json.txt
+check "--json has the holder's copy-engine time" grep -q "\"pid\": $holder, .*\"engine_copy_ns\": [1-9]" json.txt
+check "--json says root sees every process" has '"all_processes": true' json.txt
+# a user other than root: their own processes only (none), and told so
+mkdir -p /etc
+grep -q '^smiuser:' /etc/passwd 2>/dev/null ||
+	echo 'smiuser:x:1000:1000::/tmp:/bin/sh' >>/etc/passwd
+su smiuser -c ./accel-smi >user.txt 2>&1
+check "shows a user none of root's processes" [ "$(grep -c hold_device user.txt)" -eq 0 ]
+check "tells a user that only their own processes are listed" \
+	has "only your own processes are listed" user.txt
 kill "$holder"
 wait "$holder" 2>/dev/null
 
-rmmod accel
+rmmod simaccel
 ./accel-smi >table.txt 2>err.txt
 check "exits 2 without the driver" [ $? -eq 2 ]
 check "says the driver is not loaded" has "not loaded" err.txt
@@ -56,7 +80,7 @@ check "still lists the devices, unbound" [ "$(grep -c 'not bound' table.txt)" -e
 check "--json says the driver is not loaded" has '"loaded": false' json.txt
 ./accel-smi --bogus >/dev/null 2>&1
 check "refuses a bad option with 64" [ $? -eq 64 ]
-insmod ./accel.ko
+insmod ./simaccel.ko
 ./accel-smi >/dev/null
 check "exits 0 once the driver is back" [ $? -eq 0 ]
 exit $((fails != 0))

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The accel driver's view of its devices: memory and queues from the
- * device's sysfs attributes, processes from debugfs (readable by root).
+ * simaccel.ko's view of its devices from sysfs: the accel node
+ * (/sys/class/accel/accelN, whose "device" link is the PCI function) and
+ * the device totals the driver puts on the PCI function. Everyone may read
+ * them.
  */
 #include <dirent.h>
-#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,77 +39,75 @@ static uint64_t read_u64(const char *dir, const char *name)
 	       strtoull(line, NULL, 0) : 0;
 }
 
-/* The misc device the driver made for @d: /sys/bus/pci/devices/BDF/misc/accelN */
-static bool find_node(struct smi_dev *d, char *dir, size_t len)
+/* The PCI address an accel node's "device" link points to, "" if none. */
+static void node_bdf(const char *node, char *bdf, size_t len)
 {
-	char misc[128];
-	struct dirent *e;
-	DIR *md;
+	char link[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
 
-	snprintf(misc, sizeof(misc), "/sys/bus/pci/devices/%s/misc", d->bdf);
-	md = opendir(misc);
-	if (!md)
-		return false;
-	while ((e = readdir(md))) {
-		if (strncmp(e->d_name, "accel", 5))
-			continue;
-		snprintf(d->node, sizeof(d->node), "%.15s", e->d_name);
-		snprintf(dir, len, "%s/%.15s", misc, e->d_name);
-		closedir(md);
-		return true;
+	snprintf(link, sizeof(link), "/sys/class/accel/%s/device", node);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0) {
+		bdf[0] = '\0';
+		return;
 	}
-	closedir(md);
-	return false;
+	target[n] = '\0';
+	snprintf(bdf, len, "%s", basename(target));
 }
 
-/* Each open context: debugfs accel/accelN/contexts, a header then lines. */
-static void read_processes(struct smi_dev *d)
+/*
+ * The accel node of @d: the /sys/class/accel entry whose device is @d's
+ * PCI function. DRM accel names nodes accelN whichever driver made them,
+ * so the link, not the name, says which is ours.
+ */
+static bool find_node(struct smi_dev *d)
 {
-	char path[256], line[256];
-	FILE *f;
+	DIR *dir = opendir("/sys/class/accel");
+	struct dirent *e;
+	char bdf[64];
+	bool found = false;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/contexts",
-		 d->node);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	d->procs_known = true;
-	if (!fgets(line, sizeof(line), f)) {	/* the header */
-		fclose(f);
-		return;
+	if (!dir)
+		return false;
+	while (!found && (e = readdir(dir))) {
+		if (strncmp(e->d_name, "accel", 5))
+			continue;
+		node_bdf(e->d_name, bdf, sizeof(bdf));
+		if (strcmp(bdf, d->bdf))
+			continue;
+		snprintf(d->node, sizeof(d->node), "%.15s", e->d_name);
+		found = true;
 	}
-	while (d->nprocs < SMI_MAX_PROCS && fgets(line, sizeof(line), f)) {
-		struct smi_proc *p = &d->procs[d->nprocs];
+	closedir(dir);
+	return found;
+}
 
-		if (sscanf(line, "%d\t%31[^\t]\t%" SCNu64 "\t%" SCNu64 "\t%u\t%d",
-			   &p->pid, p->comm, &p->vram, &p->host_pinned,
-			   &p->allocations, &p->jobs) == 6)
-			d->nprocs++;
-	}
-	fclose(f);
+static void read_device_totals(struct smi_dev *d)
+{
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", d->bdf);
+	d->vram_total = read_u64(dir, "vram_total");
+	d->vram_used = read_u64(dir, "vram_used");
+	d->vram_free = d->vram_total > d->vram_used ?
+		       d->vram_total - d->vram_used : 0;
+	d->host_pinned = read_u64(dir, "host_pinned");
 }
 
 void smi_read_driver(struct smi_state *s)
 {
-	s->driver_loaded = access("/sys/module/accel", F_OK) == 0;
-	if (!read_line("/sys/module/accel/version", s->driver_version,
+	/* registered with the PCI core: it drives whatever it is bound to */
+	s->driver_loaded = access("/sys/bus/pci/drivers/" SMI_DRIVER, F_OK) == 0;
+	if (!read_line("/sys/module/" SMI_DRIVER "/version", s->driver_version,
 		       sizeof(s->driver_version)))
 		s->driver_version[0] = '\0';
+	s->all_processes = geteuid() == 0;
 	for (int i = 0; i < s->ndevs; i++) {
 		struct smi_dev *d = &s->devs[i];
-		char dir[256], path[320];
 
-		if (strcmp(d->driver, "accel") || !find_node(d, dir, sizeof(dir)))
+		if (strcmp(d->driver, SMI_DRIVER) || !find_node(d))
 			continue;
 		d->bound = true;
-		d->vram_total = read_u64(dir, "vram_size");
-		d->vram_used = read_u64(dir, "vram_used");
-		d->vram_free = read_u64(dir, "vram_free");
-		d->queues = (unsigned int)read_u64(dir, "num_queues");
-		d->caps = (unsigned int)read_u64(dir, "caps");
-		snprintf(path, sizeof(path), "%s/hw_version", dir);
-		if (!read_line(path, d->hw_version, sizeof(d->hw_version)))
-			d->hw_version[0] = '\0';
-		read_processes(d);
+		read_device_totals(d);
 	}
 }

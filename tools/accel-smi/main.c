@@ -8,7 +8,7 @@
  *   accel-smi --json     one JSON object, for scripts
  *
  * Exit status: 0; 1 when no accelerator is on the PCI bus; 2 when one is
- * but accel.ko is not loaded or not bound to it; 3 when libpci fails;
+ * but simaccel.ko is not loaded or not bound to it; 3 when libpci fails;
  * 64 for a bad command line.
  */
 #include <getopt.h>
@@ -25,7 +25,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: accel-smi [-q | --json] [-h] [--version]\n"
 		   "  (none)      a table of the accelerators and their processes\n"
 		   "  -q, --query every detail of each accelerator\n"
-		   "  --json      the same as one JSON object\n");
+		   "  --json      the same as one JSON object\n"
+		   "Processes come from /proc/PID/fdinfo: a user sees their own, root everyone's.\n");
 }
 
 /* Why the devices cannot be used, said once, on stderr; the exit status. */
@@ -39,13 +40,13 @@ static int diagnose(const struct smi_state *s)
 		return EXIT_NO_DEVICE;
 	}
 	if (!s->driver_loaded) {
-		fprintf(stderr, "accel-smi: the accel driver is not loaded: run 'modprobe accel' as root\n");
+		fprintf(stderr, "accel-smi: the " SMI_DRIVER " driver is not loaded: run 'modprobe " SMI_DRIVER "' as root\n");
 		return EXIT_NO_DRIVER;
 	}
 	for (int i = 0; i < s->ndevs; i++) {
 		if (s->devs[i].bound)
 			continue;
-		fprintf(stderr, "accel-smi: %s is not bound to accel.ko (its driver: %s)\n",
+		fprintf(stderr, "accel-smi: %s is not bound to " SMI_DRIVER ".ko (its driver: %s)\n",
 			s->devs[i].bdf,
 			s->devs[i].driver[0] ? s->devs[i].driver : "none");
 		unbound++;
@@ -96,6 +97,7 @@ int main(int argc, char **argv)
 		return EXIT_PCI;
 	}
 	smi_read_driver(&state);
+	smi_read_processes(&state);
 	if (mode == 'j')
 		smi_print_json(&state);
 	else if (state.ndevs && mode == 'q')

@@ -7,11 +7,18 @@
 #include "accel_smi.h"
 
 #define MIB (1024 * 1024)
+#define NS_PER_MS 1000000
 
 /* Bytes in whole MiB, rounded up so that any use shows. */
 static uint64_t mib(uint64_t bytes)
 {
 	return (bytes + MIB - 1) / MIB;
+}
+
+/* Nanoseconds in whole milliseconds, rounded up so that any use shows. */
+static uint64_t ms(uint64_t ns)
+{
+	return (ns + NS_PER_MS - 1) / NS_PER_MS;
 }
 
 /* A size in the largest unit that keeps it whole: "4 KiB", "256 MiB". */
@@ -38,62 +45,73 @@ static void link_text(const struct smi_dev *d, char *buf, size_t len)
 
 static void driver_line(const struct smi_state *s)
 {
-	if (s->driver_loaded)
-		printf("driver accel %s (loaded)\n",
-		       s->driver_version[0] ? s->driver_version : "");
+	if (!s->driver_loaded)
+		printf("driver " SMI_DRIVER ": not loaded\n");
+	else if (s->driver_version[0])
+		printf("driver " SMI_DRIVER " %s (loaded)\n", s->driver_version);
 	else
-		printf("driver accel: not loaded\n");
+		printf("driver " SMI_DRIVER " (loaded, the module has no version)\n");
 }
 
 /* ------------------------------------------------------------------ */
 /* The table */
 
 static const char dev_rule[] =
-	"+-----+--------+--------------+--------------------------+-------------+---------------------+--------+\n";
+	"+-----+--------+--------------+--------------------------+-------------+---------------------+-------------+\n";
 static const char proc_rule[] =
-	"+-----+---------+------------------+-------------+-------------+--------+\n";
+	"+-----+---------+------------------+-------------+-------------+------------+\n";
 
 static void table_row(int i, const struct smi_dev *d)
 {
-	char link[24], mem[48], queues[12] = "-";
+	char link[24], mem[48], pinned[24] = "-";
 
 	link_text(d, link, sizeof(link));
 	if (d->bound) {
 		snprintf(mem, sizeof(mem), "%" PRIu64 " / %" PRIu64 " MiB",
 			 mib(d->vram_used), mib(d->vram_total));
-		snprintf(queues, sizeof(queues), "%u", d->queues);
+		snprintf(pinned, sizeof(pinned), "%" PRIu64 " MiB",
+			 mib(d->host_pinned));
 	} else {
 		snprintf(mem, sizeof(mem), "not bound");
 	}
-	printf("| %3d | %-6s | %-12s | %-24.24s | %-11s | %19s | %6s |\n", i,
+	printf("| %3d | %-6s | %-12s | %-24.24s | %-11s | %19s | %11s |\n", i,
 	       d->bound ? d->node : "-", d->bdf, d->device_name, link, mem,
-	       queues);
+	       pinned);
+}
+
+/* A line of text inside the processes' box. */
+static void table_note(const char *text)
+{
+	int width = (int)strlen(proc_rule) - 1 - 4;	/* "| " ... " |\n" */
+
+	printf("| %-*s |\n", width, text);
 }
 
 static void table_processes(const struct smi_state *s)
 {
-	bool any = false, unknown = false;
+	bool any = false;
 
 	printf("\nProcesses:\n%s", proc_rule);
-	printf("| Dev | PID     | Process          | VRAM        | Pinned host | Jobs   |\n%s",
+	printf("| Dev | PID     | Process          | VRAM        | System      | Copy busy  |\n%s",
 	       proc_rule);
 	for (int i = 0; i < s->ndevs; i++) {
 		const struct smi_dev *d = &s->devs[i];
 
-		unknown |= d->bound && !d->procs_known;
 		for (int k = 0; k < d->nprocs; k++) {
 			const struct smi_proc *p = &d->procs[k];
 
-			printf("| %3d | %7d | %-16.16s | %7" PRIu64 " MiB | %7" PRIu64 " MiB | %6d |\n",
-			       i, p->pid, p->comm, mib(p->vram),
-			       mib(p->host_pinned), p->jobs);
+			printf("| %3d | %7d | %-16.16s | %7" PRIu64 " MiB | %7" PRIu64
+			       " MiB | %7" PRIu64 " ms |\n",
+			       i, p->pid, p->comm, mib(p->vram), mib(p->system),
+			       ms(p->engine_copy_ns));
 			any = true;
 		}
 	}
-	if (unknown)
-		printf("| processes are listed from /sys/kernel/debug/accel, which needs root    |\n");
-	else if (!any)
-		printf("| no process is using a device                                           |\n");
+	if (!any)
+		table_note(s->all_processes ? "no process is using a device" :
+					      "none of your processes is using a device");
+	if (!s->all_processes)
+		table_note("only your own processes are listed: root sees everyone's");
 	printf("%s", proc_rule);
 }
 
@@ -102,7 +120,7 @@ void smi_print_table(const struct smi_state *s)
 	printf("accel-smi %s, ", ACCEL_SMI_VERSION);
 	driver_line(s);
 	printf("%s", dev_rule);
-	printf("| Dev | Node   | Bus-Id       | Name                     | Link        | VRAM used / total   | Queues |\n");
+	printf("| Dev | Node   | Bus-Id       | Name                     | Link        | VRAM used / total   | Pinned host |\n");
 	printf("%s", dev_rule);
 	for (int i = 0; i < s->ndevs; i++)
 		table_row(i, &s->devs[i]);
@@ -126,29 +144,25 @@ static void query_bar(const struct smi_bar *b)
 	printf("\n");
 }
 
-static void query_driver_view(const struct smi_dev *d)
+static void query_driver_view(const struct smi_state *s,
+			      const struct smi_dev *d)
 {
 	char a[32], b[32], c[32];
 
-	printf("    Node                  : /dev/%s\n", d->node);
-	printf("    Hardware version      : %s\n", d->hw_version);
-	printf("    Queues                : %u\n", d->queues);
-	printf("    Capabilities          : %#x\n", d->caps);
+	printf("    Node                  : /dev/accel/%s\n", d->node);
 	printf("    VRAM total            : %s\n", human(d->vram_total, a, sizeof(a)));
 	printf("    VRAM used             : %s\n", human(d->vram_used, b, sizeof(b)));
 	printf("    VRAM free             : %s\n", human(d->vram_free, c, sizeof(c)));
-	if (!d->procs_known) {
-		printf("    Processes             : unknown (reading /sys/kernel/debug/accel needs root)\n");
-		return;
-	}
-	printf("    Processes             : %d\n", d->nprocs);
+	printf("    Pinned host memory    : %s\n", human(d->host_pinned, a, sizeof(a)));
+	printf("    Processes             : %d%s\n", d->nprocs,
+	       s->all_processes ? "" : " of yours (root sees everyone's)");
 	for (int k = 0; k < d->nprocs; k++) {
 		const struct smi_proc *p = &d->procs[k];
 
-		printf("        PID %-8d      : %s, VRAM %s, pinned host %s, %u allocations, %d jobs in flight\n",
+		printf("        PID %-8d      : %s, VRAM %s, system memory %s, %u DRM client%s, copy engine busy %" PRIu64 " ms\n",
 		       p->pid, p->comm, human(p->vram, a, sizeof(a)),
-		       human(p->host_pinned, b, sizeof(b)), p->allocations,
-		       p->jobs);
+		       human(p->system, b, sizeof(b)), p->clients,
+		       p->clients == 1 ? "" : "s", ms(p->engine_copy_ns));
 	}
 }
 
@@ -180,7 +194,7 @@ void smi_print_query(const struct smi_state *s)
 			query_bar(&d->bars[k]);
 		printf("    Kernel driver         : %s\n", d->driver[0] ? d->driver : "none");
 		if (d->bound)
-			query_driver_view(d);
+			query_driver_view(s, d);
 	}
 }
 
@@ -231,7 +245,7 @@ static void json_bars(const struct smi_dev *d)
 static void json_processes(const struct smi_dev *d)
 {
 	printf("\"processes\": ");
-	if (!d->procs_known) {
+	if (!d->bound) {
 		printf("null");
 		return;
 	}
@@ -241,9 +255,9 @@ static void json_processes(const struct smi_dev *d)
 
 		printf("%s{\"pid\": %d, ", k ? ", " : "", p->pid);
 		json_key_string("name", p->comm, true);
-		printf("\"vram_bytes\": %" PRIu64 ", \"host_pinned_bytes\": %" PRIu64
-		       ", \"allocations\": %u, \"jobs_in_flight\": %d}",
-		       p->vram, p->host_pinned, p->allocations, p->jobs);
+		printf("\"vram_bytes\": %" PRIu64 ", \"system_bytes\": %" PRIu64
+		       ", \"clients\": %u, \"engine_copy_ns\": %" PRIu64 "}",
+		       p->vram, p->system, p->clients, p->engine_copy_ns);
 	}
 	printf("]");
 }
@@ -265,15 +279,12 @@ static void json_device(const struct smi_dev *d)
 	json_bars(d);
 	json_key_string("kernel_driver", d->driver, true);
 	json_key_string("node", d->bound ? d->node : NULL, true);
-	if (d->bound) {
+	if (d->bound)
 		printf("\"memory\": {\"total_bytes\": %" PRIu64 ", \"used_bytes\": %" PRIu64
-		       ", \"free_bytes\": %" PRIu64 "}, \"queues\": %u, \"caps\": %u, ",
-		       d->vram_total, d->vram_used, d->vram_free, d->queues,
-		       d->caps);
-		json_key_string("hw_version", d->hw_version, true);
-	} else {
-		printf("\"memory\": null, \"queues\": null, \"caps\": null, \"hw_version\": null, ");
-	}
+		       ", \"free_bytes\": %" PRIu64 ", \"host_pinned_bytes\": %" PRIu64 "}, ",
+		       d->vram_total, d->vram_used, d->vram_free, d->host_pinned);
+	else
+		printf("\"memory\": null, ");
 	json_processes(d);
 	printf("}");
 }
@@ -282,8 +293,10 @@ void smi_print_json(const struct smi_state *s)
 {
 	printf("{\"version\": \"%s\", \"driver\": {\"loaded\": %s, ",
 	       ACCEL_SMI_VERSION, s->driver_loaded ? "true" : "false");
+	json_key_string("name", SMI_DRIVER, true);
 	json_key_string("version", s->driver_version, false);
-	printf("}, \"devices\": [");
+	printf("}, \"all_processes\": %s, \"devices\": [",
+	       s->all_processes ? "true" : "false");
 	for (int i = 0; i < s->ndevs; i++) {
 		printf("%s", i ? ", " : "");
 		json_device(&s->devs[i]);
