@@ -23,9 +23,15 @@
 
 /* An async copy from pageable memory is staged in pinned memory up to this. */
 #define STAGE_MAX (64u << 20)
-#define STAGE_MIN (1u << 20)
+#define STAGE_MIN (64u << 10)
 /* Idle staging buffers kept for reuse, per device. */
 #define STAGE_CACHE (128u << 20)
+/*
+ * Staging buffers that queued copies still read, per device: past this, a
+ * new one waits for the oldest copy, so that queued small copies cannot
+ * pin memory without bound (a stream holds up to 256 jobs).
+ */
+#define STAGE_BUSY_MAX (128u << 20)
 /*
  * The first size of a job's piece: 4096 pages of scattered system memory
  * on both sides, misaligned, stay below DRM_SIMACCEL_MAX_DESCS.
@@ -121,6 +127,10 @@ static C_Status drv_alloc_kind(struct accel_device *dev, uint32_t kind,
 	ret = drv_ioctl(fd_of(dev), DRM_IOCTL_SIMACCEL_BO_CREATE, &c);
 	if (ret == -ENOSPC)
 		return no_memory(dev, size);
+	/* the arguments are checked: only the size can be refused */
+	if (kind == DRM_SIMACCEL_BO_HOST && (ret == -EINVAL || ret == -ENOMEM))
+		return accel_oom_error("out of host memory on %s: %zu bytes of pinned memory requested",
+				       dev->name, size);
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot allocate %zu bytes",
 					 dev->name, size);
@@ -261,6 +271,7 @@ static void stage_reap(struct accel_device *dev, struct drv_dev *dd,
 			continue;
 		}
 		*pp = b->next;
+		dd->busy_bytes -= b->cap;
 		stage_idle(dev, dd, b);
 	}
 }
@@ -289,6 +300,26 @@ void drv_stage_forget(struct accel_device *dev, struct drv_stream *s)
 	pthread_mutex_unlock(&dd->stage_lock);
 }
 
+/*
+ * Wait for the oldest copy that reads a staging buffer. Caller holds
+ * stage_lock, which is let go meanwhile: the buffer may be reaped, and its
+ * stream destroyed (then the wait ends at once), by other threads.
+ */
+static void stage_wait_oldest(struct drv_dev *dd)
+{
+	struct stage_buf *b = dd->busy;
+	struct drv_stream s;
+	uint64_t job;
+
+	while (b->next)
+		b = b->next;
+	job = b->job;
+	s.timeline = b->stream->timeline;
+	pthread_mutex_unlock(&dd->stage_lock);
+	drv_stream_wait(dd->fd, &s, job, -1);
+	pthread_mutex_lock(&dd->stage_lock);
+}
+
 static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 {
 	struct drv_dev *dd = drv_of(dev);
@@ -296,8 +327,14 @@ static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 	struct accel_allocation a = { 0 };
 	size_t cap = STAGE_MIN;
 
+	while (cap < size)
+		cap *= 2;
 	pthread_mutex_lock(&dd->stage_lock);
 	stage_reap(dev, dd, stage_read, NULL);
+	while (dd->busy && dd->busy_bytes + cap > STAGE_BUSY_MAX) {
+		stage_wait_oldest(dd);
+		stage_reap(dev, dd, stage_read, NULL);
+	}
 	for (pp = &dd->idle; *pp; pp = &(*pp)->next)
 		if ((*pp)->cap >= size && (!best || (*pp)->cap < (*best)->cap))
 			best = pp;
@@ -310,8 +347,6 @@ static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 	}
 	pthread_mutex_unlock(&dd->stage_lock);
 
-	while (cap < size)
-		cap *= 2;
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		accel_oom_error("out of host memory");
@@ -340,6 +375,7 @@ static void stage_put(struct accel_device *dev, struct stage_buf *b,
 		b->job = job;
 		b->next = dd->busy;
 		dd->busy = b;
+		dd->busy_bytes += b->cap;
 	} else {
 		stage_idle(dev, dd, b);
 	}
@@ -366,12 +402,12 @@ static C_Status run_and_wait(struct accel_device *dev, struct drv_stream *s,
 			     const struct drv_piece *p)
 {
 	uint64_t job = 0;
+	C_Status ret = run_work(dev, s, p, &job);
 
-	if (run_work(dev, s, p, &job) != C_SUCCESS)
-		return C_FAILED;
-	if (s)
+	/* after a failure too: pieces queued before it still read */
+	if (s && job)
 		drv_stream_wait(fd_of(dev), s, job, -1);
-	return C_SUCCESS;
+	return ret;
 }
 
 /* Stage a pageable source so that the caller may reuse it at once. */

@@ -31,7 +31,7 @@ struct drv_dev {
 	pthread_mutex_t peer_lock;
 	pthread_mutex_t stage_lock;
 	struct stage_buf *idle, *busy;
-	size_t idle_bytes;
+	size_t idle_bytes, busy_bytes;
 };
 
 /*
@@ -42,9 +42,11 @@ struct drv_dev {
 struct drv_stream {
 	uint32_t queue;
 	uint32_t timeline;
-	/* keeps points in submission order; guards failed_seen */
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* keeps points in submission order */
 	_Atomic uint64_t last;	/* the last job's number, 0: none yet */
+	/* the first job of the last operation (one split into several) */
+	_Atomic uint64_t op_first;
+	pthread_mutex_t report_lock;	/* guards failed_seen */
 	uint64_t failed_seen;	/* the queue's failures already reported */
 };
 
@@ -66,7 +68,8 @@ int drv_ioctl(int fd, unsigned long req, void *arg);
 /*
  * Run @p in jobs of at most piece_max bytes: on @s (NULL: synchronously,
  * on the device's queue of synchronous work). Returns 0 or -errno; *@last
- * (if not NULL) gets the last job's number on @s.
+ * (if not NULL) gets the number of the last job queued on @s, 0 if none
+ * was: on failure, earlier pieces may still be queued.
  */
 int drv_run(struct accel_device *dev, struct drv_stream *s,
 	    const struct drv_piece *p, uint64_t *last);

@@ -23,6 +23,7 @@ struct drv_event {
 	uint32_t syncobj;	/* the fence of the recorded job */
 	uint32_t queue;		/* that job's queue */
 	uint64_t job;		/* and number; 0: nothing to wait for */
+	uint64_t first;		/* the first job of the same operation */
 };
 
 /* The absolute CLOCK_MONOTONIC time syncobj waits take; <0: forever */
@@ -38,7 +39,12 @@ static int64_t deadline(int64_t timeout_ns)
 	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + timeout_ns;
 }
 
-/* 0 once @handle's fence at @point has signalled, -EBUSY on time-out */
+/*
+ * 0 once @handle's fence at @point has signalled, -EBUSY on time-out. The
+ * points waited for were all queued before: a point with no fence is a
+ * syncobj destroyed (and its handle maybe reused) meanwhile, -EINVAL at
+ * once rather than a wait for a fence that may never come.
+ */
 static int wait_syncobj(int fd, uint32_t handle, uint64_t point,
 			int64_t timeout_ns)
 {
@@ -46,8 +52,7 @@ static int wait_syncobj(int fd, uint32_t handle, uint64_t point,
 		.handles = (uintptr_t)&handle,
 		.points = (uintptr_t)&point,
 		.count_handles = 1,
-		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL |
-			 DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL,
 		.timeout_nsec = deadline(timeout_ns),
 	};
 	int ret = drv_ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w);
@@ -94,7 +99,7 @@ static int submit_on_stream(int fd, struct drv_stream *s,
 	if (sub->seqno)		/* queued: its number is its point */
 		atomic_store(&s->last, sub->seqno);
 	pthread_mutex_unlock(&s->lock);
-	if (job)
+	if (job && sub->seqno)
 		*job = sub->seqno;
 	return ret;
 }
@@ -131,12 +136,18 @@ int drv_run(struct accel_device *dev, struct drv_stream *s,
 	    const struct drv_piece *p, uint64_t *last)
 {
 	struct drv_dev *dd = drv_of(dev);
-	uint64_t done = 0;
+	uint64_t done = 0, job = 0;
 
 	while (done < p->size) {
 		uint64_t max = atomic_load(&dd->piece_max);
 		uint64_t n = p->size - done < max ? p->size - done : max;
-		int ret = submit_piece(dev, s, p, done, n, last);
+		int ret = submit_piece(dev, s, p, done, n, &job);
+
+		/* an event recorded after the work answers for all its jobs */
+		if (s && done == 0 && job)
+			atomic_store(&s->op_first, job);
+		if (last)
+			*last = job;
 
 		if (ret == -E2BIG && n > 4096) {
 			atomic_compare_exchange_strong(&dd->piece_max, &max,
@@ -174,14 +185,19 @@ C_Status drv_stream_create(struct accel_device *dev, void **stream)
 			drv_ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_DESTROY, &qd);
 		}
 	}
+	if (ret == -EMFILE) {
+		free(s);
+		return accel_errno_error(EMFILE, "%s cannot create a queue: a process has at most %d per device, one of them the library's",
+					 dev->name, DRM_SIMACCEL_MAX_QUEUES_PER_FILE);
+	}
 	if (ret) {
 		free(s);
-		return accel_errno_error(-ret, "%s cannot create a queue%s",
-					 dev->name, ret == -EMFILE ?
-					 " (each process has at most 64)" : "");
+		return accel_errno_error(-ret, "%s cannot create a queue",
+					 dev->name);
 	}
 	s->queue = qc.handle;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->report_lock, NULL);
 	*stream = s;
 	return C_SUCCESS;
 }
@@ -197,6 +213,7 @@ void drv_stream_destroy(struct accel_device *dev, void *stream)
 	drv_ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_DESTROY, &qd);
 	syncobj_destroy(fd, s->timeline);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->report_lock);
 	free(s);
 }
 
@@ -226,12 +243,12 @@ static C_Status report_failures(struct accel_device *dev, struct drv_stream *s)
 	uint64_t failed;
 	int ret;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->report_lock);
 	ret = queue_query(drv_of(dev)->fd, s->queue, &q, NULL);
 	failed = ret ? 0 : q.failed - s->failed_seen;
 	if (!ret)
 		s->failed_seen = q.failed;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->report_lock);
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot query a stream",
 					 dev->name);
@@ -293,7 +310,7 @@ C_Status drv_event_record(struct accel_device *dev, void *stream,
 {
 	struct drv_stream *s = stream;
 	struct drv_event *ev = event;
-	uint64_t job = atomic_load(&s->last);
+	uint64_t job = atomic_load(&s->last), first = atomic_load(&s->op_first);
 	struct drm_syncobj_transfer t = {
 		.src_handle = s->timeline, .src_point = job,
 		.dst_handle = ev->syncobj,
@@ -306,6 +323,7 @@ C_Status drv_event_record(struct accel_device *dev, void *stream,
 	if (!ret) {
 		ev->queue = s->queue;
 		ev->job = job;
+		ev->first = first && first <= job ? first : job;
 	}
 	pthread_mutex_unlock(&ev->lock);
 	if (ret)
@@ -315,11 +333,11 @@ C_Status drv_event_record(struct accel_device *dev, void *stream,
 }
 
 /*
- * Whether job @job of @queue failed, as far as the queue remembers
- * (DRM_SIMACCEL_QUEUE_FAILURES failures back): its errno, or 0. A queue
- * that is gone (its stream destroyed) no longer tells.
+ * Whether a job @first to @last of @queue failed, as far as the queue
+ * remembers (DRM_SIMACCEL_QUEUE_FAILURES failures back): its errno, or 0.
+ * A queue that is gone (its stream destroyed) no longer tells.
  */
-static int job_error(int fd, uint32_t queue, uint64_t job)
+static int jobs_error(int fd, uint32_t queue, uint64_t first, uint64_t last)
 {
 	struct drm_simaccel_failure recent[DRM_SIMACCEL_QUEUE_FAILURES];
 	struct drm_simaccel_queue_query q;
@@ -327,7 +345,7 @@ static int job_error(int fd, uint32_t queue, uint64_t job)
 	if (queue_query(fd, queue, &q, recent))
 		return 0;
 	for (uint32_t i = 0; i < q.recent_count; i++)
-		if (recent[i].seqno == job)
+		if (recent[i].seqno >= first && recent[i].seqno <= last)
 			return recent[i].error;
 	return 0;
 }
@@ -336,12 +354,13 @@ static C_Status event_wait(struct accel_device *dev, struct drv_event *ev,
 			   int64_t timeout_ns)
 {
 	int fd = drv_of(dev)->fd, ret = 0, error;
+	uint64_t job, first;
 	uint32_t queue;
-	uint64_t job;
 
 	pthread_mutex_lock(&ev->lock);
 	queue = ev->queue;
 	job = ev->job;
+	first = ev->first;
 	pthread_mutex_unlock(&ev->lock);
 	if (job)
 		ret = wait_syncobj(fd, ev->syncobj, 0, timeout_ns);
@@ -350,7 +369,7 @@ static C_Status event_wait(struct accel_device *dev, struct drv_event *ev,
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot wait for an event",
 					 dev->name);
-	error = job ? job_error(fd, queue, job) : 0;
+	error = job ? jobs_error(fd, queue, first, job) : 0;
 	if (error)
 		return accel_fault_error("%s: the event's work failed: %s",
 					 dev->name, strerror(error));
