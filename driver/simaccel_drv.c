@@ -132,9 +132,52 @@ static const struct drm_ioctl_desc simaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SIMACCEL_MEM_INFO, simaccel_mem_info_ioctl, 0),
 };
 
+/*
+ * DRM core's GET_UNIQUE and GET_MAGIC use the file's DRM master, which a
+ * file of an accel node never has: Linux 6.12 dereferences it, an oops for
+ * any user who can open the node (found by tests/fuzz/ioctl_fuzz.c). They
+ * mean nothing here: refuse them, as render nodes refuse them.
+ */
+static bool simaccel_ioctl_masterless(unsigned int cmd)
+{
+	unsigned int nr = DRM_IOCTL_NR(cmd);
+
+	return nr == DRM_IOCTL_NR(DRM_IOCTL_GET_UNIQUE) ||
+	       nr == DRM_IOCTL_NR(DRM_IOCTL_GET_MAGIC);
+}
+
+static long simaccel_ioctl(struct file *filp, unsigned int cmd,
+			   unsigned long arg)
+{
+	if (simaccel_ioctl_masterless(cmd))
+		return -EACCES;
+	return drm_ioctl(filp, cmd, arg);
+}
+
+#ifdef CONFIG_COMPAT
+static long simaccel_compat_ioctl(struct file *filp, unsigned int cmd,
+				  unsigned long arg)
+{
+	if (simaccel_ioctl_masterless(cmd))
+		return -EACCES;
+	return drm_compat_ioctl(filp, cmd, arg);
+}
+#endif
+
+/* DRM_ACCEL_FOPS, with the ioctls above refused */
 static const struct file_operations simaccel_fops = {
 	.owner = THIS_MODULE,
-	DRM_ACCEL_FOPS,
+	.open = accel_open,
+	.release = drm_release,
+	.unlocked_ioctl = simaccel_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl = simaccel_compat_ioctl,
+#endif
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+	.fop_flags = FOP_UNSIGNED_OFFSET,
 	.show_fdinfo = drm_show_fdinfo,
 };
 

@@ -193,6 +193,22 @@ TEST_F(dev, unknown_driver_ioctls_are_refused)
 	}
 }
 
+/*
+ * DRM core's GET_UNIQUE and GET_MAGIC read a DRM master that files of an
+ * accel node never have (an oops on Linux 6.12): refused.
+ */
+TEST_F(dev, master_ioctls_are_refused)
+{
+	char unique[64];
+	struct drm_unique u = { .unique_len = sizeof(unique), .unique = unique };
+	struct drm_auth a = { 0 };
+
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_GET_UNIQUE, &u));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_GET_MAGIC, &a));
+	EXPECT_EQ(EACCES, errno);
+}
+
 TEST(unbind_while_open_then_rebind)
 {
 	struct drm_simaccel_info info = { 0 };
