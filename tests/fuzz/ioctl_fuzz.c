@@ -1501,16 +1501,24 @@ static void disarm_faults(void)
 	}
 }
 
-/* Become an ordinary user: the files already open stay usable. */
+/*
+ * Become an ordinary user: the files already open stay usable. With
+ * --kernel-faults the new credentials may not be allocated: then it stays
+ * root, and tries again at its next chance.
+ */
 static void drop_privileges(void)
 {
 	if (getuid() != 0)
 		return;
 	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
 	    setresuid(NOBODY, NOBODY, NOBODY)) {
-		perror("ioctl_fuzz: setresuid");
-		_exit(2);
+		counted(-1);
+		/* all of it or none: a root uid with nobody's gid is neither */
+		if (getuid() == 0 && getgid() != 0 && setresgid(0, 0, 0))
+			_exit(2);
+		return;
 	}
+	counted(0);
 }
 
 static void run_ops(unsigned long n);
@@ -1559,7 +1567,7 @@ static void run_ops(unsigned long n)
 		struct file *f = some_file();
 
 		t.ops++;
-		if (t.ops == drop_at)
+		if (t.ops >= drop_at && getuid() == 0)
 			drop_privileges();
 		/* a file whose device went away: mostly let go of it */
 		if (f && f->gone && chance(30)) {
@@ -1597,14 +1605,23 @@ static void *anon(size_t len, int prot)
 	return p;
 }
 
+/* The totals, in one write; a pipe buffer may fail under --kernel-faults. */
+static void report(int report_fd)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		if (write(report_fd, &t, sizeof(t)) == sizeof(t))
+			return;
+		usleep(10000);
+	}
+	_exit(2);
+}
+
 /*
  * One worker: as root, as nobody from the start, or root until some op
  * (the files it opened as root stay open).
  */
 static void worker(uint64_t seed, unsigned long n, int report_fd)
 {
-	if (kernel_faults && write_file("/proc/self/make-it-fail", "1"))
-		_exit(2);
 	rng = seed * 0x9e3779b97f4a7c15ull + 1;
 	for (int i = 0; i < MAX_FDS; i++)
 		forget_file(&files[i]);
@@ -1614,17 +1631,21 @@ static void worker(uint64_t seed, unsigned long n, int report_fd)
 	hole = anon(PAGE, PROT_READ | PROT_WRITE);
 	munmap(hole, PAGE);
 	catch_faults();
+	/* the kernel's faults from here: the setup above is not under test */
+	if (kernel_faults && write_file("/proc/self/make-it-fail", "1"))
+		_exit(2);
 	switch (below(4)) {
 	case 0:
 		drop_privileges();
+		if (getuid() == 0)	/* refused (--kernel-faults): later */
+			drop_at = 1;
 		break;
 	case 1:
 		drop_at = 1 + below(n + 1);
 		break;
 	}
 	run_ops(n);
-	if (write(report_fd, &t, sizeof(t)) != sizeof(t))
-		_exit(2);
+	report(report_fd);
 	_exit(t.crashes ? 3 : 0);
 }
 
