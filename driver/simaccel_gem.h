@@ -27,7 +27,9 @@
  * @clear: VRAM: the fence of the device's clearing of it, or NULL
  * @active: jobs that use it and have not finished, for fdinfo
  * @dma: HOST, IMPORTED: @sgt's tracking, for removal
- * @attach: IMPORTED: the dma-buf attachment @sgt maps
+ * @attach: IMPORTED: the dma-buf attachment @sgt maps; NULL once removal
+ *	detached it
+ * @import_buf: IMPORTED: the dma-buf, referenced until the buffer is freed
  * @peer: IMPORTED from another simaccel's VRAM: that device, whose removal
  *	revokes this buffer
  * @peer_link: in @peer's peer_imports
@@ -45,6 +47,7 @@ struct simaccel_bo {
 	atomic_t active;
 	struct simaccel_dma_map dma;
 	struct dma_buf_attachment *attach;
+	struct dma_buf *import_buf;
 	struct simaccel_device *peer;
 	struct list_head peer_link;
 	bool revoked;

@@ -170,13 +170,21 @@ struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
 	return drm_gem_prime_import(drm, dma_buf);
 }
 
-/* The exporter's mapping of an imported buffer for this device, undone. */
+/*
+ * The exporter's mapping of an imported buffer for this device, undone:
+ * the attachment goes too, since exporters that cache their mapping in it
+ * (the GEM helpers' do) undo the mapping only when it is detached. The
+ * buffer keeps its reference to the dma-buf until it is freed.
+ */
 static void simaccel_imported_bo_unmap(struct simaccel_dma_map *map)
 {
 	struct simaccel_bo *bo = container_of(map, struct simaccel_bo, dma);
 
 	dma_buf_unmap_attachment_unlocked(bo->attach, bo->sgt,
 					  DMA_BIDIRECTIONAL);
+	dma_buf_detach(bo->attach->dmabuf, bo->attach);
+	bo->base.base.import_attach = NULL;
+	bo->attach = NULL;
 	bo->sgt = NULL;
 }
 
@@ -248,9 +256,9 @@ static void simaccel_imported_bo_free(struct drm_gem_object *obj)
 		mutex_unlock(&bo->peer->peer_lock);
 	}
 	simaccel_gem_release_range(sdev, bo);
+	/* undoes the mapping and detaches, unless removal did */
 	simaccel_dma_untrack(sdev, &bo->dma);
-	/* detaches and drops the dma-buf; the mapping is undone above */
-	drm_prime_gem_destroy(obj, NULL);
+	dma_buf_put(bo->import_buf);
 	drm_gem_object_release(obj);
 	kfree(bo);
 }
@@ -276,6 +284,8 @@ simaccel_prime_import_sg_table(struct drm_device *drm,
 	bo->kind = DRM_SIMACCEL_BO_IMPORTED;
 	bo->sgt = sgt;
 	bo->attach = attach;
+	/* the reference drm_gem_prime_import() took, dropped at free */
+	bo->import_buf = attach->dmabuf;
 	/* the dma-buf, which this buffer holds, holds the exporter */
 	if (attach->dmabuf->ops == &simaccel_vram_dmabuf_ops) {
 		struct drm_gem_object *exported = attach->dmabuf->priv;

@@ -295,6 +295,40 @@ static int open_by_pci(const char *addr)
 }
 
 /*
+ * The importer goes while it holds an import of the other device's HOST
+ * buffer: its DMA mapping of those pages goes with it (the exporter's
+ * helpers undo it only at detach; check-debug's DMA-API debugging counts
+ * a mapping left behind), and the buffer and the exporter live on.
+ */
+TEST(an_importer_unbound_with_an_import_held_lets_its_mapping_go)
+{
+	int fd0 = open(NODE0, O_RDWR | O_CLOEXEC);
+	int fd1 = open(NODE1, O_RDWR | O_CLOEXEC);
+	struct drm_simaccel_bo_create h1;
+	uint32_t q1, imported;
+	char addr[64];
+	int dmabuf;
+
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd1, 168 << 10, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, export(fd1, h1.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd0, dmabuf, &imported));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_EQ(-1, ioctl(fd0, DRM_IOCTL_GEM_CLOSE, &(struct drm_gem_close){ .handle = imported }));
+	EXPECT_EQ(ENODEV, errno);
+	close(fd0);
+	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_FILL, 0, h1.dev_addr, 3, 168 << 10));
+	close(dmabuf);
+	/* no file of the old binding is left: it comes back as accel0 */
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	EXPECT_EQ(0, gem_close(fd1, h1.handle));
+	close(fd1);
+}
+
+/*
  * An import of a peer's VRAM is revoked when the peer is unbound: its VRAM
  * keeps its bytes and goes to new owners after a rebind, and no job of the
  * importer may reach it any more.
