@@ -109,7 +109,7 @@ LD_LIBRARY_PATH=$work/root/opt/accel/lib ldd "$work/use" | grep "libaccel.so.1 =
 	bad "the program does not load the installed libaccel.so.1"
 # The rest of the stack: the tool, the man pages, the udev rule.
 for f in opt/accel/bin/accel-smi opt/accel/share/man/man1/accel-smi.1 \
-	 opt/accel/share/man/man4/accel.4 opt/accel/share/man/man7/libaccel.7 \
+	 opt/accel/share/man/man4/simaccel.4 opt/accel/share/man/man7/libaccel.7 \
 	 opt/accel/share/man/man3/accel_pool_allocate.3 etc/udev/rules.d/70-accel.rules; do
 	[ -f "$work/root/$f" ] || bad "make install did not install /$f"
 done

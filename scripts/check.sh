@@ -22,9 +22,9 @@
 #     bus): the jobs' kselftests, module cycles, accel-smi against sysfs,
 #     fdinfo and a process holding VRAM, the ioctl fuzzer (the seed), the
 #     load test (16 threads in 4 processes on both devices for 10 s), the
-#     libaccel suite on accel with two devices, one device, and accel next
-#     to cpu (p2p across backends), lib_fuzz on accel, the examples, and
-#     the plugin's tests on accel
+#     libaccel suite on accel and accel next to cpu (p2p across backends);
+#     then, in a second boot, lib_fuzz on accel, the examples, the plugin's
+#     tests on accel, and the libaccel suite on one device (accel:1)
 #  7. slow jobs on a throttled one-queue device, and descriptor sizing on
 #     a very slow one
 #  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
@@ -119,14 +119,16 @@ run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 run_vm "VM, simaccel.ko, 2 devices" --devices 2 --timeout 900 "${kselftests[@]}" \
 	"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
-	--file tests/driver/module_cycle.sh "${example_files[@]}" \
-	"${plugin_files[@]}" "${smi_files[@]}" "${system_libs[@]}" -- \
+	--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
 	./simaccel_job_test ./module_cycle.sh ./accel_smi_test.sh \
 	"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 	"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
-	"${lib_on_accel[@]}" "${fuzz_on_accel[@]}" "${examples_on_accel[@]}" \
-	"${plugin_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test" \
-	"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
+	"${lib_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
+run_vm "VM, simaccel.ko, 2 devices: lib_fuzz, examples, plugin, one device" \
+	--devices 2 --timeout 900 "${lib_files[@]}" "${example_files[@]}" \
+	"${plugin_files[@]}" "${system_libs[@]}" -- \
+	"${fuzz_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
+	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test"
 run_vm "VM, simaccel.ko, a slow device" \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others"

@@ -2,9 +2,9 @@
 /*
  * Work the device fails is reported, once, and the stream goes on working.
  * Faults are injected through simaccel.ko's debugfs files, so these tests
- * run on the accel backend only, as root with debugfs mounted; the device
- * accel:N is assumed to be /dev/accel/accelN.
+ * run on the accel backend only, as root with debugfs mounted.
  */
+#include <dirent.h>
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
@@ -12,6 +12,31 @@
 #include <unistd.h>
 
 #include "suite.h"
+
+static int cmp_node(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * The node of device accel:N: the backend numbers the /dev/accel/accelM
+ * nodes in their order (M need not be N: a rebind may have moved one).
+ * Returns M, or -1.
+ */
+static int node_of(const char *name)
+{
+	int nodes[64], n = 0, index = atoi(name + strlen("accel:"));
+	DIR *d = opendir("/dev/accel");
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) && n < 64)
+		if (!strncmp(e->d_name, "accel", 5) && e->d_name[5])
+			nodes[n++] = atoi(e->d_name + 5);
+	if (d)
+		closedir(d);
+	qsort(nodes, (size_t)n, sizeof(*nodes), cmp_node);
+	return index < n ? nodes[index] : -1;
+}
 
 /*
  * Arm (count > 0) or disarm (0) fault injection on every hardware queue of
@@ -24,8 +49,8 @@ static void inject(struct suite_ctx *ctx, int count)
 
 	if (strncmp(ctx->name, "accel:", 6))
 		suite_skip("needs the accel backend and its debugfs fault injection (root, debugfs)");
-	snprintf(node, sizeof(node), "/sys/class/accel/accel%s/device",
-		 ctx->name + strlen("accel:"));
+	snprintf(node, sizeof(node), "/sys/class/accel/accel%d/device",
+		 node_of(ctx->name));
 	if (!realpath(node, pci))
 		suite_skip("the device has no /sys/class/accel/accelN");
 	snprintf(pattern, sizeof(pattern),
