@@ -14,6 +14,10 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_syncobj.h>
+#include <linux/compat.h>
+#include <linux/dma-fence-chain.h>
+#include <linux/dma-fence-unwrap.h>
 #include <linux/module.h>
 
 #include "simaccel_debugfs.h"
@@ -146,11 +150,76 @@ static bool simaccel_ioctl_masterless(unsigned int cmd)
 	       nr == DRM_IOCTL_NR(DRM_IOCTL_GET_MAGIC);
 }
 
+/*
+ * DRM_IOCTL_SYNCOBJ_TRANSFER of Linux 6.12 leaks a reference to the source
+ * syncobj when its flags are invalid: drm_syncobj_find_fence() takes it
+ * before it checks them, so any user could pin kernel memory without bound
+ * (found by tests/fuzz/ioctl_fuzz.c under kmemleak). The driver serves the
+ * ioctl itself, as DRM core does, with the flags checked first.
+ */
+static int simaccel_syncobj_transfer(struct drm_file *file,
+				     const struct drm_syncobj_transfer *args)
+{
+	struct dma_fence *fence, *found;
+	struct dma_fence_chain *chain;
+	struct drm_syncobj *dst;
+	int ret;
+
+	if (args->pad || args->flags & ~DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT)
+		return -EINVAL;
+	dst = drm_syncobj_find(file, args->dst_handle);
+	if (!dst)
+		return -ENOENT;
+	ret = drm_syncobj_find_fence(file, args->src_handle, args->src_point,
+				     args->flags, &found);
+	if (ret)
+		goto out;
+	if (!args->dst_point) {
+		drm_syncobj_replace_fence(dst, found);
+		dma_fence_put(found);
+		goto out;
+	}
+	/* a timeline point holds no container of fences */
+	fence = dma_fence_unwrap_merge(found);
+	dma_fence_put(found);
+	chain = fence ? dma_fence_chain_alloc() : NULL;
+	if (chain)
+		drm_syncobj_add_point(dst, chain, fence, args->dst_point);
+	else
+		ret = -ENOMEM;
+	dma_fence_put(fence);
+out:
+	drm_syncobj_put(dst);
+	return ret;
+}
+
+/* The argument as drm_ioctl() reads it: the caller's size, zero-filled. */
+static long simaccel_transfer_ioctl(struct file *filp, unsigned int cmd,
+				    void __user *uarg)
+{
+	struct drm_file *file = filp->private_data;
+	struct drm_syncobj_transfer args = {};
+	size_t size = min_t(size_t, _IOC_SIZE(cmd), sizeof(args));
+
+	if (drm_dev_is_unplugged(file->minor->dev))
+		return -ENODEV;
+	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy_from_user(&args, uarg, size))
+		return -EFAULT;
+	return simaccel_syncobj_transfer(file, &args);
+}
+
+static bool simaccel_ioctl_is_transfer(unsigned int cmd)
+{
+	return DRM_IOCTL_NR(cmd) == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_TRANSFER);
+}
+
 static long simaccel_ioctl(struct file *filp, unsigned int cmd,
 			   unsigned long arg)
 {
 	if (simaccel_ioctl_masterless(cmd))
 		return -EACCES;
+	if (simaccel_ioctl_is_transfer(cmd))
+		return simaccel_transfer_ioctl(filp, cmd, (void __user *)arg);
 	return drm_ioctl(filp, cmd, arg);
 }
 
@@ -160,6 +229,8 @@ static long simaccel_compat_ioctl(struct file *filp, unsigned int cmd,
 {
 	if (simaccel_ioctl_masterless(cmd))
 		return -EACCES;
+	if (simaccel_ioctl_is_transfer(cmd))
+		return simaccel_transfer_ioctl(filp, cmd, compat_ptr(arg));
 	return drm_compat_ioctl(filp, cmd, arg);
 }
 #endif
