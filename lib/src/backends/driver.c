@@ -68,7 +68,7 @@ int drv_ioctl(int fd, unsigned long req, void *arg)
 
 	do {
 		ret = ioctl(fd, req, arg);
-	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
+	} while (ret < 0 && errno == EINTR);
 	return ret < 0 ? -errno : 0;
 }
 
@@ -308,15 +308,15 @@ void drv_stage_forget(struct accel_device *dev, struct drv_stream *s)
 static void stage_wait_oldest(struct drv_dev *dd)
 {
 	struct stage_buf *b = dd->busy;
-	struct drv_stream s;
+	uint32_t timeline;
 	uint64_t job;
 
 	while (b->next)
 		b = b->next;
 	job = b->job;
-	s.timeline = b->stream->timeline;
+	timeline = b->stream->timeline;
 	pthread_mutex_unlock(&dd->stage_lock);
-	drv_stream_wait(dd->fd, &s, job, -1);
+	drv_wait_point(dd->fd, timeline, job, -1);
 	pthread_mutex_lock(&dd->stage_lock);
 }
 

@@ -73,7 +73,12 @@ int drv_ioctl(int fd, unsigned long req, void *arg);
  */
 int drv_run(struct accel_device *dev, struct drv_stream *s,
 	    const struct drv_piece *p, uint64_t *last);
-/* 0 once job @point of @s is over, -EBUSY if it is not after @timeout_ns */
+/*
+ * 0 once job @point of the stream whose timeline is @timeline is over (or
+ * @point is 0), -EBUSY if it is not after @timeout_ns
+ */
+int drv_wait_point(int fd, uint32_t timeline, uint64_t point,
+		   int64_t timeout_ns);
 int drv_stream_wait(int fd, struct drv_stream *s, uint64_t point,
 		    int64_t timeout_ns);
 void drv_stage_forget(struct accel_device *dev, struct drv_stream *s);

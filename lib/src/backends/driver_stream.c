@@ -60,10 +60,16 @@ static int wait_syncobj(int fd, uint32_t handle, uint64_t point,
 	return ret == -ETIME ? -EBUSY : ret;
 }
 
+int drv_wait_point(int fd, uint32_t timeline, uint64_t point,
+		   int64_t timeout_ns)
+{
+	return point ? wait_syncobj(fd, timeline, point, timeout_ns) : 0;
+}
+
 int drv_stream_wait(int fd, struct drv_stream *s, uint64_t point,
 		    int64_t timeout_ns)
 {
-	return point ? wait_syncobj(fd, s->timeline, point, timeout_ns) : 0;
+	return drv_wait_point(fd, s->timeline, point, timeout_ns);
 }
 
 static int syncobj_create(int fd, uint32_t *handle)
@@ -185,13 +191,11 @@ C_Status drv_stream_create(struct accel_device *dev, void **stream)
 			drv_ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_DESTROY, &qd);
 		}
 	}
-	if (ret == -EMFILE) {
-		free(s);
-		return accel_errno_error(EMFILE, "%s cannot create a queue: a process has at most %d per device, one of them the library's",
-					 dev->name, DRM_SIMACCEL_MAX_QUEUES_PER_FILE);
-	}
 	if (ret) {
 		free(s);
+		if (ret == -EMFILE)
+			return accel_errno_error(EMFILE, "%s cannot create a queue: a process has at most %d per device, one of them the library's",
+						 dev->name, DRM_SIMACCEL_MAX_QUEUES_PER_FILE);
 		return accel_errno_error(-ret, "%s cannot create a queue",
 					 dev->name);
 	}
