@@ -193,37 +193,52 @@ bool try_longer(int *copies)
 	return true;
 }
 
+void suite_open(struct suite_ctx *ctx, enum suite_needs needs)
+{
+	size_t count = 0;
+
+	if (opt_device) {
+		REQUIRE_OK(accel_find_device(opt_device, &ctx->dev_s.id));
+	} else {
+		REQUIRE_OK(accel_get_device_count(&count));
+		if (!count)
+			suite_skip("no visible device");
+		ctx->dev_s.id = 0;
+	}
+	ctx->dev = &ctx->dev_s;
+	if (opt_peer) {
+		REQUIRE_OK(accel_find_device(opt_peer, &ctx->peer_s.id));
+		ctx->peer = &ctx->peer_s;
+	} else if (!opt_device && count > 1) {
+		ctx->peer_s.id = 1;
+		ctx->peer = &ctx->peer_s;
+	}
+	REQUIRE_OK(accel_get_device_name(ctx->dev, &ctx->name));
+	REQUIRE_OK(accel_device_min_chunk_size(ctx->dev, &ctx->min_chunk));
+	if (needs == NEEDS_PEER && !ctx->peer)
+		suite_skip("needs a second device (-p)");
+}
+
+void suite_exit(void)
+{
+	fflush(stdout);
+	exit(failed ? 1 : 0);
+}
+
+void suite_start_timer(void)
+{
+	alarm(TEST_TIMEOUT_S);
+}
+
 static void run_child(struct suite_test *t)
 {
 	struct suite_ctx ctx = { 0 };
-	size_t count;
 
-	alarm(TEST_TIMEOUT_S);
-	if (t->needs != NEEDS_NOTHING) {
-		if (opt_device) {
-			REQUIRE_OK(accel_find_device(opt_device, &ctx.dev_s.id));
-		} else {
-			REQUIRE_OK(accel_get_device_count(&count));
-			if (!count)
-				suite_skip("no visible device");
-			ctx.dev_s.id = 0;
-		}
-		ctx.dev = &ctx.dev_s;
-		if (opt_peer) {
-			REQUIRE_OK(accel_find_device(opt_peer, &ctx.peer_s.id));
-			ctx.peer = &ctx.peer_s;
-		} else if (!opt_device && count > 1) {
-			ctx.peer_s.id = 1;
-			ctx.peer = &ctx.peer_s;
-		}
-		REQUIRE_OK(accel_get_device_name(ctx.dev, &ctx.name));
-		REQUIRE_OK(accel_device_min_chunk_size(ctx.dev, &ctx.min_chunk));
-		if (t->needs == NEEDS_PEER && !ctx.peer)
-			suite_skip("needs a second device (-p)");
-	}
+	suite_start_timer();
+	if (t->needs != NEEDS_NOTHING)
+		suite_open(&ctx, t->needs);
 	t->fn(&ctx);
-	fflush(stdout);
-	exit(failed ? 1 : 0);
+	suite_exit();
 }
 
 /*

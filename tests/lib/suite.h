@@ -45,6 +45,15 @@ void suite_skip(const char *why) __attribute__((noreturn));
 bool suite_verbose(void);
 /* the device named in the suite's -d option (or NULL), for NEEDS_NOTHING tests */
 const char *suite_device_name(void);
+/*
+ * open the devices as the harness does for @needs (NEEDS_DEVICE or
+ * NEEDS_PEER): for a NEEDS_NOTHING test, or a process it forked
+ */
+void suite_open(struct suite_ctx *ctx, enum suite_needs needs);
+/* end the process: status 1 if a check failed, else 0 */
+void suite_exit(void) __attribute__((noreturn));
+/* the time-out of a test, for a process it forked (alarms are not inherited) */
+void suite_start_timer(void);
 
 #define SUITE_TEST(fname, need)						\
 	static void test_##fname(struct suite_ctx *ctx);		\

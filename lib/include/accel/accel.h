@@ -369,6 +369,79 @@ ACCEL_EXPORT C_Status accel_host_memory_unregister(const C_Device device,
 						   void *ptr);
 
 /* ------------------------------------------------------------------ */
+/* Memory: sharing device memory with other processes (CUDA's IPC calls) */
+
+#define ACCEL_IPC_HANDLE_SIZE 128
+
+/*
+ * A handle on device memory that another process opens: plain bytes, which
+ * the program passes as it likes (a pipe, a socket, a file, shared memory).
+ */
+typedef struct accel_ipc_mem_handle {
+	unsigned char reserved[ACCEL_IPC_HANDLE_SIZE];
+} accel_ipc_mem_handle_t;
+
+/*
+ * accel_ipc_get_mem_handle - a handle that another process opens on device
+ * memory of this one (cudaIpcGetMemHandle)
+ * @handle: set to the handle
+ * @ptr: a byte of device memory of @device that this process allocated
+ *	(accel_device_memory_allocate(), a pool, a memory object or array)
+ *
+ * The handle names the allocation holding @ptr (for a pool's memory, the
+ * block): accel_ipc_open_mem_handle() gives its first byte. The same
+ * allocation gives the same handle every time. The handle can be opened
+ * while this process lives and the allocation is not freed. It is a
+ * capability: whoever has its bytes can open the memory, and with it the
+ * whole backend allocation the memory is part of; a pool's chunk holds
+ * other blocks too, so share pool memory only with processes trusted with
+ * them, or allocate with ACCEL_POOL=off.
+ *
+ * Host, unified and registered memory, and memory opened from another
+ * process's handle, are refused (ACCEL_ERROR_INVALID_VALUE). A backend that
+ * cannot share memory fails with ACCEL_ERROR_NOT_SUPPORTED: today only the
+ * accel backend can.
+ */
+ACCEL_EXPORT C_Status accel_ipc_get_mem_handle(const C_Device device,
+					       accel_ipc_mem_handle_t *handle,
+					       void *ptr);
+
+/*
+ * accel_ipc_open_mem_handle - open device memory that another process
+ * exported (cudaIpcOpenMemHandle)
+ * @ptr: set to the memory's first byte, device memory of @device
+ * @handle: what accel_ipc_get_mem_handle() gave the other process
+ *
+ * Copies, fills and streams of @device use the memory as any of its device
+ * memory, over the allocation's size and no further. @device may be
+ * another device of the backend than the one the memory is on: its engine
+ * then reaches the memory peer to peer. The memory stays allocated while
+ * it is open, even after its exporter frees it or exits. Opening a handle
+ * that is open on @device gives the same pointer again; every open needs
+ * its close.
+ *
+ * A handle made by this process, of another backend or damaged is refused
+ * with ACCEL_ERROR_INVALID_VALUE; one whose exporter has exited or freed
+ * the memory with ACCEL_ERROR_INVALID_HANDLE.
+ */
+ACCEL_EXPORT C_Status accel_ipc_open_mem_handle(const C_Device device,
+						void **ptr,
+						const accel_ipc_mem_handle_t *handle);
+
+/*
+ * accel_ipc_close_mem_handle - close memory opened with
+ * accel_ipc_open_mem_handle() (cudaIpcCloseMemHandle)
+ * @ptr: exactly what accel_ipc_open_mem_handle() gave
+ *
+ * After the last close of @ptr the process no longer holds the memory;
+ * work queued on it before the call still completes (as with a free).
+ * The exporter's memory is untouched. The device memory deallocate
+ * functions refuse opened memory.
+ */
+ACCEL_EXPORT C_Status accel_ipc_close_mem_handle(const C_Device device,
+						 void *ptr);
+
+/* ------------------------------------------------------------------ */
 /* Memory: copies and set */
 
 /*

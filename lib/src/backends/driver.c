@@ -84,7 +84,7 @@ static uint64_t side_addr(const struct accel_side *s, uint32_t user_flag,
 /* ------------------------------------------------------------------ */
 /* Memory */
 
-static int gem_close(int fd, uint32_t handle)
+int drv_gem_close(int fd, uint32_t handle)
 {
 	struct drm_gem_close c = { .handle = handle };
 
@@ -144,7 +144,7 @@ static C_Status drv_alloc_kind(struct accel_device *dev, uint32_t kind,
 	if (va == MAP_FAILED) {
 		int err = errno;
 
-		gem_close(fd_of(dev), c.handle);
+		drv_gem_close(fd_of(dev), c.handle);
 		return accel_errno_error(err, "%s cannot map %zu bytes",
 					 dev->name, size);
 	}
@@ -174,7 +174,7 @@ static C_Status drv_alloc(struct accel_device *dev, enum accel_kind kind,
 
 static C_Status drv_free_handle(struct accel_device *dev, uint32_t handle)
 {
-	int ret = gem_close(fd_of(dev), handle);
+	int ret = drv_gem_close(fd_of(dev), handle);
 
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot free handle %u",
@@ -185,6 +185,9 @@ static C_Status drv_free_handle(struct accel_device *dev, uint32_t handle)
 /* Jobs that still use the buffer keep it until they are over. */
 static C_Status drv_free(struct accel_device *dev, const struct accel_allocation *a)
 {
+	if (a->ipc)
+		return drv_ipc_close(dev, a);
+	drv_ipc_forget(dev, (uint32_t)a->handle);
 	if (a->kind != ACCEL_KIND_DEVICE)
 		munmap((void *)a->addr, a->size);
 	return drv_free_handle(dev, (uint32_t)a->handle);
@@ -521,6 +524,35 @@ static C_Status drv_set(struct accel_device *dev, void *stream,
 /* ------------------------------------------------------------------ */
 /* Peer to peer */
 
+int drv_import(struct drv_dev *dd, int dmabuf, uint32_t *handle,
+	       uint64_t *dev_addr)
+{
+	struct drm_prime_handle imp = { .fd = dmabuf };
+	struct drm_simaccel_bo_info info = { 0 };
+	int ret;
+
+	ret = drv_ioctl(dd->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp);
+	if (ret)
+		return ret;
+	info.handle = imp.handle;
+	ret = drv_ioctl(dd->fd, DRM_IOCTL_SIMACCEL_BO_INFO, &info);
+	if (ret) {
+		drv_import_close(dd, imp.handle);
+		return ret;
+	}
+	*handle = imp.handle;
+	*dev_addr = info.dev_addr;
+	return 0;
+}
+
+void drv_import_close(struct drv_dev *dd, uint32_t handle)
+{
+	for (size_t i = 0; i < dd->n_ipc_refs; i++)
+		if (dd->ipc_refs[i].handle == handle)
+			return;
+	drv_gem_close(dd->fd, handle);
+}
+
 /*
  * @a, a buffer of @owner, imported into @run's file (a PRIME dma-buf):
  * its handle there and the device address of its first byte. Caller holds
@@ -533,27 +565,14 @@ static int import_peer(struct accel_device *run, struct accel_device *owner,
 	struct drm_prime_handle exp = {
 		.handle = (uint32_t)a->handle, .flags = DRM_CLOEXEC,
 	};
-	struct drm_prime_handle imp = { 0 };
-	struct drm_simaccel_bo_info info = { 0 };
 	int ret;
 
 	ret = drv_ioctl(fd_of(owner), DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp);
 	if (ret)
 		return ret;
-	imp.fd = exp.fd;
-	ret = drv_ioctl(fd_of(run), DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp);
+	ret = drv_import(drv_of(run), exp.fd, handle, dev_addr);
 	close(exp.fd);
-	if (ret)
-		return ret;
-	info.handle = imp.handle;
-	ret = drv_ioctl(fd_of(run), DRM_IOCTL_SIMACCEL_BO_INFO, &info);
-	if (ret) {
-		gem_close(fd_of(run), imp.handle);
-		return ret;
-	}
-	*handle = imp.handle;
-	*dev_addr = info.dev_addr;
-	return 0;
+	return ret;
 }
 
 /*
@@ -587,7 +606,7 @@ static C_Status drv_copy_peer(struct accel_device *run, void *stream,
 	p.dst = to_peer ? base + dst->offset : dst->alloc.dev_addr + dst->offset;
 	p.src = to_peer ? src->alloc.dev_addr + src->offset : base + src->offset;
 	ret = run_work(run, stream, &p, NULL);
-	gem_close(dd->fd, handle);
+	drv_import_close(dd, handle);
 	pthread_mutex_unlock(&dd->peer_lock);
 	return ret;
 }
@@ -719,6 +738,8 @@ const struct accel_backend accel_backend_driver = {
 	.set = drv_set,
 	.copy_peer = drv_copy_peer,
 	.stats = drv_stats,
+	.ipc_export = drv_ipc_export,
+	.ipc_open = drv_ipc_open,
 	.stream_create = drv_stream_create,
 	.stream_destroy = drv_stream_destroy,
 	.stream_query = drv_stream_query,

@@ -16,6 +16,12 @@
 
 struct stage_buf;
 
+/* A buffer of another process, opened in this file, and its opens. */
+struct drv_ipc_ref {
+	uint32_t handle;
+	uint32_t refs;
+};
+
 struct drv_dev {
 	int fd;			/* /dev/accel/accelN */
 	uint64_t va_offset;	/* pointer minus device address, for VRAM */
@@ -29,6 +35,13 @@ struct drv_dev {
 	 * would otherwise close under the first one's job.
 	 */
 	pthread_mutex_t peer_lock;
+	/*
+	 * The imports that memory opened from other processes holds, under
+	 * peer_lock: a peer copy importing the same buffer gets the same
+	 * handle, and must leave it open.
+	 */
+	struct drv_ipc_ref *ipc_refs;
+	size_t n_ipc_refs;
 	pthread_mutex_t stage_lock;
 	struct stage_buf *idle, *busy;
 	size_t idle_bytes, busy_bytes;
@@ -64,6 +77,28 @@ static inline struct drv_dev *drv_of(struct accel_device *dev)
 }
 
 int drv_ioctl(int fd, unsigned long req, void *arg);
+int drv_gem_close(int fd, uint32_t handle);
+
+/*
+ * Import the dma-buf @dmabuf into @dd's file: the handle and the device
+ * address of its first byte. 0 or -errno. Caller holds peer_lock.
+ */
+int drv_import(struct drv_dev *dd, int dmabuf, uint32_t *handle,
+	       uint64_t *dev_addr);
+/* close an import, unless opened memory holds it. Caller holds peer_lock. */
+void drv_import_close(struct drv_dev *dd, uint32_t handle);
+
+/* driver_ipc.c: sharing buffers with other processes */
+C_Status drv_ipc_export(struct accel_device *dev,
+			const struct accel_allocation *a,
+			struct accel_ipc_wire *w);
+C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
+		      struct accel_allocation *out);
+/* the opened memory @a goes: its import goes with its last open */
+C_Status drv_ipc_close(struct accel_device *dev,
+		       const struct accel_allocation *a);
+/* this process's buffer @handle is freed: no process may open it now */
+void drv_ipc_forget(struct accel_device *dev, uint32_t handle);
 
 /*
  * Run @p in jobs of at most piece_max bytes: on @s (NULL: synchronously,

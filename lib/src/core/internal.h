@@ -36,6 +36,12 @@ struct accel_allocation {
 	 * write-combined mapping and rarely reads it
 	 */
 	bool write_combined;
+	/*
+	 * memory another process exported, opened here ipc_opens times
+	 * (accel_ipc_open_mem_handle): only its close frees it
+	 */
+	bool ipc;
+	uint32_t ipc_opens;
 };
 
 /* Allocations of one address space, sorted by address. */
@@ -74,6 +80,24 @@ struct accel_device;
  * set functions get a stream's priv, or NULL for synchronous work, which
  * must be complete when they return.
  */
+/* The bytes of an accel_ipc_mem_handle_t. */
+struct accel_ipc_wire {
+	char magic[4];		/* ACCEL_IPC_MAGIC */
+	uint16_t version;	/* ACCEL_IPC_VERSION */
+	uint16_t zero;
+	char backend[8];	/* the backend's name */
+	int32_t pid;		/* the exporting process */
+	uint32_t zero2;
+	uint64_t offset;	/* the memory in the backend's allocation */
+	uint64_t size;
+	unsigned char backend_data[88];
+};
+
+#define ACCEL_IPC_MAGIC "AIPC"
+#define ACCEL_IPC_VERSION 1
+_Static_assert(sizeof(struct accel_ipc_wire) == ACCEL_IPC_HANDLE_SIZE,
+	       "an IPC handle's layout fills it");
+
 struct accel_backend {
 	const char *name;
 	/*
@@ -129,6 +153,19 @@ struct accel_backend {
 			      const struct accel_side *src, size_t size);
 	C_Status (*stats)(struct accel_device *dev, size_t *total,
 			  size_t *free);
+	/*
+	 * Sharing device memory with other processes; NULL if the backend
+	 * cannot. ipc_export fills the backend's part of @w (whose offset
+	 * and size are set) for its allocation @a; ipc_open imports the
+	 * memory @w names for @dev into *out (addr, dev_addr and handle of
+	 * its first byte), which free() gives back.
+	 */
+	C_Status (*ipc_export)(struct accel_device *dev,
+			       const struct accel_allocation *a,
+			       struct accel_ipc_wire *w);
+	C_Status (*ipc_open)(struct accel_device *dev,
+			     const struct accel_ipc_wire *w,
+			     struct accel_allocation *out);
 
 	C_Status (*stream_create)(struct accel_device *dev, void **stream);
 	/* called after stream_drain: the stream is idle */
@@ -337,6 +374,12 @@ C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
 void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
 /* the same, now: the caller knows that no queued work uses it */
 void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
+/*
+ * give @gone, out of the registry already, back to the backend once the
+ * work queued so far on every stream that may touch it is over
+ */
+C_Status accel_memory_free_behind(struct accel_device *dev,
+				  const struct accel_allocation *gone);
 
 /* the largest allocation worth trying on @dev now (max_alloc_size) */
 C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size);

@@ -249,8 +249,8 @@ static unsigned int users_of(enum accel_kind kind)
  * wait on the host; now if those streams are idle, after a drain if there
  * is no host memory to remember it.
  */
-static C_Status free_behind(struct accel_device *dev,
-			    const struct accel_allocation *gone)
+C_Status accel_memory_free_behind(struct accel_device *dev,
+				  const struct accel_allocation *gone)
 {
 	struct accel_deferred *d = NULL;
 	struct accel_mark *m;
@@ -367,7 +367,7 @@ void accel_memory_free_pooled(struct accel_device *dev, void *ptr)
 	gone = *a;
 	accel_registry_remove(&dev->dev_space, a);
 	pthread_mutex_unlock(&dev->reg_lock);
-	free_behind(dev, &gone);
+	accel_memory_free_behind(dev, &gone);
 }
 
 void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr)
@@ -422,10 +422,12 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 		pthread_mutex_unlock(&dev->reg_lock);
 		return C_FAILED;
 	}
-	if (a->pooled || a->registered) {
+	if (a->pooled || a->registered || a->ipc) {
 		pthread_mutex_unlock(&dev->reg_lock);
 		return accel_error(a->pooled ?
 				   "%p belongs to a caching pool; free it with accel_pool_deallocate()" :
+				   a->ipc ?
+				   "%p is another process's memory, opened with accel_ipc_open_mem_handle(); close it with accel_ipc_close_mem_handle()" :
 				   "%p is the caller's memory, registered with accel_host_memory_register(); unregister it instead",
 				   ptr);
 	}
@@ -439,7 +441,7 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 	pthread_mutex_unlock(&dev->reg_lock);
 
 	/* no transfer queued before may still use it when it goes */
-	return free_behind(dev, &gone);
+	return accel_memory_free_behind(dev, &gone);
 }
 
 C_Status accel_device_memory_allocate(const C_Device device, void **ptr,

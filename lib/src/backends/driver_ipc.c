@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Buffers shared with other processes (the accel backend's IPC): a buffer
+ * travels as its PRIME dma-buf, over a Unix socket.
+ *
+ * The exporting process keeps one dma-buf file per exported buffer, until
+ * the buffer is freed, and serves them on an abstract Unix socket of its
+ * own (a thread, started by the first export). A handle names the socket
+ * and carries the buffer's token, 128 random bits, which the importer
+ * sends to get the file (SCM_RIGHTS); the token is the capability, as
+ * CUDA's handles are. A socket rather than pidfd_getfd(): that needs
+ * ptrace rights over the exporter, which Yama's usual setting
+ * (ptrace_scope 1) refuses to a child over its parent and between siblings.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/driver.h"
+
+#define TOKEN_LEN 16
+/* how long either side waits for the other's message */
+#define IPC_TIMEOUT_S 5
+
+/* What a handle carries for the accel backend (its backend_data). */
+struct drv_wire {
+	uint64_t socket_id;	/* the exporter's socket: IPC_SOCKET_NAME */
+	uint8_t token[TOKEN_LEN];
+	uint64_t buf_size;	/* the dma-buf's size */
+};
+_Static_assert(sizeof(struct drv_wire) <=
+	       sizeof(((struct accel_ipc_wire *)0)->backend_data),
+	       "the accel backend's part fits a handle");
+
+#define IPC_SOCKET_NAME "accel-ipc-%016llx"
+
+/* A buffer of this process that other processes may open. */
+struct export {
+	struct accel_device *dev;
+	uint32_t handle;
+	int dmabuf;
+	uint8_t token[TOKEN_LEN];
+	off_t size;			/* the dma-buf's */
+	struct accel_allocation alloc;	/* the registry's record of it */
+};
+
+/* What an importer asks for: the memory a handle names. */
+struct request {
+	uint8_t token[TOKEN_LEN];
+	uint64_t offset, size;
+};
+
+/* The exports and the socket, shared by the devices of the process. */
+static pthread_mutex_t exports_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct export *exports;
+static size_t n_exports;
+static int listen_fd = -1;
+static pid_t server_pid;	/* whose thread serves listen_fd */
+static uint64_t socket_id;
+
+/* The server's reply: 0 and the file, or an errno. */
+struct reply {
+	int32_t err;
+};
+
+static void socket_address(uint64_t id, struct sockaddr_un *a,
+			   socklen_t *len)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	/* abstract: sun_path[0] is 0, the name follows, unterminated */
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+		snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+			 IPC_SOCKET_NAME, (unsigned long long)id));
+}
+
+static void set_timeouts(int s)
+{
+	struct timeval tv = { .tv_sec = IPC_TIMEOUT_S };
+
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static int send_reply(int s, int32_t err, int fd)
+{
+	struct reply r = { .err = err };
+	struct iovec iov = { .iov_base = &r, .iov_len = sizeof(r) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(s, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(r) ? 0 : -1;
+}
+
+/*
+ * Is the memory @r asks for still allocated: the whole buffer, or a live
+ * block of the pool's chunk that it is? (A freed block's handle is stale
+ * even though its chunk lives on.) Called holding no lock: pools take
+ * theirs, and free a chunk, and so forget its export, holding them.
+ */
+static bool still_allocated(const struct export *e, const struct request *r)
+{
+	struct accel_pool_span span;
+	uintptr_t base = e->alloc.addr;
+
+	if (!e->alloc.pooled)
+		return r->offset == 0 && r->size == e->alloc.size;
+	return r->offset < e->alloc.size &&
+	       accel_pool_span(e->dev, base, base + r->offset, &span) &&
+	       span.live && span.base == base + r->offset &&
+	       span.size == r->size;
+}
+
+/* Tokens compared in a time that tells nothing of where they differ. */
+static bool same_token(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t diff = 0;
+
+	for (size_t i = 0; i < TOKEN_LEN; i++)
+		diff |= a[i] ^ b[i];
+	return !diff;
+}
+
+/* One request on @s, answered with its buffer's dma-buf or ENOENT. */
+static void answer(int s)
+{
+	struct export e = { .dmabuf = -1 };
+	struct request r;
+
+	set_timeouts(s);
+	if (recv(s, &r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return;
+	pthread_mutex_lock(&exports_lock);
+	for (size_t i = 0; i < n_exports && e.dmabuf < 0; i++)
+		if (same_token(exports[i].token, r.token)) {
+			e = exports[i];
+			e.dmabuf = fcntl(e.dmabuf, F_DUPFD_CLOEXEC, 0);
+		}
+	pthread_mutex_unlock(&exports_lock);
+	if (e.dmabuf >= 0 && !still_allocated(&e, &r)) {
+		close(e.dmabuf);
+		e.dmabuf = -1;
+	}
+	send_reply(s, e.dmabuf < 0 ? ENOENT : 0, e.dmabuf);
+	if (e.dmabuf >= 0)
+		close(e.dmabuf);
+}
+
+static void *serve(void *arg)
+{
+	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+	int l = (int)(intptr_t)arg;
+
+	for (;;) {
+		int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+
+		if (s >= 0) {
+			answer(s);
+			close(s);
+		} else if (errno == EMFILE || errno == ENFILE ||
+			   errno == ENOBUFS || errno == ENOMEM) {
+			nanosleep(&pause, NULL);	/* no busy loop */
+		}
+	}
+	return NULL;
+}
+
+/* The socket and its thread, at the first export. Holds exports_lock. */
+static int start_server(void)
+{
+	struct sockaddr_un a;
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t thread;
+	socklen_t len;
+	int l, err;
+
+	if (listen_fd >= 0 && server_pid == getpid())
+		return 0;
+	/* a fork's child has the socket, but not the thread: a socket of its own */
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	if (getrandom(&socket_id, sizeof(socket_id), 0) != sizeof(socket_id))
+		return -errno;
+	l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return -errno;
+	socket_address(socket_id, &a, &len);
+	if (bind(l, (struct sockaddr *)&a, len) || listen(l, 64)) {
+		err = -errno;
+		close(l);
+		return err;
+	}
+	/* the program's signals are not the server's to take */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = -pthread_create(&thread, &attr, serve, (void *)(intptr_t)l);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		close(l);
+		return err;
+	}
+	listen_fd = l;
+	server_pid = getpid();
+	return 0;
+}
+
+/* The export of @dev's allocation @a, made if there is none. Holds exports_lock. */
+static struct export *export_of(struct accel_device *dev,
+				const struct accel_allocation *a, int *err)
+{
+	uint32_t handle = (uint32_t)a->handle;
+	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC };
+	struct export *grown, *e;
+
+	for (size_t i = 0; i < n_exports; i++)
+		if (exports[i].dev == dev && exports[i].handle == handle)
+			return &exports[i];
+	grown = realloc(exports, (n_exports + 1) * sizeof(*exports));
+	if (!grown) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	exports = grown;
+	e = &exports[n_exports];
+	if (getrandom(e->token, sizeof(e->token), 0) != sizeof(e->token)) {
+		*err = -errno;
+		return NULL;
+	}
+	*err = drv_ioctl(drv_of(dev)->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
+	if (*err)
+		return NULL;
+	e->size = lseek(p.fd, 0, SEEK_END);
+	if (e->size < 0) {
+		*err = -errno;
+		close(p.fd);
+		return NULL;
+	}
+	e->dev = dev;
+	e->handle = handle;
+	e->dmabuf = p.fd;
+	e->alloc = *a;
+	n_exports++;
+	return e;
+}
+
+C_Status drv_ipc_export(struct accel_device *dev,
+			const struct accel_allocation *a,
+			struct accel_ipc_wire *w)
+{
+	struct drv_wire dw = { 0 };
+	struct export *e = NULL;
+	int err;
+
+	pthread_mutex_lock(&exports_lock);
+	err = start_server();
+	if (!err)
+		e = export_of(dev, a, &err);
+	if (e) {
+		dw.socket_id = socket_id;
+		memcpy(dw.token, e->token, sizeof(dw.token));
+		dw.buf_size = (uint64_t)e->size;
+	}
+	pthread_mutex_unlock(&exports_lock);
+	if (!e)
+		return accel_errno_error(-err, "%s cannot share the memory at %p",
+					 dev->name, (void *)a->addr);
+	memcpy(w->backend_data, &dw, sizeof(dw));
+	return C_SUCCESS;
+}
+
+void drv_ipc_forget(struct accel_device *dev, uint32_t handle)
+{
+	pthread_mutex_lock(&exports_lock);
+	for (size_t i = 0; i < n_exports; i++) {
+		if (exports[i].dev != dev || exports[i].handle != handle)
+			continue;
+		close(exports[i].dmabuf);
+		exports[i] = exports[--n_exports];
+		break;
+	}
+	pthread_mutex_unlock(&exports_lock);
+}
+
+/* The dma-buf a handle names, from its exporter's socket: fd or -errno. */
+static int fetch_dmabuf(const struct accel_ipc_wire *w,
+			const struct drv_wire *dw)
+{
+	struct request req = { .offset = w->offset, .size = w->size };
+	struct reply r;
+	struct iovec iov = { .iov_base = &r, .iov_len = sizeof(r) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct sockaddr_un a;
+	struct cmsghdr *c;
+	socklen_t len;
+	int s, fd = -ENOENT;
+	ssize_t n;
+
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	socket_address(dw->socket_id, &a, &len);
+	set_timeouts(s);
+	memcpy(req.token, dw->token, sizeof(req.token));
+	if (connect(s, (struct sockaddr *)&a, len) ||
+	    send(s, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+		fd = errno == ECONNREFUSED ? -ESRCH : -errno;
+		close(s);
+		return fd;
+	}
+	n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		fd = -errno;
+	c = n == (ssize_t)sizeof(r) ? CMSG_FIRSTHDR(&m) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	else if (n == (ssize_t)sizeof(r) && r.err)
+		fd = -ENOENT;
+	close(s);
+	return fd;
+}
+
+/* Take a reference of opened memory on the import @handle. Holds peer_lock. */
+static int ipc_ref(struct drv_dev *dd, uint32_t handle)
+{
+	struct drv_ipc_ref *grown;
+
+	for (size_t i = 0; i < dd->n_ipc_refs; i++)
+		if (dd->ipc_refs[i].handle == handle) {
+			dd->ipc_refs[i].refs++;
+			return 0;
+		}
+	grown = realloc(dd->ipc_refs, (dd->n_ipc_refs + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	dd->ipc_refs = grown;
+	dd->ipc_refs[dd->n_ipc_refs++] = (struct drv_ipc_ref){ handle, 1 };
+	return 0;
+}
+
+/* Import @dmabuf and hold it for opened memory. */
+static int import_held(struct drv_dev *dd, int dmabuf, uint32_t *handle,
+		       uint64_t *dev_addr)
+{
+	int err;
+
+	pthread_mutex_lock(&dd->peer_lock);
+	err = drv_import(dd, dmabuf, handle, dev_addr);
+	if (!err) {
+		err = ipc_ref(dd, *handle);
+		if (err)
+			drv_import_close(dd, *handle);
+	}
+	pthread_mutex_unlock(&dd->peer_lock);
+	return err;
+}
+
+static C_Status open_failed(struct accel_device *dev,
+			    const struct accel_ipc_wire *w, int err)
+{
+	if (err == -ESRCH || err == -ENOENT)
+		return accel_fail(ACCEL_ERROR_INVALID_HANDLE,
+				  err == -ESRCH ?
+				  "the process that exported the memory (pid %d) has exited" :
+				  "the memory was freed by the process that exported it (pid %d)",
+				  (int)w->pid);
+	return accel_errno_error(-err, "%s cannot open the memory of process %d",
+				 dev->name, (int)w->pid);
+}
+
+C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
+		      struct accel_allocation *out)
+{
+	struct drv_dev *dd = drv_of(dev);
+	struct drv_wire dw;
+	uint32_t handle;
+	off_t size;
+	int fd, err;
+
+	memcpy(&dw, w->backend_data, sizeof(dw));
+	for (size_t i = sizeof(dw); i < sizeof(w->backend_data); i++)
+		if (w->backend_data[i])
+			return accel_error("the handle is damaged: its padding is not zero");
+	if (w->offset > dw.buf_size || w->size > dw.buf_size - w->offset)
+		return accel_error("the handle is damaged: its memory runs past its buffer");
+	fd = fetch_dmabuf(w, &dw);
+	if (fd < 0)
+		return open_failed(dev, w, fd);
+	/* a dma-buf's size is its end */
+	size = lseek(fd, 0, SEEK_END);
+	if (size < 0 || (uint64_t)size != dw.buf_size) {
+		close(fd);
+		return accel_error("the handle is damaged: its buffer is not the exporter's");
+	}
+	err = import_held(dd, fd, &handle, &out->dev_addr);
+	close(fd);
+	if (err)
+		return open_failed(dev, w, err);
+	out->handle = handle;
+	out->dev_addr += w->offset;
+	out->addr = out->dev_addr + dd->va_offset;
+	return C_SUCCESS;
+}
+
+C_Status drv_ipc_close(struct accel_device *dev,
+		       const struct accel_allocation *a)
+{
+	struct drv_dev *dd = drv_of(dev);
+	uint32_t handle = (uint32_t)a->handle;
+
+	pthread_mutex_lock(&dd->peer_lock);
+	for (size_t i = 0; i < dd->n_ipc_refs; i++) {
+		if (dd->ipc_refs[i].handle != handle)
+			continue;
+		if (!--dd->ipc_refs[i].refs) {
+			dd->ipc_refs[i] = dd->ipc_refs[--dd->n_ipc_refs];
+			drv_gem_close(dd->fd, handle);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&dd->peer_lock);
+	return C_SUCCESS;
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device memory shared between processes: the handle names the backend's
+ * allocation and the range of it that is the caller's (a pool's block is
+ * part of a chunk); the backend moves the memory itself. Opened memory is
+ * a registry allocation with ipc set, which only its last close frees.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+/*
+ * The allocation of this process holding @ptr, and the caller's range of
+ * it ([*offset, *offset + *size)), for a handle.
+ */
+static C_Status exportable(struct accel_device *dev, void *ptr,
+			   struct accel_allocation *a, uint64_t *offset,
+			   uint64_t *size)
+{
+	const struct accel_allocation *found;
+	struct accel_pool_span span;
+
+	pthread_mutex_lock(&dev->reg_lock);
+	found = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (found)
+		*a = *found;
+	pthread_mutex_unlock(&dev->reg_lock);
+	if (!found)
+		return accel_error("%p is not device memory of %s (host, unified and registered memory cannot be shared)",
+				   ptr, dev->name);
+	if (a->ipc)
+		return accel_error("%p is another process's memory, opened from its handle: only that process can share it",
+				   ptr);
+	*offset = 0;
+	*size = a->size;
+	if (!a->pooled)
+		return C_SUCCESS;
+	if (!accel_pool_span(dev, a->addr, (uintptr_t)ptr, &span) ||
+	    !span.live)
+		return accel_error("%p is free memory of a caching pool on %s",
+				   ptr, dev->name);
+	*offset = span.base - a->addr;
+	*size = span.size;
+	return C_SUCCESS;
+}
+
+static C_Status no_ipc(struct accel_device *dev)
+{
+	return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
+			  "%s: the %s backend cannot share memory with other processes",
+			  dev->name, dev->be->name);
+}
+
+C_Status accel_ipc_get_mem_handle(const C_Device device,
+				  accel_ipc_mem_handle_t *handle, void *ptr)
+{
+	struct accel_ipc_wire w;
+	struct accel_allocation a;
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!handle)
+		return accel_error("handle is NULL");
+	if (!ptr)
+		return accel_error("ptr is NULL");
+	if (!dev->be->ipc_export)
+		return no_ipc(dev);
+	memset(&w, 0, sizeof(w));
+	if (exportable(dev, ptr, &a, &w.offset, &w.size) != C_SUCCESS)
+		return C_FAILED;
+	memcpy(w.magic, ACCEL_IPC_MAGIC, sizeof(w.magic));
+	w.version = ACCEL_IPC_VERSION;
+	memcpy(w.backend, dev->be->name,
+	       strnlen(dev->be->name, sizeof(w.backend)));
+	w.pid = getpid();
+	if (dev->be->ipc_export(dev, &a, &w) != C_SUCCESS)
+		return C_FAILED;
+	memcpy(handle, &w, sizeof(w));
+	return C_SUCCESS;
+}
+
+/* Is @w a handle of @dev's backend that another process made? */
+static C_Status check_wire(struct accel_device *dev,
+			   const struct accel_ipc_wire *w)
+{
+	if (memcmp(w->magic, ACCEL_IPC_MAGIC, sizeof(w->magic)) ||
+	    w->version != ACCEL_IPC_VERSION || w->zero || w->zero2 ||
+	    !w->size || w->offset + w->size < w->offset)
+		return accel_error("the handle is not an IPC memory handle of libaccel (damaged, or of another version)");
+	if (strncmp(w->backend, dev->be->name, sizeof(w->backend)))
+		return accel_error("the handle is memory of the %.8s backend, not of %s",
+				   w->backend, dev->name);
+	if (w->pid == getpid())
+		return accel_error("the handle was made by this process: use the memory's own pointer");
+	return C_SUCCESS;
+}
+
+/*
+ * Register @a, opened memory; if it is open already, count this open and
+ * give the backend's new reference back. *ptr: its first byte.
+ */
+static C_Status register_opened(struct accel_device *dev,
+				struct accel_allocation *a, void **ptr)
+{
+	struct accel_allocation *open;
+	C_Status ret;
+
+	a->kind = ACCEL_KIND_DEVICE;
+	a->ipc = true;
+	a->ipc_opens = 1;
+	pthread_mutex_lock(&dev->reg_lock);
+	open = (struct accel_allocation *)
+		accel_registry_find_addr(&dev->dev_space, a->addr);
+	if (open && open->ipc && open->addr == a->addr &&
+	    open->size == a->size) {
+		open->ipc_opens++;
+		pthread_mutex_unlock(&dev->reg_lock);
+		*ptr = (void *)a->addr;
+		return dev->be->free(dev, a);
+	}
+	ret = accel_registry_insert(&dev->dev_space, a);
+	pthread_mutex_unlock(&dev->reg_lock);
+	if (ret != C_SUCCESS) {
+		dev->be->free(dev, a);
+		return accel_error("the handle's memory overlaps memory opened from another handle on %s",
+				   dev->name);
+	}
+	*ptr = (void *)a->addr;
+	return C_SUCCESS;
+}
+
+C_Status accel_ipc_open_mem_handle(const C_Device device, void **ptr,
+				   const accel_ipc_mem_handle_t *handle)
+{
+	struct accel_allocation a;
+	struct accel_ipc_wire w;
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	if (!ptr)
+		return accel_error("ptr is NULL");
+	*ptr = NULL;
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (!handle)
+		return accel_error("handle is NULL");
+	if (!dev->be->ipc_open)
+		return no_ipc(dev);
+	memcpy(&w, handle, sizeof(w));
+	if (check_wire(dev, &w) != C_SUCCESS)
+		return C_FAILED;
+	memset(&a, 0, sizeof(a));
+	if (dev->be->ipc_open(dev, &w, &a) != C_SUCCESS)
+		return C_FAILED;
+	a.size = w.size;
+	return register_opened(dev, &a, ptr);
+}
+
+C_Status accel_ipc_close_mem_handle(const C_Device device, void *ptr)
+{
+	struct accel_allocation *a, gone;
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	pthread_mutex_lock(&dev->reg_lock);
+	a = (struct accel_allocation *)
+		accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (!a || !a->ipc || a->addr != (uintptr_t)ptr) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return accel_error("%p is not memory of %s opened with accel_ipc_open_mem_handle() (closed already, or never opened)",
+				   ptr, dev->name);
+	}
+	if (--a->ipc_opens) {
+		pthread_mutex_unlock(&dev->reg_lock);
+		return C_SUCCESS;
+	}
+	gone = *a;
+	accel_registry_remove(&dev->dev_space, a);
+	pthread_mutex_unlock(&dev->reg_lock);
+	/* no transfer queued before may still use it when it goes */
+	return accel_memory_free_behind(dev, &gone);
+}
