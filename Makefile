@@ -16,15 +16,15 @@ TESTS := $(BUILD)/tests
 CC ?= gcc
 TEST_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	       -Iinclude
-QTEST_LIB := tests/qemu/qtest.c tests/qemu/accel_dev.c
-QTEST_HDR := tests/qemu/qtest.h tests/qemu/accel_dev.h include/accel_hw.h
+QTEST_LIB := tests/device/qtest.c tests/device/accel_dev.c
+QTEST_HDR := tests/device/qtest.h tests/device/accel_dev.h include/accel_hw.h
 
 .PHONY: all deps qemu kernel driver tests check check-debug demo bench fuzz clean distclean FORCE
 
 all: qemu driver lib tests examples plugin $(BUILD)/tools/accel-smi
 
 include lib/lib.mk
-include tests/fuzz/lib_fuzz.mk
+include tests/lib/fuzz.mk
 
 deps:
 	@scripts/deps.sh qemu vm driver tests
@@ -63,18 +63,18 @@ tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static \
        $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test
 
-$(TESTS)/test_device: tests/qemu/test_device.c tests/qemu/check.c \
-		      tests/qemu/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
+$(TESTS)/test_device: tests/device/test_device.c tests/device/check.c \
+		      tests/device/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
-$(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/qemu/%.c tools/bench/bench_common.h \
+$(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/device/%.c tools/bench/bench_common.h \
 					 $(QTEST_LIB) $(QTEST_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
 
 # Guest programs are static: the VM has busybox and no C library.
-$(TESTS)/ioctl_fuzz: tests/fuzz/ioctl_fuzz.c uapi/simaccel_accel.h | deps
+$(TESTS)/ioctl_fuzz: tests/driver/ioctl_fuzz.c uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -g -std=gnu11 -Wall -Wextra $$(pkg-config --cflags libdrm) -o $@ $<
 

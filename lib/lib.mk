@@ -114,7 +114,7 @@ $(TESTS)/accel_lib_test.asan: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SR
 	      $$(pkg-config --cflags libdrm) -o $@ $(LIB_SRC) $(SUITE_SRC) -ldl
 
 # The load test (static: it runs in the VM).
-$(TESTS)/load_test: tests/load/load_test.c $(LIB_HDR) $(LIB_A)
+$(TESTS)/load_test: tests/lib/load/load_test.c $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -static -o $@ $< $(LIB_A)
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run every test suite and end with one line "N passed, N failed".
 #
-#  1. device-model tests through qtest (tests/qemu/test_device)
+#  1. device-model tests through qtest (tests/device/test_device)
 #  2. the seeded device-model fuzzer, 100,000 operations
 #  3. the libaccel conformance suite on the cpu backend (two devices),
 #     again built with ASan and UBSan, and on cuda (every test skipped,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Minimized reproducers of disagreements that lib_fuzz (tests/fuzz/lib_fuzz)
+ * Minimized reproducers of disagreements that lib_fuzz (tests/lib/fuzz)
  * found between libaccel and its contract, one TEST per class, as
  * `lib_fuzz --seed S --minimize` printed them (the comment above each names
  * the seed, the issue-17 item, and what the model expected).
