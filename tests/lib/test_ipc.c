@@ -257,18 +257,26 @@ TEST_NOINIT(ipc_opened_memory_outlives_its_exporter)
 
 static void export_free_and_wait(struct suite_ctx *ctx, struct other *o)
 {
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_HALF);
 	accel_ipc_mem_handle_t h[3];
 	accel_pool_t pool;
 	void *d, *b;
+	C_Stream s;
 
 	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	d = dalloc(ctx, N);
 	REQUIRE_OK(accel_pool_allocate(pool, NULL, &b, N));
 	if (!first_handle(ctx, &h[0], d))
 		return;
 	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &h[1], b));
 	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &h[2], d));
-	/* freed: the block's chunk lives on in the pool, the block does not */
+	/*
+	 * Freed behind queued work: the buffer goes back to the device later,
+	 * its handles at once. The block's chunk lives on in the pool, the
+	 * block does not.
+	 */
+	busy_chain(ctx->dev, s, busy, BUSY_START);
 	dfree(ctx, d, N);
 	OK(accel_pool_deallocate(pool, NULL, b, N));
 	put(o->wr, h, sizeof(h));
@@ -348,7 +356,8 @@ TEST_NOINIT(ipc_bad_handles_are_refused)
 {
 	struct other o = start(ctx, NEEDS_DEVICE, quit);
 	accel_ipc_mem_handle_t h, bad;
-	void *d, *host, *p = (void *)1;
+	void *d, *host, *unified, *p = (void *)1;
+	uint8_t *mine = xmalloc(N);
 
 	needs_ipc(ctx, &o);
 	finish(&o);
@@ -358,12 +367,29 @@ TEST_NOINIT(ipc_bad_handles_are_refused)
 	FAILS(accel_ipc_get_mem_handle(ctx->dev, &h, NULL));
 	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
 		   accel_ipc_get_mem_handle(ctx->dev, &h, host));
+	memset(&bad, 0, sizeof(bad));
+	CHECK(!memcmp(&h, &bad, sizeof(h)));	/* cleared on failure */
+	REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, &unified, N));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_ipc_get_mem_handle(ctx->dev, &h, unified));
+	REQUIRE_OK(accel_host_memory_register(ctx->dev, mine, N));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_ipc_get_mem_handle(ctx->dev, &h, mine));
 	FAILS(accel_ipc_get_mem_handle(ctx->dev, &h, &h));
 	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &h, d));
 	/* this process's own handle: the pointer is d */
 	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
 		   accel_ipc_open_mem_handle(ctx->dev, &p, &h));
 	CHECK(p == NULL);
+	/* however it comes back: with another pid, or on the other device */
+	bad = h;
+	bad.reserved[16] ^= 0x41;
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_ipc_open_mem_handle(ctx->dev, &p, &bad));
+	if (ctx->peer && !peer_on_another_backend(ctx))
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_ipc_open_mem_handle(ctx->peer, &p, &h));
+	OK(accel_memory_copy_h2d(ctx->dev, d, mine, N));	/* d is whole */
 	FAILS(accel_ipc_open_mem_handle(ctx->dev, NULL, &h));
 	FAILS(accel_ipc_open_mem_handle(ctx->dev, &p, NULL));
 	memset(&bad, 0, sizeof(bad));
@@ -375,8 +401,11 @@ TEST_NOINIT(ipc_bad_handles_are_refused)
 		   accel_ipc_open_mem_handle(ctx->dev, &p, &bad));
 	FAILS(accel_ipc_close_mem_handle(ctx->dev, d));
 	FAILS(accel_ipc_close_mem_handle(ctx->dev, NULL));
+	OK(accel_host_memory_unregister(ctx->dev, mine));
+	OK(accel_unified_memory_deallocate(ctx->dev, unified, N));
 	OK(accel_host_memory_deallocate(ctx->dev, host, N));
 	dfree(ctx, d, N);
+	free(mine);
 }
 
 static void forge(struct suite_ctx *ctx, struct other *o)
@@ -566,4 +595,107 @@ TEST_NOINIT(ipc_close_waits_for_queued_work)
 	finish(&o);
 	dfree(ctx, d, N);
 	free(h);
+}
+
+static void open_pool_block_on_both(struct suite_ctx *ctx, struct other *o)
+{
+	accel_ipc_mem_handle_t h;
+	uint8_t *p, *local, *got = xmalloc(N), *src = xmalloc(N);
+
+	if (!get_handle(o, &h))
+		return;
+	REQUIRE_OK(accel_ipc_open_mem_handle(ctx->dev, (void **)&p, &h));
+	REQUIRE_OK(accel_device_memory_allocate(ctx->peer, (void **)&local, N));
+	/* the peer's engine, or this device's, reaches the block, not its chunk */
+	OK(accel_memory_copy_p2p(ctx->peer, ctx->dev, local, p, N));
+	OK(accel_memory_copy_d2h(ctx->peer, got, local, N));
+	CHECK(check_pattern(got, N, 252));
+	fill_pattern(src, N, 253);
+	OK(accel_memory_copy_h2d(ctx->peer, local, src, N));
+	OK(accel_memory_copy_p2p(ctx->dev, ctx->peer, p, local, N));
+	OK(accel_device_memory_deallocate(ctx->peer, local, N));
+	OK(accel_ipc_close_mem_handle(ctx->dev, p));
+	turn(o);
+	free(got);
+	free(src);
+}
+
+/* Peer copies on an opened pool block reach that block of the chunk. */
+TEST_NOINIT(ipc_peer_copies_reach_an_opened_pool_block)
+{
+	struct other o = start(ctx, NEEDS_PEER, open_pool_block_on_both);
+	uint8_t *b[2], *h = xmalloc(N), *got;
+	accel_ipc_mem_handle_t handle;
+	accel_pool_t pool;
+
+	needs_ipc(ctx, &o);
+	if (peer_on_another_backend(ctx)) {
+		close(o.wr);
+		waitpid(o.pid, NULL, 0);
+		suite_skip("the second device is of another backend");
+	}
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	for (int i = 0; i < 2; i++) {
+		REQUIRE_OK(accel_pool_allocate(pool, NULL, (void **)&b[i], N));
+		fill_pattern(h, N, 251 + i);
+		OK(accel_memory_copy_h2d(ctx->dev, b[i], h, N));
+	}
+	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &handle, b[1]));
+	put(o.wr, &handle, sizeof(handle));
+	wait_turn(&o);
+	finish(&o);
+	got = read_back(ctx, b[1], N);
+	CHECK(check_pattern(got, N, 253));
+	free(got);
+	got = read_back(ctx, b[0], N);	/* its neighbour is untouched */
+	CHECK(check_pattern(got, N, 251));
+	for (int i = 0; i < 2; i++)
+		OK(accel_pool_deallocate(pool, NULL, b[i], N));
+	free(got);
+	free(h);
+}
+
+static void reuse_block(struct suite_ctx *ctx, struct other *o)
+{
+	accel_ipc_mem_handle_t h[2];
+	accel_pool_t pool;
+	void *b, *again;
+
+	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, &b, N));
+	if (!first_handle(ctx, &h[0], b))
+		return;
+	OK(accel_pool_deallocate(pool, NULL, b, N));
+	OK(accel_device_synchronize(ctx->dev));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, &again, N));
+	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &h[1], again));
+	CHECK(memcmp(&h[0], &h[1], sizeof(h[0])));
+	put(o->wr, h, sizeof(h));
+	put(o->wr, &again, sizeof(again));
+	put(o->wr, &b, sizeof(b));
+	wait_turn(o);
+	OK(accel_pool_deallocate(pool, NULL, again, N));
+}
+
+/* A pool block given out again has a handle of its own; the old one is stale. */
+TEST_NOINIT(ipc_a_reused_pool_block_has_a_new_handle)
+{
+	struct other o = start(ctx, NEEDS_DEVICE, reuse_block);
+	accel_ipc_mem_handle_t h[2];
+	void *p = NULL, *again, *b;
+
+	if (!get_handle(&o, &h[0])) {
+		finish(&o);
+		suite_skip("the backend cannot share memory between processes");
+	}
+	REQUIRE(get(o.rd, &h[1], sizeof(h[1])));
+	REQUIRE(get(o.rd, &again, sizeof(again)) && get(o.rd, &b, sizeof(b)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_ipc_open_mem_handle(ctx->dev, &p, &h[0]));
+	REQUIRE_OK(accel_ipc_open_mem_handle(ctx->dev, &p, &h[1]));
+	OK(accel_ipc_close_mem_handle(ctx->dev, p));
+	turn(&o);
+	finish(&o);
+	if (again != b)
+		suite_skip("the pool gave another block: the reuse was not seen");
 }

@@ -390,12 +390,13 @@ typedef struct accel_ipc_mem_handle {
  *
  * The handle names the allocation holding @ptr (for a pool's memory, the
  * block): accel_ipc_open_mem_handle() gives its first byte. The same
- * allocation gives the same handle every time. The handle can be opened
- * while this process lives and the allocation is not freed. It is a
- * capability: whoever has its bytes can open the memory, and with it the
- * whole backend allocation the memory is part of; a pool's chunk holds
- * other blocks too, so share pool memory only with processes trusted with
- * them, or allocate with ACCEL_POOL=off.
+ * allocation gives the same handle every time; an allocation made later at
+ * the same address gives another. The handle can be opened while this
+ * process lives and the allocation is not freed, by processes of the same
+ * user. It is a capability: whoever has its bytes can open the memory, and
+ * with it the whole backend allocation the memory is part of; a pool's
+ * chunk holds other blocks too, so share pool memory only with processes
+ * trusted with them, or allocate with ACCEL_POOL=off.
  *
  * Host, unified and registered memory, and memory opened from another
  * process's handle, are refused (ACCEL_ERROR_INVALID_VALUE). A backend that
@@ -416,13 +417,17 @@ ACCEL_EXPORT C_Status accel_ipc_get_mem_handle(const C_Device device,
  * memory, over the allocation's size and no further. @device may be
  * another device of the backend than the one the memory is on: its engine
  * then reaches the memory peer to peer. The memory stays allocated while
- * it is open, even after its exporter frees it or exits. Opening a handle
- * that is open on @device gives the same pointer again; every open needs
- * its close.
+ * it is open, even after its exporter frees it or exits; but a pool's block
+ * that its exporter frees goes back to that pool, which may give it out
+ * again (as with PyTorch's caching allocator): the exporter keeps pool
+ * memory until the processes that opened it are done with it. Opening a
+ * handle that is open on @device gives the same pointer again; every open
+ * needs its close.
  *
- * A handle made by this process, of another backend or damaged is refused
- * with ACCEL_ERROR_INVALID_VALUE; one whose exporter has exited or freed
- * the memory with ACCEL_ERROR_INVALID_HANDLE.
+ * A handle on this process's own memory, of another backend or damaged is
+ * refused with ACCEL_ERROR_INVALID_VALUE; one whose exporter has exited or
+ * freed the memory, or does not know it (a changed handle), with
+ * ACCEL_ERROR_INVALID_HANDLE.
  */
 ACCEL_EXPORT C_Status accel_ipc_open_mem_handle(const C_Device device,
 						void **ptr,

@@ -603,6 +603,8 @@ static C_Status drv_copy_peer(struct accel_device *run, void *stream,
 		return accel_errno_error(-err, "%s cannot reach the memory of %s",
 					 run->name, (to_peer ? dst_dev : src_dev)->name);
 	}
+	/* opened memory starts buf_offset into its buffer */
+	base += peer->alloc.buf_offset;
 	p.dst = to_peer ? base + dst->offset : dst->alloc.dev_addr + dst->offset;
 	p.src = to_peer ? src->alloc.dev_addr + src->offset : base + src->offset;
 	ret = run_work(run, stream, &p, NULL);
@@ -740,6 +742,7 @@ const struct accel_backend accel_backend_driver = {
 	.stats = drv_stats,
 	.ipc_export = drv_ipc_export,
 	.ipc_open = drv_ipc_open,
+	.ipc_revoke = drv_ipc_revoke,
 	.stream_create = drv_stream_create,
 	.stream_destroy = drv_stream_destroy,
 	.stream_query = drv_stream_query,

@@ -97,6 +97,9 @@ C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 /* the opened memory @a goes: its import goes with its last open */
 C_Status drv_ipc_close(struct accel_device *dev,
 		       const struct accel_allocation *a);
+/* the block at @offset of this process's buffer @a is freed: its handles go */
+void drv_ipc_revoke(struct accel_device *dev, const struct accel_allocation *a,
+		    uint64_t offset);
 /* this process's buffer @handle is freed: no process may open it now */
 void drv_ipc_forget(struct accel_device *dev, uint32_t handle);
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,14 +44,15 @@ _Static_assert(sizeof(struct drv_wire) <=
 
 #define IPC_SOCKET_NAME "accel-ipc-%016llx"
 
-/* A buffer of this process that other processes may open. */
+/* A block of this process that other processes may open. */
 struct export {
 	struct accel_device *dev;
-	uint32_t handle;
-	int dmabuf;
+	struct accel_allocation alloc;	/* the registry's record of its buffer */
+	uint64_t offset, size;		/* the block in the buffer */
 	uint8_t token[TOKEN_LEN];
-	off_t size;			/* the dma-buf's */
-	struct accel_allocation alloc;	/* the registry's record of it */
+	int dmabuf;
+	ino_t ino;			/* the dma-buf's, to know it again */
+	off_t buf_size;			/* the dma-buf's */
 };
 
 /* What an importer asks for: the memory a handle names. */
@@ -59,13 +61,17 @@ struct request {
 	uint64_t offset, size;
 };
 
-/* The exports and the socket, shared by the devices of the process. */
+/*
+ * The exports and the socket, shared by the devices of the process.
+ * exports_lock is taken under pool and registry locks (frees forget
+ * exports): holding it, take none of them.
+ */
 static pthread_mutex_t exports_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct export *exports;
 static size_t n_exports;
 static int listen_fd = -1;
-static pid_t server_pid;	/* whose thread serves listen_fd */
 static uint64_t socket_id;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* The server's reply: 0 and the file, or an errno. */
 struct reply {
@@ -83,9 +89,9 @@ static void socket_address(uint64_t id, struct sockaddr_un *a,
 			 IPC_SOCKET_NAME, (unsigned long long)id));
 }
 
-static void set_timeouts(int s)
+static void set_timeouts(int s, int seconds)
 {
-	struct timeval tv = { .tv_sec = IPC_TIMEOUT_S };
+	struct timeval tv = { .tv_sec = seconds };
 
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -116,22 +122,20 @@ static int send_reply(int s, int32_t err, int fd)
 }
 
 /*
- * Is the memory @r asks for still allocated: the whole buffer, or a live
- * block of the pool's chunk that it is? (A freed block's handle is stale
- * even though its chunk lives on.) Called holding no lock: pools take
- * theirs, and free a chunk, and so forget its export, holding them.
+ * Is the block still allocated: the whole buffer, or a live block of the
+ * pool's chunk that it is part of? A freed block's export is revoked; this
+ * catches a free that races the request. Called holding no lock.
  */
-static bool still_allocated(const struct export *e, const struct request *r)
+static bool still_allocated(const struct export *e)
 {
 	struct accel_pool_span span;
 	uintptr_t base = e->alloc.addr;
 
 	if (!e->alloc.pooled)
-		return r->offset == 0 && r->size == e->alloc.size;
-	return r->offset < e->alloc.size &&
-	       accel_pool_span(e->dev, base, base + r->offset, &span) &&
-	       span.live && span.base == base + r->offset &&
-	       span.size == r->size;
+		return true;
+	return accel_pool_span(e->dev, base, base + e->offset, &span) &&
+	       span.live && span.base == base + e->offset &&
+	       span.size == e->size;
 }
 
 /* Tokens compared in a time that tells nothing of where they differ. */
@@ -144,28 +148,53 @@ static bool same_token(const uint8_t *a, const uint8_t *b)
 	return !diff;
 }
 
-/* One request on @s, answered with its buffer's dma-buf or ENOENT. */
+/* The export @r asks for, its dma-buf duplicated: 0, or an errno. */
+static int find_export(const struct request *r, struct export *out)
+{
+	int err = ENOENT;
+
+	pthread_mutex_lock(&exports_lock);
+	for (size_t i = 0; i < n_exports; i++) {
+		const struct export *e = &exports[i];
+
+		if (!same_token(e->token, r->token) ||
+		    e->offset != r->offset || e->size != r->size)
+			continue;
+		*out = *e;
+		out->dmabuf = fcntl(e->dmabuf, F_DUPFD_CLOEXEC, 0);
+		err = out->dmabuf < 0 ? errno : 0;
+		break;
+	}
+	pthread_mutex_unlock(&exports_lock);
+	return err;
+}
+
+/*
+ * One request on @s, from a process of this user: answered with the
+ * block's dma-buf, or ENOENT for a token it does not know (or a freed
+ * block), or the errno that kept it from sending it.
+ */
 static void answer(int s)
 {
-	struct export e = { .dmabuf = -1 };
+	struct ucred who;
+	socklen_t len = sizeof(who);
+	struct export e;
 	struct request r;
+	int err;
 
-	set_timeouts(s);
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &who, &len) ||
+	    who.uid != geteuid())
+		return;
+	set_timeouts(s, 1);
 	if (recv(s, &r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return;
-	pthread_mutex_lock(&exports_lock);
-	for (size_t i = 0; i < n_exports && e.dmabuf < 0; i++)
-		if (same_token(exports[i].token, r.token)) {
-			e = exports[i];
-			e.dmabuf = fcntl(e.dmabuf, F_DUPFD_CLOEXEC, 0);
-		}
-	pthread_mutex_unlock(&exports_lock);
-	if (e.dmabuf >= 0 && !still_allocated(&e, &r)) {
+	err = find_export(&r, &e);
+	if (!err && !still_allocated(&e)) {
 		close(e.dmabuf);
-		e.dmabuf = -1;
+		err = ENOENT;
 	}
-	send_reply(s, e.dmabuf < 0 ? ENOENT : 0, e.dmabuf);
-	if (e.dmabuf >= 0)
+	send_reply(s, err, err ? -1 : e.dmabuf);
+	if (!err)
 		close(e.dmabuf);
 }
 
@@ -180,12 +209,44 @@ static void *serve(void *arg)
 		if (s >= 0) {
 			answer(s);
 			close(s);
-		} else if (errno == EMFILE || errno == ENFILE ||
-			   errno == ENOBUFS || errno == ENOMEM) {
-			nanosleep(&pause, NULL);	/* no busy loop */
+		} else if (errno == EBADF || errno == ENOTSOCK ||
+			   errno == EINVAL) {
+			return NULL;	/* the socket is gone: serve no more */
+		} else if (errno != EINTR && errno != ECONNABORTED) {
+			nanosleep(&pause, NULL);	/* out of files: no busy loop */
 		}
 	}
-	return NULL;
+}
+
+/*
+ * A fork's child has the socket and the dma-bufs but not the thread: it
+ * lets them go, so that its life does not keep the parent's buffers, nor
+ * its socket answering (with nothing) after the parent exits.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&exports_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&exports_lock);
+}
+
+static void fork_child(void)
+{
+	for (size_t i = 0; i < n_exports; i++)
+		close(exports[i].dmabuf);
+	n_exports = 0;
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	pthread_mutex_unlock(&exports_lock);
+}
+
+static void watch_forks(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* The socket and its thread, at the first export. Holds exports_lock. */
@@ -198,12 +259,9 @@ static int start_server(void)
 	socklen_t len;
 	int l, err;
 
-	if (listen_fd >= 0 && server_pid == getpid())
-		return 0;
-	/* a fork's child has the socket, but not the thread: a socket of its own */
 	if (listen_fd >= 0)
-		close(listen_fd);
-	listen_fd = -1;
+		return 0;
+	pthread_once(&fork_once, watch_forks);
 	if (getrandom(&socket_id, sizeof(socket_id), 0) != sizeof(socket_id))
 		return -errno;
 	l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -228,47 +286,72 @@ static int start_server(void)
 		return err;
 	}
 	listen_fd = l;
-	server_pid = getpid();
 	return 0;
 }
 
-/* The export of @dev's allocation @a, made if there is none. Holds exports_lock. */
-static struct export *export_of(struct accel_device *dev,
-				const struct accel_allocation *a, int *err)
+/* A new export of @dev's block, with its own dma-buf file and token. */
+static int export_new(struct accel_device *dev,
+		      const struct accel_allocation *a, uint64_t offset,
+		      uint64_t size, struct export *e)
 {
-	uint32_t handle = (uint32_t)a->handle;
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC };
-	struct export *grown, *e;
+	struct drm_prime_handle p = {
+		.handle = (uint32_t)a->handle, .flags = DRM_CLOEXEC,
+	};
+	struct stat st;
+	int err;
 
-	for (size_t i = 0; i < n_exports; i++)
-		if (exports[i].dev == dev && exports[i].handle == handle)
+	if (getrandom(e->token, sizeof(e->token), 0) != sizeof(e->token))
+		return -errno;
+	err = drv_ioctl(drv_of(dev)->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
+	if (err)
+		return err;
+	e->buf_size = lseek(p.fd, 0, SEEK_END);
+	if (e->buf_size < 0 || fstat(p.fd, &st)) {
+		err = -errno;
+		close(p.fd);
+		return err;
+	}
+	e->dev = dev;
+	e->alloc = *a;
+	e->offset = offset;
+	e->size = size;
+	e->dmabuf = p.fd;
+	e->ino = st.st_ino;
+	return 0;
+}
+
+static void export_drop(size_t i)
+{
+	close(exports[i].dmabuf);
+	exports[i] = exports[--n_exports];
+}
+
+/* The export of @dev's block, made if there is none. Holds exports_lock. */
+static struct export *export_of(struct accel_device *dev,
+				const struct accel_allocation *a,
+				uint64_t offset, uint64_t size, int *err)
+{
+	struct export *grown;
+
+	for (size_t i = 0; i < n_exports; i++) {
+		const struct export *e = &exports[i];
+
+		if (e->dev != dev || e->alloc.handle != a->handle ||
+		    e->offset != offset)
+			continue;
+		if (e->size == size && e->alloc.addr == a->addr)
 			return &exports[i];
+		export_drop(i);	/* of a block freed before, not revoked */
+		break;
+	}
 	grown = realloc(exports, (n_exports + 1) * sizeof(*exports));
 	if (!grown) {
 		*err = -ENOMEM;
 		return NULL;
 	}
 	exports = grown;
-	e = &exports[n_exports];
-	if (getrandom(e->token, sizeof(e->token), 0) != sizeof(e->token)) {
-		*err = -errno;
-		return NULL;
-	}
-	*err = drv_ioctl(drv_of(dev)->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
-	if (*err)
-		return NULL;
-	e->size = lseek(p.fd, 0, SEEK_END);
-	if (e->size < 0) {
-		*err = -errno;
-		close(p.fd);
-		return NULL;
-	}
-	e->dev = dev;
-	e->handle = handle;
-	e->dmabuf = p.fd;
-	e->alloc = *a;
-	n_exports++;
-	return e;
+	*err = export_new(dev, a, offset, size, &exports[n_exports]);
+	return *err ? NULL : &exports[n_exports++];
 }
 
 C_Status drv_ipc_export(struct accel_device *dev,
@@ -282,31 +365,73 @@ C_Status drv_ipc_export(struct accel_device *dev,
 	pthread_mutex_lock(&exports_lock);
 	err = start_server();
 	if (!err)
-		e = export_of(dev, a, &err);
+		e = export_of(dev, a, w->offset, w->size, &err);
 	if (e) {
 		dw.socket_id = socket_id;
 		memcpy(dw.token, e->token, sizeof(dw.token));
-		dw.buf_size = (uint64_t)e->size;
+		dw.buf_size = (uint64_t)e->buf_size;
 	}
 	pthread_mutex_unlock(&exports_lock);
 	if (!e)
 		return accel_errno_error(-err, "%s cannot share the memory at %p",
-					 dev->name, (void *)a->addr);
+					 dev->name, (void *)(a->addr + w->offset));
 	memcpy(w->backend_data, &dw, sizeof(dw));
 	return C_SUCCESS;
 }
 
-void drv_ipc_forget(struct accel_device *dev, uint32_t handle)
+/* Drop the exports of @dev's buffer @handle: all, or the block at @offset. */
+static void exports_drop(struct accel_device *dev, uint64_t handle,
+			 bool all, uint64_t offset)
 {
 	pthread_mutex_lock(&exports_lock);
-	for (size_t i = 0; i < n_exports; i++) {
-		if (exports[i].dev != dev || exports[i].handle != handle)
-			continue;
-		close(exports[i].dmabuf);
-		exports[i] = exports[--n_exports];
-		break;
+	for (size_t i = 0; i < n_exports;) {
+		const struct export *e = &exports[i];
+
+		if (e->dev == dev && e->alloc.handle == handle &&
+		    (all || e->offset == offset))
+			export_drop(i);
+		else
+			i++;
 	}
 	pthread_mutex_unlock(&exports_lock);
+}
+
+void drv_ipc_revoke(struct accel_device *dev, const struct accel_allocation *a,
+		    uint64_t offset)
+{
+	exports_drop(dev, a->handle, false, offset);
+}
+
+void drv_ipc_forget(struct accel_device *dev, uint32_t handle)
+{
+	exports_drop(dev, handle, true, 0);
+}
+
+/* Is @fd the dma-buf of one of this process's exports? */
+static bool own_export(int fd)
+{
+	struct stat st;
+	bool own = false;
+
+	if (fstat(fd, &st))
+		return false;
+	pthread_mutex_lock(&exports_lock);
+	for (size_t i = 0; i < n_exports && !own; i++)
+		own = exports[i].ino == st.st_ino;
+	pthread_mutex_unlock(&exports_lock);
+	return own;
+}
+
+/* The file of an SCM_RIGHTS message of @m, or -1. */
+static int passed_fd(struct msghdr *m)
+{
+	struct cmsghdr *c = CMSG_FIRSTHDR(m);
+	int fd = -1;
+
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
 }
 
 /* The dma-buf a handle names, from its exporter's socket: fd or -errno. */
@@ -314,7 +439,7 @@ static int fetch_dmabuf(const struct accel_ipc_wire *w,
 			const struct drv_wire *dw)
 {
 	struct request req = { .offset = w->offset, .size = w->size };
-	struct reply r;
+	struct reply r = { .err = EPROTO };
 	struct iovec iov = { .iov_base = &r, .iov_len = sizeof(r) };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -325,34 +450,32 @@ static int fetch_dmabuf(const struct accel_ipc_wire *w,
 		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
 	};
 	struct sockaddr_un a;
-	struct cmsghdr *c;
 	socklen_t len;
-	int s, fd = -ENOENT;
+	int s, fd, err;
 	ssize_t n;
 
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -errno;
 	socket_address(dw->socket_id, &a, &len);
-	set_timeouts(s);
+	set_timeouts(s, IPC_TIMEOUT_S);
 	memcpy(req.token, dw->token, sizeof(req.token));
 	if (connect(s, (struct sockaddr *)&a, len) ||
 	    send(s, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
-		fd = errno == ECONNREFUSED ? -ESRCH : -errno;
+		err = errno == ECONNREFUSED ? -ESRCH : -errno;
 		close(s);
-		return fd;
+		return err;
 	}
 	n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		fd = -errno;
-	c = n == (ssize_t)sizeof(r) ? CMSG_FIRSTHDR(&m) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	else if (n == (ssize_t)sizeof(r) && r.err)
-		fd = -ENOENT;
+	err = n < 0 ? -errno : 0;
 	close(s);
-	return fd;
+	/* a file came with whatever came: it is closed on every failure */
+	fd = n >= 0 ? passed_fd(&m) : -1;
+	if (!err && (n != (ssize_t)sizeof(r) || r.err || fd < 0))
+		err = n == (ssize_t)sizeof(r) && r.err ? -r.err : -EPROTO;
+	if (err && fd >= 0)
+		close(fd);
+	return err ? err : fd;
 }
 
 /* Take a reference of opened memory on the import @handle. Holds peer_lock. */
@@ -421,6 +544,15 @@ C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 	fd = fetch_dmabuf(w, &dw);
 	if (fd < 0)
 		return open_failed(dev, w, fd);
+	/*
+	 * This process's own buffer, however the handle came back (another
+	 * process may pass it on): importing it would give the buffer's own
+	 * handle, which closing the opened memory would close.
+	 */
+	if (own_export(fd)) {
+		close(fd);
+		return accel_error("the handle names memory of this process: use its own pointer");
+	}
 	/* a dma-buf's size is its end */
 	size = lseek(fd, 0, SEEK_END);
 	if (size < 0 || (uint64_t)size != dw.buf_size) {
@@ -432,6 +564,7 @@ C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 	if (err)
 		return open_failed(dev, w, err);
 	out->handle = handle;
+	out->buf_offset = w->offset;
 	out->dev_addr += w->offset;
 	out->addr = out->dev_addr + dd->va_offset;
 	return C_SUCCESS;

@@ -42,6 +42,7 @@ struct accel_allocation {
 	 */
 	bool ipc;
 	uint32_t ipc_opens;
+	uint64_t buf_offset;	/* ... starting this far into its buffer */
 };
 
 /* Allocations of one address space, sorted by address. */
@@ -166,6 +167,9 @@ struct accel_backend {
 	C_Status (*ipc_open)(struct accel_device *dev,
 			     const struct accel_ipc_wire *w,
 			     struct accel_allocation *out);
+	/* the block at @offset of @a was freed: handles on it open nothing */
+	void (*ipc_revoke)(struct accel_device *dev,
+			   const struct accel_allocation *a, uint64_t offset);
 
 	C_Status (*stream_create)(struct accel_device *dev, void **stream);
 	/* called after stream_drain: the stream is idle */
@@ -380,6 +384,16 @@ void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
  */
 C_Status accel_memory_free_behind(struct accel_device *dev,
 				  const struct accel_allocation *gone);
+
+/*
+ * memory/ipc.c: the caller's block at @ptr, in @dev's allocation @a, was
+ * freed (the whole allocation if @ptr is its address): its handles stop
+ * opening. No lock held.
+ */
+void accel_ipc_revoke(struct accel_device *dev,
+		      const struct accel_allocation *a, const void *ptr);
+/* the same, for a pool's block at @ptr: its chunk is in the registry */
+void accel_ipc_revoke_block(struct accel_device *dev, const void *ptr);
 
 /* the largest allocation worth trying on @dev now (max_alloc_size) */
 C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size);

@@ -5,10 +5,14 @@
  * part of a chunk); the backend moves the memory itself. Opened memory is
  * a registry allocation with ipc set, which only its last close frees.
  */
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/internal.h"
+
+/* whether this process ever made a handle: frees need not revoke before */
+static atomic_bool exported;
 
 /*
  * The allocation of this process holding @ptr, and the caller's range of
@@ -60,6 +64,8 @@ C_Status accel_ipc_get_mem_handle(const C_Device device,
 	struct accel_device *dev;
 
 	ACCEL_ENTER();
+	if (handle)
+		memset(handle, 0, sizeof(*handle));
 	dev = accel_device_lookup(device);
 	if (!dev)
 		return C_FAILED;
@@ -77,13 +83,14 @@ C_Status accel_ipc_get_mem_handle(const C_Device device,
 	memcpy(w.backend, dev->be->name,
 	       strnlen(dev->be->name, sizeof(w.backend)));
 	w.pid = getpid();
+	atomic_store(&exported, true);
 	if (dev->be->ipc_export(dev, &a, &w) != C_SUCCESS)
 		return C_FAILED;
 	memcpy(handle, &w, sizeof(w));
 	return C_SUCCESS;
 }
 
-/* Is @w a handle of @dev's backend that another process made? */
+/* Is @w a handle of @dev's backend? (The backend knows its own.) */
 static C_Status check_wire(struct accel_device *dev,
 			   const struct accel_ipc_wire *w)
 {
@@ -91,11 +98,12 @@ static C_Status check_wire(struct accel_device *dev,
 	    w->version != ACCEL_IPC_VERSION || w->zero || w->zero2 ||
 	    !w->size || w->offset + w->size < w->offset)
 		return accel_error("the handle is not an IPC memory handle of libaccel (damaged, or of another version)");
-	if (strncmp(w->backend, dev->be->name, sizeof(w->backend)))
-		return accel_error("the handle is memory of the %.8s backend, not of %s",
-				   w->backend, dev->name);
-	if (w->pid == getpid())
-		return accel_error("the handle was made by this process: use the memory's own pointer");
+	char name[sizeof(w->backend)] = { 0 };
+
+	memcpy(name, dev->be->name, strnlen(dev->be->name, sizeof(name)));
+	if (memcmp(w->backend, name, sizeof(name)))
+		return accel_error("the handle is not memory of the %s backend of %s",
+				   dev->be->name, dev->name);
 	return C_SUCCESS;
 }
 
@@ -114,7 +122,7 @@ static C_Status register_opened(struct accel_device *dev,
 	a->ipc_opens = 1;
 	pthread_mutex_lock(&dev->reg_lock);
 	open = (struct accel_allocation *)
-		accel_registry_find_addr(&dev->dev_space, a->addr);
+		accel_registry_overlap(&dev->dev_space, a->addr, a->size);
 	if (open && open->ipc && open->addr == a->addr &&
 	    open->size == a->size) {
 		open->ipc_opens++;
@@ -122,12 +130,17 @@ static C_Status register_opened(struct accel_device *dev,
 		*ptr = (void *)a->addr;
 		return dev->be->free(dev, a);
 	}
-	ret = accel_registry_insert(&dev->dev_space, a);
+	/*
+	 * Another block at the place of one open (its exporter freed a pool
+	 * block that is open here, and the pool gave it out again).
+	 */
+	ret = open ? accel_error("the handle's memory overlaps memory opened from another handle on %s: its exporter reused a block that is open",
+				 dev->name) :
+		     accel_registry_insert(&dev->dev_space, a);
 	pthread_mutex_unlock(&dev->reg_lock);
 	if (ret != C_SUCCESS) {
 		dev->be->free(dev, a);
-		return accel_error("the handle's memory overlaps memory opened from another handle on %s",
-				   dev->name);
+		return C_FAILED;
 	}
 	*ptr = (void *)a->addr;
 	return C_SUCCESS;
@@ -187,4 +200,27 @@ C_Status accel_ipc_close_mem_handle(const C_Device device, void *ptr)
 	pthread_mutex_unlock(&dev->reg_lock);
 	/* no transfer queued before may still use it when it goes */
 	return accel_memory_free_behind(dev, &gone);
+}
+
+void accel_ipc_revoke(struct accel_device *dev,
+		      const struct accel_allocation *a, const void *ptr)
+{
+	if (atomic_load(&exported) && dev->be->ipc_revoke)
+		dev->be->ipc_revoke(dev, a, (uintptr_t)ptr - a->addr);
+}
+
+void accel_ipc_revoke_block(struct accel_device *dev, const void *ptr)
+{
+	const struct accel_allocation *found;
+	struct accel_allocation a;
+
+	if (!atomic_load(&exported) || !dev->be->ipc_revoke)
+		return;
+	pthread_mutex_lock(&dev->reg_lock);
+	found = accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
+	if (found)
+		a = *found;
+	pthread_mutex_unlock(&dev->reg_lock);
+	if (found)
+		accel_ipc_revoke(dev, &a, ptr);
 }

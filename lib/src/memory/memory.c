@@ -439,6 +439,7 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 	gone = *a;
 	accel_registry_remove(space_of(dev, kind), a);
 	pthread_mutex_unlock(&dev->reg_lock);
+	accel_ipc_revoke(dev, &gone, ptr);
 
 	/* no transfer queued before may still use it when it goes */
 	return accel_memory_free_behind(dev, &gone);

@@ -792,6 +792,8 @@ C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
 		ret = free_slow(pool, a, a->stream, &behind, ptr, size);
 	if (behind)	/* not taken: no block of this pool, or an error */
 		pool_pending_free(pool->dev, behind);
+	if (ret == C_SUCCESS)	/* a handle on the block no longer opens */
+		accel_ipc_revoke_block(pool->dev, ptr);
 	return ret;
 }
 
