@@ -95,7 +95,17 @@ static void finish(struct other *o)
 	close(o->rd);
 }
 
-/* Skip (and end the other process) where the backend cannot share memory. */
+#define NO_IPC "the backend cannot share memory between processes"
+
+/* End the other process (it sees the pipe end), then skip. */
+static void __attribute__((noreturn)) skip_both(struct other *o,
+						const char *why)
+{
+	finish(o);
+	suite_skip(why);
+}
+
+/* Skip where the backend cannot share memory. */
 static void needs_ipc(struct suite_ctx *ctx, struct other *o)
 {
 	accel_ipc_mem_handle_t h;
@@ -106,9 +116,14 @@ static void needs_ipc(struct suite_ctx *ctx, struct other *o)
 	if (st == C_SUCCESS)
 		return;
 	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED);
-	close(o->wr);
-	waitpid(o->pid, NULL, 0);
-	suite_skip("the backend cannot share memory between processes");
+	skip_both(o, NO_IPC);
+}
+
+/* Skip where the second device is of another backend than the first. */
+static void needs_peer_of_the_backend(struct suite_ctx *ctx, struct other *o)
+{
+	if (peer_on_another_backend(ctx))
+		skip_both(o, "the second device is of another backend");
 }
 
 /*
@@ -241,10 +256,8 @@ TEST_NOINIT(ipc_opened_memory_outlives_its_exporter)
 	accel_ipc_mem_handle_t h;
 	uint8_t *p, *got;
 
-	if (!get_handle(&o, &h)) {
-		finish(&o);
-		suite_skip("the backend cannot share memory between processes");
-	}
+	if (!get_handle(&o, &h))
+		skip_both(&o, NO_IPC);
 	REQUIRE_OK(accel_ipc_open_mem_handle(ctx->dev, (void **)&p, &h));
 	turn(&o);
 	finish(&o);
@@ -290,10 +303,8 @@ TEST_NOINIT(ipc_stale_handles_are_refused)
 	accel_ipc_mem_handle_t h[3];
 	void *p = NULL;
 
-	if (!get_handle(&o, &h[0])) {
-		finish(&o);
-		suite_skip("the backend cannot share memory between processes");
-	}
+	if (!get_handle(&o, &h[0]))
+		skip_both(&o, NO_IPC);
 	REQUIRE(get(o.rd, &h[1], 2 * sizeof(h[0])));
 	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
 		   accel_ipc_open_mem_handle(ctx->dev, &p, &h[0]));
@@ -546,11 +557,7 @@ TEST_NOINIT(ipc_open_on_another_device)
 	accel_ipc_mem_handle_t handle;
 
 	needs_ipc(ctx, &o);
-	if (peer_on_another_backend(ctx)) {
-		close(o.wr);
-		waitpid(o.pid, NULL, 0);
-		suite_skip("the second device is of another backend");
-	}
+	needs_peer_of_the_backend(ctx, &o);
 	d = dalloc(ctx, N);
 	fill_pattern(h, N, 231);
 	OK(accel_memory_copy_h2d(ctx->dev, d, h, N));
@@ -629,11 +636,7 @@ TEST_NOINIT(ipc_peer_copies_reach_an_opened_pool_block)
 	accel_pool_t pool;
 
 	needs_ipc(ctx, &o);
-	if (peer_on_another_backend(ctx)) {
-		close(o.wr);
-		waitpid(o.pid, NULL, 0);
-		suite_skip("the second device is of another backend");
-	}
+	needs_peer_of_the_backend(ctx, &o);
 	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
 	for (int i = 0; i < 2; i++) {
 		REQUIRE_OK(accel_pool_allocate(pool, NULL, (void **)&b[i], N));
@@ -684,10 +687,8 @@ TEST_NOINIT(ipc_a_reused_pool_block_has_a_new_handle)
 	accel_ipc_mem_handle_t h[2];
 	void *p = NULL, *again, *b;
 
-	if (!get_handle(&o, &h[0])) {
-		finish(&o);
-		suite_skip("the backend cannot share memory between processes");
-	}
+	if (!get_handle(&o, &h[0]))
+		skip_both(&o, NO_IPC);
 	REQUIRE(get(o.rd, &h[1], sizeof(h[1])));
 	REQUIRE(get(o.rd, &again, sizeof(again)) && get(o.rd, &b, sizeof(b)));
 	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
