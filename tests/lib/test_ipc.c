@@ -147,6 +147,22 @@ static bool get_handle(struct other *o, accel_ipc_mem_handle_t *h)
 
 /* ------------------------------------------------------------------ */
 
+/* Device memory holding pattern @seed, its handle sent to the other process. */
+static uint8_t *send_filled(struct suite_ctx *ctx, struct other *o,
+			    uint32_t seed)
+{
+	uint8_t *d = dalloc(ctx, N), *h = xmalloc(N);
+	accel_ipc_mem_handle_t handle;
+
+	fill_pattern(h, N, seed);
+	OK(accel_memory_copy_h2d(ctx->dev, d, h, N));
+	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &handle, d));
+	put(o->wr, &handle, sizeof(handle));
+	free(h);
+	return d;
+}
+
+
 static void open_read_write(struct suite_ctx *ctx, struct other *o)
 {
 	accel_ipc_mem_handle_t h;
@@ -168,21 +184,15 @@ static void open_read_write(struct suite_ctx *ctx, struct other *o)
 TEST_NOINIT(ipc_memory_is_shared_both_ways)
 {
 	struct other o = start(ctx, NEEDS_DEVICE, open_read_write);
-	uint8_t *d, *h = xmalloc(N), *got;
-	accel_ipc_mem_handle_t handle;
+	uint8_t *d, *got;
 
 	needs_ipc(ctx, &o);
-	d = dalloc(ctx, N);
-	fill_pattern(h, N, 201);
-	OK(accel_memory_copy_h2d(ctx->dev, d, h, N));
-	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &handle, d));
-	put(o.wr, &handle, sizeof(handle));
+	d = send_filled(ctx, &o, 201);
 	finish(&o);
 	got = read_back(ctx, d, N);
 	CHECK(check_pattern(got, N, 202));
 	dfree(ctx, d, N);
 	free(got);
-	free(h);
 }
 
 static void open_block(struct suite_ctx *ctx, struct other *o)
@@ -553,19 +563,13 @@ static void open_on_both(struct suite_ctx *ctx, struct other *o)
 TEST_NOINIT(ipc_open_on_another_device)
 {
 	struct other o = start(ctx, NEEDS_PEER, open_on_both);
-	uint8_t *d, *h = xmalloc(N);
-	accel_ipc_mem_handle_t handle;
+	uint8_t *d;
 
 	needs_ipc(ctx, &o);
 	needs_peer_of_the_backend(ctx, &o);
-	d = dalloc(ctx, N);
-	fill_pattern(h, N, 231);
-	OK(accel_memory_copy_h2d(ctx->dev, d, h, N));
-	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &handle, d));
-	put(o.wr, &handle, sizeof(handle));
+	d = send_filled(ctx, &o, 231);
 	finish(&o);
 	dfree(ctx, d, N);
-	free(h);
 }
 
 static void close_under_work(struct suite_ctx *ctx, struct other *o)
@@ -590,18 +594,12 @@ static void close_under_work(struct suite_ctx *ctx, struct other *o)
 TEST_NOINIT(ipc_close_waits_for_queued_work)
 {
 	struct other o = start(ctx, NEEDS_DEVICE, close_under_work);
-	uint8_t *d, *h = xmalloc(N);
-	accel_ipc_mem_handle_t handle;
+	uint8_t *d;
 
 	needs_ipc(ctx, &o);
-	d = dalloc(ctx, N);
-	fill_pattern(h, N, 241);
-	OK(accel_memory_copy_h2d(ctx->dev, d, h, N));
-	REQUIRE_OK(accel_ipc_get_mem_handle(ctx->dev, &handle, d));
-	put(o.wr, &handle, sizeof(handle));
+	d = send_filled(ctx, &o, 241);
 	finish(&o);
 	dfree(ctx, d, N);
-	free(h);
 }
 
 static void open_pool_block_on_both(struct suite_ctx *ctx, struct other *o)
