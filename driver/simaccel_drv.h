@@ -49,6 +49,9 @@ extern unsigned int simaccel_dbg_mask;
  * @hw_version: ACCEL_REG_VERSION
  * @caps: ACCEL_CAP_* bits
  * @num_queues: hardware DMA queues
+ * @hostfs: the tmpfs that HOST buffers' pages come from, mounted with
+ *	huge=within_size; NULL where it could not be (no THP): the kernel's
+ *	shmem mount serves them then
  * @vram: the kernel's write-combined mapping of BAR2
  * @vram_mm: free and used VRAM ranges, under @addr_lock
  * @host_mm: free and used device addresses of system memory (offsets from
@@ -74,7 +77,7 @@ extern unsigned int simaccel_dbg_mask;
  * @host_pinned: bytes of system memory pinned for the device (HOST
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
  *
- * The fields above @vram are read at probe and constant afterwards.
+ * The fields above @vram are set at probe and constant afterwards.
  */
 struct simaccel_device {
 	struct drm_device drm;
@@ -84,6 +87,7 @@ struct simaccel_device {
 	u32 hw_version;
 	u32 caps;
 	u32 num_queues;
+	struct vfsmount *hostfs;
 	void __iomem *vram;
 	struct drm_mm vram_mm;
 	struct drm_mm host_mm;

@@ -13,6 +13,11 @@
  * clearing job's fence is a dependency of every job that names the buffer,
  * and its mapping waits for it. HOST buffers are shmem (zeroed, charged to
  * the creator's memory cgroup), pinned and mapped for DMA at creation.
+ * Their shmem files live on a tmpfs of the device's own, mounted with
+ * huge=within_size as i915's gemfs is: the pages are then mostly 2 MiB
+ * folios, and since every contiguous DMA segment is one descriptor, a
+ * 64 MiB buffer is a few dozen descriptors instead of 16384 (which cost a
+ * quarter of the copy bandwidth: docs/BENCHMARKS.md).
  *
  * Device addresses resolve per file: each file keeps a maple tree of the
  * ranges of the buffers it holds handles to, maintained by the GEM open and
@@ -28,8 +33,11 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_managed.h>
+#include <linux/fs.h>
 #include <linux/io.h>
 #include <linux/mm.h>
+#include <linux/mount.h>
+#include <linux/shmem_fs.h>
 
 #include "simaccel_gem.h"
 #include "simaccel_job.h"
@@ -50,6 +58,30 @@ static void simaccel_gem_fini(struct drm_device *drm, void *unused)
 
 	drm_mm_takedown(&sdev->vram_mm);
 	drm_mm_takedown(&sdev->host_mm);
+	/* after the last buffer: each shmem file held the mount */
+	if (sdev->hostfs)
+		kern_unmount(sdev->hostfs);
+}
+
+/* Where the kernel has no transparent huge pages, HOST buffers do without. */
+static void simaccel_hostfs_mount(struct simaccel_device *sdev)
+{
+	char opts[] = "huge=within_size";
+	struct file_system_type *type;
+	struct vfsmount *mnt;
+
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		return;
+	type = get_fs_type("tmpfs");
+	if (!type)
+		return;
+	mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
+	if (IS_ERR(mnt)) {
+		drm_info(&sdev->drm, "HOST buffers without huge pages: %pe\n",
+			 mnt);
+		return;
+	}
+	sdev->hostfs = mnt;
 }
 
 /* The allocators and the kernel's write-combined view of VRAM. */
@@ -63,6 +95,7 @@ int simaccel_gem_init(struct simaccel_device *sdev)
 		return ret;
 	drm_mm_init(&sdev->vram_mm, 0, sdev->vram_size);
 	drm_mm_init(&sdev->host_mm, 0, SIMACCEL_HOST_SPACE);
+	simaccel_hostfs_mount(sdev);
 	ret = drmm_add_action_or_reset(&sdev->drm, simaccel_gem_fini, NULL);
 	if (ret)
 		return ret;
@@ -419,6 +452,29 @@ err_put:
 	return ERR_PTR(ret);
 }
 
+/*
+ * drm_gem_shmem_create() (6.12 has no variant that takes a mount) made the
+ * buffer's file on the kernel's shmem mount; before it has any page, it is
+ * replaced by one on @sdev's tmpfs, with the same allocation flags.
+ */
+static int simaccel_host_bo_move_to_hostfs(struct simaccel_device *sdev,
+					   struct drm_gem_object *obj)
+{
+	struct file *filp;
+
+	if (!sdev->hostfs)
+		return 0;
+	filp = shmem_file_setup_with_mnt(sdev->hostfs, "simaccel host",
+					 obj->size, VM_NORESERVE);
+	if (IS_ERR(filp))
+		return PTR_ERR(filp);
+	mapping_set_gfp_mask(filp->f_mapping,
+			     mapping_gfp_mask(obj->filp->f_mapping));
+	fput(obj->filp);
+	obj->filp = filp;
+	return 0;
+}
+
 static struct simaccel_bo *simaccel_host_bo_new(struct simaccel_device *sdev,
 						u64 size)
 {
@@ -430,6 +486,9 @@ static struct simaccel_bo *simaccel_host_bo_new(struct simaccel_device *sdev,
 	if (IS_ERR(shmem))
 		return ERR_CAST(shmem);
 	bo = to_simaccel_bo(&shmem->base);
+	ret = simaccel_host_bo_move_to_hostfs(sdev, &shmem->base);
+	if (ret)
+		goto err_put;
 	bo->sgt = drm_gem_shmem_get_pages_sgt(shmem);
 	if (IS_ERR(bo->sgt)) {
 		ret = PTR_ERR(bo->sgt);
