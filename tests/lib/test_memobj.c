@@ -7,6 +7,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 
 #include <accel/memory.h>
 
@@ -417,6 +418,55 @@ TEST(free_while_other_threads_copy)
 		CHECK(r[i].other == 0);
 		CHECK(!accel_memory_is_valid(r[i].slice));
 		OK(accel_memory_release(r[i].slice));
+	}
+	CHECK(pool_blocks(ctx) == 0);
+}
+
+struct copier {
+	accel_memory_t view;
+	void *buf;
+	atomic_bool copied;
+	bool refused;
+};
+
+static void *copy_until_refused(void *arg)
+{
+	struct copier *c = arg;
+
+	while (accel_memory_copy_to(c->view, c->buf, ACCEL_ALL, 0) == C_SUCCESS)
+		atomic_store(&c->copied, true);
+	c->refused = strstr(accel_get_last_error(), "freed") != NULL;
+	return NULL;
+}
+
+/*
+ * Copies that other threads start back to back, overlapping one another,
+ * do not hold a free off forever (a reader-preferring lock did): the free
+ * returns, and every copy after it is refused.
+ */
+TEST(free_is_not_starved_by_copies)
+{
+	enum { THREADS = 4 };
+	const size_t entries = 1 << 17;
+	struct copier c[THREADS];
+	pthread_t t[THREADS];
+	accel_memory_t m;
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, entries, F64, NULL, 0, &m));
+	for (int i = 0; i < THREADS; i++) {
+		c[i] = (struct copier){ .buf = xmalloc(entries * 8) };
+		REQUIRE_OK(accel_memory_slice(m, 0, entries, &c[i].view));
+		REQUIRE(!pthread_create(&t[i], NULL, copy_until_refused, &c[i]));
+	}
+	for (int i = 0; i < THREADS; i++)
+		while (!atomic_load(&c[i].copied))
+			sched_yield();
+	OK(accel_memory_free(m));
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(c[i].refused);
+		OK(accel_memory_release(c[i].view));
+		free(c[i].buf);
 	}
 	CHECK(pool_blocks(ctx) == 0);
 }

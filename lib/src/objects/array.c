@@ -22,12 +22,7 @@ struct accel_array *array_lookup(accel_array_t ary)
 
 bool array_freed(struct accel_array *a)
 {
-	bool freed;
-
-	pthread_rwlock_rdlock(&a->st->lock);
-	freed = storage_is_freed(a->st);
-	pthread_rwlock_unlock(&a->st->lock);
-	return freed;
+	return storage_is_freed(a->st);
 }
 
 struct accel_array *array_live(accel_array_t ary)

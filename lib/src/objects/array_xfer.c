@@ -196,7 +196,7 @@ C_Status accel_array_register(const C_Device device, accel_array_t host,
 	if (!h)
 		return C_FAILED;
 	st = h->st;
-	pthread_rwlock_wrlock(&st->lock);
+	storage_write_lock(st);
 	if (st->freed)		/* since array_live() looked */
 		ret = accel_handle_error("the array's memory was freed with accel_memory_free()");
 	else if (st->kind != STORAGE_HOST || st->dev_id >= 0)
@@ -211,7 +211,7 @@ C_Status accel_array_register(const C_Device device, accel_array_t host,
 		st->kind = STORAGE_PINNED;
 		st->mapped_kind = mapped;
 	}
-	pthread_rwlock_unlock(&st->lock);
+	storage_write_unlock(st);
 	return ret;
 }
 

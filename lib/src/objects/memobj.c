@@ -179,14 +179,8 @@ int accel_memory_is_valid(accel_memory_t mem)
 {
 	struct accel_memory *m ACCEL_HANDLE_REF =
 		accel_handle_get(mem, ACCEL_HANDLE_MEMORY);
-	int valid;
 
-	if (!m)
-		return 0;
-	pthread_rwlock_rdlock(&m->st->lock);
-	valid = !storage_is_freed(m->st);
-	pthread_rwlock_unlock(&m->st->lock);
-	return valid;
+	return m && !storage_is_freed(m->st);
 }
 
 struct accel_memory *memory_use(accel_memory_t mem)

@@ -32,6 +32,7 @@ struct accel_dtype {
 struct storage {
 	atomic_uint refs;
 	pthread_rwlock_t lock;	/* operations read, free writes */
+	atomic_uint writers;	/* waiting for or holding @lock to write */
 	bool freed;
 	enum storage_kind kind;
 	bool owned;		/* false: the caller's memory */
@@ -123,6 +124,9 @@ C_Status storage_free(struct storage *st);
  * is a view of, were freed
  */
 bool storage_is_freed(struct storage *st);
+/* Exclusive use: a free, a registration; waits for operations in flight. */
+void storage_write_lock(struct storage *st);
+void storage_write_unlock(struct storage *st);
 /* take the read lock; fails, unlocked, if the storage is freed */
 C_Status storage_use(struct storage *st, const char *what);
 void storage_done(struct storage *st);

@@ -9,6 +9,64 @@
 
 #include "objects/object.h"
 
+/*
+ * A storage's lock is a glibc rwlock, reader-preferring, so that a thread
+ * may read-lock one it holds already (a transfer between two views of the
+ * same bytes). Such a lock lets readers starve a writer: operations that
+ * other threads start back to back keep it read-held, and a free waited for
+ * as long as they went on. So a writer announces itself first (@writers),
+ * and a thread that holds no storage lock waits for it before it takes
+ * one. A thread that holds one already finishes its operation without
+ * waiting (the writer may be waiting for that very lock), which is bounded.
+ */
+static _Thread_local unsigned int locks_held;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_open = PTHREAD_COND_INITIALIZER;
+
+static bool writer_waits(const struct storage *st)
+{
+	return atomic_load(&st->writers) ||
+	       (st->backing && atomic_load(&st->backing->writers));
+}
+
+/* Read-lock @st, and the storage it lies in if it is a view. */
+static void read_lock(struct storage *st)
+{
+	if (!locks_held && writer_waits(st)) {
+		pthread_mutex_lock(&gate_lock);
+		while (writer_waits(st))
+			pthread_cond_wait(&gate_open, &gate_lock);
+		pthread_mutex_unlock(&gate_lock);
+	}
+	pthread_rwlock_rdlock(&st->lock);
+	if (st->backing)
+		pthread_rwlock_rdlock(&st->backing->lock);
+	locks_held++;
+}
+
+static void read_unlock(struct storage *st)
+{
+	locks_held--;
+	if (st->backing)
+		pthread_rwlock_unlock(&st->backing->lock);
+	pthread_rwlock_unlock(&st->lock);
+}
+
+void storage_write_lock(struct storage *st)
+{
+	atomic_fetch_add(&st->writers, 1);
+	pthread_rwlock_wrlock(&st->lock);
+}
+
+void storage_write_unlock(struct storage *st)
+{
+	pthread_rwlock_unlock(&st->lock);
+	atomic_fetch_sub(&st->writers, 1);
+	pthread_mutex_lock(&gate_lock);
+	pthread_cond_broadcast(&gate_open);
+	pthread_mutex_unlock(&gate_lock);
+}
+
 static C_Status device_of(int dev_id, struct accel_device **dev)
 {
 	struct C_Device_st d = { dev_id };
@@ -33,6 +91,7 @@ static struct storage *storage_new(int dev_id, enum storage_kind kind,
 	st->ptr = ptr;
 	st->bytes = bytes;
 	atomic_init(&st->maps, 0);
+	atomic_init(&st->writers, 0);
 	atomic_init(&st->async_devs, 0);
 	st->registered_dev = -1;
 	return st;
@@ -231,12 +290,12 @@ C_Status storage_unregister(struct storage *st)
 {
 	C_Status ret;
 
-	pthread_rwlock_wrlock(&st->lock);
+	storage_write_lock(st);
 	if (st->registered_dev < 0)
 		ret = accel_error("the array is not registered");
 	else
 		ret = unregister(st);
-	pthread_rwlock_unlock(&st->lock);
+	storage_write_unlock(st);
 	return ret;
 }
 
@@ -327,24 +386,22 @@ C_Status storage_free(struct storage *st)
 	C_Status ret;
 
 	/* a map through a view holds our lock too (storage_use()) */
-	pthread_rwlock_wrlock(&st->lock);
+	storage_write_lock(st);
 	if (atomic_load(&storage_owner(st)->maps))
 		ret = accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped: unmap it before freeing it");
 	else
 		ret = release_bytes(st);
-	pthread_rwlock_unlock(&st->lock);
+	storage_write_unlock(st);
 	return ret;
 }
 
 bool storage_is_freed(struct storage *st)
 {
-	bool freed = st->freed;
+	bool freed;
 
-	if (!freed && st->backing) {
-		pthread_rwlock_rdlock(&st->backing->lock);
-		freed = st->backing->freed;
-		pthread_rwlock_unlock(&st->backing->lock);
-	}
+	read_lock(st);
+	freed = st->freed || (st->backing && st->backing->freed);
+	read_unlock(st);
 	return freed;
 }
 
@@ -354,9 +411,7 @@ bool storage_is_freed(struct storage *st)
  */
 C_Status storage_use(struct storage *st, const char *what)
 {
-	pthread_rwlock_rdlock(&st->lock);
-	if (st->backing)
-		pthread_rwlock_rdlock(&st->backing->lock);
+	read_lock(st);
 	if (!st->freed && !(st->backing && st->backing->freed))
 		return C_SUCCESS;
 	storage_done(st);
@@ -366,9 +421,7 @@ C_Status storage_use(struct storage *st, const char *what)
 
 void storage_done(struct storage *st)
 {
-	if (st->backing)
-		pthread_rwlock_unlock(&st->backing->lock);
-	pthread_rwlock_unlock(&st->lock);
+	read_unlock(st);
 }
 
 bool storage_on_device(const struct storage *st)
