@@ -4,6 +4,7 @@
  * each test forks a second process before either starts the library, and
  * the two pass handles and turns through pipes.
  */
+#define _GNU_SOURCE	/* setresuid, setresgid */
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -278,6 +279,56 @@ TEST_NOINIT(ipc_opened_memory_outlives_its_exporter)
 	free(got);
 }
 
+/* Kept open by the test: the exporter's own child lives until it closes. */
+static int hold_child[2];
+
+/* Export, fork a child that outlives this process, and exit. */
+static void export_fork_and_exit(struct suite_ctx *ctx, struct other *o)
+{
+	accel_ipc_mem_handle_t h;
+	void *d = dalloc(ctx, N);
+	pid_t child;
+	char c;
+
+	close(hold_child[1]);
+	if (!first_handle(ctx, &h, d))
+		return;
+	fflush(stdout);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (!child) {
+		(void)!read(hold_child[0], &c, 1);
+		_exit(0);
+	}
+	put(o->wr, &h, sizeof(h));
+}
+
+/*
+ * A child forked by the exporter holds neither its socket nor its
+ * dma-bufs: once the exporter exited, its handles are refused at once
+ * (rather than timing out on a socket nobody serves).
+ */
+TEST_NOINIT(ipc_the_exporters_children_serve_nothing)
+{
+	struct other o;
+	accel_ipc_mem_handle_t h;
+	void *p = NULL;
+
+	REQUIRE(!pipe(hold_child));
+	o = start(ctx, NEEDS_DEVICE, export_fork_and_exit);
+	close(hold_child[0]);
+	if (!get_handle(&o, &h)) {
+		close(hold_child[1]);
+		skip_both(&o, NO_IPC);
+	}
+	finish(&o);
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_ipc_open_mem_handle(ctx->dev, &p, &h));
+	CHECK(strstr(accel_get_last_error(), "exited") != NULL);
+	CHECK(p == NULL);
+	close(hold_child[1]);
+}
+
 static void export_free_and_wait(struct suite_ctx *ctx, struct other *o)
 {
 	uint8_t *busy = dalloc(ctx, 2 * BUSY_HALF);
@@ -327,6 +378,50 @@ TEST_NOINIT(ipc_stale_handles_are_refused)
 	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
 		   accel_ipc_open_mem_handle(ctx->dev, &p, &h[2]));
 	CHECK(strstr(accel_get_last_error(), "exited") != NULL);
+}
+
+#define NOBODY 65534
+
+/* Become nobody (only root can): false where this process cannot. */
+static bool become_another_user(void)
+{
+	return geteuid() == 0 && !setresgid(NOBODY, NOBODY, NOBODY) &&
+	       !setresuid(NOBODY, NOBODY, NOBODY);
+}
+
+/* Opened the library as root, then became nobody; its files stay open. */
+static void open_as_another_user(struct suite_ctx *ctx, struct other *o)
+{
+	accel_ipc_mem_handle_t h;
+	char became = become_another_user();
+	void *p = NULL;
+
+	put(o->wr, &became, 1);
+	if (!became || !get_handle(o, &h))
+		return;
+	FAILS_WITH(ACCEL_ERROR_UNAVAILABLE,
+		   accel_ipc_open_mem_handle(ctx->dev, &p, &h));
+	CHECK(strstr(accel_get_last_error(), "own user") != NULL);
+	CHECK(p == NULL);
+}
+
+/* Another user's process, even with a good handle, opens nothing. */
+TEST_NOINIT(ipc_another_user_is_refused)
+{
+	struct other o = start(ctx, NEEDS_DEVICE, open_as_another_user);
+	uint8_t *d, *got;
+	char became;
+
+	REQUIRE(get(o.rd, &became, 1));
+	if (!became)
+		skip_both(&o, "needs root, to run the importer as another user");
+	needs_ipc(ctx, &o);
+	d = send_filled(ctx, &o, 203);
+	finish(&o);
+	got = read_back(ctx, d, N);
+	CHECK(check_pattern(got, N, 203));
+	dfree(ctx, d, N);
+	free(got);
 }
 
 static void open_twice(struct suite_ctx *ctx, struct other *o)

@@ -170,9 +170,10 @@ static int find_export(const struct request *r, struct export *out)
 }
 
 /*
- * One request on @s, from a process of this user: answered with the
+ * One request on @s: from a process of this user, answered with the
  * block's dma-buf, or ENOENT for a token it does not know (or a freed
- * block), or the errno that kept it from sending it.
+ * block), or the errno that kept it from sending it; from another user,
+ * EACCES before anything of the request is read.
  */
 static void answer(int s)
 {
@@ -182,10 +183,13 @@ static void answer(int s)
 	struct request r;
 	int err;
 
-	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &who, &len) ||
-	    who.uid != geteuid())
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &who, &len))
 		return;
 	set_timeouts(s, 1);
+	if (who.uid != geteuid()) {
+		send_reply(s, EACCES, -1);
+		return;
+	}
 	if (recv(s, &r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return;
 	err = find_export(&r, &e);
@@ -516,6 +520,10 @@ static int import_held(struct drv_dev *dd, int dmabuf, uint32_t *handle,
 static C_Status open_failed(struct accel_device *dev,
 			    const struct accel_ipc_wire *w, int err)
 {
+	if (err == -EACCES)
+		return accel_fail(ACCEL_ERROR_UNAVAILABLE,
+				  "process %d shares memory only with processes of its own user",
+				  (int)w->pid);
 	if (err == -ESRCH || err == -ENOENT)
 		return accel_fail(ACCEL_ERROR_INVALID_HANDLE,
 				  err == -ESRCH ?
