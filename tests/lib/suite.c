@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "suite.h"
@@ -167,14 +168,28 @@ bool peer_on_another_backend(struct suite_ctx *ctx)
 	return strcspn(peer, ":") != n || strncmp(peer, ctx->name, n);
 }
 
-void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies)
+void busy_chain_of(C_Device dev, C_Stream s, uint8_t *busy, int copies,
+		   size_t half)
 {
 	for (int i = 0; i < copies; i++) {
-		uint8_t *a = busy + (i & 1) * BUSY_HALF;
-		uint8_t *b = busy + !(i & 1) * BUSY_HALF;
+		uint8_t *a = busy + (i & 1) * half;
+		uint8_t *b = busy + !(i & 1) * half;
 
-		REQUIRE_OK(accel_async_memory_copy_d2d(dev, s, b, a, BUSY_HALF));
+		REQUIRE_OK(accel_async_memory_copy_d2d(dev, s, b, a, half));
 	}
+}
+
+void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies)
+{
+	busy_chain_of(dev, s, busy, copies, BUSY_HALF);
+}
+
+double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 bool stream_busy(C_Device dev, C_Stream s)

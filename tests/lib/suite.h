@@ -169,7 +169,12 @@ bool peer_on_another_backend(struct suite_ctx *ctx);
 #define BUSY_START 32		/* copies in the first try */
 #define BUSY_MAX 4096
 /* queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy */
+/* seconds on the monotonic clock */
+double now_s(void);
 void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies);
+/* the same with copies of @half bytes, in a buffer of 2 * @half */
+void busy_chain_of(C_Device dev, C_Stream s, uint8_t *busy, int copies,
+		   size_t half);
 /* whether @s still has work */
 bool stream_busy(C_Device dev, C_Stream s);
 /* a try found the work over too soon: a longer chain, or skip; true */

@@ -423,14 +423,6 @@ struct producer {
 	atomic_int gave_up;
 };
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* Keep @p->s busy (never idle) until told to stop, or for a while. */
 static void *keep_busy(void *arg)
 {

@@ -37,6 +37,11 @@
  * on both sides, misaligned, stay below DRM_SIMACCEL_MAX_DESCS.
  */
 #define PIECE_MAX (16u << 20)
+/*
+ * The first size of a piece within VRAM: 64 descriptors. Larger pieces
+ * cost fewer submissions; smaller ones let other queues' jobs in sooner.
+ */
+#define VRAM_PIECE_MAX (256u << 20)
 
 /*
  * Every device's VRAM starts at the same device address; the pointers the
@@ -670,6 +675,7 @@ static int dev_init(struct drv_dev *dd)
 		return ret;
 	dd->sync_queue = qc.handle;
 	dd->piece_max = PIECE_MAX;
+	dd->vram_piece_max = VRAM_PIECE_MAX;
 	return 0;
 }
 

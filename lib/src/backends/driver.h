@@ -27,8 +27,12 @@ struct drv_dev {
 	uint64_t va_offset;	/* pointer minus device address, for VRAM */
 	struct drm_simaccel_info info;
 	uint32_t sync_queue;	/* the queue of synchronous work */
-	/* largest piece of a copy one job moves; halved on E2BIG */
-	_Atomic uint64_t piece_max;
+	/*
+	 * Largest piece of a copy or fill one job moves, halved on E2BIG: of
+	 * work that touches system memory, and of work within VRAM (which is
+	 * contiguous: a descriptor moves 4 MiB, so its pieces are larger).
+	 */
+	_Atomic uint64_t piece_max, vram_piece_max;
 	/*
 	 * Held from importing a peer's buffer to closing the import: the
 	 * file has one handle per imported buffer, which a second thread

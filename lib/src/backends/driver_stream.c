@@ -132,6 +132,22 @@ static int submit_piece(struct accel_device *dev, struct drv_stream *s,
 	return drv_ioctl(dd->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &sub);
 }
 
+static bool in_vram(uint64_t dev_addr)
+{
+	return dev_addr >= DRM_SIMACCEL_VRAM_BASE &&
+	       dev_addr < DRM_SIMACCEL_HOST_BASE;
+}
+
+/* The piece size for @p: larger where it names VRAM alone. */
+static _Atomic uint64_t *piece_max_of(struct drv_dev *dd,
+				      const struct drv_piece *p)
+{
+	bool vram = !p->flags && in_vram(p->dst) &&
+		    (p->op != DRM_SIMACCEL_OP_COPY || in_vram(p->src));
+
+	return vram ? &dd->vram_piece_max : &dd->piece_max;
+}
+
 /*
  * A job has at most DRM_SIMACCEL_MAX_DESCS descriptors, each of which
  * moves a range contiguous on the bus on both sides (4 KiB of scattered
@@ -141,11 +157,11 @@ static int submit_piece(struct accel_device *dev, struct drv_stream *s,
 int drv_run(struct accel_device *dev, struct drv_stream *s,
 	    const struct drv_piece *p, uint64_t *last)
 {
-	struct drv_dev *dd = drv_of(dev);
+	_Atomic uint64_t *piece_max = piece_max_of(drv_of(dev), p);
 	uint64_t done = 0, job = 0;
 
 	while (done < p->size) {
-		uint64_t max = atomic_load(&dd->piece_max);
+		uint64_t max = atomic_load(piece_max);
 		uint64_t n = p->size - done < max ? p->size - done : max;
 		int ret = submit_piece(dev, s, p, done, n, &job);
 
@@ -156,8 +172,7 @@ int drv_run(struct accel_device *dev, struct drv_stream *s,
 			*last = job;
 
 		if (ret == -E2BIG && n > 4096) {
-			atomic_compare_exchange_strong(&dd->piece_max, &max,
-						       n / 2);
+			atomic_compare_exchange_strong(piece_max, &max, n / 2);
 			continue;
 		}
 		if (ret)
