@@ -446,7 +446,7 @@ static void *copy_until_refused(void *arg)
  */
 TEST(free_is_not_starved_by_copies)
 {
-	enum { THREADS = 4 };
+	enum { THREADS = 8 };
 	const size_t entries = 1 << 17;
 	struct copier c[THREADS];
 	pthread_t t[THREADS];
