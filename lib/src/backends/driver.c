@@ -38,10 +38,11 @@
  */
 #define PIECE_MAX (16u << 20)
 /*
- * The first size of a piece within VRAM: 64 descriptors. Larger pieces
- * cost fewer submissions; smaller ones let other queues' jobs in sooner.
+ * The first size of a piece of buffers alone: 64 descriptors within VRAM.
+ * Larger pieces cost fewer submissions (and a synchronous copy's pieces
+ * run one after the other); smaller ones let other queues' jobs in sooner.
  */
-#define VRAM_PIECE_MAX (256u << 20)
+#define BO_PIECE_MAX (256u << 20)
 
 /*
  * Every device's VRAM starts at the same device address; the pointers the
@@ -675,7 +676,8 @@ static int dev_init(struct drv_dev *dd)
 		return ret;
 	dd->sync_queue = qc.handle;
 	dd->piece_max = PIECE_MAX;
-	dd->vram_piece_max = VRAM_PIECE_MAX;
+	dd->vram_piece_max = BO_PIECE_MAX;
+	dd->bo_piece_max = BO_PIECE_MAX;
 	return 0;
 }
 

@@ -29,10 +29,11 @@ struct drv_dev {
 	uint32_t sync_queue;	/* the queue of synchronous work */
 	/*
 	 * Largest piece of a copy or fill one job moves, halved on E2BIG: of
-	 * work that touches system memory, and of work within VRAM (which is
-	 * contiguous: a descriptor moves 4 MiB, so its pieces are larger).
+	 * work on user memory (4 KiB pages, pinned per job), of work within
+	 * VRAM (contiguous: a descriptor moves 4 MiB), and of other work on
+	 * buffers (HOST buffers: mostly 2 MiB pages, and peers' VRAM).
 	 */
-	_Atomic uint64_t piece_max, vram_piece_max;
+	_Atomic uint64_t piece_max, vram_piece_max, bo_piece_max;
 	/*
 	 * Held from importing a peer's buffer to closing the import: the
 	 * file has one handle per imported buffer, which a second thread

@@ -138,14 +138,16 @@ static bool in_vram(uint64_t dev_addr)
 	       dev_addr < DRM_SIMACCEL_HOST_BASE;
 }
 
-/* The piece size for @p: larger where it names VRAM alone. */
+/* The piece size for @p: larger where it names no user memory. */
 static _Atomic uint64_t *piece_max_of(struct drv_dev *dd,
 				      const struct drv_piece *p)
 {
-	bool vram = !p->flags && in_vram(p->dst) &&
-		    (p->op != DRM_SIMACCEL_OP_COPY || in_vram(p->src));
-
-	return vram ? &dd->vram_piece_max : &dd->piece_max;
+	if (p->flags)
+		return &dd->piece_max;
+	if (in_vram(p->dst) &&
+	    (p->op != DRM_SIMACCEL_OP_COPY || in_vram(p->src)))
+		return &dd->vram_piece_max;
+	return &dd->bo_piece_max;
 }
 
 /*
