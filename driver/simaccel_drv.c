@@ -19,6 +19,7 @@
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-fence-unwrap.h>
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
 #include "simaccel_debugfs.h"
 #include "simaccel_dma.h"
@@ -378,7 +379,29 @@ static struct pci_driver simaccel_pci_driver = {
 	.probe = simaccel_probe,
 	.remove = simaccel_remove,
 };
-module_pci_driver(simaccel_pci_driver);
+
+struct workqueue_struct *simaccel_wq;
+
+static int __init simaccel_init(void)
+{
+	int ret;
+
+	simaccel_wq = alloc_workqueue(DRIVER_NAME, WQ_UNBOUND, 0);
+	if (!simaccel_wq)
+		return -ENOMEM;
+	ret = pci_register_driver(&simaccel_pci_driver);
+	if (ret)
+		destroy_workqueue(simaccel_wq);
+	return ret;
+}
+module_init(simaccel_init);
+
+static void __exit simaccel_exit(void)
+{
+	pci_unregister_driver(&simaccel_pci_driver);
+	destroy_workqueue(simaccel_wq);
+}
+module_exit(simaccel_exit);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");

@@ -141,6 +141,13 @@ struct simaccel_file {
 	struct simaccel_usage *usage;
 };
 
+/*
+ * Where jobs let go of their memory and of their device reference. The last
+ * of those works may release a device that was unbound and has no file
+ * left, with no module reference held: module exit drains the queue.
+ */
+extern struct workqueue_struct *simaccel_wq;
+
 static inline struct simaccel_file *to_simaccel_file(struct drm_file *file)
 {
 	return file->driver_priv;

@@ -254,7 +254,7 @@ static void simaccel_job_release(struct kref *ref)
 	if (job->res)
 		simaccel_res_put(job->res);
 	INIT_WORK(&job->put_work, simaccel_job_put_device);
-	queue_work(system_unbound_wq, &job->put_work);
+	queue_work(simaccel_wq, &job->put_work);
 }
 
 static void simaccel_job_put(struct simaccel_job *job)
@@ -289,7 +289,7 @@ static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 
 	simaccel_job_record_error(job, fence->error);
 	atomic_inc(&job->sdev->releases_pending);
-	queue_work(system_unbound_wq, &job->done_work);
+	queue_work(simaccel_wq, &job->done_work);
 }
 
 /**
