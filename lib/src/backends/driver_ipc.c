@@ -187,6 +187,12 @@ static void answer(int s)
 		return;
 	set_timeouts(s, 1);
 	if (who.uid != geteuid()) {
+		/*
+		 * Not waited for: another user must not hold the server. What
+		 * came is taken off, since a close with a request unread would
+		 * reset the connection before the client reads the answer.
+		 */
+		(void)!recv(s, &r, sizeof(r), MSG_DONTWAIT);
 		send_reply(s, EACCES, -1);
 		return;
 	}
@@ -438,6 +444,15 @@ static int passed_fd(struct msghdr *m)
 	return fd;
 }
 
+/*
+ * -@err for a failure of this process's own calls: an EACCES (a security
+ * module's) must not read as the exporter's answer to another user.
+ */
+static int local_error(int err)
+{
+	return err == EACCES ? -EPERM : -err;
+}
+
 /* The dma-buf a handle names, from its exporter's socket: fd or -errno. */
 static int fetch_dmabuf(const struct accel_ipc_wire *w,
 			const struct drv_wire *dw)
@@ -460,18 +475,25 @@ static int fetch_dmabuf(const struct accel_ipc_wire *w,
 
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		return -errno;
+		return local_error(errno);
 	socket_address(dw->socket_id, &a, &len);
 	set_timeouts(s, IPC_TIMEOUT_S);
 	memcpy(req.token, dw->token, sizeof(req.token));
-	if (connect(s, (struct sockaddr *)&a, len) ||
-	    send(s, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
-		err = errno == ECONNREFUSED ? -ESRCH : -errno;
+	if (connect(s, (struct sockaddr *)&a, len)) {
+		err = local_error(errno == ECONNREFUSED ? ESRCH : errno);
 		close(s);
 		return err;
 	}
-	n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
-	err = n < 0 ? -errno : 0;
+	err = send(s, &req, sizeof(req), MSG_NOSIGNAL) == (ssize_t)sizeof(req) ?
+	      0 : local_error(errno);
+	n = recvmsg(s, &m, MSG_CMSG_CLOEXEC | (err ? MSG_DONTWAIT : 0));
+	/* a server that answered and closed early: its answer is still here */
+	if (n < 0 && errno == ECONNRESET)
+		n = recvmsg(s, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n >= 0)
+		err = 0;
+	else if (!err)
+		err = local_error(errno);
 	close(s);
 	/* a file came with whatever came: it is closed on every failure */
 	fd = n >= 0 ? passed_fd(&m) : -1;
@@ -570,7 +592,8 @@ C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 	err = import_held(dd, fd, &handle, &out->dev_addr);
 	close(fd);
 	if (err)
-		return open_failed(dev, w, err);
+		return accel_errno_error(-err, "%s cannot import the memory of process %d",
+					 dev->name, (int)w->pid);
 	out->handle = handle;
 	out->buf_offset = w->offset;
 	out->dev_addr += w->offset;
