@@ -424,16 +424,25 @@ TEST(free_while_other_threads_copy)
 
 struct copier {
 	accel_memory_t view;
+	accel_memory_t own;	/* copied into, or NULL: host memory */
 	void *buf;
+	size_t entries;
 	atomic_bool copied;
 	bool refused;
 };
+
+static C_Status copy_once(struct copier *c)
+{
+	if (c->own)
+		return accel_memory_copy(c->own, c->view, c->entries, 0, 0);
+	return accel_memory_copy_to(c->view, c->buf, ACCEL_ALL, 0);
+}
 
 static void *copy_until_refused(void *arg)
 {
 	struct copier *c = arg;
 
-	while (accel_memory_copy_to(c->view, c->buf, ACCEL_ALL, 0) == C_SUCCESS)
+	while (copy_once(c) == C_SUCCESS)
 		atomic_store(&c->copied, true);
 	c->refused = strstr(accel_get_last_error(), "freed") != NULL;
 	return NULL;
@@ -442,7 +451,8 @@ static void *copy_until_refused(void *arg)
 /*
  * Copies that other threads start back to back, overlapping one another,
  * do not hold a free off forever (a reader-preferring lock did): the free
- * returns, and every copy after it is refused.
+ * returns, and every copy after it is refused. Half of them copy into
+ * memory of their own, so the freed memory is the second they take.
  */
 TEST(free_is_not_starved_by_copies)
 {
@@ -454,7 +464,12 @@ TEST(free_is_not_starved_by_copies)
 
 	REQUIRE_OK(accel_memory_create(ctx->dev, entries, F64, NULL, 0, &m));
 	for (int i = 0; i < THREADS; i++) {
-		c[i] = (struct copier){ .buf = xmalloc(entries * 8) };
+		c[i] = (struct copier){ .entries = entries };
+		if (i & 1)
+			REQUIRE_OK(accel_memory_create(ctx->dev, entries, F64,
+						       NULL, 0, &c[i].own));
+		else
+			c[i].buf = xmalloc(entries * 8);
 		REQUIRE_OK(accel_memory_slice(m, 0, entries, &c[i].view));
 		REQUIRE(!pthread_create(&t[i], NULL, copy_until_refused, &c[i]));
 	}
@@ -466,6 +481,8 @@ TEST(free_is_not_starved_by_copies)
 		pthread_join(t[i], NULL);
 		CHECK(c[i].refused);
 		OK(accel_memory_release(c[i].view));
+		if (c[i].own)
+			OK(accel_memory_release(c[i].own));
 		free(c[i].buf);
 	}
 	CHECK(pool_blocks(ctx) == 0);

@@ -109,20 +109,13 @@ static C_Status copy_memory(accel_memory_t dst, accel_memory_t src,
 	struct accel_memory *d, *s;
 	C_Status ret;
 
-	d = memory_use(dst);
-	if (!d)
+	if (memory_use_both(dst, src, &d, &s) != C_SUCCESS)
 		return C_FAILED;
-	s = src == dst ? d : memory_use(src);
-	if (!s) {
-		memory_done(d);
-		return C_FAILED;
-	}
 	ret = copy_ranges(d, s, count, dst_offset, src_offset, &to, &from,
 			  &bytes);
 	if (ret == C_SUCCESS)
 		ret = transfer(&to, &from, bytes, stream);
-	if (s != d)
-		memory_done(s);
+	memory_done(s);
 	memory_done(d);
 	return ret;
 }

@@ -19,15 +19,11 @@ static C_Status array_transfer(struct accel_array *dst,
 	array_layout_of(src, &l);
 	if (layout_extent(&l, &extent) != C_SUCCESS)
 		return C_FAILED;
-	if (storage_use(dst->st, "the destination") != C_SUCCESS)
+	if (storage_use_both(dst->st, "the destination", src->st,
+			     "the source") != C_SUCCESS)
 		return C_FAILED;
-	if (src->st != dst->st && storage_use(src->st, "the source") != C_SUCCESS) {
-		storage_done(dst->st);
-		return C_FAILED;
-	}
 	ret = transfer(&to, &from, extent, stream);
-	if (src->st != dst->st)
-		storage_done(src->st);
+	storage_done(src->st);
 	storage_done(dst->st);
 	return ret;
 }

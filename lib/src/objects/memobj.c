@@ -194,6 +194,25 @@ struct accel_memory *memory_use(accel_memory_t mem)
 	return m;
 }
 
+C_Status memory_use_both(accel_memory_t a, accel_memory_t b,
+			 struct accel_memory **ma, struct accel_memory **mb)
+{
+	*ma = memory_lookup(a);
+	if (!*ma)
+		return C_FAILED;
+	*mb = memory_lookup(b);
+	if (!*mb) {
+		accel_handle_put(*ma);
+		return C_FAILED;
+	}
+	if (storage_use_both((*ma)->st, "the memory", (*mb)->st,
+			     "the memory") == C_SUCCESS)
+		return C_SUCCESS;
+	accel_handle_put(*mb);
+	accel_handle_put(*ma);
+	return C_FAILED;
+}
+
 void memory_done(struct accel_memory *m)
 {
 	storage_done(m->st);

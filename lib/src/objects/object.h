@@ -33,6 +33,7 @@ struct storage {
 	atomic_uint refs;
 	pthread_rwlock_t lock;	/* operations read, free writes */
 	atomic_uint writers;	/* waiting for or holding @lock to write */
+	atomic_uint write_gen;	/* writes done under @lock */
 	bool freed;
 	enum storage_kind kind;
 	bool owned;		/* false: the caller's memory */
@@ -120,8 +121,8 @@ C_Status storage_unregister(struct storage *st);
 /* free the bytes now; refused while they are mapped through any handle */
 C_Status storage_free(struct storage *st);
 /*
- * Caller holds @st's lock: whether its bytes, or those of the storage it
- * is a view of, were freed
+ * Whether its bytes, or those of the storage it is a view of, were freed;
+ * takes @st's lock for reading, so the caller must not wait for a free.
  */
 bool storage_is_freed(struct storage *st);
 /* Exclusive use: a free, a registration; waits for operations in flight. */
@@ -129,6 +130,12 @@ void storage_write_lock(struct storage *st);
 void storage_write_unlock(struct storage *st);
 /* take the read lock; fails, unlocked, if the storage is freed */
 C_Status storage_use(struct storage *st, const char *what);
+/*
+ * Both, for one operation (storage_done() each): a free of either waits
+ * for it, and it waits for a free of either that is under way.
+ */
+C_Status storage_use_both(struct storage *a, const char *what_a,
+			  struct storage *b, const char *what_b);
 void storage_done(struct storage *st);
 /* true for memory that device pointers name: device and unified */
 bool storage_on_device(const struct storage *st);
@@ -190,6 +197,9 @@ bool array_freed(struct accel_array *a);
  * ends both
  */
 struct accel_memory *memory_use(accel_memory_t mem);
+/* memory_use() of both at once (see storage_use_both()); memory_done() each */
+C_Status memory_use_both(accel_memory_t a, accel_memory_t b,
+			 struct accel_memory **ma, struct accel_memory **mb);
 void memory_done(struct accel_memory *m);
 
 /* dtype.c: the built-in or registered type with this typestr, or NULL */

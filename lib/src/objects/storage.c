@@ -15,29 +15,62 @@
  * same bytes). Such a lock lets readers starve a writer: operations that
  * other threads start back to back keep it read-held, and a free waited for
  * as long as they went on. So a writer announces itself first (@writers),
- * and a thread that holds no storage lock waits for it before it takes
- * one. A thread that holds one already finishes its operation without
- * waiting (the writer may be waiting for that very lock), which is bounded.
+ * and an operation waits for the writers of every storage it will lock
+ * before it takes the first lock; a thread that holds a storage lock
+ * already (read or write) never waits (the writer may be waiting for that
+ * very lock), and finishes its operation, which is bounded. Readers do not
+ * starve either: one waits for at most one write of each storage
+ * (@write_gen), however many writers follow.
  */
 static _Thread_local unsigned int locks_held;
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_open = PTHREAD_COND_INITIALIZER;
 
-static bool writer_waits(const struct storage *st)
+/* The storages an operation locks (two, and what they are views of). */
+struct gate {
+	struct storage *st[4];
+	unsigned int gen[4];
+	int n;
+};
+
+static void gate_add(struct gate *g, struct storage *st)
 {
-	return atomic_load(&st->writers) ||
-	       (st->backing && atomic_load(&st->backing->writers));
+	for (int depth = 0; st && depth < 2; st = st->backing, depth++) {
+		g->st[g->n] = st;
+		g->gen[g->n++] = atomic_load(&st->write_gen);
+	}
+}
+
+/* A writer waits for one of them, and has not written since we looked. */
+static bool gate_closed(const struct gate *g)
+{
+	for (int i = 0; i < g->n; i++)
+		if (atomic_load(&g->st[i]->writers) &&
+		    atomic_load(&g->st[i]->write_gen) == g->gen[i])
+			return true;
+	return false;
+}
+
+/* Before an operation on @a and @b (or NULL) takes its first lock. */
+static void pass_gate(struct storage *a, struct storage *b)
+{
+	struct gate g = { .n = 0 };
+
+	if (locks_held)
+		return;
+	gate_add(&g, a);
+	gate_add(&g, b);
+	if (!gate_closed(&g))
+		return;
+	pthread_mutex_lock(&gate_lock);
+	while (gate_closed(&g))
+		pthread_cond_wait(&gate_open, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
 }
 
 /* Read-lock @st, and the storage it lies in if it is a view. */
-static void read_lock(struct storage *st)
+static void lock_for_reading(struct storage *st)
 {
-	if (!locks_held && writer_waits(st)) {
-		pthread_mutex_lock(&gate_lock);
-		while (writer_waits(st))
-			pthread_cond_wait(&gate_open, &gate_lock);
-		pthread_mutex_unlock(&gate_lock);
-	}
 	pthread_rwlock_rdlock(&st->lock);
 	if (st->backing)
 		pthread_rwlock_rdlock(&st->backing->lock);
@@ -56,11 +89,14 @@ void storage_write_lock(struct storage *st)
 {
 	atomic_fetch_add(&st->writers, 1);
 	pthread_rwlock_wrlock(&st->lock);
+	locks_held++;
 }
 
 void storage_write_unlock(struct storage *st)
 {
+	locks_held--;
 	pthread_rwlock_unlock(&st->lock);
+	atomic_fetch_add(&st->write_gen, 1);
 	atomic_fetch_sub(&st->writers, 1);
 	pthread_mutex_lock(&gate_lock);
 	pthread_cond_broadcast(&gate_open);
@@ -92,6 +128,7 @@ static struct storage *storage_new(int dev_id, enum storage_kind kind,
 	st->bytes = bytes;
 	atomic_init(&st->maps, 0);
 	atomic_init(&st->writers, 0);
+	atomic_init(&st->write_gen, 0);
 	atomic_init(&st->async_devs, 0);
 	st->registered_dev = -1;
 	return st;
@@ -399,10 +436,22 @@ bool storage_is_freed(struct storage *st)
 {
 	bool freed;
 
-	read_lock(st);
+	pass_gate(st, NULL);
+	lock_for_reading(st);
 	freed = st->freed || (st->backing && st->backing->freed);
 	read_unlock(st);
 	return freed;
+}
+
+/* After the gate: read-lock @st, unless it (or what it lies in) was freed. */
+static C_Status use_past_gate(struct storage *st, const char *what)
+{
+	lock_for_reading(st);
+	if (!st->freed && !(st->backing && st->backing->freed))
+		return C_SUCCESS;
+	storage_done(st);
+	return accel_handle_error("%s was freed with accel_memory_free()",
+			   what);
 }
 
 /*
@@ -411,12 +460,21 @@ bool storage_is_freed(struct storage *st)
  */
 C_Status storage_use(struct storage *st, const char *what)
 {
-	read_lock(st);
-	if (!st->freed && !(st->backing && st->backing->freed))
-		return C_SUCCESS;
-	storage_done(st);
-	return accel_handle_error("%s was freed with accel_memory_free()",
-			   what);
+	pass_gate(st, NULL);
+	return use_past_gate(st, what);
+}
+
+C_Status storage_use_both(struct storage *a, const char *what_a,
+			  struct storage *b, const char *what_b)
+{
+	pass_gate(a, b);
+	if (use_past_gate(a, what_a) != C_SUCCESS)
+		return C_FAILED;
+	if (use_past_gate(b, what_b) != C_SUCCESS) {
+		storage_done(a);
+		return C_FAILED;
+	}
+	return C_SUCCESS;
 }
 
 void storage_done(struct storage *st)
