@@ -456,7 +456,7 @@ static void *copy_until_refused(void *arg)
  */
 TEST(free_is_not_starved_by_copies)
 {
-	enum { THREADS = 8 };
+	enum { THREADS = 12 };
 	const size_t entries = 1 << 17;
 	struct copier c[THREADS];
 	pthread_t t[THREADS];
