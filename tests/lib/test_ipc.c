@@ -164,6 +164,18 @@ static uint8_t *send_filled(struct suite_ctx *ctx, struct other *o,
 	return d;
 }
 
+/* The other process ended; @d, N bytes, holds pattern @seed; freed. */
+static void finish_holding(struct suite_ctx *ctx, struct other *o, uint8_t *d,
+			   uint32_t seed)
+{
+	uint8_t *got;
+
+	finish(o);
+	got = read_back(ctx, d, N);
+	CHECK(check_pattern(got, N, seed));
+	dfree(ctx, d, N);
+	free(got);
+}
 
 static void open_read_write(struct suite_ctx *ctx, struct other *o)
 {
@@ -186,15 +198,11 @@ static void open_read_write(struct suite_ctx *ctx, struct other *o)
 TEST_NOINIT(ipc_memory_is_shared_both_ways)
 {
 	struct other o = start(ctx, NEEDS_DEVICE, open_read_write);
-	uint8_t *d, *got;
+	uint8_t *d;
 
 	needs_ipc(ctx, &o);
 	d = send_filled(ctx, &o, 201);
-	finish(&o);
-	got = read_back(ctx, d, N);
-	CHECK(check_pattern(got, N, 202));
-	dfree(ctx, d, N);
-	free(got);
+	finish_holding(ctx, &o, d, 202);
 }
 
 static void open_block(struct suite_ctx *ctx, struct other *o)
@@ -414,7 +422,7 @@ static void open_as_another_user(struct suite_ctx *ctx, struct other *o)
 TEST_NOINIT(ipc_another_user_is_refused)
 {
 	struct other o = start(ctx, NEEDS_DEVICE, open_as_another_user);
-	uint8_t *d, *got;
+	uint8_t *d;
 	char became;
 
 	REQUIRE(get(o.rd, &became, 1));
@@ -422,11 +430,7 @@ TEST_NOINIT(ipc_another_user_is_refused)
 		skip_both(&o, "needs root, to run the importer as another user");
 	needs_ipc(ctx, &o);
 	d = send_filled(ctx, &o, 203);
-	finish(&o);
-	got = read_back(ctx, d, N);
-	CHECK(check_pattern(got, N, 203));
-	dfree(ctx, d, N);
-	free(got);
+	finish_holding(ctx, &o, d, 203);
 }
 
 static void open_twice(struct suite_ctx *ctx, struct other *o)
