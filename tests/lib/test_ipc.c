@@ -177,6 +177,15 @@ static void finish_holding(struct suite_ctx *ctx, struct other *o, uint8_t *d,
 	free(got);
 }
 
+/* Memory holding pattern @seed, lent to the other process until it ends. */
+static void lend_filled(struct suite_ctx *ctx, struct other *o, uint32_t seed)
+{
+	uint8_t *d = send_filled(ctx, o, seed);
+
+	finish(o);
+	dfree(ctx, d, N);
+}
+
 static void open_read_write(struct suite_ctx *ctx, struct other *o)
 {
 	accel_ipc_mem_handle_t h;
@@ -667,13 +676,10 @@ static void open_on_both(struct suite_ctx *ctx, struct other *o)
 TEST_NOINIT(ipc_open_on_another_device)
 {
 	struct other o = start(ctx, NEEDS_PEER, open_on_both);
-	uint8_t *d;
 
 	needs_ipc(ctx, &o);
 	needs_peer_of_the_backend(ctx, &o);
-	d = send_filled(ctx, &o, 231);
-	finish(&o);
-	dfree(ctx, d, N);
+	lend_filled(ctx, &o, 231);
 }
 
 static void close_under_work(struct suite_ctx *ctx, struct other *o)
@@ -698,12 +704,9 @@ static void close_under_work(struct suite_ctx *ctx, struct other *o)
 TEST_NOINIT(ipc_close_waits_for_queued_work)
 {
 	struct other o = start(ctx, NEEDS_DEVICE, close_under_work);
-	uint8_t *d;
 
 	needs_ipc(ctx, &o);
-	d = send_filled(ctx, &o, 241);
-	finish(&o);
-	dfree(ctx, d, N);
+	lend_filled(ctx, &o, 241);
 }
 
 static void open_pool_block_on_both(struct suite_ctx *ctx, struct other *o)

@@ -575,60 +575,68 @@ static int devside(const struct op *o, int slot, struct expect *x)
 	return s;
 }
 
+/* The device side of a synchronous h2d, d2h or set: raw slot a. */
+struct sync_target {
+	int slot, s, dev;
+	size_t off, len;
+};
+
+/* Pick it, and expect what its range calls for; false: not this op. */
+static bool sync_target(const struct op *o, struct expect *x, size_t max,
+			struct sync_target *t)
+{
+	t->slot = o->a % N_RAW;
+	t->s = devside(o, t->slot, x);
+	if (t->s < 0)
+		return false;
+	t->dev = M.st[t->s].dev;
+	range(o, M.st[t->s].size, o->x, o->y, &t->off, &t->len);
+	if (t->len > max)
+		t->len = max;
+	if (t->off + t->len > M.st[t->s].size)
+		xfail(x, S(INVAL));
+	zero_ok(x, t->len);
+	return true;
+}
+
 static void op_h2d(const struct op *o)
 {
-	int slot = o->a % N_RAW;
 	struct expect x = X_OK;
-	int s = devside(o, slot, &x), dev;
-	size_t off, len;
+	struct sync_target t;
 	C_Status st;
 
-	if (s < 0)
+	if (!sync_target(o, &x, MAX_LEN, &t))
 		return;
-	dev = M.st[s].dev;
-	range(o, M.st[s].size, o->x, o->y, &off, &len);
-	if (len > MAX_LEN)
-		len = MAX_LEN;
-	if (off + len > M.st[s].size)
-		xfail(&x, S(INVAL));
-	zero_ok(&x, len);
-	fz_fill(src, len, o->pat);
-	emit("fill_pattern(src, %zu, %uu);", len, o->pat);
+	fz_fill(src, t.len, o->pat);
+	emit("fill_pattern(src, %zu, %uu);", t.len, o->pat);
 	emit("st = accel_memory_copy_h2d(%s, (char *)p[%d] + %zu, src, %zu);",
-	     devname_c[dev], slot, off, len);
-	st = accel_memory_copy_h2d(&devs[dev], (char *)bp[slot] + off, src, len);
-	sync_ok(st, dev, len);
+	     devname_c[t.dev], t.slot, t.off, t.len);
+	st = accel_memory_copy_h2d(&devs[t.dev], (char *)bp[t.slot] + t.off,
+				   src, t.len);
+	sync_ok(st, t.dev, t.len);
 	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 		return;
-	model_access(&M, s, -1, 1, s, off, len);
-	model_write(&M, s, off, src, len);
+	model_access(&M, t.s, -1, 1, t.s, t.off, t.len);
+	model_write(&M, t.s, t.off, src, t.len);
 }
 
 static void op_d2h(const struct op *o)
 {
-	int slot = o->a % N_RAW;
 	struct expect x = X_OK;
-	int s = devside(o, slot, &x), dev;
-	size_t off, len;
+	struct sync_target t;
 	C_Status st;
 
-	if (s < 0)
+	if (!sync_target(o, &x, MAX_LEN, &t))
 		return;
-	dev = M.st[s].dev;
-	range(o, M.st[s].size, o->x, o->y, &off, &len);
-	if (len > MAX_LEN)
-		len = MAX_LEN;
-	if (off + len > M.st[s].size)
-		xfail(&x, S(INVAL));
-	zero_ok(&x, len);
 	emit("st = accel_memory_copy_d2h(%s, tmp, (char *)p[%d] + %zu, %zu);",
-	     devname_c[dev], slot, off, len);
-	st = accel_memory_copy_d2h(&devs[dev], tmp, (char *)bp[slot] + off, len);
-	sync_ok(st, dev, len);
+	     devname_c[t.dev], t.slot, t.off, t.len);
+	st = accel_memory_copy_d2h(&devs[t.dev], tmp,
+				   (char *)bp[t.slot] + t.off, t.len);
+	sync_ok(st, t.dev, t.len);
 	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 		return;
-	model_access(&M, s, -1, 0, -1, 0, 0);
-	compare(s, off, tmp, len, "tmp");
+	model_access(&M, t.s, -1, 0, -1, 0, 0);
+	compare(t.s, t.off, tmp, t.len, "tmp");
 }
 
 /* d2d and p2p, sync or async: dst slot a, src slot b, stream c. */
@@ -722,29 +730,23 @@ static void op_copy2(const struct op *o, int p2p, int async)
 
 static void op_set(const struct op *o)
 {
-	int slot = o->a % N_RAW;
 	struct expect x = X_OK;
-	int s = devside(o, slot, &x), dev;
-	size_t off, len;
+	struct sync_target t;
 	uint8_t v = o->pat & 0xff;
 	C_Status st;
 
-	if (s < 0)
+	if (!sync_target(o, &x, SIZE_MAX, &t))
 		return;
-	dev = M.st[s].dev;
-	range(o, M.st[s].size, o->x, o->y, &off, &len);
-	if (off + len > M.st[s].size)
-		xfail(&x, S(INVAL));
-	zero_ok(&x, len);
 	emit("st = accel_device_memory_set(%s, (char *)p[%d] + %zu, 0x%02x, %zu);",
-	     devname_c[dev], slot, off, v, len);
-	st = accel_device_memory_set(&devs[dev], (char *)bp[slot] + off, v, len);
-	sync_ok(st, dev, len);
+	     devname_c[t.dev], t.slot, t.off, v, t.len);
+	st = accel_device_memory_set(&devs[t.dev], (char *)bp[t.slot] + t.off,
+				     v, t.len);
+	sync_ok(st, t.dev, t.len);
 	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
 		return;
-	model_access(&M, s, -1, 1, s, off, len);
-	memset(tmp, v, len);
-	model_write(&M, s, off, tmp, len);
+	model_access(&M, t.s, -1, 1, t.s, t.off, t.len);
+	memset(tmp, v, t.len);
+	model_write(&M, t.s, t.off, tmp, t.len);
 }
 
 /* A host-side operand: a pageable buffer (c odd) or a host-side raw slot. */
