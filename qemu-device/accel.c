@@ -5,10 +5,15 @@
  * same header the Linux driver uses) and documented in docs/hardware.md of
  * the accel project.
  *
- * DMA runs in bottom halves, one per queue, in slices of at most
- * ACCEL_SLICE_BYTES so that a large copy never holds the BQL for long and
- * queues make progress independently. An optional per-queue bandwidth limit
- * spaces the slices out on the virtual clock.
+ * Each queue has a worker thread. It runs the queue under the BQL, as a
+ * bottom half would: fetching descriptors, validating them, translating
+ * addresses, interrupts, and any transfer whose end is not RAM (MMIO, a
+ * fault). The bytes of a copy or fill between RAM and VRAM move with the
+ * BQL released, so queues move data in parallel and neither MMIO nor the
+ * vCPUs wait for them. Whatever stops a queue (disable, queue reset, device
+ * reset, unplug) runs under the BQL and waits for those bytes in flight.
+ * Work is done in slices of at most ACCEL_SLICE_BYTES; an optional
+ * per-queue bandwidth limit spaces the slices out on the virtual clock.
  *
  * Copyright (c) 2026 The accel authors
  *
@@ -21,29 +26,51 @@
 #include "qemu/timer.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
+#include "qemu/rcu.h"
+#include "qemu/thread.h"
 #include "qapi/error.h"
-#include "hw/pci/pci.h"
+#include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "qom/object.h"
 #include "hw/misc/accel_hw.h"
+#include "trace.h"
 
-#define TYPE_ACCEL_DEVICE "accel-pci"
-OBJECT_DECLARE_SIMPLE_TYPE(AccelState, ACCEL_DEVICE)
+/* Not "AccelState": QEMU's core has that name (include/qemu/accel.h). */
+#define TYPE_ACCEL_PCI "accel-pci"
+OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 
 /* Bytes a queue moves before it yields the main loop. */
 #define ACCEL_SLICE_BYTES   (4 * MiB)
 /* Cost charged for a descriptor that moves no data, to bound a slice. */
 #define ACCEL_DESC_COST     4096
+/* RAM pieces mapped for one unlocked copy (an IOMMU maps page by page). */
+#define ACCEL_MAX_CHUNKS    64
+/* Bytes moved at a time, under the BQL, where an end is not RAM. */
+#define ACCEL_BQL_PIECE     4096
 
 #define ACCEL_VRAM_MIN      (1 * MiB)
 #define ACCEL_VRAM_MAX      (64 * GiB)
 
+/* A piece of a transfer between host pointers; src NULL for a fill. */
+typedef struct AccelChunk {
+    void *src;
+    void *dst;
+    hwaddr len;
+    bool src_mapped;
+    bool dst_mapped;
+} AccelChunk;
+
 typedef struct AccelQueue {
-    AccelState *dev;
+    AccelPCIState *dev;
     unsigned index;
+
+    /*
+     * Everything but copy_lock, copied and copying is the BQL's: the worker
+     * holds it too, except while it copies.
+     */
 
     uint64_t ring_base;
     uint32_t ring_size;
@@ -63,11 +90,21 @@ typedef struct AccelQueue {
     /* Bytes already paid for on the throttled link. */
     uint64_t credit;
 
-    QEMUBH *bh;
     QEMUTimer *throttle;
+
+    QemuThread worker;
+    QemuCond work;          /* signalled when the queue may have work */
+    bool exiting;
+    /* Bumped by accel_queue_stop(): a copy of an older one is abandoned. */
+    uint32_t gen;
+
+    QemuMutex copy_lock;
+    QemuCond copied;        /* signalled when copying goes false */
+    bool copying;           /* the worker moves bytes without the BQL */
+    AccelChunk chunks[ACCEL_MAX_CHUNKS];
 } AccelQueue;
 
-struct AccelState {
+struct AccelPCIState {
     PCIDevice parent_obj;
 
     MemoryRegion regs;
@@ -89,18 +126,27 @@ struct AccelState {
 
 /* Interrupts */
 
-static void accel_update_intx(AccelState *s)
+static void accel_update_intx(AccelPCIState *s)
 {
-    pci_set_irq(PCI_DEVICE(s), (s->irq_status & ~s->irq_mask) != 0);
+    int level = (s->irq_status & ~s->irq_mask) != 0;
+
+    trace_accel_irq_pin(level);
+    pci_set_irq(PCI_DEVICE(s), level);
 }
 
-static unsigned accel_irq_vector(AccelState *s, uint32_t bit)
+static void accel_msix_notify(AccelPCIState *s, unsigned vector)
+{
+    trace_accel_irq_msix(vector);
+    msix_notify(PCI_DEVICE(s), vector);
+}
+
+static unsigned accel_irq_vector(AccelPCIState *s, uint32_t bit)
 {
     return bit == ACCEL_IRQ_ERROR ? ACCEL_MSIX_ERROR_VECTOR(s->num_queues)
                                   : ctz32(bit);
 }
 
-static void accel_raise_irq(AccelState *s, uint32_t bit)
+static void accel_raise_irq(AccelPCIState *s, uint32_t bit)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
 
@@ -108,11 +154,13 @@ static void accel_raise_irq(AccelState *s, uint32_t bit)
     if (!msix_enabled(pdev)) {
         accel_update_intx(s);
     } else if (!(s->irq_mask & bit)) {
-        msix_notify(pdev, accel_irq_vector(s, bit));
+        accel_msix_notify(s, accel_irq_vector(s, bit));
+    } else {
+        trace_accel_irq_masked(bit);
     }
 }
 
-static void accel_write_irq_mask(AccelState *s, uint32_t mask)
+static void accel_write_irq_mask(AccelPCIState *s, uint32_t mask)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint32_t unmasked = s->irq_mask & ~mask & s->irq_status;
@@ -128,7 +176,7 @@ static void accel_write_irq_mask(AccelState *s, uint32_t mask)
 
         unmasked &= ~bit;
         if (bit == ACCEL_IRQ_ERROR || ctz32(bit) < s->num_queues) {
-            msix_notify(pdev, accel_irq_vector(s, bit));
+            accel_msix_notify(s, accel_irq_vector(s, bit));
         }
     }
 }
@@ -140,28 +188,45 @@ static bool accel_queue_runnable(AccelQueue *q)
     return q->enabled && !q->error && !q->stalled && q->head != q->tail;
 }
 
+static bool accel_queue_has_work(AccelQueue *q)
+{
+    return accel_queue_runnable(q) && !timer_pending(q->throttle);
+}
+
 static void accel_queue_kick(AccelQueue *q)
 {
-    if (accel_queue_runnable(q) && !timer_pending(q->throttle)) {
-        qemu_bh_schedule(q->bh);
+    if (accel_queue_has_work(q)) {
+        qemu_cond_signal(&q->work);
     }
 }
 
 static void accel_queue_halt(AccelQueue *q, uint32_t error)
 {
-    AccelState *s = q->dev;
+    AccelPCIState *s = q->dev;
 
     q->error = error;
     q->error_desc = q->head;
     q->active = false;
+    trace_accel_err_queue_halt(q->index, q->head, error);
     qemu_log_mask(LOG_GUEST_ERROR, "accel: queue %u halted at descriptor %u "
                   "with error %u\n", q->index, q->head, error);
     accel_raise_irq(s, ACCEL_IRQ_ERROR);
 }
 
+/* Abandon the copy in flight, if any, once its bytes have moved. */
+static void accel_queue_drain(AccelQueue *q)
+{
+    q->gen++;
+    qemu_mutex_lock(&q->copy_lock);
+    while (q->copying) {
+        qemu_cond_wait(&q->copied, &q->copy_lock);
+    }
+    qemu_mutex_unlock(&q->copy_lock);
+}
+
 static void accel_queue_stop(AccelQueue *q)
 {
-    qemu_bh_cancel(q->bh);
+    accel_queue_drain(q);
     timer_del(q->throttle);
     q->enabled = false;
     q->active = false;
@@ -204,17 +269,20 @@ static bool accel_ring_valid(AccelQueue *q)
 static void accel_queue_write_ctrl(AccelQueue *q, uint32_t val)
 {
     if (val & ACCEL_Q_CTRL_RESET) {
+        trace_accel_queue_reset(q->index);
         accel_queue_reset(q, false);
         return;
     }
     if (!(val & ACCEL_Q_CTRL_ENABLE)) {
         /* Disabling stops fetching; work in flight is abandoned. */
+        trace_accel_queue_disable(q->index);
         accel_queue_stop(q);
         return;
     }
     if (q->enabled) {
         return;
     }
+    trace_accel_queue_enable(q->index, q->ring_base, q->ring_size);
     q->enabled = true;
     if (!accel_ring_valid(q)) {
         accel_queue_halt(q, ACCEL_ERR_BAD_RING);
@@ -223,7 +291,9 @@ static void accel_queue_write_ctrl(AccelQueue *q, uint32_t val)
 
 static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
 {
+    trace_accel_doorbell(q->index, val);
     if (!q->enabled) {
+        trace_accel_err_doorbell_disabled(q->index);
         qemu_log_mask(LOG_GUEST_ERROR, "accel: doorbell of disabled queue %u\n",
                       q->index);
         return;
@@ -232,6 +302,7 @@ static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
         return;
     }
     if (val >= q->ring_size) {
+        trace_accel_err_doorbell_range(q->index, val, q->ring_size);
         accel_queue_halt(q, ACCEL_ERR_BAD_DOORBELL);
         return;
     }
@@ -246,7 +317,7 @@ static bool accel_bus_range_ok(uint64_t addr, uint64_t len)
     return len - 1 <= UINT64_MAX - addr;
 }
 
-static uint32_t accel_check_range(AccelState *s, uint64_t addr, uint64_t len,
+static uint32_t accel_check_range(AccelPCIState *s, uint64_t addr, uint64_t len,
                                   bool vram)
 {
     if (!vram) {
@@ -258,7 +329,8 @@ static uint32_t accel_check_range(AccelState *s, uint64_t addr, uint64_t len,
     return 0;
 }
 
-static uint32_t accel_validate_desc(AccelState *s, const struct accel_desc *d)
+static uint32_t accel_validate_desc(AccelPCIState *s,
+                                    const struct accel_desc *d)
 {
     bool src_vram = d->flags & ACCEL_DESC_SRC_VRAM;
     bool dst_vram = d->flags & ACCEL_DESC_DST_VRAM;
@@ -304,15 +376,44 @@ static uint32_t accel_validate_desc(AccelState *s, const struct accel_desc *d)
     }
 }
 
+/*
+ * DMA under the BQL, as a guarded bottom half does it: an access that
+ * reaches this device's own registers is refused, not re-entered.
+ */
+static bool accel_guard_enter(AccelPCIState *s)
+{
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
+
+    guard->engaged_in_io = true;
+    return engaged;
+}
+
+static void accel_guard_leave(AccelPCIState *s, bool engaged)
+{
+    DEVICE(s)->mem_reentrancy_guard.engaged_in_io = engaged;
+}
+
+static bool accel_dma_locked(AccelPCIState *s, dma_addr_t addr, void *buf,
+                             dma_addr_t len, DMADirection dir)
+{
+    bool engaged = accel_guard_enter(s);
+    MemTxResult res;
+
+    res = pci_dma_rw(PCI_DEVICE(s), addr, buf, len, dir,
+                     MEMTXATTRS_UNSPECIFIED);
+    accel_guard_leave(s, engaged);
+    return res == MEMTX_OK;
+}
+
 static uint32_t accel_fetch_desc(AccelQueue *q)
 {
-    AccelState *s = q->dev;
+    AccelPCIState *s = q->dev;
     struct accel_desc *d = &q->desc;
     int i;
 
-    if (pci_dma_read(PCI_DEVICE(s), q->ring_base +
-                     (uint64_t)q->head * ACCEL_DESC_SIZE,
-                     d, sizeof(*d)) != MEMTX_OK) {
+    if (!accel_dma_locked(s, q->ring_base + (uint64_t)q->head * ACCEL_DESC_SIZE,
+                          d, sizeof(*d), DMA_DIRECTION_TO_DEVICE)) {
         return ACCEL_ERR_DESC_FETCH;
     }
     d->opcode = le32_to_cpu(d->opcode);
@@ -323,81 +424,243 @@ static uint32_t accel_fetch_desc(AccelQueue *q)
     for (i = 0; i < ARRAY_SIZE(d->reserved); i++) {
         d->reserved[i] = le64_to_cpu(d->reserved[i]);
     }
+    trace_accel_desc_fetch(q->index, q->head, d->opcode, d->flags, d->src,
+                           d->dst, d->len);
     return accel_validate_desc(s, d);
 }
 
-/* Data movement: each step moves at most ACCEL_SLICE_BYTES. */
+/*
+ * Data movement. A copy or fill maps what it can of both ends as RAM and
+ * moves those bytes with the BQL released; a piece whose end is not RAM
+ * (MMIO, nothing, an IOMMU fault) moves under the BQL through the memory
+ * API, which reports the error.
+ */
 
-static uint32_t accel_copy_step(AccelState *s, const struct accel_desc *d,
-                                uint64_t off, uint64_t n)
+/*
+ * A host pointer to @len bytes (shortened to what is contiguous) of one
+ * end, or NULL if that end is not RAM. Translating first, under the BQL,
+ * keeps dma_memory_map() from bouncing: the map is then direct.
+ */
+static void *accel_map_end(AccelPCIState *s, uint64_t addr, bool vram,
+                           hwaddr *len, DMADirection dir, bool *mapped)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
-    uint64_t src = d->src + off, dst = d->dst + off;
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
+    MemoryRegion *mr;
+    hwaddr xlat, l = *len;
+    void *ptr;
+
+    *mapped = false;
+    if (vram) {
+        return s->vram_ptr + addr;
+    }
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(as, addr, &xlat, &l, is_write,
+                                 MEMTXATTRS_UNSPECIFIED);
+    if (!memory_access_is_direct(mr, is_write, MEMTXATTRS_UNSPECIFIED)) {
+        return NULL;
+    }
+    ptr = dma_memory_map(as, addr, len, dir, MEMTXATTRS_UNSPECIFIED);
+    *mapped = ptr != NULL;
+    return ptr;
+}
+
+/*
+ * Direct RAM needs only the access length on unmap: it marks the bytes
+ * dirty (and drops translated code over them) and releases the region.
+ */
+static void accel_unmap_end(AccelPCIState *s, void *ptr, bool mapped,
+                            hwaddr len, DMADirection dir)
+{
+    if (mapped) {
+        dma_memory_unmap(pci_get_address_space(PCI_DEVICE(s)), ptr, len, dir,
+                         len);
+    }
+}
+
+static void accel_unmap_chunks(AccelQueue *q, unsigned count)
+{
+    unsigned i;
+
+    for (i = 0; i < count; i++) {
+        AccelChunk *c = &q->chunks[i];
+
+        accel_unmap_end(q->dev, c->src, c->src_mapped, c->len,
+                        DMA_DIRECTION_TO_DEVICE);
+        accel_unmap_end(q->dev, c->dst, c->dst_mapped, c->len,
+                        DMA_DIRECTION_FROM_DEVICE);
+    }
+}
+
+/* Map a piece of at most @n bytes at @off; false if an end is not RAM. */
+static bool accel_map_chunk(AccelQueue *q, uint64_t off, uint64_t n,
+                            AccelChunk *c)
+{
+    AccelPCIState *s = q->dev;
+    const struct accel_desc *d = &q->desc;
+    hwaddr len = n, dst_len;
+
+    c->src = NULL;
+    c->src_mapped = false;
+    if (d->opcode == ACCEL_OP_COPY) {
+        c->src = accel_map_end(s, d->src + off, d->flags & ACCEL_DESC_SRC_VRAM,
+                               &len, DMA_DIRECTION_TO_DEVICE, &c->src_mapped);
+        if (!c->src) {
+            return false;
+        }
+    }
+    dst_len = len;
+    c->dst = accel_map_end(s, d->dst + off, d->flags & ACCEL_DESC_DST_VRAM,
+                           &dst_len, DMA_DIRECTION_FROM_DEVICE, &c->dst_mapped);
+    c->len = MIN(len, dst_len);
+    if (!c->dst) {
+        accel_unmap_end(s, c->src, c->src_mapped, 0, DMA_DIRECTION_TO_DEVICE);
+        return false;
+    }
+    return true;
+}
+
+/* Map pieces of [@off, @off + @n); returns the bytes mapped. */
+static uint64_t accel_map_chunks(AccelQueue *q, uint64_t off, uint64_t n,
+                                 unsigned *count)
+{
+    uint64_t mapped = 0;
+    unsigned i = 0;
+
+    while (mapped < n && i < ACCEL_MAX_CHUNKS &&
+           accel_map_chunk(q, off + mapped, n - mapped, &q->chunks[i])) {
+        mapped += q->chunks[i].len;
+        i++;
+    }
+    *count = i;
+    return mapped;
+}
+
+static void accel_set_copying(AccelQueue *q, bool copying)
+{
+    qemu_mutex_lock(&q->copy_lock);
+    q->copying = copying;
+    if (!copying) {
+        qemu_cond_broadcast(&q->copied);
+    }
+    qemu_mutex_unlock(&q->copy_lock);
+}
+
+/*
+ * Move the mapped pieces with the BQL released. copying is set under the
+ * BQL, so whatever stops the queue either runs before the copy starts or
+ * waits for it to end. False if the queue was stopped meanwhile.
+ */
+static bool accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
+{
+    bool fill = q->desc.opcode == ACCEL_OP_FILL;
+    int value = q->desc.src;
+    uint32_t gen = q->gen;
+    unsigned i;
+
+    trace_accel_dma_unlocked(q->index, bytes, count);
+    accel_set_copying(q, true);
+    bql_unlock();
+    for (i = 0; i < count; i++) {
+        AccelChunk *c = &q->chunks[i];
+
+        if (fill) {
+            memset(c->dst, value, c->len);
+        } else {
+            memmove(c->dst, c->src, c->len);
+        }
+    }
+    accel_set_copying(q, false);
+    bql_lock();
+    accel_unmap_chunks(q, count);
+    return q->gen == gen;
+}
+
+/* Move @n bytes at @off through the memory API, under the BQL. */
+static uint32_t accel_move_locked(AccelPCIState *s, const struct accel_desc *d,
+                                  uint64_t off, uint64_t n)
+{
     bool src_vram = d->flags & ACCEL_DESC_SRC_VRAM;
     bool dst_vram = d->flags & ACCEL_DESC_DST_VRAM;
+    uint8_t *dst_buf = dst_vram ? s->vram_ptr + d->dst + off : s->bounce;
 
-    if (src_vram && dst_vram) {
-        memmove(s->vram_ptr + dst, s->vram_ptr + src, n);
-        return 0;
-    }
-    if (src_vram) {
-        return pci_dma_write(pdev, dst, s->vram_ptr + src, n) == MEMTX_OK ?
-               0 : ACCEL_ERR_DMA_WRITE;
-    }
-    if (dst_vram) {
-        return pci_dma_read(pdev, src, s->vram_ptr + dst, n) == MEMTX_OK ?
-               0 : ACCEL_ERR_DMA_READ;
-    }
-    if (pci_dma_read(pdev, src, s->bounce, n) != MEMTX_OK) {
+    if (d->opcode == ACCEL_OP_FILL) {
+        memset(dst_buf, d->src, n);
+    } else if (src_vram) {
+        memmove(dst_buf, s->vram_ptr + d->src + off, n);
+    } else if (!accel_dma_locked(s, d->src + off, dst_buf, n,
+                                 DMA_DIRECTION_TO_DEVICE)) {
         return ACCEL_ERR_DMA_READ;
     }
-    return pci_dma_write(pdev, dst, s->bounce, n) == MEMTX_OK ?
-           0 : ACCEL_ERR_DMA_WRITE;
-}
-
-static uint32_t accel_fill_step(AccelState *s, const struct accel_desc *d,
-                                uint64_t off, uint64_t n)
-{
-    if (d->flags & ACCEL_DESC_DST_VRAM) {
-        memset(s->vram_ptr + d->dst + off, d->src, n);
+    if (dst_vram) {
         return 0;
     }
-    memset(s->bounce, d->src, n);
-    return pci_dma_write(PCI_DEVICE(s), d->dst + off, s->bounce, n) ==
-           MEMTX_OK ? 0 : ACCEL_ERR_DMA_WRITE;
+    if (!accel_dma_locked(s, d->dst + off, s->bounce, n,
+                          DMA_DIRECTION_FROM_DEVICE)) {
+        return ACCEL_ERR_DMA_WRITE;
+    }
+    return 0;
 }
 
-static uint32_t accel_fence(AccelState *s, const struct accel_desc *d)
+/*
+ * Move up to @budget bytes of the current copy or fill; returns the bytes
+ * moved. *stopped is set if the queue was stopped while they moved.
+ */
+static uint64_t accel_move(AccelQueue *q, uint64_t budget, uint32_t *err,
+                           bool *stopped)
 {
+    const struct accel_desc *d = &q->desc;
+    uint64_t n = MIN(d->len - q->done, budget);
+    unsigned count;
+    uint64_t mapped = accel_map_chunks(q, q->done, n, &count);
+
+    if (count) {
+        *stopped = !accel_copy_chunks(q, count, mapped);
+        n = mapped;
+    } else {
+        n = MIN(n, ACCEL_BQL_PIECE);
+        trace_accel_dma_locked(q->index, q->done, n);
+        *err = accel_move_locked(q->dev, d, q->done, n);
+    }
+    if (!*stopped) {
+        q->done += n;
+    }
+    return n;
+}
+
+static uint32_t accel_fence(AccelPCIState *s, const struct accel_desc *d)
+{
+    bool engaged;
+    MemTxResult res;
+
     if (d->flags & ACCEL_DESC_DST_VRAM) {
         stq_le_p(s->vram_ptr + d->dst, d->src);
         return 0;
     }
-    return stq_le_pci_dma(PCI_DEVICE(s), d->dst, d->src,
-                          MEMTXATTRS_UNSPECIFIED) == MEMTX_OK ?
-           0 : ACCEL_ERR_DMA_WRITE;
+    /* One 8-byte store: a waiter polling the value never sees it torn. */
+    engaged = accel_guard_enter(s);
+    res = stq_le_pci_dma(PCI_DEVICE(s), d->dst, d->src, MEMTXATTRS_UNSPECIFIED);
+    accel_guard_leave(s, engaged);
+    return res == MEMTX_OK ? 0 : ACCEL_ERR_DMA_WRITE;
 }
 
 /* Run up to @budget bytes of the current descriptor; returns bytes charged. */
-static uint64_t accel_exec(AccelQueue *q, uint64_t budget, uint32_t *err)
+static uint64_t accel_exec(AccelQueue *q, uint64_t budget, uint32_t *err,
+                           bool *stopped)
 {
-    AccelState *s = q->dev;
+    AccelPCIState *s = q->dev;
     const struct accel_desc *d = &q->desc;
-    uint64_t n;
 
+    *err = 0;
+    *stopped = false;
     switch (d->opcode) {
     case ACCEL_OP_COPY:
     case ACCEL_OP_FILL:
-        n = MIN(d->len - q->done, budget);
-        *err = d->opcode == ACCEL_OP_COPY ? accel_copy_step(s, d, q->done, n)
-                                          : accel_fill_step(s, d, q->done, n);
-        q->done += n;
-        return n;
+        return accel_move(q, budget, err, stopped);
     case ACCEL_OP_FENCE:
         *err = accel_fence(s, d);
         return ACCEL_DESC_COST;
     default:
-        *err = 0;
         return ACCEL_DESC_COST;
     }
 }
@@ -412,6 +675,7 @@ static bool accel_desc_finished(AccelQueue *q)
 
 static void accel_complete_desc(AccelQueue *q)
 {
+    trace_accel_desc_complete(q->index, q->head, q->completed + 1);
     q->head = (q->head + 1) & (q->ring_size - 1);
     q->completed++;
     q->active = false;
@@ -462,24 +726,28 @@ static uint64_t accel_step_cost(AccelQueue *q, uint64_t budget)
  */
 static bool accel_pay_for_step(AccelQueue *q, uint64_t budget)
 {
-    AccelState *s = q->dev;
+    AccelPCIState *s = q->dev;
     uint64_t cost = accel_step_cost(q, budget);
+
+    uint64_t delay;
 
     if (!s->dma_bandwidth || q->credit >= cost) {
         return true;
     }
-    timer_mod(q->throttle, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              muldiv64(cost - q->credit, NANOSECONDS_PER_SECOND,
-                       s->dma_bandwidth));
+    delay = muldiv64(cost - q->credit, NANOSECONDS_PER_SECOND,
+                     s->dma_bandwidth);
+    trace_accel_throttle(q->index, cost, delay);
+    timer_mod(q->throttle, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + delay);
     q->credit = cost;
     return false;
 }
 
-static void accel_queue_run(void *opaque)
+/* One slice of the queue's work; with the BQL, which it may drop to copy. */
+static void accel_queue_run(AccelQueue *q)
 {
-    AccelQueue *q = opaque;
     uint64_t moved = 0, n;
     uint32_t err;
+    bool stopped;
 
     while (accel_queue_runnable(q) && moved < ACCEL_SLICE_BYTES) {
         if (!q->active && !accel_start_desc(q)) {
@@ -488,7 +756,10 @@ static void accel_queue_run(void *opaque)
         if (!accel_pay_for_step(q, ACCEL_SLICE_BYTES - moved)) {
             return;
         }
-        n = accel_exec(q, ACCEL_SLICE_BYTES - moved, &err);
+        n = accel_exec(q, ACCEL_SLICE_BYTES - moved, &err, &stopped);
+        if (stopped) {
+            return;
+        }
         q->credit -= MIN(q->credit, n);
         moved += n;
         if (err) {
@@ -499,18 +770,36 @@ static void accel_queue_run(void *opaque)
             accel_complete_desc(q);
         }
     }
-    if (accel_queue_runnable(q)) {
-        qemu_bh_schedule(q->bh);
+}
+
+/*
+ * The queue's worker thread. It holds a reference to the device, which
+ * unplug does not wait to drop: the worker may be waiting for the BQL that
+ * unplug holds.
+ */
+static void *accel_queue_worker(void *opaque)
+{
+    AccelQueue *q = opaque;
+    Object *owner = OBJECT(q->dev);
+
+    rcu_register_thread();
+    bql_lock();
+    while (!q->exiting) {
+        if (accel_queue_has_work(q)) {
+            accel_queue_run(q);
+        } else {
+            qemu_cond_wait_bql(&q->work);
+        }
     }
+    object_unref(owner);
+    bql_unlock();
+    rcu_unregister_thread();
+    return NULL;
 }
 
 static void accel_throttle_expired(void *opaque)
 {
-    AccelQueue *q = opaque;
-
-    if (accel_queue_runnable(q)) {
-        qemu_bh_schedule(q->bh);
-    }
+    accel_queue_kick(opaque);
 }
 
 /* Registers */
@@ -551,6 +840,8 @@ static uint64_t accel_queue_read(AccelQueue *q, hwaddr reg)
     case ACCEL_Q_COMPLETED_HI:
         return extract64(q->completed, 32, 32);
     default:
+        trace_accel_err_mmio_read(ACCEL_QUEUE_BASE +
+                                  q->index * ACCEL_QUEUE_STRIDE + reg);
         qemu_log_mask(LOG_GUEST_ERROR, "accel: read of unknown queue "
                       "register 0x%" HWADDR_PRIx "\n", reg);
         return 0;
@@ -563,6 +854,7 @@ static void accel_queue_write(AccelQueue *q, hwaddr reg, uint32_t val)
                     reg == ACCEL_Q_RING_BASE_HI || reg == ACCEL_Q_RING_SIZE;
 
     if (ring_reg && q->enabled) {
+        trace_accel_err_ring_read_only(q->index);
         qemu_log_mask(LOG_GUEST_ERROR, "accel: ring of enabled queue %u "
                       "is read-only\n", q->index);
         return;
@@ -587,12 +879,14 @@ static void accel_queue_write(AccelQueue *q, hwaddr reg, uint32_t val)
         q->fault_inject = val & (ACCEL_FAULT_COUNT_MASK | ACCEL_FAULT_STALL);
         break;
     default:
+        trace_accel_err_mmio_write(ACCEL_QUEUE_BASE +
+                                   q->index * ACCEL_QUEUE_STRIDE + reg, val);
         qemu_log_mask(LOG_GUEST_ERROR, "accel: write to read-only or unknown "
                       "queue register 0x%" HWADDR_PRIx "\n", reg);
     }
 }
 
-static AccelQueue *accel_queue_at(AccelState *s, hwaddr addr, hwaddr *reg)
+static AccelQueue *accel_queue_at(AccelPCIState *s, hwaddr addr, hwaddr *reg)
 {
     hwaddr qi;
 
@@ -607,7 +901,7 @@ static AccelQueue *accel_queue_at(AccelState *s, hwaddr addr, hwaddr *reg)
     return &s->queues[qi];
 }
 
-static uint32_t accel_dev_status(AccelState *s)
+static uint32_t accel_dev_status(AccelPCIState *s)
 {
     uint32_t status = ACCEL_DEV_STATUS_READY;
     unsigned i;
@@ -620,9 +914,8 @@ static uint32_t accel_dev_status(AccelState *s)
     return status;
 }
 
-static uint64_t accel_regs_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t accel_reg_value(AccelPCIState *s, hwaddr addr)
 {
-    AccelState *s = opaque;
     AccelQueue *q;
     hwaddr reg;
 
@@ -661,21 +954,31 @@ static uint64_t accel_regs_read(void *opaque, hwaddr addr, unsigned size)
     case ACCEL_REG_DMA_BW_HI:
         return extract64(s->dma_bandwidth, 32, 32);
     default:
+        trace_accel_err_mmio_read(addr);
         qemu_log_mask(LOG_GUEST_ERROR, "accel: read of unknown register 0x%"
                       HWADDR_PRIx "\n", addr);
         return 0;
     }
 }
 
-static void accel_reset(DeviceState *dev);
+static uint64_t accel_regs_read(void *opaque, hwaddr addr, unsigned size)
+{
+    uint64_t val = accel_reg_value(opaque, addr);
+
+    trace_accel_mmio_read(addr, val);
+    return val;
+}
+
+static void accel_reset(AccelPCIState *s);
 
 static void accel_regs_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
-    AccelState *s = opaque;
+    AccelPCIState *s = opaque;
     AccelQueue *q;
     hwaddr reg;
 
+    trace_accel_mmio_write(addr, val);
     q = accel_queue_at(s, addr, &reg);
     if (q) {
         accel_queue_write(q, reg, val);
@@ -684,7 +987,7 @@ static void accel_regs_write(void *opaque, hwaddr addr, uint64_t val,
     switch (addr) {
     case ACCEL_REG_DEV_CTRL:
         if (val & ACCEL_DEV_CTRL_RESET) {
-            accel_reset(DEVICE(s));
+            accel_reset(s);
         }
         break;
     case ACCEL_REG_IRQ_STATUS:
@@ -700,6 +1003,7 @@ static void accel_regs_write(void *opaque, hwaddr addr, uint64_t val,
         s->scratch = val;
         break;
     default:
+        trace_accel_err_mmio_write(addr, val);
         qemu_log_mask(LOG_GUEST_ERROR, "accel: write to read-only or unknown "
                       "register 0x%" HWADDR_PRIx "\n", addr);
     }
@@ -721,11 +1025,11 @@ static const MemoryRegionOps accel_regs_ops = {
 
 /* Lifecycle */
 
-static void accel_reset(DeviceState *dev)
+static void accel_reset(AccelPCIState *s)
 {
-    AccelState *s = ACCEL_DEVICE(dev);
     unsigned i;
 
+    trace_accel_reset();
     for (i = 0; i < s->num_queues; i++) {
         accel_queue_reset(&s->queues[i], true);
     }
@@ -735,7 +1039,12 @@ static void accel_reset(DeviceState *dev)
     accel_update_intx(s);
 }
 
-static bool accel_check_properties(AccelState *s, Error **errp)
+static void accel_reset_hold(Object *obj, ResetType type)
+{
+    accel_reset(ACCEL_PCI(obj));
+}
+
+static bool accel_check_properties(AccelPCIState *s, Error **errp)
 {
     if (!is_power_of_2(s->vram_size) || s->vram_size < ACCEL_VRAM_MIN ||
         s->vram_size > ACCEL_VRAM_MAX) {
@@ -751,27 +1060,38 @@ static bool accel_check_properties(AccelState *s, Error **errp)
     return true;
 }
 
-static void accel_init_queues(AccelState *s)
+/* Each worker holds a reference to the device, dropped when it exits. */
+static void accel_start_workers(AccelPCIState *s)
 {
-    DeviceState *dev = DEVICE(s);
+    char name[32];
+    unsigned i;
+
+    for (i = 0; i < s->num_queues; i++) {
+        snprintf(name, sizeof(name), "accel-q%u", i);
+        object_ref(OBJECT(s));
+        qemu_thread_create(&s->queues[i].worker, name, accel_queue_worker,
+                           &s->queues[i], QEMU_THREAD_DETACHED);
+    }
+}
+
+/* Stop every queue, waiting for copies in flight, and let the workers go. */
+static void accel_stop_workers(AccelPCIState *s)
+{
     unsigned i;
 
     for (i = 0; i < s->num_queues; i++) {
         AccelQueue *q = &s->queues[i];
 
-        q->dev = s;
-        q->index = i;
-        q->bh = qemu_bh_new_guarded(accel_queue_run, q,
-                                    &dev->mem_reentrancy_guard);
-        q->throttle = timer_new_ns(QEMU_CLOCK_VIRTUAL,
-                                   accel_throttle_expired, q);
+        accel_queue_stop(q);
+        q->exiting = true;
+        qemu_cond_signal(&q->work);
     }
 }
 
 static void accel_realize(PCIDevice *pdev, Error **errp)
 {
     ERRP_GUARD();
-    AccelState *s = ACCEL_DEVICE(pdev);
+    AccelPCIState *s = ACCEL_PCI(pdev);
     unsigned nvec;
     unsigned i;
 
@@ -808,28 +1128,55 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, i);
     }
 
-    s->bounce = g_malloc(ACCEL_SLICE_BYTES);
-    accel_init_queues(s);
+    s->bounce = g_malloc(ACCEL_BQL_PIECE);
+    accel_start_workers(s);
 }
 
 static void accel_exit(PCIDevice *pdev)
 {
-    AccelState *s = ACCEL_DEVICE(pdev);
-    unsigned i;
-
-    for (i = 0; i < s->num_queues; i++) {
-        qemu_bh_delete(s->queues[i].bh);
-        timer_free(s->queues[i].throttle);
-    }
-    g_free(s->bounce);
+    accel_stop_workers(ACCEL_PCI(pdev));
     msix_uninit_exclusive_bar(pdev);
 }
 
-static Property accel_properties[] = {
-    DEFINE_PROP_SIZE("vram-size", AccelState, vram_size, 256 * MiB),
-    DEFINE_PROP_UINT32("queues", AccelState, num_queues, 4),
-    DEFINE_PROP_SIZE("dma-bandwidth", AccelState, dma_bandwidth, 0),
-    DEFINE_PROP_END_OF_LIST(),
+static void accel_instance_init(Object *obj)
+{
+    AccelPCIState *s = ACCEL_PCI(obj);
+    unsigned i;
+
+    for (i = 0; i < ACCEL_MAX_QUEUES; i++) {
+        AccelQueue *q = &s->queues[i];
+
+        q->dev = s;
+        q->index = i;
+        q->throttle = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                   accel_throttle_expired, q);
+        qemu_cond_init(&q->work);
+        qemu_mutex_init(&q->copy_lock);
+        qemu_cond_init(&q->copied);
+    }
+}
+
+/* After unplug, when the last worker has dropped its reference. */
+static void accel_instance_finalize(Object *obj)
+{
+    AccelPCIState *s = ACCEL_PCI(obj);
+    unsigned i;
+
+    for (i = 0; i < ACCEL_MAX_QUEUES; i++) {
+        AccelQueue *q = &s->queues[i];
+
+        timer_free(q->throttle);
+        qemu_cond_destroy(&q->work);
+        qemu_mutex_destroy(&q->copy_lock);
+        qemu_cond_destroy(&q->copied);
+    }
+    g_free(s->bounce);
+}
+
+static const Property accel_properties[] = {
+    DEFINE_PROP_SIZE("vram-size", AccelPCIState, vram_size, 256 * MiB),
+    DEFINE_PROP_UINT32("queues", AccelPCIState, num_queues, 4),
+    DEFINE_PROP_SIZE("dma-bandwidth", AccelPCIState, dma_bandwidth, 0),
 };
 
 static const VMStateDescription vmstate_accel = {
@@ -840,6 +1187,7 @@ static const VMStateDescription vmstate_accel = {
 static void accel_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
 
     k->realize = accel_realize;
@@ -851,16 +1199,18 @@ static void accel_class_init(ObjectClass *klass, void *data)
     k->subsystem_vendor_id = ACCEL_PCI_SUBSYS_VENDOR_ID;
     k->subsystem_id = ACCEL_PCI_SUBSYS_ID;
     dc->desc = "accel PCIe accelerator with VRAM and DMA queues";
-    dc->reset = accel_reset;
+    rc->phases.hold = accel_reset_hold;
     dc->vmsd = &vmstate_accel;
     device_class_set_props(dc, accel_properties);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }
 
 static const TypeInfo accel_info = {
-    .name = TYPE_ACCEL_DEVICE,
+    .name = TYPE_ACCEL_PCI,
     .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(AccelState),
+    .instance_size = sizeof(AccelPCIState),
+    .instance_init = accel_instance_init,
+    .instance_finalize = accel_instance_finalize,
     .class_init = accel_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -8,6 +8,9 @@
 #   kind src:        the machine's "deb" entries as "deb-src" entries
 #   kind backports:  the entries of the machine's release suite (bookworm),
 #                    pointed at its backports suite (bookworm-backports)
+#   kind src-SUITE:  the entries of the machine's release suite as "deb-src"
+#                    entries of SUITE (src-trixie: trixie's sources only; a
+#                    binary entry would let apt replace the host's packages)
 # Only downloads and queries make sense over it: nothing is installed from it.
 set -euo pipefail
 
@@ -18,21 +21,34 @@ mkdir -p "$conf/lists/partial" "$conf/sources.list.d"
 # shellcheck source=/dev/null
 codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
 
+# The release suite's deb822 stanzas with their Types and Suites replaced.
+retarget_deb822() {
+	awk -v suite="$codename" -v types="$2" -v target="$3" '
+		BEGIN { RS = ""; ORS = "\n\n" }
+		$0 ~ "(^|\n)Types:([^\n]* )?deb( |\n|$)" &&
+		$0 ~ "(^|\n)Suites:([^\n]* )?" suite "( |\n|$)" {
+			sub("(^|\n)Types:[^\n]*", "\nTypes: " types)
+			sub("(^|\n)Suites:[^\n]*", "\nSuites: " target)
+			sub("^\n", "")
+			print
+		}' "$1"
+}
+
 # deb822 stanzas (paragraphs), one file at a time.
 derive_deb822() {
 	case $kind in
 	src)
 		sed -E 's/^Types:.*\bdeb\b.*$/Types: deb-src/' "$1" ;;
 	backports)
-		awk -v suite="$codename" -v bpo="$codename-backports" '
-			BEGIN { RS = ""; ORS = "\n\n" }
-			$0 ~ "(^|\n)Types:([^\n]* )?deb( |\n|$)" &&
-			$0 ~ "(^|\n)Suites:([^\n]* )?" suite "( |\n|$)" {
-				sub("(^|\n)Suites:[^\n]*", "\nSuites: " bpo)
-				sub("^\n", "")
-				print
-			}' "$1" ;;
+		retarget_deb822 "$1" deb "$codename-backports" ;;
+	src-*)
+		retarget_deb822 "$1" deb-src "${kind#src-}" ;;
 	esac
+}
+
+# The release suite's one-line entries with their type and suite replaced.
+retarget_line() {
+	sed -nE "s/^[[:space:]]*deb([[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+)[[:space:]]+$codename[[:space:]]/$2\1 $3 /p" "$1"
 }
 
 # One-line entries: "deb [opts] uri suite components".
@@ -41,12 +57,14 @@ derive_line() {
 	src)
 		sed -nE 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$1" ;;
 	backports)
-		sed -nE "s/^[[:space:]]*(deb[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+)[[:space:]]+$codename[[:space:]]/\1 $codename-backports /p" "$1" ;;
+		retarget_line "$1" deb "$codename-backports" ;;
+	src-*)
+		retarget_line "$1" deb-src "${kind#src-}" ;;
 	esac
 }
 
 case $kind in
-src|backports) ;;
+src|backports|src-[a-z]*) ;;
 *) echo "apt-derived: unknown kind $kind" >&2; exit 2 ;;
 esac
 

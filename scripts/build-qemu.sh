@@ -1,24 +1,52 @@
 #!/bin/bash
-# Build qemu-system-x86_64 from the distribution's qemu source package with
-# the accel device added, and link it as build/qemu-system-x86_64.
+# Build QEMU from the distribution's qemu source package (trixie's 10.0) with
+# the accel device added, and link its binaries into build/.
+#
+# Usage: scripts/build-qemu.sh [plain|fuzz]
+#   plain: qemu-system-x86_64, minimal, with the log trace backend
+#          (build/qemu-system-x86_64)
+#   fuzz:  clang with AddressSanitizer and UndefinedBehaviorSanitizer:
+#          qemu-system-x86_64 for the qtests and libFuzzer's qemu-fuzz-x86_64
+#          (build/asan/qemu-system-x86_64, build/asan/qemu-fuzz-x86_64)
 #
 # Everything lives in a cache outside the repository ($ACCEL_CACHE, default
-# ~/.cache/accel). The source tree and build directory are kept per source
+# ~/.cache/accel). The source tree and build directories are kept per source
 # version, so a change to the device is an incremental rebuild; the finished
-# binary is kept per content hash of qemu-device/, the hardware header and
+# binaries are kept per content hash of qemu-device/, the hardware header and
 # this script, so an unchanged tree costs only the hash.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ACCEL_CACHE:-$HOME/.cache/accel}
-configure_args=(--target-list=x86_64-softmmu --without-default-features
-		--disable-docs --disable-tools --disable-install-blobs
-		--enable-trace-backends=nop --enable-fdt=system)
+flavour=${1:-plain}
+# trixie's sources only: a deb-src entry derived from the machine's own.
+suite=src-trixie
+# Debian's python, which sees meson and pycotap: a python3 earlier on PATH
+# may not. No blobs: Debian's repacked source has none to unpack.
+configure_args=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
+		--without-default-features --disable-docs --disable-tools
+		--disable-install-blobs --enable-fdt=system)
+case $flavour in
+plain)
+	configure_args+=(--enable-trace-backends=log)
+	targets=(qemu-system-x86_64)
+	out=$top/build ;;
+fuzz)
+	"$top/scripts/deps.sh" fuzz
+	configure_args+=(--cc=clang-14 --cxx=clang++-14 --enable-fuzzing
+			 --enable-asan --enable-ubsan --enable-trace-backends=log
+			 --extra-ldflags=-fuse-ld=lld-14)
+	targets=(qemu-system-x86_64 qemu-fuzz-x86_64)
+	out=$top/build/asan ;;
+*)
+	echo "build-qemu: unknown flavour $flavour" >&2
+	exit 2 ;;
+esac
 
 "$top/scripts/deps.sh" qemu
 
 # Lines are: 'URI' local-file-name size hash
-dsc=$("$top/scripts/apt-derived.sh" "$cache" src apt-get source --print-uris qemu |
+dsc=$("$top/scripts/apt-derived.sh" "$cache" "$suite" apt-get source --print-uris qemu |
       awk '$2 ~ /^qemu_.*\.dsc$/ { print $2; exit }')
 [ -n "$dsc" ] || { echo "build-qemu: no qemu source package found" >&2; exit 1; }
 version=${dsc#qemu_}
@@ -26,14 +54,15 @@ version=${version%.dsc}
 key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" |
       sha256sum | cut -c1-16)
 base=$cache/qemu/$version
-bin=$base/bin-$key/qemu-system-x86_64
+build=$base/build-$flavour
+bins=$base/bin-$flavour-$key
 
 fetch_source() {
 	local tmp=$base/download
 
 	rm -rf "$tmp" "$base/src"
 	mkdir -p "$tmp"
-	(cd "$tmp" && "$top/scripts/apt-derived.sh" "$cache" src apt-get -q source \
+	(cd "$tmp" && "$top/scripts/apt-derived.sh" "$cache" "$suite" apt-get -q source \
 		--download-only qemu >&2)
 	dpkg-source -x "$tmp/$dsc" "$base/src" >&2
 	rm -rf "$tmp"
@@ -45,22 +74,28 @@ install_file() {
 	cmp -s "$1" "$2" || cp "$1" "$2"
 }
 
+# The device under hw/, where the fuzzing build instruments it, with its
+# trace events among QEMU's.
 add_device() {
-	local src=$base/src
+	local src=$base/src f
 
-	for f in accel.c meson.build Kconfig; do
-		install_file "$top/qemu-device/$f" "$src/hw/misc/accel/$f"
+	for f in "$top"/qemu-device/*; do
+		install_file "$f" "$src/hw/misc/accel/$(basename "$f")"
 	done
 	install_file "$top/include/accel_hw.h" "$src/include/hw/misc/accel_hw.h"
 	grep -q "^subdir('accel')" "$src/hw/misc/meson.build" ||
 		echo "subdir('accel')" >>"$src/hw/misc/meson.build"
 	grep -q '^source accel/Kconfig' "$src/hw/misc/Kconfig" ||
 		echo 'source accel/Kconfig' >>"$src/hw/misc/Kconfig"
+	grep -q "'hw/misc/accel'," "$src/meson.build" ||
+		sed -i "s|^\\( *\\)'hw/misc',\$|&\\n\\1'hw/misc/accel',|" "$src/meson.build"
+	grep -q "'hw/misc/accel'," "$src/meson.build" || {
+		echo "build-qemu: no place for the device's trace events" >&2
+		exit 1
+	}
 }
 
 configure() {
-	local build=$base/build
-
 	if [ "$(cat "$build/accel-configure-args" 2>/dev/null)" != \
 	     "${configure_args[*]}" ]; then
 		rm -rf "$build"
@@ -70,15 +105,19 @@ configure() {
 	fi
 }
 
-if [ ! -x "$bin" ]; then
+if [ ! -x "$bins/${targets[0]}" ]; then
 	[ -f "$base/src/VERSION" ] || fetch_source
 	add_device
 	configure
-	ninja -C "$base/build" qemu-system-x86_64 >&2
-	rm -rf "$base"/bin-*
-	mkdir -p "$(dirname "$bin")"
-	cp "$base/build/qemu-system-x86_64" "$bin"
+	ninja -C "$build" "${targets[@]}" >&2
+	rm -rf "$base"/bin-"$flavour"-*
+	mkdir -p "$bins"
+	for t in "${targets[@]}"; do
+		cp "$build/$t" "$bins/$t"
+	done
 fi
-mkdir -p "$top/build"
-ln -sfn "$bin" "$top/build/qemu-system-x86_64"
-echo "$bin"
+mkdir -p "$out"
+for t in "${targets[@]}"; do
+	ln -sfn "$bins/$t" "$out/$t"
+done
+echo "$bins/${targets[0]}"

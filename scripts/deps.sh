@@ -1,20 +1,80 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests tools debug)
+# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests tools debug fuzz)
+#
+# A few packages must be newer than the release has them: those come from its
+# backports suite (scripts/apt-derived.sh), downloaded and installed as files,
+# so that the machine's apt configuration stays as it is.
 set -euo pipefail
 
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${ACCEL_CACHE:-$HOME/.cache/accel}
+
 declare -A group=(
-	[qemu]="build-essential dpkg-dev ninja-build meson pkg-config python3
+	[qemu]="build-essential dpkg-dev ninja-build meson pkg-config python3 python3-venv
 		libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev seabios qemu-system-data"
 	[vm]="busybox-static cpio kmod bc dpkg-dev"
 	[driver]="build-essential kmod sparse dwarves xz-utils"
 	[tests]="build-essential xz-utils pkg-config libdrm-dev"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
+	[fuzz]="clang-14 libclang-rt-14-dev lld-14"
 )
 
+# package=minimum version, from the backports suite. QEMU 10.0 wants meson
+# 1.5 or later, and its tests pycotap; configure's venv would take them from
+# bundled wheels, which Debian's repacked source does not have.
+declare -A backports=(
+	[qemu]="meson=1.5 python3-pycotap=0"
+)
+
+# Packages of the backports list older than their minimum, by name.
+outdated_backports() {
+	local entry name min have
+
+	for entry in ${backports[$1]-}; do
+		name=${entry%=*} min=${entry#*=}
+		have=$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$name" 2>/dev/null || true)
+		if [ "${have%% *}" != installed ] ||
+		   dpkg --compare-versions "${have#* }" lt "$min"; then
+			echo "$name"
+		fi
+	done
+}
+
+install_backports() {
+	local debs=$cache/backports-debs
+
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "Packages needed from $(. /etc/os-release && echo "$VERSION_CODENAME")-backports. Run as root:" >&2
+		echo "  mkdir -p $debs && cd $debs && $top/scripts/apt-derived.sh $cache backports apt-get download $* &&" >&2
+		echo "  apt-get install -y $(printf './%s_*.deb ' "$@")" >&2
+		exit 1
+	fi
+	echo "Installing $* from backports" >&2
+	rm -rf "$debs"
+	mkdir -p "$debs"
+	(cd "$debs" && "$top/scripts/apt-derived.sh" "$cache" backports \
+		apt-get -q download "$@" >&2)
+	DEBIAN_FRONTEND=noninteractive apt-get -q install -y "$debs"/*.deb >&2
+	rm -rf "$debs"
+}
+
+install_packages() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "Missing packages. Run as root:" >&2
+		echo "  apt-get update && apt-get install -y $*" >&2
+		exit 1
+	fi
+	echo "Installing $*" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -q update >&2
+	apt-get -q install -y "$@" >&2
+}
+
 want=()
+newer=()
 for g in "$@"; do
 	[ -n "${group[$g]+x}" ] || { echo "deps.sh: unknown group $g" >&2; exit 2; }
 	for p in ${group[$g]}; do
@@ -22,14 +82,8 @@ for g in "$@"; do
 		[ "$status" = installed ] || want+=("$p")
 	done
 done
-[ ${#want[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "Missing packages. Run as root:" >&2
-	echo "  apt-get update && apt-get install -y ${want[*]}" >&2
-	exit 1
-fi
-echo "Installing ${want[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get -q update >&2
-apt-get -q install -y "${want[@]}" >&2
+[ ${#want[@]} -eq 0 ] || install_packages "${want[@]}"
+for g in "$@"; do
+	mapfile -t -O ${#newer[@]} newer < <(outdated_backports "$g")
+done
+[ ${#newer[@]} -eq 0 ] || install_backports "${newer[@]}"

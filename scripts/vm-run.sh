@@ -19,6 +19,9 @@
 #   --kernel PATH     boot this kernel image instead of the distribution's
 #   --module PATH     load this driver module instead of the tree's
 #                     simaccel.ko (in the guest: /opt/accel/NAME.ko)
+#   --trace PATTERN   enable QEMU trace events (repeatable), as -trace does:
+#                     --trace 'accel_*' prints the device's on stderr
+#   --tcg             emulate the CPU even where KVM is usable
 #   --injected-faults the guest injects allocation failures: the kernel's
 #                     reports of failed allocations (a stack dump each) are
 #                     expected, not bugs
@@ -32,8 +35,8 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 devices=1 vram=256M props="" iommu=0 slub=0 driver=1 timeout=300 memory=1G smp=2
-kernel="" module="" injected=0 dma_faults_ok=0
-files=()
+kernel="" module="" injected=0 dma_faults_ok=0 kvm=1
+files=() traces=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--devices) devices=$2; shift 2 ;;
@@ -48,6 +51,8 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--module) module=$2; shift 2 ;;
+	--trace) traces+=(-trace "$2"); shift 2 ;;
+	--tcg) kvm=0; shift ;;
 	--injected-faults) injected=1; shift ;;
 	--expect-dma-faults) dma_faults_ok=1; shift ;;
 	--) shift; break ;;
@@ -134,7 +139,13 @@ build_qemu_args() {
 	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init"
 	local i
 
-	args=(-machine q35 -accel tcg,thread=multi -cpu max -smp "$smp" -m "$memory"
+	args=(-machine q35)
+	# KVM where this user can use it; QEMU falls back to the next -accel
+	# if it cannot start there (no nested virtualization, say).
+	if [ $kvm -eq 1 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+		args+=(-accel kvm)
+	fi
+	args+=(-accel tcg,thread=multi -cpu max -smp "$smp" -m "$memory"
 	      -display none -no-reboot -nodefaults
 	      -L /usr/share/qemu -L /usr/share/seabios
 	      -kernel "$VMLINUZ" -initrd "$work/initrd"
@@ -148,7 +159,7 @@ build_qemu_args() {
 		args+=(-device "pcie-root-port,id=rp$i,bus=pcie.0,chassis=$((i + 1))"
 		       -device "accel-pci,bus=rp$i,vram-size=$vram$props")
 	done
-	args+=(-append "$append")
+	args+=("${traces[@]}" -append "$append")
 }
 
 # Lines that mean the kernel found a bug; with a vIOMMU, a DMA fault too

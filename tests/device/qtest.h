@@ -49,7 +49,7 @@ void qtest_outb(struct qtest *qt, uint16_t port, uint8_t val);
 void qtest_memread(struct qtest *qt, uint64_t addr, void *buf, size_t len);
 void qtest_memwrite(struct qtest *qt, uint64_t addr, const void *buf, size_t len);
 void qtest_memset(struct qtest *qt, uint64_t addr, uint8_t val, size_t len);
-/* Advance the virtual clock by @ns; returns the new clock value. */
+/* Advance the virtual clock by @ns (at least 1) and return its new value. */
 int64_t qtest_clock_step(struct qtest *qt, int64_t ns);
 
 #endif

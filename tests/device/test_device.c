@@ -633,6 +633,7 @@ static void test_fault_inject_fail(void)
 	accel_queue_reset(d, 0);
 	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
 	accel_submit(d, 0, &fill, 1);
+	CHECK(accel_wait(d, 0, 0) & ACCEL_Q_STATUS_ERROR);
 	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_INJECTED);
 	accel_queue_reset(d, 0);
 	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
@@ -753,14 +754,14 @@ static void test_bandwidth_throttle(void)
 	accel_queue_enable(d, 1, 8);
 	CHECK_EQ(accel_rd(d, ACCEL_REG_DMA_BW_LO), 1u << 30);
 
-	t0 = qtest_clock_step(qt, 0);
+	t0 = qtest_clock_step(qt, 1);
 	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
 		     .flags = ACCEL_DESC_DST_VRAM, .src = 1, .len = n }, 1);
 	one = time_to_idle(d, 0, t0);
 	CHECK(one >= 3906250 && one < 3906250 + 100000);
 
 	/* two queues overlap: both finish in the time of one */
-	t0 = qtest_clock_step(qt, 0);
+	t0 = qtest_clock_step(qt, 1);
 	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
 		     .flags = ACCEL_DESC_DST_VRAM, .src = 2, .len = n }, 1);
 	accel_submit(d, 1, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
