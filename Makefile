@@ -71,7 +71,7 @@ $(TESTS)/test_device: tests/device/test_device.c tests/device/check.c \
 $(TESTS)/fuzz_device $(TESTS)/bench_dma: $(TESTS)/%: tests/device/%.c tools/bench/bench_common.h \
 					 $(QTEST_LIB) $(QTEST_HDR) | deps
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^)
+	$(CC) $(TEST_CFLAGS) -pthread -o $@ $(filter %.c,$^)
 
 # Guest programs are static: the VM has busybox and no C library.
 $(TESTS)/ioctl_fuzz: tests/driver/ioctl_fuzz.c uapi/simaccel_accel.h | deps

@@ -28,7 +28,7 @@ configure_args=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 		--disable-install-blobs --enable-fdt=system)
 case $flavour in
 plain)
-	configure_args+=(--enable-trace-backends=log)
+	configure_args+=(--enable-trace-backends=log --enable-kvm)
 	targets=(qemu-system-x86_64)
 	out=$top/build ;;
 fuzz)

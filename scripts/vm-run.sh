@@ -140,9 +140,12 @@ build_qemu_args() {
 	local i
 
 	args=(-machine q35)
-	# KVM where this user can use it; QEMU falls back to the next -accel
-	# if it cannot start there (no nested virtualization, say).
-	if [ $kvm -eq 1 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	# KVM where this user can use it and the CPU has virtualization
+	# extensions (some sandboxes offer a /dev/kvm whose guests then die of
+	# "KVM internal error"); QEMU falls back to the next -accel if KVM
+	# cannot start.
+	if [ $kvm -eq 1 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
+	   grep -qwE 'vmx|svm' /proc/cpuinfo; then
 		args+=(-accel kvm)
 	fi
 	args+=(-accel tcg,thread=multi -cpu max -smp "$smp" -m "$memory"
