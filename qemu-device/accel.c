@@ -42,10 +42,16 @@
 #define TYPE_ACCEL_PCI "accel-pci"
 OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 
-/* Bytes a queue moves before it yields the main loop. */
+/* Work a queue does, in bytes, before it gives the BQL back for a turn. */
 #define ACCEL_SLICE_BYTES   (4 * MiB)
 /* Cost charged for a descriptor that moves no data, to bound a slice. */
 #define ACCEL_DESC_COST     4096
+/*
+ * A byte moved under the BQL (MMIO, such as config space read 4 bytes at a
+ * time) counts this many times toward the slice, so that a slice of such
+ * work holds the BQL about as long as a slice of RAM copies runs.
+ */
+#define ACCEL_LOCKED_COST   64
 /* RAM pieces mapped for one unlocked copy (an IOMMU maps page by page). */
 #define ACCEL_MAX_CHUNKS    64
 /* Bytes moved at a time, under the BQL, where an end is not RAM. */
@@ -68,8 +74,8 @@ typedef struct AccelQueue {
     unsigned index;
 
     /*
-     * Everything but copy_lock, copied and copying is the BQL's: the worker
-     * holds it too, except while it copies.
+     * Everything but copy_lock, copied, copying and chunks is the BQL's: the
+     * worker holds it too, except while it copies or waits.
      */
 
     uint64_t ring_base;
@@ -80,6 +86,8 @@ typedef struct AccelQueue {
     uint32_t error;
     uint32_t error_desc;
     bool stalled;
+    /* The doorbell was written since the queue was last stopped. */
+    bool rung;
     uint32_t fault_inject;
     uint64_t completed;
 
@@ -89,14 +97,28 @@ typedef struct AccelQueue {
     uint64_t done;
     /* Bytes already paid for on the throttled link. */
     uint64_t credit;
+    /* Virtual time at which the link has carried the bytes paid for. */
+    int64_t link_free;
 
     QEMUTimer *throttle;
 
     QemuThread worker;
     QemuCond work;          /* signalled when the queue may have work */
     bool exiting;
-    /* Bumped by accel_queue_stop(): a copy of an older one is abandoned. */
+    /* The worker waits for a main-loop turn before its next slice. */
+    bool yielding;
+    /* The re-entrancy guard's state before the worker took the BQL. */
+    bool guard_saved;
+    /*
+     * Bumped by accel_queue_stop(). The worker notes it when it starts a
+     * slice and gives up the slice, touching nothing, once it has changed:
+     * anything the worker calls with the BQL (a DMA into a root port's
+     * config space, an interrupt) can stop, reset or unplug the device.
+     */
     uint32_t gen;
+    uint32_t slice_gen;
+    /* Bytes of a piece that moves under the BQL. */
+    uint8_t bounce[ACCEL_BQL_PIECE];
 
     QemuMutex copy_lock;
     QemuCond copied;        /* signalled when copying goes false */
@@ -116,7 +138,6 @@ struct AccelPCIState {
     uint32_t scratch;
 
     AccelQueue queues[ACCEL_MAX_QUEUES];
-    uint8_t *bounce;
 
     /* Properties */
     uint64_t vram_size;
@@ -163,21 +184,26 @@ static void accel_raise_irq(AccelPCIState *s, uint32_t bit)
 static void accel_write_irq_mask(AccelPCIState *s, uint32_t mask)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    uint32_t unmasked = s->irq_mask & ~mask & s->irq_status;
+    uint32_t unmasked = s->irq_mask & ~mask &
+                        (ACCEL_IRQ_ERROR | MAKE_64BIT_MASK(0, s->num_queues));
+    uint32_t pending;
 
     s->irq_mask = mask;
     if (!msix_enabled(pdev)) {
         accel_update_intx(s);
         return;
     }
-    /* A source pending while masked is delivered when it is unmasked. */
-    while (unmasked) {
-        uint32_t bit = unmasked & -unmasked;
+    /*
+     * A source pending while masked is delivered when it is unmasked. A
+     * message is a DMA write, which can reset or unplug the device (a
+     * root port's config space is memory too): look again after each.
+     */
+    while (qdev_is_realized(DEVICE(s)) && msix_enabled(pdev) &&
+           (pending = unmasked & s->irq_status & ~s->irq_mask)) {
+        uint32_t bit = pending & -pending;
 
         unmasked &= ~bit;
-        if (bit == ACCEL_IRQ_ERROR || ctz32(bit) < s->num_queues) {
-            accel_msix_notify(s, accel_irq_vector(s, bit));
-        }
+        accel_msix_notify(s, accel_irq_vector(s, bit));
     }
 }
 
@@ -188,9 +214,11 @@ static bool accel_queue_runnable(AccelQueue *q)
     return q->enabled && !q->error && !q->stalled && q->head != q->tail;
 }
 
+/* Runnable, rung since it was last stopped, and not waiting for the link. */
 static bool accel_queue_has_work(AccelQueue *q)
 {
-    return accel_queue_runnable(q) && !timer_pending(q->throttle);
+    return accel_queue_runnable(q) && q->rung && !q->yielding &&
+           !timer_pending(q->throttle);
 }
 
 static void accel_queue_kick(AccelQueue *q)
@@ -213,10 +241,9 @@ static void accel_queue_halt(AccelQueue *q, uint32_t error)
     accel_raise_irq(s, ACCEL_IRQ_ERROR);
 }
 
-/* Abandon the copy in flight, if any, once its bytes have moved. */
-static void accel_queue_drain(AccelQueue *q)
+/* Wait for the bytes the worker is moving without the BQL, if any. */
+static void accel_queue_wait_copy(AccelQueue *q)
 {
-    q->gen++;
     qemu_mutex_lock(&q->copy_lock);
     while (q->copying) {
         qemu_cond_wait(&q->copied, &q->copy_lock);
@@ -224,13 +251,17 @@ static void accel_queue_drain(AccelQueue *q)
     qemu_mutex_unlock(&q->copy_lock);
 }
 
+/* Abandon the work in flight, once the bytes being copied have moved. */
 static void accel_queue_stop(AccelQueue *q)
 {
-    accel_queue_drain(q);
+    q->gen++;
+    accel_queue_wait_copy(q);
     timer_del(q->throttle);
     q->enabled = false;
+    q->rung = false;
     q->active = false;
     q->credit = 0;
+    q->link_free = 0;
 }
 
 /*
@@ -306,7 +337,13 @@ static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
         accel_queue_halt(q, ACCEL_ERR_BAD_DOORBELL);
         return;
     }
+    if (!q->rung || q->head == q->tail) {
+        /* The link was idle: its time for these bytes starts now. */
+        q->link_free = MAX(q->link_free,
+                           qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
     q->tail = val;
+    q->rung = true;
     accel_queue_kick(q);
 }
 
@@ -377,33 +414,52 @@ static uint32_t accel_validate_desc(AccelPCIState *s,
 }
 
 /*
- * DMA under the BQL, as a guarded bottom half does it: an access that
- * reaches this device's own registers is refused, not re-entered.
+ * The worker holds the BQL as a guarded bottom half runs: with the device's
+ * re-entrancy guard engaged, so that a DMA or an MSI-X message that reaches
+ * the device's own registers is refused, not re-entered.
  */
-static bool accel_guard_enter(AccelPCIState *s)
+static void accel_worker_lock(AccelQueue *q)
 {
-    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
-    bool engaged = guard->engaged_in_io;
+    MemReentrancyGuard *guard = &DEVICE(q->dev)->mem_reentrancy_guard;
 
+    bql_lock();
+    q->guard_saved = guard->engaged_in_io;
     guard->engaged_in_io = true;
-    return engaged;
 }
 
-static void accel_guard_leave(AccelPCIState *s, bool engaged)
+static void accel_worker_release_guard(AccelQueue *q)
 {
-    DEVICE(s)->mem_reentrancy_guard.engaged_in_io = engaged;
+    DEVICE(q->dev)->mem_reentrancy_guard.engaged_in_io = q->guard_saved;
+}
+
+static void accel_worker_unlock(AccelQueue *q)
+{
+    accel_worker_release_guard(q);
+    bql_unlock();
+}
+
+/* Wait, without the BQL or the guard, for q->work to be signalled. */
+static void accel_worker_wait(AccelQueue *q)
+{
+    MemReentrancyGuard *guard = &DEVICE(q->dev)->mem_reentrancy_guard;
+
+    accel_worker_release_guard(q);
+    qemu_cond_wait_bql(&q->work);
+    q->guard_saved = guard->engaged_in_io;
+    guard->engaged_in_io = true;
+}
+
+/* The slice was abandoned: the queue was stopped while the BQL was held. */
+static bool accel_slice_stopped(AccelQueue *q)
+{
+    return q->gen != q->slice_gen;
 }
 
 static bool accel_dma_locked(AccelPCIState *s, dma_addr_t addr, void *buf,
                              dma_addr_t len, DMADirection dir)
 {
-    bool engaged = accel_guard_enter(s);
-    MemTxResult res;
-
-    res = pci_dma_rw(PCI_DEVICE(s), addr, buf, len, dir,
-                     MEMTXATTRS_UNSPECIFIED);
-    accel_guard_leave(s, engaged);
-    return res == MEMTX_OK;
+    return pci_dma_rw(PCI_DEVICE(s), addr, buf, len, dir,
+                      MEMTXATTRS_UNSPECIFIED) == MEMTX_OK;
 }
 
 static uint32_t accel_fetch_desc(AccelQueue *q)
@@ -527,7 +583,7 @@ static uint64_t accel_map_chunks(AccelQueue *q, uint64_t off, uint64_t n,
     uint64_t mapped = 0;
     unsigned i = 0;
 
-    while (mapped < n && i < ACCEL_MAX_CHUNKS &&
+    while (mapped < n && i < ACCEL_MAX_CHUNKS && !accel_slice_stopped(q) &&
            accel_map_chunk(q, off + mapped, n - mapped, &q->chunks[i])) {
         mapped += q->chunks[i].len;
         i++;
@@ -547,20 +603,20 @@ static void accel_set_copying(AccelQueue *q, bool copying)
 }
 
 /*
- * Move the mapped pieces with the BQL released. copying is set under the
- * BQL, so whatever stops the queue either runs before the copy starts or
- * waits for it to end. False if the queue was stopped meanwhile.
+ * Move the mapped pieces, and unmap them, with the BQL released. copying
+ * is set under the BQL, so whatever stops the queue, clears Bus Master
+ * Enable or unplugs the device either runs before the copy starts or waits
+ * until the pieces are unmapped.
  */
-static bool accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
+static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
 {
     bool fill = q->desc.opcode == ACCEL_OP_FILL;
     int value = q->desc.src;
-    uint32_t gen = q->gen;
     unsigned i;
 
     trace_accel_dma_unlocked(q->index, bytes, count);
     accel_set_copying(q, true);
-    bql_unlock();
+    accel_worker_unlock(q);
     for (i = 0; i < count; i++) {
         AccelChunk *c = &q->chunks[i];
 
@@ -570,20 +626,21 @@ static bool accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
             memmove(c->dst, c->src, c->len);
         }
     }
-    accel_set_copying(q, false);
-    bql_lock();
     accel_unmap_chunks(q, count);
-    return q->gen == gen;
+    accel_set_copying(q, false);
+    accel_worker_lock(q);
 }
 
 /* Move @n bytes at @off through the memory API, under the BQL. */
-static uint32_t accel_move_locked(AccelPCIState *s, const struct accel_desc *d,
-                                  uint64_t off, uint64_t n)
+static uint32_t accel_move_locked(AccelQueue *q, uint64_t off, uint64_t n)
 {
+    AccelPCIState *s = q->dev;
+    const struct accel_desc *d = &q->desc;
     bool src_vram = d->flags & ACCEL_DESC_SRC_VRAM;
     bool dst_vram = d->flags & ACCEL_DESC_DST_VRAM;
-    uint8_t *dst_buf = dst_vram ? s->vram_ptr + d->dst + off : s->bounce;
+    uint8_t *dst_buf = dst_vram ? s->vram_ptr + d->dst + off : q->bounce;
 
+    trace_accel_dma_locked(q->index, off, n);
     if (d->opcode == ACCEL_OP_FILL) {
         memset(dst_buf, d->src, n);
     } else if (src_vram) {
@@ -592,10 +649,10 @@ static uint32_t accel_move_locked(AccelPCIState *s, const struct accel_desc *d,
                                  DMA_DIRECTION_TO_DEVICE)) {
         return ACCEL_ERR_DMA_READ;
     }
-    if (dst_vram) {
+    if (dst_vram || accel_slice_stopped(q)) {
         return 0;
     }
-    if (!accel_dma_locked(s, d->dst + off, s->bounce, n,
+    if (!accel_dma_locked(s, d->dst + off, q->bounce, n,
                           DMA_DIRECTION_FROM_DEVICE)) {
         return ACCEL_ERR_DMA_WRITE;
     }
@@ -603,34 +660,36 @@ static uint32_t accel_move_locked(AccelPCIState *s, const struct accel_desc *d,
 }
 
 /*
- * Move up to @budget bytes of the current copy or fill; returns the bytes
- * moved. *stopped is set if the queue was stopped while they moved.
+ * Move up to @budget bytes of the current copy or fill. Returns the bytes
+ * moved; *cost is what they count toward the slice.
  */
 static uint64_t accel_move(AccelQueue *q, uint64_t budget, uint32_t *err,
-                           bool *stopped)
+                           uint64_t *cost)
 {
     const struct accel_desc *d = &q->desc;
     uint64_t n = MIN(d->len - q->done, budget);
     unsigned count;
     uint64_t mapped = accel_map_chunks(q, q->done, n, &count);
 
+    if (accel_slice_stopped(q)) {
+        accel_unmap_chunks(q, count);
+        return 0;
+    }
     if (count) {
-        *stopped = !accel_copy_chunks(q, count, mapped);
+        accel_copy_chunks(q, count, mapped);
         n = mapped;
+        *cost = n;
     } else {
         n = MIN(n, ACCEL_BQL_PIECE);
-        trace_accel_dma_locked(q->index, q->done, n);
-        *err = accel_move_locked(q->dev, d, q->done, n);
+        *cost = n * ACCEL_LOCKED_COST;
+        *err = accel_move_locked(q, q->done, n);
     }
-    if (!*stopped) {
-        q->done += n;
-    }
+    q->done += n;
     return n;
 }
 
 static uint32_t accel_fence(AccelPCIState *s, const struct accel_desc *d)
 {
-    bool engaged;
     MemTxResult res;
 
     if (d->flags & ACCEL_DESC_DST_VRAM) {
@@ -638,27 +697,27 @@ static uint32_t accel_fence(AccelPCIState *s, const struct accel_desc *d)
         return 0;
     }
     /* One 8-byte store: a waiter polling the value never sees it torn. */
-    engaged = accel_guard_enter(s);
     res = stq_le_pci_dma(PCI_DEVICE(s), d->dst, d->src, MEMTXATTRS_UNSPECIFIED);
-    accel_guard_leave(s, engaged);
     return res == MEMTX_OK ? 0 : ACCEL_ERR_DMA_WRITE;
 }
 
-/* Run up to @budget bytes of the current descriptor; returns bytes charged. */
+/*
+ * Run up to @budget bytes of the current descriptor. Returns the bytes
+ * charged to the link; *cost is what the step counts toward the slice.
+ */
 static uint64_t accel_exec(AccelQueue *q, uint64_t budget, uint32_t *err,
-                           bool *stopped)
+                           uint64_t *cost)
 {
-    AccelPCIState *s = q->dev;
     const struct accel_desc *d = &q->desc;
 
     *err = 0;
-    *stopped = false;
+    *cost = ACCEL_DESC_COST;
     switch (d->opcode) {
     case ACCEL_OP_COPY:
     case ACCEL_OP_FILL:
-        return accel_move(q, budget, err, stopped);
+        return accel_move(q, budget, err, cost);
     case ACCEL_OP_FENCE:
-        *err = accel_fence(s, d);
+        *err = accel_fence(q->dev, d);
         return ACCEL_DESC_COST;
     default:
         return ACCEL_DESC_COST;
@@ -689,6 +748,9 @@ static bool accel_start_desc(AccelQueue *q)
 {
     uint32_t err = accel_fetch_desc(q);
 
+    if (accel_slice_stopped(q)) {
+        return false;
+    }
     if (err) {
         accel_queue_halt(q, err);
         return false;
@@ -721,47 +783,59 @@ static uint64_t accel_step_cost(AccelQueue *q, uint64_t budget)
 
 /*
  * On a throttled queue a step runs only once the link time for its bytes
- * has passed, so a transfer of L bytes takes L / dma-bandwidth. Returns
- * false if the queue must wait for the throttle timer.
+ * has passed, so a transfer of L bytes takes L / dma-bandwidth from the
+ * doorbell. The link time runs on the virtual clock from link_free, not
+ * from when the worker thread gets to the step, so it does not depend on
+ * the host's scheduling. Returns false if the queue must wait for the
+ * throttle timer.
  */
 static bool accel_pay_for_step(AccelQueue *q, uint64_t budget)
 {
     AccelPCIState *s = q->dev;
     uint64_t cost = accel_step_cost(q, budget);
-
-    uint64_t delay;
+    int64_t now;
 
     if (!s->dma_bandwidth || q->credit >= cost) {
         return true;
     }
-    delay = muldiv64(cost - q->credit, NANOSECONDS_PER_SECOND,
-                     s->dma_bandwidth);
-    trace_accel_throttle(q->index, cost, delay);
-    timer_mod(q->throttle, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + delay);
+    /*
+     * Not muldiv64(), whose divisor is 32 bits: the bandwidth can be more.
+     * A step costs at most a slice, so the product fits in 64 bits.
+     */
+    QEMU_BUILD_BUG_ON(ACCEL_SLICE_BYTES > UINT64_MAX / NANOSECONDS_PER_SECOND);
+    q->link_free += (cost - q->credit) * NANOSECONDS_PER_SECOND /
+                    s->dma_bandwidth;
     q->credit = cost;
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    if (q->link_free <= now) {
+        return true;
+    }
+    trace_accel_throttle(q->index, cost, q->link_free - now);
+    timer_mod(q->throttle, q->link_free);
     return false;
 }
 
 /* One slice of the queue's work; with the BQL, which it may drop to copy. */
 static void accel_queue_run(AccelQueue *q)
 {
-    uint64_t moved = 0, n;
+    uint64_t spent = 0, cost, n;
     uint32_t err;
-    bool stopped;
 
-    while (accel_queue_runnable(q) && moved < ACCEL_SLICE_BYTES) {
+    q->slice_gen = q->gen;
+    while (!accel_slice_stopped(q) && accel_queue_runnable(q) &&
+           spent < ACCEL_SLICE_BYTES) {
         if (!q->active && !accel_start_desc(q)) {
             return;
         }
-        if (!accel_pay_for_step(q, ACCEL_SLICE_BYTES - moved)) {
+        if (!accel_pay_for_step(q, ACCEL_SLICE_BYTES - spent)) {
             return;
         }
-        n = accel_exec(q, ACCEL_SLICE_BYTES - moved, &err, &stopped);
-        if (stopped) {
+        n = accel_exec(q, ACCEL_SLICE_BYTES - spent, &err, &cost);
+        if (accel_slice_stopped(q)) {
             return;
         }
         q->credit -= MIN(q->credit, n);
-        moved += n;
+        spent += cost;
         if (err) {
             accel_queue_halt(q, err);
             return;
@@ -770,6 +844,29 @@ static void accel_queue_run(AccelQueue *q)
             accel_complete_desc(q);
         }
     }
+}
+
+/* A main-loop turn has passed since the worker yielded: let it go on. */
+static void accel_worker_resume(void *opaque)
+{
+    AccelQueue *q = opaque;
+
+    q->yielding = false;
+    accel_queue_kick(q);
+    object_unref(OBJECT(q->dev));
+}
+
+/*
+ * The BQL is not fair: a worker that takes it again at once can keep the
+ * main loop and the vCPUs out for as long as its queue has work. So after
+ * a slice it waits for a bottom half, which runs only once the main loop
+ * has had the lock. The bottom half holds its own reference to the device.
+ */
+static void accel_worker_yield(AccelQueue *q)
+{
+    q->yielding = true;
+    object_ref(OBJECT(q->dev));
+    aio_bh_schedule_oneshot(qemu_get_aio_context(), accel_worker_resume, q);
 }
 
 /*
@@ -783,14 +880,18 @@ static void *accel_queue_worker(void *opaque)
     Object *owner = OBJECT(q->dev);
 
     rcu_register_thread();
-    bql_lock();
+    accel_worker_lock(q);
     while (!q->exiting) {
+        if (!accel_queue_has_work(q)) {
+            accel_worker_wait(q);
+            continue;
+        }
+        accel_queue_run(q);
         if (accel_queue_has_work(q)) {
-            accel_queue_run(q);
-        } else {
-            qemu_cond_wait_bql(&q->work);
+            accel_worker_yield(q);
         }
     }
+    accel_worker_release_guard(q);
     object_unref(owner);
     bql_unlock();
     rcu_unregister_thread();
@@ -1128,14 +1229,39 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, i);
     }
 
-    s->bounce = g_malloc(ACCEL_BQL_PIECE);
     accel_start_workers(s);
 }
 
 static void accel_exit(PCIDevice *pdev)
 {
-    accel_stop_workers(ACCEL_PCI(pdev));
+    AccelPCIState *s = ACCEL_PCI(pdev);
+
+    accel_stop_workers(s);
     msix_uninit_exclusive_bar(pdev);
+    /* Finalize waits for the workers: free VRAM's name for a new device. */
+    vmstate_unregister_ram(&s->vram, DEVICE(s));
+}
+
+/*
+ * With Bus Master Enable cleared the device must not touch memory, so the
+ * write returns once the copies in flight, mapped before it, have ended.
+ * Later pieces go through the memory API and fail.
+ */
+static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                               int len)
+{
+    AccelPCIState *s = ACCEL_PCI(pdev);
+    bool was_master = pci_get_word(pdev->config + PCI_COMMAND) &
+                      PCI_COMMAND_MASTER;
+    unsigned i;
+
+    pci_default_write_config(pdev, addr, val, len);
+    if (was_master && !(pci_get_word(pdev->config + PCI_COMMAND) &
+                        PCI_COMMAND_MASTER)) {
+        for (i = 0; i < s->num_queues; i++) {
+            accel_queue_wait_copy(&s->queues[i]);
+        }
+    }
 }
 
 static void accel_instance_init(Object *obj)
@@ -1170,7 +1296,6 @@ static void accel_instance_finalize(Object *obj)
         qemu_mutex_destroy(&q->copy_lock);
         qemu_cond_destroy(&q->copied);
     }
-    g_free(s->bounce);
 }
 
 static const Property accel_properties[] = {
@@ -1192,6 +1317,7 @@ static void accel_class_init(ObjectClass *klass, void *data)
 
     k->realize = accel_realize;
     k->exit = accel_exit;
+    k->config_write = accel_write_config;
     k->vendor_id = ACCEL_PCI_VENDOR_ID;
     k->device_id = ACCEL_PCI_DEVICE_ID;
     k->revision = ACCEL_PCI_REVISION;

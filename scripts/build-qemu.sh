@@ -110,12 +110,16 @@ if [ ! -x "$bins/${targets[0]}" ]; then
 	add_device
 	configure
 	ninja -C "$build" "${targets[@]}" >&2
-	rm -rf "$base"/bin-"$flavour"-*
 	mkdir -p "$bins"
 	for t in "${targets[@]}"; do
 		cp "$build/$t" "$bins/$t"
 	done
 fi
+# Binaries of other sources go once unused for a day: another checkout
+# (a clean clone running make check) may be running one now.
+touch "$bins"
+find "$base" -maxdepth 1 -name "bin-$flavour-*" ! -name "bin-$flavour-$key" \
+	-mmin +1440 -exec rm -rf {} +
 mkdir -p "$out"
 for t in "${targets[@]}"; do
 	ln -sfn "$bins/$t" "$out/$t"

@@ -79,7 +79,7 @@ int pci_find_cap(struct qtest *qt, int bus, int devfn, uint8_t id)
 
 static void setup_root_port(struct qtest *qt, int i, uint64_t vram_size)
 {
-	int devfn = (i + 2) << 3;
+	int devfn = accel_port_devfn(&(struct accel_dev){ .index = i });
 	uint64_t lo = MMIO32_BASE(i), lo_end = lo + MMIO32_SIZE - 1;
 	uint64_t hi = MMIO64_BASE(i), hi_end = hi + vram_size - 1;
 
@@ -172,6 +172,23 @@ void accel_set_bus_master(struct accel_dev *d, bool on)
 {
 	pci_cfg_write(d->qt, d->index + 1, 0, PCI_COMMAND, 2,
 		      PCI_COMMAND_MEMORY | (on ? PCI_COMMAND_MASTER : 0));
+}
+
+void pci_ecam_enable(struct qtest *qt)
+{
+	/* MCH PCIEXBAR: base, length field 0 (256 MiB), enable */
+	pci_cfg_write(qt, 0, 0, 0x64, 4, TEST_ECAM_BASE >> 32);
+	pci_cfg_write(qt, 0, 0, 0x60, 4, (uint32_t)TEST_ECAM_BASE | 1);
+}
+
+int accel_port_devfn(const struct accel_dev *d)
+{
+	return (d->index + 2) << 3;
+}
+
+uint64_t accel_port_ecam(const struct accel_dev *d, int off)
+{
+	return TEST_ECAM_BASE + ((uint64_t)accel_port_devfn(d) << 12) + off;
 }
 
 uint32_t accel_rd(struct accel_dev *d, uint32_t reg)

@@ -36,6 +36,10 @@ struct accel_dev {
 /* "-device pcie-root-port,... -device accel,..." for device @i with @props. */
 int accel_device_args(char *buf, size_t len, int i, const char *props);
 
+/* Where tests map q35's PCIe config space (ECAM), as firmware does. */
+#define TEST_ECAM_BASE		0xb0000000ull
+#define TEST_ECAM_SIZE		0x10000000ull
+
 uint32_t pci_cfg_read(struct qtest *qt, int bus, int devfn, int off, int size);
 void pci_cfg_write(struct qtest *qt, int bus, int devfn, int off, int size,
 		   uint32_t val);
@@ -45,6 +49,12 @@ int pci_find_cap(struct qtest *qt, int bus, int devfn, uint8_t id);
  * memory and bus-master enable, MSI-X pointed at guest RAM. */
 int accel_dev_init(struct qtest *qt, int index, struct accel_dev *d);
 void accel_set_bus_master(struct accel_dev *d, bool on);
+/* Map ECAM at TEST_ECAM_BASE (q35's PCIEXBAR, 256 buses). */
+void pci_ecam_enable(struct qtest *qt);
+/* Bus 0 devfn of the root port above device @d, and the bus address of its
+ * config register @off through ECAM. */
+int accel_port_devfn(const struct accel_dev *d);
+uint64_t accel_port_ecam(const struct accel_dev *d, int off);
 
 uint32_t accel_rd(struct accel_dev *d, uint32_t reg);
 void accel_wr(struct accel_dev *d, uint32_t reg, uint32_t val);

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "accel_dev.h"
 #include "check.h"
@@ -546,7 +547,232 @@ static void test_dma_into_own_registers(void)
 	CHECK(accel_qrd(d, 0, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_ENABLED);
 }
 
+/* Bridge Control's Secondary Bus Reset, and Slot Control's power off. */
+#define PORT_BRIDGE_CONTROL	0x3e
+#define PORT_BUS_RESET		0x40
+#define PCI_CAP_ID_EXP		0x10
+#define PCI_EXP_SLTCTL		0x18
+#define PCI_EXP_SLTCTL_OFF	0x0700	/* power and its indicator off */
+
+/*
+ * The device's own DMA writes @val to config register @off of its root
+ * port (with IRQ on the descriptor, and a FENCE after it): the write
+ * resets or unplugs the device in the middle of the queue's work.
+ */
+static void dma_into_port_config(struct accel_dev *d, int off, uint16_t val)
+{
+	struct accel_desc descs[2] = {
+		desc_copy(TEST_RAM_DATA, accel_port_ecam(d, off), 2,
+			  ACCEL_DESC_IRQ),
+		desc_fence(TEST_RAM_DATA + 8, 0x5a5a, ACCEL_DESC_IRQ),
+	};
+	struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+
+	pci_ecam_enable(d->qt);
+	qtest_writel(d->qt, TEST_RAM_DATA, val);
+	qtest_writeq(d->qt, TEST_RAM_DATA + 8, 0);
+	msi_clear(d, 0);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, descs, 2);
+	nanosleep(&pause, NULL);
+}
+
+static void test_reset_by_own_dma(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	dma_into_port_config(d, PORT_BRIDGE_CONTROL, PORT_BUS_RESET);
+	pci_cfg_write(qt, 0, accel_port_devfn(d), PORT_BRIDGE_CONTROL, 2, 0);
+	CHECK(accel_dev_init(qt, 0, d) == 0);
+	/* the reset queue finished nothing after it: no completion, no IRQ */
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS), 0);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD), 0);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_COMPLETED_LO), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+	CHECK(!msi_fired(d, 0));
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA + 8), 0);
+	/* and it works again */
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+}
+
+static void test_unplug_by_own_dma(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	int exp = pci_find_cap(qt, 0, accel_port_devfn(d), PCI_CAP_ID_EXP);
+	uint16_t sltctl;
+
+	CHECK(qt && exp);
+	sltctl = pci_cfg_read(qt, 0, accel_port_devfn(d), exp + PCI_EXP_SLTCTL, 2);
+	dma_into_port_config(d, exp + PCI_EXP_SLTCTL, sltctl | PCI_EXP_SLTCTL_OFF);
+	/* the device is gone, QEMU lives, nothing ran after the unplug */
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0, 4), 0xffffffff);
+	CHECK(!msi_fired(d, 0));
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA + 8), 0);
+	CHECK(qtest_alive(qt));
+}
+
+/*
+ * A copy whose source is MMIO (config space, read 4 bytes at a time under
+ * the BQL) runs for seconds; MMIO to the device is served meanwhile.
+ */
+static void test_mmio_copy_lets_others_run(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+	int i;
+
+	CHECK(qt);
+	pci_ecam_enable(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = TEST_ECAM_BASE,
+		     .len = 128 << 20 }, 1);
+	for (i = 0; i < 5; i++) {
+		nanosleep(&pause, NULL);
+		CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS),
+			 ACCEL_Q_STATUS_ENABLED | ACCEL_Q_STATUS_BUSY);
+	}
+	accel_queue_reset(d, 0);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS), 0);
+	/* what it copied is config space: bus 0's host bridge first */
+	CHECK_EQ(qtest_readl(qt, d->vram), pci_cfg_read(qt, 0, 0, 0, 4));
+}
+
+/* An MSI-X message aimed at the device's own registers is refused. */
+static void test_msix_into_own_registers(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_wr(d, ACCEL_REG_SCRATCH, 5);
+	qtest_writel(qt, d->msix_table, d->regs + ACCEL_REG_SCRATCH);
+	qtest_writel(qt, d->msix_table + 8, 0x1234);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 1);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_SCRATCH), 5);
+	CHECK(qtest_alive(qt));
+}
+
 /* Resets */
+
+/* Offset of the first zero word of [@addr, @addr + @len), whose written part
+ * is a prefix (a fill runs from low to high addresses). */
+static uint64_t fill_frontier(struct qtest *qt, uint64_t addr, uint64_t len)
+{
+	uint64_t lo = 0, hi = len;
+
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2 & ~3ull;
+
+		if (qtest_readl(qt, addr + mid))
+			lo = mid + 4;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void stop_by_disable(struct accel_dev *d)
+{
+	accel_qwr(d, 0, ACCEL_Q_CTRL, 0);
+}
+
+static void stop_by_queue_reset(struct accel_dev *d)
+{
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_RESET);
+}
+
+static void stop_by_device_reset(struct accel_dev *d)
+{
+	accel_wr(d, ACCEL_REG_DEV_CTRL, ACCEL_DEV_CTRL_RESET);
+}
+
+static void stop_by_bus_master_off(struct accel_dev *d)
+{
+	accel_set_bus_master(d, false);
+}
+
+/*
+ * Once the register write that stops a queue (or turns off its DMA) has
+ * returned, the device writes no more memory. A long fill of guest RAM is
+ * stopped early, its frontier read at once and again later: it must not
+ * have moved. The copy in flight ends within a millisecond, so a stop that
+ * does not wait for it is caught only if the first reading is quick
+ * enough: each stop is tried several times, Bus Master Enable most (the
+ * config write rebuilds QEMU's memory map, which takes about as long as
+ * the copy in flight).
+ */
+static void test_stop_freezes_memory(void)
+{
+	static void (*const stops[])(struct accel_dev *) = {
+		stop_by_disable, stop_by_queue_reset, stop_by_device_reset,
+		stop_by_bus_master_off, stop_by_bus_master_off,
+		stop_by_bus_master_off,
+	};
+	const uint64_t area = TEST_RAM_DATA, len = 256 << 20;
+	struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc fill = desc_fill(area, 0xab, len, 0);
+	const unsigned nstops = sizeof(stops) / sizeof(stops[0]);
+	uint64_t first;
+	unsigned i;
+
+	CHECK(qt);
+	for (i = 0; i < 4 * nstops; i++) {
+		qtest_memset(qt, area, 0, len);
+		accel_queue_reset(d, 0);
+		accel_queue_enable(d, 0, 8);
+		accel_submit(d, 0, &fill, 1);
+		while (!qtest_readl(qt, area))
+			;
+		stops[i % nstops](d);
+		first = fill_frontier(qt, area, len);
+		nanosleep(&pause, NULL);
+		CHECK_EQ(fill_frontier(qt, area, len), first);
+		CHECK(first < len);
+		accel_set_bus_master(d, true);
+	}
+}
+
+/* A disabled queue enabled again touches nothing until it is rung. */
+static void test_reenabled_queue_waits_for_doorbell(void)
+{
+	const uint64_t area = TEST_RAM_DATA, len = 256 << 20;
+	struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+	struct accel_desc fill = desc_fill(area, 0xcd, len, 0);
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	uint64_t first;
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &fill, 1);
+	while (!qtest_readl(qt, area))
+		;
+	stop_by_disable(d);
+	first = fill_frontier(qt, area, len);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	nanosleep(&pause, NULL);
+	CHECK_EQ(fill_frontier(qt, area, len), first);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS),
+		 ACCEL_Q_STATUS_ENABLED | ACCEL_Q_STATUS_BUSY);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD), 0);
+	/* rung again, it runs the descriptor from the start */
+	accel_qwr(d, 0, ACCEL_Q_TAIL, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(ram_all(qt, area + len - 4096, 0xcd, 4096));
+}
 
 static void test_queue_reset(void)
 {
@@ -654,6 +880,7 @@ static void test_fault_inject_stall(void)
 	accel_queue_enable(d, 1, 8);
 	accel_qwr(d, 0, ACCEL_Q_FAULT_INJECT, ACCEL_FAULT_STALL);
 	accel_submit(d, 0, &fence, 1);
+	accel_wait(d, 0, 0);
 	for (i = 0; i < 100; i++)
 		CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS), ACCEL_Q_STATUS_ENABLED |
 			 ACCEL_Q_STATUS_BUSY | ACCEL_Q_STATUS_STALLED);
@@ -733,45 +960,74 @@ static void test_intx_without_msix(void)
 /* Throttling */
 
 /* Virtual nanoseconds until queue @q of @d is idle, stepping 10 us. */
-static int64_t time_to_idle(struct accel_dev *d, unsigned q, int64_t start)
+/*
+ * A throttled queue pays for bytes in virtual time before it moves them, in
+ * real time. So the test holds the clock just short of the link time and
+ * lets real time pass (the queue must not finish), then moves the clock to
+ * it and only waits (the queue must finish with no more virtual time). The
+ * queues were rung with the clock where it is now.
+ */
+static bool busy_until(struct accel_dev *d, const unsigned *qs, unsigned nq,
+		       int64_t link_ns)
 {
-	int64_t now = start;
+	struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+	unsigned i;
 
-	while (accel_qrd(d, q, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_BUSY)
-		now = qtest_clock_step(d->qt, 10000);
-	return now - start;
+	qtest_clock_step(d->qt, link_ns - 1);
+	nanosleep(&pause, NULL);
+	for (i = 0; i < nq; i++)
+		if (!(accel_qrd(d, qs[i], ACCEL_Q_STATUS) & ACCEL_Q_STATUS_BUSY))
+			return false;
+	qtest_clock_step(d->qt, 1);
+	for (i = 0; i < nq; i++)
+		if (accel_wait(d, qs[i], 0) != ACCEL_Q_STATUS_ENABLED)
+			return false;
+	return true;
 }
 
 static void test_bandwidth_throttle(void)
 {
 	const uint64_t n = 4 << 20;	/* 4 MiB at 1 GiB/s: 3.906 ms */
+	const int64_t link_ns = 3906250;
+	const unsigned both[] = { 0, 1 };
 	struct qtest *qt = boot(1, "dma-bandwidth=1G");
 	struct accel_dev *d = &dev[0];
-	int64_t t0, one, two;
 
 	CHECK(qt);
 	accel_queue_enable(d, 0, 8);
 	accel_queue_enable(d, 1, 8);
 	CHECK_EQ(accel_rd(d, ACCEL_REG_DMA_BW_LO), 1u << 30);
 
-	t0 = qtest_clock_step(qt, 1);
 	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
 		     .flags = ACCEL_DESC_DST_VRAM, .src = 1, .len = n }, 1);
-	one = time_to_idle(d, 0, t0);
-	CHECK(one >= 3906250 && one < 3906250 + 100000);
+	CHECK(busy_until(d, both, 1, link_ns));
 
 	/* two queues overlap: both finish in the time of one */
-	t0 = qtest_clock_step(qt, 1);
 	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
 		     .flags = ACCEL_DESC_DST_VRAM, .src = 2, .len = n }, 1);
 	accel_submit(d, 1, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
 		     .flags = ACCEL_DESC_DST_VRAM, .src = 3, .dst = n, .len = n },
 		     1);
-	two = time_to_idle(d, 0, t0);
-	two += time_to_idle(d, 1, t0 + two);
-	CHECK(two < one + 100000);
+	CHECK(busy_until(d, both, 2, link_ns));
 	CHECK(ram_all(qt, d->vram + n - 64, 2, 64));
 	CHECK(ram_all(qt, d->vram + 2 * n - 64, 3, 64));
+}
+
+/* Bandwidths of 4 GB/s and more (beyond 32 bits) throttle exactly too. */
+static void test_bandwidth_beyond_32_bits(void)
+{
+	const unsigned q0[] = { 0 };
+	struct qtest *qt = boot(1, "dma-bandwidth=4G");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DMA_BW_HI), 1);
+	/* 4 MiB at 4 GiB/s: 976562.5 ns, rounded down */
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = 1, .len = 4 << 20 }, 1);
+	CHECK(busy_until(d, q0, 1, 976562));
+	CHECK(qtest_alive(qt));
 }
 
 static void test_doorbell_returns_before_copy(void)
@@ -842,13 +1098,21 @@ static const struct test tests[] = {
 	{ "ring_errors", test_ring_errors },
 	{ "bus_master_disabled", test_bus_master_disabled },
 	{ "dma_into_own_registers", test_dma_into_own_registers },
+	{ "reset_by_own_dma", test_reset_by_own_dma },
+	{ "unplug_by_own_dma", test_unplug_by_own_dma },
+	{ "mmio_copy_lets_others_run", test_mmio_copy_lets_others_run },
+	{ "msix_into_own_registers", test_msix_into_own_registers },
 	{ "queue_reset", test_queue_reset },
+	{ "stop_freezes_memory", test_stop_freezes_memory },
+	{ "reenabled_queue_waits_for_doorbell",
+	  test_reenabled_queue_waits_for_doorbell },
 	{ "device_reset", test_device_reset },
 	{ "fault_inject_fail", test_fault_inject_fail },
 	{ "fault_inject_stall", test_fault_inject_stall },
 	{ "irq_mask", test_irq_mask },
 	{ "intx_without_msix", test_intx_without_msix },
 	{ "bandwidth_throttle", test_bandwidth_throttle },
+	{ "bandwidth_beyond_32_bits", test_bandwidth_beyond_32_bits },
 	{ "doorbell_returns_before_copy", test_doorbell_returns_before_copy },
 	{ "peer_to_peer", test_peer_to_peer },
 	{ NULL, NULL },
