@@ -22,6 +22,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/units.h"
+#include "qemu/host-utils.h"
 #include "qemu/log.h"
 #include "qemu/timer.h"
 #include "qemu/main-loop.h"
@@ -44,6 +45,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 
 /* Work a queue does, in bytes, before it gives the BQL back for a turn. */
 #define ACCEL_SLICE_BYTES   (4 * MiB)
+/* Work a doorbell does itself, in the vCPU, when it finds the queue idle. */
+#define ACCEL_INLINE_BYTES  (64 * KiB)
 /* Cost charged for a descriptor that moves no data, to bound a slice. */
 #define ACCEL_DESC_COST     4096
 /*
@@ -97,14 +100,17 @@ typedef struct AccelQueue {
     uint64_t done;
     /* Bytes already paid for on the throttled link. */
     uint64_t credit;
-    /* Virtual time at which the link has carried the bytes paid for. */
-    int64_t link_free;
+    /* The link has been busy since link_start with link_paid bytes. */
+    int64_t link_start;
+    uint64_t link_paid;
 
     QEMUTimer *throttle;
 
     QemuThread worker;
     QemuCond work;          /* signalled when the queue may have work */
     bool exiting;
+    /* The worker is in a slice, which it may leave to copy without the BQL. */
+    bool running;
     /* The worker waits for a main-loop turn before its next slice. */
     bool yielding;
     /* The re-entrancy guard's state before the worker took the BQL. */
@@ -261,7 +267,8 @@ static void accel_queue_stop(AccelQueue *q)
     q->rung = false;
     q->active = false;
     q->credit = 0;
-    q->link_free = 0;
+    q->link_start = 0;
+    q->link_paid = 0;
 }
 
 /*
@@ -320,6 +327,25 @@ static void accel_queue_write_ctrl(AccelQueue *q, uint32_t val)
     }
 }
 
+static void accel_queue_run(AccelQueue *q, uint64_t budget);
+
+/*
+ * Virtual time at which a throttled link has carried the bytes paid for.
+ * Computed from the total, in 128 bits (the bandwidth may not fit in 32,
+ * as muldiv64() wants), so that rounding does not add up step by step.
+ */
+static int64_t accel_link_free(AccelQueue *q)
+{
+    uint64_t lo, hi;
+
+    mulu64(&lo, &hi, q->link_paid, NANOSECONDS_PER_SECOND);
+    divu128(&lo, &hi, q->dev->dma_bandwidth);
+    if (hi || lo > INT64_MAX - q->link_start) {
+        return INT64_MAX;
+    }
+    return q->link_start + lo;
+}
+
 static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
 {
     trace_accel_doorbell(q->index, val);
@@ -337,13 +363,21 @@ static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
         accel_queue_halt(q, ACCEL_ERR_BAD_DOORBELL);
         return;
     }
-    if (!q->rung || q->head == q->tail) {
+    if (q->dev->dma_bandwidth && (!q->rung || q->head == q->tail)) {
         /* The link was idle: its time for these bytes starts now. */
-        q->link_free = MAX(q->link_free,
-                           qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+        q->link_start = MAX(accel_link_free(q),
+                            qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+        q->link_paid = 0;
     }
     q->tail = val;
     q->rung = true;
+    /*
+     * Where the worker is idle, the write does the first of the work
+     * itself: a small transfer then completes without waking a thread.
+     */
+    if (!q->running && !q->yielding && !timer_pending(q->throttle)) {
+        accel_queue_run(q, ACCEL_INLINE_BYTES);
+    }
     accel_queue_kick(q);
 }
 
@@ -603,10 +637,11 @@ static void accel_set_copying(AccelQueue *q, bool copying)
 }
 
 /*
- * Move the mapped pieces, and unmap them, with the BQL released. copying
- * is set under the BQL, so whatever stops the queue, clears Bus Master
- * Enable or unplugs the device either runs before the copy starts or waits
- * until the pieces are unmapped.
+ * Move the mapped pieces, and unmap them. The worker does it with the BQL
+ * released; copying is set under the BQL, so whatever stops the queue,
+ * clears Bus Master Enable or unplugs the device either runs before the
+ * copy starts or waits until the pieces are unmapped. A doorbell's inline
+ * work keeps the BQL: it runs in the vCPU's MMIO write.
  */
 static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
 {
@@ -614,9 +649,13 @@ static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
     int value = q->desc.src;
     unsigned i;
 
-    trace_accel_dma_unlocked(q->index, bytes, count);
-    accel_set_copying(q, true);
-    accel_worker_unlock(q);
+    if (!q->running) {
+        trace_accel_dma_inline(q->index, bytes, count);
+    } else {
+        trace_accel_dma_unlocked(q->index, bytes, count);
+        accel_set_copying(q, true);
+        accel_worker_unlock(q);
+    }
     for (i = 0; i < count; i++) {
         AccelChunk *c = &q->chunks[i];
 
@@ -627,8 +666,10 @@ static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
         }
     }
     accel_unmap_chunks(q, count);
-    accel_set_copying(q, false);
-    accel_worker_lock(q);
+    if (q->running) {
+        accel_set_copying(q, false);
+        accel_worker_lock(q);
+    }
 }
 
 /* Move @n bytes at @off through the memory API, under the BQL. */
@@ -784,7 +825,7 @@ static uint64_t accel_step_cost(AccelQueue *q, uint64_t budget)
 /*
  * On a throttled queue a step runs only once the link time for its bytes
  * has passed, so a transfer of L bytes takes L / dma-bandwidth from the
- * doorbell. The link time runs on the virtual clock from link_free, not
+ * doorbell. The link time runs on the virtual clock from the doorbell, not
  * from when the worker thread gets to the step, so it does not depend on
  * the host's scheduling. Returns false if the queue must wait for the
  * throttle timer.
@@ -793,44 +834,42 @@ static bool accel_pay_for_step(AccelQueue *q, uint64_t budget)
 {
     AccelPCIState *s = q->dev;
     uint64_t cost = accel_step_cost(q, budget);
-    int64_t now;
+    int64_t now, link_free;
 
     if (!s->dma_bandwidth || q->credit >= cost) {
         return true;
     }
-    /*
-     * Not muldiv64(), whose divisor is 32 bits: the bandwidth can be more.
-     * A step costs at most a slice, so the product fits in 64 bits.
-     */
-    QEMU_BUILD_BUG_ON(ACCEL_SLICE_BYTES > UINT64_MAX / NANOSECONDS_PER_SECOND);
-    q->link_free += (cost - q->credit) * NANOSECONDS_PER_SECOND /
-                    s->dma_bandwidth;
+    q->link_paid += cost - q->credit;
     q->credit = cost;
+    link_free = accel_link_free(q);
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    if (q->link_free <= now) {
+    if (link_free <= now) {
         return true;
     }
-    trace_accel_throttle(q->index, cost, q->link_free - now);
-    timer_mod(q->throttle, q->link_free);
+    trace_accel_throttle(q->index, cost, link_free - now);
+    timer_mod(q->throttle, link_free);
     return false;
 }
 
-/* One slice of the queue's work; with the BQL, which it may drop to copy. */
-static void accel_queue_run(AccelQueue *q)
+/*
+ * A slice of at most @budget of the queue's work, with the BQL, which the
+ * worker may drop to copy.
+ */
+static void accel_queue_run(AccelQueue *q, uint64_t budget)
 {
     uint64_t spent = 0, cost, n;
     uint32_t err;
 
     q->slice_gen = q->gen;
     while (!accel_slice_stopped(q) && accel_queue_runnable(q) &&
-           spent < ACCEL_SLICE_BYTES) {
+           spent < budget) {
         if (!q->active && !accel_start_desc(q)) {
             return;
         }
-        if (!accel_pay_for_step(q, ACCEL_SLICE_BYTES - spent)) {
+        if (!accel_pay_for_step(q, budget - spent)) {
             return;
         }
-        n = accel_exec(q, ACCEL_SLICE_BYTES - spent, &err, &cost);
+        n = accel_exec(q, budget - spent, &err, &cost);
         if (accel_slice_stopped(q)) {
             return;
         }
@@ -886,7 +925,9 @@ static void *accel_queue_worker(void *opaque)
             accel_worker_wait(q);
             continue;
         }
-        accel_queue_run(q);
+        q->running = true;
+        accel_queue_run(q, ACCEL_SLICE_BYTES);
+        q->running = false;
         if (accel_queue_has_work(q)) {
             accel_worker_yield(q);
         }
