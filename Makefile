@@ -31,6 +31,7 @@ deps:
 
 qemu: deps
 	@scripts/build-qemu.sh >/dev/null
+	@scripts/build-qemu.sh fuzz >/dev/null
 
 kernel: $(BUILD)/kernel.env
 
@@ -131,7 +132,8 @@ bench: qemu driver tests $(BUILD)/tools/memcpy_bench \
        $(BUILD)/tools/pool_bench $(BUILD)/tools/pool_bench.static
 	@scripts/bench.sh
 
-# A long fuzzing campaign: the device model through qtest, then the driver's
+# A long fuzzing campaign: the device model through qtest and QEMU's generic
+# fuzzer (GENERIC_FUZZ_SECONDS on one device, as many on two), then the driver's
 # ioctls in the VM, e.g. make fuzz FUZZ_OPS=10000000 IOCTL_FUZZ_OPS=1000000
 # FUZZ_SEED=... (each prints its seed; --seed repeats a run). Then
 # libaccel's differential fuzzer (lib_fuzz): LIB_FUZZ_PROGRAMS programs of
@@ -139,6 +141,7 @@ bench: qemu driver tests $(BUILD)/tools/memcpy_bench \
 # LIB_FUZZ_KNOWN names disagreement classes to skip (lib_fuzz --help), none
 # by default; LIB_FUZZ_ONLY the families (every one, the arrays too).
 FUZZ_OPS ?= 2000000
+GENERIC_FUZZ_SECONDS ?= 1800
 IOCTL_FUZZ_OPS ?= 200000
 LIB_FUZZ_PROGRAMS ?= 20000
 LIB_FUZZ_OPS ?= 400
@@ -151,6 +154,8 @@ LIB_FUZZ_ARGS = --programs $(LIB_FUZZ_PROGRAMS) --ops $(LIB_FUZZ_OPS) \
 fuzz: qemu driver $(TESTS)/fuzz_device $(TESTS)/ioctl_fuzz $(TESTS)/lib_fuzz \
       $(TESTS)/lib_fuzz.static
 	$(TESTS)/fuzz_device --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+	scripts/fuzz-generic.sh --devices 1 --seconds $(GENERIC_FUZZ_SECONDS)
+	scripts/fuzz-generic.sh --devices 2 --seconds $(GENERIC_FUZZ_SECONDS)
 	scripts/vm-run.sh --devices 2 --timeout 3600 --file $(TESTS)/ioctl_fuzz -- \
 		"./ioctl_fuzz --ops $(IOCTL_FUZZ_OPS) --procs 8 $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))"
 	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \

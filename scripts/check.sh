@@ -2,7 +2,9 @@
 # Run every test suite and end with one line "N passed, N failed".
 #
 #  1. device-model tests through qtest (tests/device/test_device)
-#  2. the seeded device-model fuzzer, 100,000 operations
+#  2. the seeded device-model fuzzer, 100,000 operations; both again
+#     against QEMU built with ASan and UBSan, and
+#     QEMU's generic fuzzer on one device and on two, 60 s each
 #  3. the libaccel conformance suite on the cpu backend (two devices),
 #     again built with ASan and UBSan, and on cuda (every test skipped,
 #     with the reason, where there is no GPU); the differential fuzzer
@@ -83,6 +85,16 @@ done
 
 run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
+# The same against QEMU built with ASan and UBSan (a report fails the test),
+# and QEMU's own generic fuzzer, from the corpus kept in the cache.
+run_counted "device model under ASan and UBSan" env QEMU=build/asan/qemu-system-x86_64 \
+	"$T/test_device"
+run_one "device fuzzer under ASan and UBSan" env QEMU=build/asan/qemu-system-x86_64 \
+	"$T/fuzz_device" --seed "$seed" --ops 100000
+run_one "QEMU's generic fuzzer, one device" scripts/fuzz-generic.sh --devices 1 \
+	--seconds 60
+run_one "QEMU's generic fuzzer, two devices" scripts/fuzz-generic.sh --devices 2 \
+	--seconds 60
 run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
 	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
 # Leaks are not checked: each test ends its process, library objects and all.

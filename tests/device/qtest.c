@@ -151,6 +151,33 @@ bool qtest_alive(struct qtest *qt)
 	return waitpid(qt->pid, NULL, WNOHANG) == 0;
 }
 
+/*
+ * A QEMU built with sanitizers reports to its log and may go on: print the
+ * report and count it as a death.
+ */
+static bool sanitizer_reported(const char *logpath)
+{
+	static const char *const marks[] = {
+		"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+		"runtime error:", "WARNING: ThreadSanitizer",
+	};
+	FILE *f = fopen(logpath, "r");
+	char line[512];
+	bool found = false;
+	size_t i;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+			found |= strstr(line, marks[i]) != NULL;
+		if (found)
+			fprintf(stderr, "  qemu: %s", line);
+	}
+	fclose(f);
+	return found;
+}
+
 bool qtest_quit(struct qtest *qt)
 {
 	int status = 0;
@@ -158,6 +185,8 @@ bool qtest_quit(struct qtest *qt)
 
 	kill(qt->pid, SIGTERM);
 	waitpid(qt->pid, &status, 0);
+	if (sanitizer_reported(qt->logpath))
+		ok = false;
 	close(qt->fd);
 	unlink(qt->logpath);
 	rmdir(qt->sockdir);

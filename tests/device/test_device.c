@@ -17,14 +17,18 @@ static struct qtest *qemus[MAX_QEMUS];
 static int nqemus;
 static struct accel_dev dev[2];
 
-/* Start QEMU with @ndev devices, each with @props, and initialise them. */
-static struct qtest *boot(int ndev, const char *props)
+/*
+ * Start QEMU with @ndev devices, each with @props, and the machine options
+ * @extra, and initialise them.
+ */
+static struct qtest *boot_with(int ndev, const char *props, const char *extra)
 {
 	char args[1024];
-	size_t off = 0;
+	size_t off;
 	struct qtest *qt;
 	int i;
 
+	off = snprintf(args, sizeof(args), "%s ", extra);
 	for (i = 0; i < ndev; i++)
 		off += accel_device_args(args + off, sizeof(args) - off, i, props);
 	qt = qtest_start(args);
@@ -35,6 +39,11 @@ static struct qtest *boot(int ndev, const char *props)
 		if (accel_dev_init(qt, i, &dev[i]))
 			return NULL;
 	return qt;
+}
+
+static struct qtest *boot(int ndev, const char *props)
+{
+	return boot_with(ndev, props, "");
 }
 
 static void cleanup(bool *died)
@@ -599,9 +608,11 @@ static void test_reset_by_own_dma(void)
 	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
 }
 
+/* With the root port's native hotplug, as q35 has it without ACPI's. */
 static void test_unplug_by_own_dma(void)
 {
-	struct qtest *qt = boot(1, "");
+	struct qtest *qt = boot_with(1, "", "-global "
+		"ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
 	struct accel_dev *d = &dev[0];
 	int exp = pci_find_cap(qt, 0, accel_port_devfn(d), PCI_CAP_ID_EXP);
 	uint16_t sltctl;
