@@ -238,6 +238,8 @@ static void accel_queue_halt(AccelQueue *q, uint32_t error)
 {
     AccelPCIState *s = q->dev;
 
+    /* A doorbell can halt the queue while its worker copies: abandon that. */
+    q->gen++;
     q->error = error;
     q->error_desc = q->head;
     q->active = false;
@@ -297,9 +299,11 @@ static bool accel_ring_valid(AccelQueue *q)
 {
     uint64_t ring_bytes = (uint64_t)q->ring_size * ACCEL_DESC_SIZE;
 
+    /* HEAD and TAIL survive a disable, the ring size may not have. */
     return is_power_of_2(q->ring_size) &&
            q->ring_size >= ACCEL_RING_MIN_SIZE &&
            q->ring_size <= ACCEL_RING_MAX_SIZE &&
+           q->head < q->ring_size && q->tail < q->ring_size &&
            QEMU_IS_ALIGNED(q->ring_base, ACCEL_RING_ALIGN) &&
            q->ring_base <= UINT64_MAX - ring_bytes;
 }
@@ -637,11 +641,13 @@ static void accel_set_copying(AccelQueue *q, bool copying)
 }
 
 /*
- * Move the mapped pieces, and unmap them. The worker does it with the BQL
- * released; copying is set under the BQL, so whatever stops the queue,
+ * Move the mapped pieces, then unmap them. The worker moves them with the
+ * BQL released; copying is set under the BQL, so whatever stops the queue,
  * clears Bus Master Enable or unplugs the device either runs before the
- * copy starts or waits until the pieces are unmapped. A doorbell's inline
- * work keeps the BQL: it runs in the vCPU's MMIO write.
+ * copy starts or waits until the bytes have moved. The unmap waits for the
+ * BQL: it can drop the last reference to a peer device unplugged meanwhile,
+ * whose finalization needs the lock. A doorbell's inline work keeps the
+ * BQL throughout: it runs in the vCPU's MMIO write.
  */
 static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
 {
@@ -665,11 +671,11 @@ static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
             memmove(c->dst, c->src, c->len);
         }
     }
-    accel_unmap_chunks(q, count);
     if (q->running) {
         accel_set_copying(q, false);
         accel_worker_lock(q);
     }
+    accel_unmap_chunks(q, count);
 }
 
 /* Move @n bytes at @off through the memory API, under the BQL. */
@@ -1286,7 +1292,8 @@ static void accel_exit(PCIDevice *pdev)
 /*
  * With Bus Master Enable cleared the device must not touch memory, so the
  * write returns once the copies in flight, mapped before it, have ended.
- * Later pieces go through the memory API and fail.
+ * Later pieces go through the memory API and fail. With MSI-X turned off,
+ * a pending source asserts INTA again.
  */
 static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                                int len)
@@ -1294,6 +1301,7 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     AccelPCIState *s = ACCEL_PCI(pdev);
     bool was_master = pci_get_word(pdev->config + PCI_COMMAND) &
                       PCI_COMMAND_MASTER;
+    bool was_msix = msix_enabled(pdev);
     unsigned i;
 
     pci_default_write_config(pdev, addr, val, len);
@@ -1302,6 +1310,9 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
         for (i = 0; i < s->num_queues; i++) {
             accel_queue_wait_copy(&s->queues[i]);
         }
+    }
+    if (was_msix && !msix_enabled(pdev)) {
+        accel_update_intx(s);
     }
 }
 

@@ -2,12 +2,14 @@
 # Build QEMU from the distribution's qemu source package (trixie's 10.0) with
 # the accel device added, and link its binaries into build/.
 #
-# Usage: scripts/build-qemu.sh [plain|fuzz]
+# Usage: scripts/build-qemu.sh [plain|fuzz|cov]
 #   plain: qemu-system-x86_64, minimal, with the log trace backend
 #          (build/qemu-system-x86_64)
 #   fuzz:  clang with AddressSanitizer and UndefinedBehaviorSanitizer:
 #          qemu-system-x86_64 for the qtests and libFuzzer's qemu-fuzz-x86_64
 #          (build/asan/qemu-system-x86_64, build/asan/qemu-fuzz-x86_64)
+#   cov:   gcc with gcov's counters (build/cov/qemu-system-x86_64), which
+#          write to the build directory: scripts/coverage.sh reads them
 #
 # Everything lives in a cache outside the repository ($ACCEL_CACHE, default
 # ~/.cache/accel). The source tree and build directories are kept per source
@@ -40,6 +42,12 @@ fuzz)
 			 --with-devices-x86_64=accel-qtest)
 	targets=(qemu-system-x86_64 qemu-fuzz-x86_64)
 	out=$top/build/asan ;;
+cov)
+	# gcov's counters, for scripts/coverage.sh; the qtests' devices only
+	configure_args+=(--enable-gcov --enable-trace-backends=log
+			 --without-default-devices --with-devices-x86_64=accel-qtest)
+	targets=(qemu-system-x86_64)
+	out=$top/build/cov ;;
 *)
 	echo "build-qemu: unknown flavour $flavour" >&2
 	exit 2 ;;

@@ -681,6 +681,70 @@ static void test_msix_into_own_registers(void)
 	CHECK(qtest_alive(qt));
 }
 
+/*
+ * A doorbell beyond the ring halts a queue that is copying: the descriptor
+ * in progress does not complete after the halt (HEAD stays at it).
+ */
+static void test_bad_doorbell_halts_a_copying_queue(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+	struct accel_desc descs[6];
+	int trial, i;
+
+	CHECK(qt);
+	for (i = 0; i < 6; i++)
+		descs[i] = desc_copy(TEST_RAM_DATA, (uint64_t)i << 22, 4 << 20,
+				     ACCEL_DESC_DST_VRAM | ACCEL_DESC_IRQ);
+	for (trial = 0; trial < 20; trial++) {
+		struct timespec early = { .tv_nsec = 1000000 + trial * 97000 };
+
+		accel_queue_enable(d, 0, 8);
+		accel_submit(d, 0, descs, 6);
+		nanosleep(&early, NULL);
+		accel_qwr(d, 0, ACCEL_Q_TAIL, 8);
+		nanosleep(&pause, NULL);
+		CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_BAD_DOORBELL);
+		CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD),
+			 accel_qrd(d, 0, ACCEL_Q_ERROR_DESC));
+		CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_COMPLETED_LO),
+			 accel_qrd(d, 0, ACCEL_Q_HEAD));
+		accel_queue_reset(d, 0);
+	}
+}
+
+/*
+ * HEAD survives a disable; a ring made smaller meanwhile does not hold it.
+ * Enabling then fails with BAD_RING instead of fetching outside the ring
+ * (here past 2^64, wrapping to low memory).
+ */
+static void test_ring_resized_while_disabled(void)
+{
+	const uint64_t base = 0xffffffffffffff40ull;	/* room for 2 entries */
+	struct accel_desc nops[5] = { desc_nop(0), desc_nop(0), desc_nop(0),
+				      desc_nop(0), desc_nop(0) };
+	struct accel_desc fence = desc_fence(TEST_RAM_DATA, 0xbadc0ffee, 0);
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, nops, 5);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, 0);
+	accel_qwr(d, 0, ACCEL_Q_RING_BASE_LO, (uint32_t)base);
+	accel_qwr(d, 0, ACCEL_Q_RING_BASE_HI, base >> 32);
+	accel_qwr(d, 0, ACCEL_Q_RING_SIZE, 2);
+	qtest_writeq(qt, TEST_RAM_DATA, 0);
+	qtest_memwrite(qt, 0x80, &fence, sizeof(fence));	/* base + 5 * 64 */
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_BAD_RING);
+	accel_qwr(d, 0, ACCEL_Q_TAIL, 1);
+	CHECK_EQ(accel_wait(d, 0, 0) & ACCEL_Q_STATUS_ERROR, ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA), 0);
+}
+
 /* Resets */
 
 /* Offset of the first zero word of [@addr, @addr + @len), whose written part
@@ -975,9 +1039,27 @@ static void test_intx_without_msix(void)
 	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
 }
 
+/* A source pending when MSI-X is turned off asserts INTA at once. */
+static void test_intx_follows_msix_disable(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(msi_fired(d, 0));
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
+	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0);	/* MSI-X off */
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0x8);
+	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0x8000);	/* and on */
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
+}
+
 /* Throttling */
 
-/* Virtual nanoseconds until queue @q of @d is idle, stepping 10 us. */
 /*
  * A throttled queue pays for bytes in virtual time before it moves them, in
  * real time. So the test holds the clock just short of the link time and
@@ -1120,6 +1202,9 @@ static const struct test tests[] = {
 	{ "unplug_by_own_dma", test_unplug_by_own_dma },
 	{ "mmio_copy_lets_others_run", test_mmio_copy_lets_others_run },
 	{ "msix_into_own_registers", test_msix_into_own_registers },
+	{ "bad_doorbell_halts_a_copying_queue",
+	  test_bad_doorbell_halts_a_copying_queue },
+	{ "ring_resized_while_disabled", test_ring_resized_while_disabled },
 	{ "queue_reset", test_queue_reset },
 	{ "stop_freezes_memory", test_stop_freezes_memory },
 	{ "reenabled_queue_waits_for_doorbell",
@@ -1129,6 +1214,7 @@ static const struct test tests[] = {
 	{ "fault_inject_stall", test_fault_inject_stall },
 	{ "irq_mask", test_irq_mask },
 	{ "intx_without_msix", test_intx_without_msix },
+	{ "intx_follows_msix_disable", test_intx_follows_msix_disable },
 	{ "bandwidth_throttle", test_bandwidth_throttle },
 	{ "bandwidth_beyond_32_bits", test_bandwidth_beyond_32_bits },
 	{ "doorbell_returns_before_copy", test_doorbell_returns_before_copy },
