@@ -19,7 +19,8 @@ TEST_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 QTEST_LIB := tests/device/qtest.c tests/device/accel_dev.c
 QTEST_HDR := tests/device/qtest.h tests/device/accel_dev.h include/accel_hw.h
 
-.PHONY: all deps qemu kernel driver tests check check-debug demo bench fuzz clean distclean FORCE
+.PHONY: all deps qemu kernel driver tests check check-debug demo bench fuzz coverage clean \
+	distclean FORCE
 
 all: qemu driver lib tests examples plugin $(BUILD)/tools/accel-smi
 
@@ -163,6 +164,11 @@ fuzz: qemu driver $(TESTS)/fuzz_device $(TESTS)/ioctl_fuzz $(TESTS)/lib_fuzz \
 	scripts/vm-run.sh --devices 2 --timeout 3600 \
 		--file $(TESTS)/lib_fuzz.static:/opt/accel/lib_fuzz -- \
 		"ACCEL_VISIBLE_DEVICES=accel ./lib_fuzz $(LIB_FUZZ_ARGS)"
+
+# Line coverage of the device model and libaccel by their tests, for
+# docs/RELIABILITY.md (QEMU is built once more, with gcov's counters).
+coverage: qemu tests
+	@scripts/coverage.sh
 
 clean:
 	rm -rf $(BUILD)

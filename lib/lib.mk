@@ -113,6 +113,16 @@ $(TESTS)/accel_lib_test.asan: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SR
 	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O1 $(SAN_FLAGS) \
 	      $$(pkg-config --cflags libdrm) -o $@ $(LIB_SRC) $(SUITE_SRC) -ldl
 
+# The library with gcov's counters, under its suite (scripts/coverage.sh):
+# one object per source, so that each has its counters next to it.
+LIB_COV_OBJ := $(patsubst lib/src/%.c,$(BUILD)/cov/lib/%.o,$(LIB_SRC))
+$(BUILD)/cov/lib/%.o: lib/src/%.c $(LIB_HDR) $(LIB_HDRS_INTERNAL)
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O0 --coverage \
+	      $$(pkg-config --cflags libdrm) -c -o $@ $<
+$(BUILD)/cov/accel_lib_test: $(SUITE_SRC) tests/lib/suite.h $(LIB_COV_OBJ)
+	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_SRC) $(LIB_COV_OBJ) -ldl -lgcov
+
 # The load test (static: it runs in the VM).
 $(TESTS)/load_test: tests/lib/load/load_test.c $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)

@@ -1,0 +1,122 @@
+#!/bin/bash
+# What the tests reach of the code, by line (gcov), for docs/RELIABILITY.md:
+#
+#  - the device model (qemu-device/accel.c), in a QEMU built with gcov's
+#    counters (scripts/build-qemu.sh cov), by the qtests, by the project's
+#    fuzzer (the seed of make check), by the corpus of QEMU's generic fuzzer
+#    (replayed as the qtest commands it makes), and by all three;
+#  - libaccel, built with the counters, by its suite on the cpu backend.
+#
+# Usage: scripts/coverage.sh   (after make: it uses build/tests and the
+# generic fuzzer's corpus in $ACCEL_CACHE/fuzz)
+# The annotated sources (lines never run start with #####) are left in
+# build/coverage/ (the model's is accel-model.c.gcov).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+cache=${ACCEL_CACHE:-$HOME/.cache/accel}
+out=$top/build/coverage
+rm -rf "$out"
+mkdir -p "$out"
+
+qemu=$(scripts/build-qemu.sh cov)
+qemu_base=$(dirname "$(dirname "$qemu")")
+objdir=$qemu_base/build-cov/libcommon.a.p
+gcda=$objdir/hw_misc_accel_accel.c.gcda
+
+# "Lines executed:P% of N" of the file named $2 in gcov's summary on stdin.
+lines_of() {
+	awk -v file="$1" '
+		/^File / { this = index($0, file) > 0 }
+		this && /^Lines executed:/ {
+			split($2, a, ":"); sub("%", "", a[2])
+			printf "%d of %d lines (%s%%)\n", a[2] * $4 / 100 + 0.5, $4, a[2]
+			exit
+		}'
+}
+
+# gcov finds the source from QEMU's build directory; the annotated file
+# goes to build/coverage.
+device_lines() {
+	(cd "$qemu_base/build-cov" && gcov -o "$objdir" "$gcda" 2>/dev/null &&
+	 mv ./*.gcov "$out/" && mv "$out/accel.c.gcov" "$out/accel-model.c.gcov") |
+		lines_of accel/accel.c
+}
+
+# Replay the generic fuzzer's corpus: libFuzzer runs every input once and
+# logs the qtest commands it made (DMA fills included), which one QEMU then
+# runs in a row (without the machine reset the fuzzer does between inputs).
+replay_generic() {
+	local devices=$1 args
+	local corpus=$cache/fuzz/generic-${devices}dev
+	local reorder=$qemu_base/src/scripts/oss-fuzz/reorder_fuzzer_qtest_trace.py
+
+	args="-machine q35 -nodefaults -L /usr/share/qemu -L /usr/share/seabios"
+	for ((i = 0; i < devices; i++)); do
+		args+=" -device accel-pci,bus=pcie.0,addr=$((4 + i)),vram-size=16M"
+	done
+	find "$corpus" -type f 2>/dev/null | wc -l >"$out/replayed-$devices"
+	[ -d "$corpus" ] || return 0
+	QTEST_LOG=1 FUZZ_SERIALIZE_QTEST=1 QEMU_FUZZ_ARGS=$args \
+		QEMU_FUZZ_OBJECTS='accel*' build/asan/qemu-fuzz-x86_64 \
+		--fuzz-target=generic-fuzz -runs=0 "$corpus" >/dev/null 2>"$out/trace.log" || true
+	python3 "$reorder" "$out/trace.log" >"$out/trace"
+	# then power off through ACPI (ICH9's PM base at 0x600, S5), which ends
+	# QEMU with its counters written: qtest has no command to quit
+	printf '%s\n' "outl 0xcf8 0x8000f840" "outl 0xcfc 0x601" \
+		"outl 0xcf8 0x8000f844" "outb 0xcfc 0x80" "outw 0x604 0x2000" \
+		>>"$out/trace"
+	# shellcheck disable=SC2086
+	timeout -s TERM 600 "$qemu" -display none -machine accel=qtest -m 512M \
+		$args -qtest stdio <"$out/trace" >/dev/null 2>&1 || true
+}
+
+rm -f "$gcda"
+QEMU=$qemu build/tests/test_device >/dev/null 2>&1 || true
+echo "device model, qtests (build/tests/test_device): $(device_lines)"
+cp "$gcda" "$out/qtests.gcda"
+
+rm -f "$gcda"
+QEMU=$qemu build/tests/fuzz_device --seed 1 --ops 100000 >/dev/null 2>&1 || true
+echo "device model, project fuzzer (fuzz_device --seed 1 --ops 100000): $(device_lines)"
+cp "$gcda" "$out/fuzz_device.gcda"
+
+rm -f "$gcda"
+replay_generic 1
+replay_generic 2
+echo "device model, QEMU's generic fuzzer ($(cat "$out/replayed-1") + $(cat "$out/replayed-2") corpus inputs replayed): $(device_lines)"
+
+# All three: gcov adds up what a program writes to an existing .gcda, so
+# run the qtests and the fuzzer again over the generic fuzzer's counters.
+QEMU=$qemu build/tests/test_device >/dev/null 2>&1 || true
+QEMU=$qemu build/tests/fuzz_device --seed 1 --ops 100000 >/dev/null 2>&1 || true
+echo "device model, all three: $(device_lines)"
+grep '#####' "$out/accel-model.c.gcov" >"$out/accel-unreached.txt" || true
+echo "  (lines never run: build/coverage/accel-unreached.txt)"
+
+# libaccel under its suite on cpu (two devices), built with the counters:
+# its .c files (headers are counted in each file that includes them). The
+# accel and cuda backends run in the VM and on a GPU, not here.
+make -s build/cov/accel_lib_test >/dev/null
+find build/cov/lib -name '*.gcda' -delete
+ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+	build/cov/accel_lib_test >/dev/null 2>&1 || true
+find "$top/build/cov/lib" -name '*.gcda' | while read -r f; do
+	(cd "$out" && gcov -o "$(dirname "$f")" "$f" 2>/dev/null)
+done | awk '
+	/^File .*lib\/src\/.*\.c'"'"'$/ { file = $2; next }
+	/^File / { file = ""; next }
+	file != "" && /^Lines executed:/ && !(file in seen) {
+		seen[file] = 1
+		split($2, a, ":"); sub("%", "", a[2])
+		g = file ~ /backends\/(driver|cuda)/ ? "the accel and cuda backends" : "the rest"
+		run[g] += a[2] * $4 / 100; all[g] += $4
+		printf "  %s %s%% of %d\n", file, a[2], $4 >"'"$out"'/libaccel-files.txt"
+	}
+	END {
+		for (g in run)
+			printf "libaccel, its suite on cpu, %s: %d of %d lines (%.1f%%)\n",
+			       g, run[g] + 0.5, all[g], 100 * run[g] / all[g]
+	}'
+echo "  (per file: build/coverage/libaccel-files.txt)"
