@@ -111,6 +111,8 @@ typedef struct AccelQueue {
     bool exiting;
     /* The worker is in a slice, which it may leave to copy without the BQL. */
     bool running;
+    /* The slice has released the BQL (to copy) at least once. */
+    bool released;
     /* The worker waits for a main-loop turn before its next slice. */
     bool yielding;
     /* The re-entrancy guard's state before the worker took the BQL. */
@@ -659,6 +661,7 @@ static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
         trace_accel_dma_inline(q->index, bytes, count);
     } else {
         trace_accel_dma_unlocked(q->index, bytes, count);
+        q->released = true;
         accel_set_copying(q, true);
         accel_worker_unlock(q);
     }
@@ -904,8 +907,10 @@ static void accel_worker_resume(void *opaque)
 /*
  * The BQL is not fair: a worker that takes it again at once can keep the
  * main loop and the vCPUs out for as long as its queue has work. So after
- * a slice it waits for a bottom half, which runs only once the main loop
- * has had the lock. The bottom half holds its own reference to the device.
+ * a slice that held it throughout (MMIO, descriptors that move no data),
+ * it waits for a bottom half, which runs only once the main loop has had
+ * the lock. A slice that copied let others in while it did. The bottom
+ * half holds its own reference to the device.
  */
 static void accel_worker_yield(AccelQueue *q)
 {
@@ -932,9 +937,10 @@ static void *accel_queue_worker(void *opaque)
             continue;
         }
         q->running = true;
+        q->released = false;
         accel_queue_run(q, ACCEL_SLICE_BYTES);
         q->running = false;
-        if (accel_queue_has_work(q)) {
+        if (accel_queue_has_work(q) && !q->released) {
             accel_worker_yield(q);
         }
     }
