@@ -189,6 +189,29 @@ static void accel_raise_irq(AccelPCIState *s, uint32_t bit)
     }
 }
 
+/*
+ * Acknowledge sources: their line drops, and a message held pending by
+ * MSI-X masking is no longer due.
+ */
+static void accel_ack_irq(AccelPCIState *s, uint32_t bits)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint32_t acked = s->irq_status & bits &
+                     (ACCEL_IRQ_ERROR | MAKE_64BIT_MASK(0, s->num_queues));
+
+    s->irq_status &= ~bits;
+    if (!msix_enabled(pdev)) {
+        accel_update_intx(s);
+        return;
+    }
+    while (acked) {
+        uint32_t bit = acked & -acked;
+
+        acked &= ~bit;
+        msix_clr_pending(pdev, accel_irq_vector(s, bit));
+    }
+}
+
 static void accel_write_irq_mask(AccelPCIState *s, uint32_t mask)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
@@ -307,7 +330,7 @@ static bool accel_ring_valid(AccelQueue *q)
            q->ring_size <= ACCEL_RING_MAX_SIZE &&
            q->head < q->ring_size && q->tail < q->ring_size &&
            QEMU_IS_ALIGNED(q->ring_base, ACCEL_RING_ALIGN) &&
-           q->ring_base <= UINT64_MAX - ring_bytes;
+           ring_bytes - 1 <= UINT64_MAX - q->ring_base;
 }
 
 static void accel_queue_write_ctrl(AccelQueue *q, uint32_t val)
@@ -806,7 +829,7 @@ static bool accel_start_desc(AccelQueue *q)
         return false;
     }
     if (q->fault_inject & ACCEL_FAULT_STALL) {
-        q->fault_inject = 0;
+        q->fault_inject &= ~ACCEL_FAULT_STALL;
         q->stalled = true;
         return false;
     }
@@ -1145,10 +1168,7 @@ static void accel_regs_write(void *opaque, hwaddr addr, uint64_t val,
         }
         break;
     case ACCEL_REG_IRQ_STATUS:
-        s->irq_status &= ~val;
-        if (!msix_enabled(PCI_DEVICE(s))) {
-            accel_update_intx(s);
-        }
+        accel_ack_irq(s, val);
         break;
     case ACCEL_REG_IRQ_MASK:
         accel_write_irq_mask(s, val);
@@ -1299,7 +1319,8 @@ static void accel_exit(PCIDevice *pdev)
  * With Bus Master Enable cleared the device must not touch memory, so the
  * write returns once the copies in flight, mapped before it, have ended.
  * Later pieces go through the memory API and fail. With MSI-X turned off,
- * a pending source asserts INTA again.
+ * a pending source asserts INTA again. The write runs under the device's
+ * re-entrancy guard, as MMIO does.
  */
 static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                                int len)
@@ -1308,9 +1329,17 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     bool was_master = pci_get_word(pdev->config + PCI_COMMAND) &
                       PCI_COMMAND_MASTER;
     bool was_msix = msix_enabled(pdev);
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
     unsigned i;
 
+    /* Unmasking MSI-X sends pending messages: they must not re-enter. */
+    guard->engaged_in_io = true;
     pci_default_write_config(pdev, addr, val, len);
+    guard->engaged_in_io = engaged;
+    if (!qdev_is_realized(DEVICE(s))) {
+        return;
+    }
     if (was_master && !(pci_get_word(pdev->config + PCI_COMMAND) &
                         PCI_COMMAND_MASTER)) {
         for (i = 0; i < s->num_queues; i++) {

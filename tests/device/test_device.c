@@ -745,6 +745,71 @@ static void test_ring_resized_while_disabled(void)
 	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA), 0);
 }
 
+/*
+ * Unmasking MSI-X in config space sends the messages held pending; one
+ * aimed at the device's own registers is refused there too.
+ */
+static void test_msix_unmask_does_not_reenter(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_wr(d, ACCEL_REG_SCRATCH, 5);
+	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0xc000);	/* function masked */
+	qtest_writel(qt, d->msix_table, d->regs + ACCEL_REG_DEV_CTRL);
+	qtest_writel(qt, d->msix_table + 8, ACCEL_DEV_CTRL_RESET);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0x8000);	/* unmasked */
+	CHECK_EQ(accel_rd(d, ACCEL_REG_SCRATCH), 5);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_RING_SIZE), 8);
+}
+
+/* A source acknowledged while its vector was masked sends nothing later. */
+static void test_acked_source_sends_no_pending_message(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	qtest_writel(qt, d->msix_table + 12, 1);	/* vector 0 masked */
+	msi_clear(d, 0);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(!msi_fired(d, 0));
+	accel_wr(d, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(0));
+	qtest_writel(qt, d->msix_table + 12, 0);	/* unmasked */
+	CHECK(!msi_fired(d, 0));
+	/* a source still pending is sent at the unmask, as before */
+	qtest_writel(qt, d->msix_table + 12, 1);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	qtest_writel(qt, d->msix_table + 12, 0);
+	CHECK(msi_fired(d, 0));
+}
+
+/* A ring may end at the last byte of the bus: 2^64 - 1. */
+static void test_ring_ending_at_the_top(void)
+{
+	const uint64_t base = 0xffffffffffffff80ull;	/* 2 entries */
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+
+	CHECK(qt);
+	accel_qwr(d, 0, ACCEL_Q_RING_BASE_LO, (uint32_t)base);
+	accel_qwr(d, 0, ACCEL_Q_RING_BASE_HI, base >> 32);
+	accel_qwr(d, 0, ACCEL_Q_RING_SIZE, 2);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), 0);
+}
+
 /* Resets */
 
 /* Offset of the first zero word of [@addr, @addr + @len), whose written part
@@ -978,6 +1043,17 @@ static void test_fault_inject_stall(void)
 	accel_submit(d, 0, &fence, 1);
 	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
 	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA), 9);
+
+	/* a stall leaves the count of failures to come where it was */
+	accel_qwr(d, 0, ACCEL_Q_FAULT_INJECT, ACCEL_FAULT_STALL | 1);
+	accel_submit(d, 0, &fence, 1);
+	CHECK(accel_wait(d, 0, 0) & ACCEL_Q_STATUS_STALLED);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_FAULT_INJECT), 1);
+	accel_queue_reset(d, 0);
+	accel_qwr(d, 0, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
+	accel_submit(d, 0, &fence, 1);
+	CHECK(accel_wait(d, 0, 0) & ACCEL_Q_STATUS_ERROR);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_INJECTED);
 }
 
 /* Interrupts */
@@ -1205,6 +1281,10 @@ static const struct test tests[] = {
 	{ "bad_doorbell_halts_a_copying_queue",
 	  test_bad_doorbell_halts_a_copying_queue },
 	{ "ring_resized_while_disabled", test_ring_resized_while_disabled },
+	{ "msix_unmask_does_not_reenter", test_msix_unmask_does_not_reenter },
+	{ "acked_source_sends_no_pending_message",
+	  test_acked_source_sends_no_pending_message },
+	{ "ring_ending_at_the_top", test_ring_ending_at_the_top },
 	{ "queue_reset", test_queue_reset },
 	{ "stop_freezes_memory", test_stop_freezes_memory },
 	{ "reenabled_queue_waits_for_doorbell",
