@@ -13,7 +13,9 @@
  * vCPUs wait for them. Whatever stops a queue (disable, queue reset, device
  * reset, unplug) runs under the BQL and waits for those bytes in flight.
  * Work is done in slices of at most ACCEL_SLICE_BYTES; an optional
- * per-queue bandwidth limit spaces the slices out on the virtual clock.
+ * per-queue bandwidth limit spaces the slices out on the virtual clock. A
+ * doorbell that finds its queue idle does up to ACCEL_INLINE_BYTES of the
+ * work itself, in the MMIO write, so a small copy wakes no thread.
  *
  * Copyright (c) 2026 The accel authors
  *
