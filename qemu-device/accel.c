@@ -171,6 +171,12 @@ static void accel_msix_notify(AccelPCIState *s, unsigned vector)
     msix_notify(PCI_DEVICE(s), vector);
 }
 
+/* IRQ_STATUS bits that have a vector: the queues' and the error's. */
+static uint32_t accel_irq_sources(AccelPCIState *s)
+{
+    return ACCEL_IRQ_ERROR | MAKE_64BIT_MASK(0, s->num_queues);
+}
+
 static unsigned accel_irq_vector(AccelPCIState *s, uint32_t bit)
 {
     return bit == ACCEL_IRQ_ERROR ? ACCEL_MSIX_ERROR_VECTOR(s->num_queues)
@@ -198,8 +204,7 @@ static void accel_raise_irq(AccelPCIState *s, uint32_t bit)
 static void accel_ack_irq(AccelPCIState *s, uint32_t bits)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    uint32_t acked = s->irq_status & bits &
-                     (ACCEL_IRQ_ERROR | MAKE_64BIT_MASK(0, s->num_queues));
+    uint32_t acked = s->irq_status & bits & accel_irq_sources(s);
 
     s->irq_status &= ~bits;
     if (!msix_enabled(pdev)) {
@@ -217,8 +222,7 @@ static void accel_ack_irq(AccelPCIState *s, uint32_t bits)
 static void accel_write_irq_mask(AccelPCIState *s, uint32_t mask)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    uint32_t unmasked = s->irq_mask & ~mask &
-                        (ACCEL_IRQ_ERROR | MAKE_64BIT_MASK(0, s->num_queues));
+    uint32_t unmasked = s->irq_mask & ~mask & accel_irq_sources(s);
     uint32_t pending;
 
     s->irq_mask = mask;
@@ -406,7 +410,7 @@ static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
      * Where the worker is idle, the write does the first of the work
      * itself: a small transfer then completes without waking a thread.
      */
-    if (!q->running && !q->yielding && !timer_pending(q->throttle)) {
+    if (!q->running && accel_queue_has_work(q)) {
         accel_queue_run(q, ACCEL_INLINE_BYTES);
     }
     accel_queue_kick(q);

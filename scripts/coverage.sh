@@ -52,10 +52,7 @@ replay_generic() {
 	local corpus=$cache/fuzz/generic-${devices}dev
 	local reorder=$qemu_base/src/scripts/oss-fuzz/reorder_fuzzer_qtest_trace.py
 
-	args="-machine q35 -nodefaults -L /usr/share/qemu -L /usr/share/seabios"
-	for ((i = 0; i < devices; i++)); do
-		args+=" -device accel-pci,bus=pcie.0,addr=$((4 + i)),vram-size=16M"
-	done
+	args=$(scripts/fuzz-generic.sh --devices "$devices" --qemu-args)
 	find "$corpus" -type f 2>/dev/null | wc -l >"$out/replayed-$devices"
 	[ -d "$corpus" ] || return 0
 	QTEST_LOG=1 FUZZ_SERIALIZE_QTEST=1 QEMU_FUZZ_ARGS=$args \

@@ -4,7 +4,9 @@
 # and config-space accesses, DMA whose contents the fuzzer chooses, clock
 # steps, a system reset between inputs.
 #
-# Usage: scripts/fuzz-generic.sh [--devices 1|2] [--seconds N]
+# Usage: scripts/fuzz-generic.sh [--devices 1|2] [--seconds N] [--qemu-args]
+#   --qemu-args: print the machine's QEMU arguments and stop (for the
+#                replays of scripts/coverage.sh)
 #
 # Two devices let each DMA into the other's BARs (peer to peer). The corpus
 # lives in $ACCEL_CACHE/fuzz/generic-Ndev and grows from run to run, from
@@ -23,18 +25,31 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ACCEL_CACHE:-$HOME/.cache/accel}
 devices=1
 seconds=60
+print_args=
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--devices) devices=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
-	*) echo "usage: $0 [--devices 1|2] [--seconds N]" >&2; exit 2 ;;
+	--qemu-args) print_args=1; shift ;;
+	*) echo "usage: $0 [--devices 1|2] [--seconds N] [--qemu-args]" >&2; exit 2 ;;
 	esac
 done
 case $devices in
 1|2) ;;
 *) echo "fuzz-generic: --devices is 1 or 2" >&2; exit 2 ;;
 esac
+
+# On the root bus: the fuzzer maps the BARs of devices on bus 0 only, below
+# 4 GiB, so VRAM is small.
+args="-machine q35 -nodefaults -L /usr/share/qemu -L /usr/share/seabios"
+for ((i = 0; i < devices; i++)); do
+	args+=" -device accel-pci,bus=pcie.0,addr=$((4 + i)),vram-size=16M"
+done
+if [ -n "$print_args" ]; then
+	echo "$args"
+	exit 0
+fi
 
 "$top/scripts/build-qemu.sh" fuzz >/dev/null
 fuzzer=$top/build/asan/qemu-fuzz-x86_64
@@ -45,12 +60,6 @@ rm -rf "$out" "$seeds"
 mkdir -p "$corpus" "$out"
 python3 "$top/scripts/generic-fuzz-seeds.py" "$seeds"
 
-# On the root bus: the fuzzer maps the BARs of devices on bus 0 only, below
-# 4 GiB, so VRAM is small.
-args="-machine q35 -nodefaults -L /usr/share/qemu -L /usr/share/seabios"
-for ((i = 0; i < devices; i++)); do
-	args+=" -device accel-pci,bus=pcie.0,addr=$((4 + i)),vram-size=16M"
-done
 export QEMU_FUZZ_ARGS=$args QEMU_FUZZ_OBJECTS='accel*'
 
 rc=0

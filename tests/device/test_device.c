@@ -89,6 +89,14 @@ static bool ram_all(struct qtest *qt, uint64_t addr, uint8_t byte, size_t n)
 	return same;
 }
 
+/* Run a NOP with the IRQ flag on queue @q; returns the status once idle. */
+static uint32_t nop_with_irq(struct accel_dev *d, unsigned q)
+{
+	accel_submit(d, q, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
+		     .flags = ACCEL_DESC_IRQ }, 1);
+	return accel_wait(d, q, 0);
+}
+
 /* Identity */
 
 static void test_identity(void)
@@ -760,9 +768,7 @@ static void test_msix_unmask_does_not_reenter(void)
 	qtest_writel(qt, d->msix_table, d->regs + ACCEL_REG_DEV_CTRL);
 	qtest_writel(qt, d->msix_table + 8, ACCEL_DEV_CTRL_RESET);
 	accel_queue_enable(d, 0, 8);
-	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
-		     .flags = ACCEL_DESC_IRQ }, 1);
-	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(nop_with_irq(d, 0), ACCEL_Q_STATUS_ENABLED);
 	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0x8000);	/* unmasked */
 	CHECK_EQ(accel_rd(d, ACCEL_REG_SCRATCH), 5);
 	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_RING_SIZE), 8);
@@ -778,18 +784,14 @@ static void test_acked_source_sends_no_pending_message(void)
 	qtest_writel(qt, d->msix_table + 12, 1);	/* vector 0 masked */
 	msi_clear(d, 0);
 	accel_queue_enable(d, 0, 8);
-	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
-		     .flags = ACCEL_DESC_IRQ }, 1);
-	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(nop_with_irq(d, 0), ACCEL_Q_STATUS_ENABLED);
 	CHECK(!msi_fired(d, 0));
 	accel_wr(d, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_QUEUE(0));
 	qtest_writel(qt, d->msix_table + 12, 0);	/* unmasked */
 	CHECK(!msi_fired(d, 0));
 	/* a source still pending is sent at the unmask, as before */
 	qtest_writel(qt, d->msix_table + 12, 1);
-	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
-		     .flags = ACCEL_DESC_IRQ }, 1);
-	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(nop_with_irq(d, 0), ACCEL_Q_STATUS_ENABLED);
 	qtest_writel(qt, d->msix_table + 12, 0);
 	CHECK(msi_fired(d, 0));
 }
@@ -1100,9 +1102,7 @@ static void test_intx_without_msix(void)
 	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0);	/* MSI-X off */
 	accel_queue_enable(d, 0, 8);
 	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
-	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
-		     .flags = ACCEL_DESC_IRQ }, 1);
-	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(nop_with_irq(d, 0), ACCEL_Q_STATUS_ENABLED);
 	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0x8);
 	CHECK(!msi_fired(d, 0));
 	/* masking the source drops the line, unmasking raises it again */
@@ -1123,9 +1123,7 @@ static void test_intx_follows_msix_disable(void)
 
 	CHECK(qt);
 	accel_queue_enable(d, 0, 8);
-	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
-		     .flags = ACCEL_DESC_IRQ }, 1);
-	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(nop_with_irq(d, 0), ACCEL_Q_STATUS_ENABLED);
 	CHECK(msi_fired(d, 0));
 	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0x06, 2) & 0x8, 0);
 	pci_cfg_write(qt, 1, 0, d->msix_cap + 2, 2, 0);	/* MSI-X off */
