@@ -28,7 +28,7 @@ include lib/lib.mk
 include tests/lib/fuzz.mk
 
 deps:
-	@scripts/deps.sh qemu vm driver tests
+	@scripts/deps.sh qemu vm driver tests lib
 
 qemu: deps
 	@scripts/build-qemu.sh >/dev/null

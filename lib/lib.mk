@@ -14,7 +14,8 @@ LIB_DIR := $(BUILD)/lib
 LIB_SRC := $(wildcard lib/src/*/*.c)
 LIB_HDRS_INTERNAL := $(wildcard lib/src/*/*.h)
 LIB_OBJ := $(patsubst lib/src/%.c,$(LIB_DIR)/obj/%.o,$(LIB_SRC))
-LIB_HDR := lib/include/accel/accel.h lib/include/accel/memory.h
+LIB_HDR := lib/include/accel/accel.h lib/include/accel/memory.h \
+	   lib/include/accel/dlpack.h
 LIB_CFLAGS := -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	      -Wno-missing-field-initializers -fPIC -fvisibility=hidden \
 	      -pthread -Ilib/include -Ilib/src -I.
@@ -122,6 +123,9 @@ $(BUILD)/cov/lib/%.o: lib/src/%.c $(LIB_HDR) $(LIB_HDRS_INTERNAL)
 	      $$(pkg-config --cflags libdrm) -c -o $@ $<
 $(BUILD)/cov/accel_lib_test: $(SUITE_SRC) tests/lib/suite.h $(LIB_COV_OBJ)
 	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_SRC) $(LIB_COV_OBJ) -ldl -lgcov
+# and static for the VM, where it writes its counters under $$GCOV_PREFIX
+$(BUILD)/cov/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_COV_OBJ)
+	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_COV_OBJ) -lgcov
 
 # The load test (static: it runs in the VM).
 $(TESTS)/load_test: tests/lib/load/load_test.c $(LIB_HDR) $(LIB_A)

@@ -15,7 +15,7 @@ say() { echo "check-lib: $*"; }
 bad() { echo "check-lib: FAIL: $*"; fail=1; }
 
 so=build/lib/libaccel.so.1.0.0
-headers="lib/include/accel/accel.h lib/include/accel/memory.h"
+headers="lib/include/accel/accel.h lib/include/accel/memory.h lib/include/accel/dlpack.h"
 
 # Exports: the functions the header declares, each versioned, nothing more.
 declared=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' $headers | sort)
@@ -34,7 +34,7 @@ plugin_exports=$(nm -D --defined-only build/plugin/libpaddle-accel.so | awk '{ p
 	bad "libpaddle-accel.so exports $(echo "$plugin_exports" | tr '\n' ' ')"
 
 # The headers stand alone in C and C++ (Paddle's plugins are C++).
-printf '#include <accel/accel.h>\n#include <accel/memory.h>\n' >"$work/h.c"
+printf '#include <accel/accel.h>\n#include <accel/memory.h>\n#include <accel/dlpack.h>\n' >"$work/h.c"
 gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -Ilib/include "$work/h.c" ||
 	bad "the header does not compile alone as C11"
 g++ -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Ilib/include "$work/h.c" ||

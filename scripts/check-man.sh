@@ -14,7 +14,8 @@ bad() { echo "check-man: FAIL: $*"; fail=1; }
 
 scripts/install-man.sh "$work/man"
 exported=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' \
-	   lib/include/accel/accel.h lib/include/accel/memory.h | sort)
+	   lib/include/accel/accel.h lib/include/accel/memory.h \
+	   lib/include/accel/dlpack.h | sort)
 for f in $exported; do
 	[ -f "$work/man/man3/$f.3" ] || bad "no man page for $f"
 done

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests tools debug fuzz)
+# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests lib tools debug fuzz)
 #
 # A few packages must be newer than the release has them: those come from its
 # backports suite (scripts/apt-derived.sh), downloaded and installed as files,
@@ -17,6 +17,7 @@ declare -A group=(
 	[vm]="busybox-static cpio kmod bc dpkg-dev"
 	[driver]="build-essential kmod sparse dwarves xz-utils"
 	[tests]="build-essential xz-utils pkg-config libdrm-dev"
+	[lib]="build-essential pkg-config libdrm-dev libdlpack-dev"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 	[fuzz]="clang-14 libclang-rt-14-dev lld-14"

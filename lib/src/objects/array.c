@@ -61,6 +61,26 @@ C_Status array_new(struct storage *st, size_t offset,
 	return C_SUCCESS;
 }
 
+C_Status array_new_lent(struct storage *st, size_t offset,
+			const struct array_layout *l, C_Stream stream,
+			bool readonly, const struct lender *lender,
+			accel_array_t *out)
+{
+	if (!lender)
+		return array_new(st, offset, l, stream, readonly, out);
+	/*
+	 * The lender is told only once the array exists, and set before anyone
+	 * can release it: our own reference keeps the storage until then.
+	 */
+	storage_get(st);
+	if (array_new(st, offset, l, stream, readonly, out) == C_SUCCESS) {
+		st->lender_release = lender->release;
+		st->lender = lender->arg;
+	}
+	storage_put(st);
+	return *out ? C_SUCCESS : C_FAILED;
+}
+
 C_Status array_out(accel_array_t *out, const char *name)
 {
 	if (!out)

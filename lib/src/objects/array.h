@@ -36,6 +36,20 @@ bool layout_compatible(const struct array_layout *a,
 C_Status array_new(struct storage *st, size_t offset,
 		   const struct array_layout *l, C_Stream stream,
 		   bool readonly, accel_array_t *out);
+/* who lends memory to an array (a DLPack producer), and how it is told */
+struct lender {
+	void (*release)(void *arg);
+	void *arg;
+};
+/*
+ * array_new() over @st, whose bytes @lender (if not NULL) lends: it is told
+ * when they are released, unless the array could not be made (then the
+ * caller still owns what was lent); *@out must be NULL before
+ */
+C_Status array_new_lent(struct storage *st, size_t offset,
+			const struct array_layout *l, C_Stream stream,
+			bool readonly, const struct lender *lender,
+			accel_array_t *out);
 /* no array in *@out until one is made; an error if @out is NULL */
 C_Status array_out(accel_array_t *out, const char *name);
 /*
@@ -48,5 +62,15 @@ void array_layout_of(const struct accel_array *a, struct array_layout *l);
 enum accel_array_kind array_kind(const struct accel_array *a);
 /* the first entry, or NULL when the array is empty */
 void *array_data(const struct accel_array *a);
+
+/* array_view.c */
+/*
+ * accel_array_from_interface(), told the lender of the memory, if any:
+ * called when the view no longer needs it (on success only)
+ */
+C_Status array_from_interface(const C_Device device,
+			      const struct accel_array_interface *iface,
+			      int sync, const struct lender *lender,
+			      accel_array_t *ary);
 
 #endif /* ACCEL_ARRAY_H */

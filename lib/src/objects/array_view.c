@@ -210,12 +210,13 @@ static C_Status interface_layout(const struct accel_array_interface *iface,
 /*
  * A view of the library's own storage @st (a reference taken) that holds
  * the interface's data: it keeps the storage alive, as Numba's view keeps
- * its producer, and must lie inside it.
+ * its producer, and must lie inside it. A lender's memory is the
+ * library's: it is given back at once.
  */
 static C_Status view_of_storage(struct storage *st,
 				const struct accel_array_interface *iface,
 				const struct array_layout *l, size_t extent,
-				accel_array_t *ary)
+				const struct lender *lender, accel_array_t *ary)
 {
 	size_t offset = (size_t)((char *)iface->data - (char *)st->ptr);
 
@@ -225,18 +226,24 @@ static C_Status view_of_storage(struct storage *st,
 		storage_put(st);
 		return C_FAILED;
 	}
-	return array_new(st, offset, l, iface->stream, iface->readonly, ary);
+	if (array_new(st, offset, l, iface->stream, iface->readonly,
+		      ary) != C_SUCCESS)
+		return C_FAILED;
+	if (lender)
+		lender->release(lender->arg);
+	return C_SUCCESS;
 }
 
 /*
  * A view for @device of memory it may use: wrapped for it, holding the
  * reference to the storage @in of another device (or of a host array) that
- * the data lies in, if any, and inside it.
+ * the data lies in, if any, and inside it; a lender is told when the
+ * wrapped bytes go.
  */
 static C_Status view_wrapping(const C_Device device, struct storage *in,
 			      const struct accel_array_interface *iface,
 			      const struct array_layout *l, size_t extent,
-			      accel_array_t *ary)
+			      const struct lender *lender, accel_array_t *ary)
 {
 	size_t offset = in ? (size_t)((char *)iface->data - (char *)in->ptr) : 0;
 	struct storage *st;
@@ -254,18 +261,19 @@ static C_Status view_wrapping(const C_Device device, struct storage *in,
 		return C_FAILED;
 	}
 	st->backing = in;
-	return array_new(st, 0, l, iface->stream, iface->readonly, ary);
+	return array_new_lent(st, 0, l, iface->stream, iface->readonly, lender,
+			      ary);
 }
 
-C_Status accel_array_from_interface(const C_Device device,
-				    const struct accel_array_interface *iface,
-				    int sync, accel_array_t *ary)
+C_Status array_from_interface(const C_Device device,
+			      const struct accel_array_interface *iface,
+			      int sync, const struct lender *lender,
+			      accel_array_t *ary)
 {
 	struct array_layout l;
 	struct storage *st;
 	size_t extent;
 
-	ACCEL_ENTER();
 	if (array_out(ary, "ary") != C_SUCCESS)
 		return C_FAILED;
 	if (!accel_device_lookup(device))
@@ -287,6 +295,14 @@ C_Status accel_array_from_interface(const C_Device device,
 		return C_FAILED;
 	st = extent ? storage_index_find(iface->data) : NULL;
 	if (st && st->dev_id == device->id)
-		return view_of_storage(st, iface, &l, extent, ary);
-	return view_wrapping(device, st, iface, &l, extent, ary);
+		return view_of_storage(st, iface, &l, extent, lender, ary);
+	return view_wrapping(device, st, iface, &l, extent, lender, ary);
+}
+
+C_Status accel_array_from_interface(const C_Device device,
+				    const struct accel_array_interface *iface,
+				    int sync, accel_array_t *ary)
+{
+	ACCEL_ENTER();
+	return array_from_interface(device, iface, sync, NULL, ary);
 }

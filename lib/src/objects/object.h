@@ -55,6 +55,12 @@ struct storage {
 	 * the storage it lies in, referenced, so that it lives as long
 	 */
 	struct storage *backing;
+	/*
+	 * Who lends the caller's bytes (an imported DLPack tensor): told once,
+	 * when the bytes are released (last reference or explicit free)
+	 */
+	void (*lender_release)(void *lender);
+	void *lender;
 	/* in the index of owned storages (storage_index.c) while its bytes live */
 	struct storage *index_prev, *index_next;
 	bool indexed;

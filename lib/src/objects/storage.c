@@ -299,13 +299,14 @@ void storage_get(struct storage *st)
 
 /*
  * Wait for the transfers queued on host bytes, by every device that
- * queued one: free() cannot wait on the device's side.
+ * queued one: free() cannot wait on the device's side, nor can a lender
+ * (it may reuse the bytes as soon as it is told).
  */
 static void wait_async(struct storage *st)
 {
 	uint64_t devs = atomic_load(&st->async_devs);
 
-	if (devs && st->kind == STORAGE_HOST)
+	if (devs && (st->kind == STORAGE_HOST || st->lender_release))
 		accel_devices_drain(devs);
 }
 
@@ -353,6 +354,8 @@ static C_Status release_bytes(struct storage *st)
 	if (st->owned && (st->ptr || st->kind == STORAGE_HOST) &&
 	    bytes_free(st) != C_SUCCESS)
 		ret = C_FAILED;
+	if (st->lender_release)
+		st->lender_release(st->lender);
 	return ret;
 }
 

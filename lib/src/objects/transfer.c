@@ -170,10 +170,11 @@ static C_Status host_device_copy(int id, bool h2d, void *to, void *from,
 			accel_memory_copy_d2h(&d, to, from, bytes);
 }
 
-/* Host bytes a queued transfer uses must outlive it. */
+/* Host bytes, and lent ones, a queued transfer uses must outlive it. */
 static void note_async(const struct xfer_end *e, int dev_id)
 {
-	if (e->st && e->st->kind == STORAGE_HOST && dev_id >= 0 && dev_id < 64)
+	if (e->st && (e->st->kind == STORAGE_HOST || e->st->lender_release) &&
+	    dev_id >= 0 && dev_id < 64)
 		atomic_fetch_or(&e->st->async_devs, (uint64_t)1 << dev_id);
 }
 
