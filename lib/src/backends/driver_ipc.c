@@ -31,6 +31,8 @@
 #define TOKEN_LEN 16
 /* how long either side waits for the other's message */
 #define IPC_TIMEOUT_S 5
+/* tries of a request while the connection closes without an answer */
+#define IPC_ANSWER_TRIES 10
 
 /* What a handle carries for the accel backend (its backend_data). */
 struct drv_wire {
@@ -497,11 +499,38 @@ static int fetch_dmabuf(const struct accel_ipc_wire *w,
 	close(s);
 	/* a file came with whatever came: it is closed on every failure */
 	fd = n >= 0 ? passed_fd(&m) : -1;
-	if (!err && (n != (ssize_t)sizeof(r) || r.err || fd < 0))
+	if (!err && n == 0)
+		err = -ECONNABORTED;	/* closed without an answer */
+	else if (!err && (n != (ssize_t)sizeof(r) || r.err || fd < 0))
 		err = n == (ssize_t)sizeof(r) && r.err ? -r.err : -EPROTO;
 	if (err && fd >= 0)
 		close(fd);
 	return err ? err : fd;
+}
+
+/*
+ * fetch_dmabuf(), again while the socket closes without an answer. An
+ * exporter that has exited (and was reaped) may still have its socket
+ * accepting connections for a moment: the kernel can release an exiting
+ * process's last file references after the process is gone. Then a
+ * connection is accepted and closed; a moment later it is refused, which
+ * says the exporter has exited. A live exporter that dropped a request
+ * (its read timed out) answers the next one.
+ */
+static int fetch_dmabuf_answered(const struct accel_ipc_wire *w,
+				 const struct drv_wire *dw)
+{
+	const struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+	int fd;
+
+	for (int tries = 1;; tries++) {
+		fd = fetch_dmabuf(w, dw);
+		if (fd != -ECONNABORTED)
+			return fd;
+		if (tries == IPC_ANSWER_TRIES)
+			return -EPROTO;
+		nanosleep(&pause, NULL);
+	}
 }
 
 /* Take a reference of opened memory on the import @handle. Holds peer_lock. */
@@ -571,7 +600,7 @@ C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 			return accel_error("the handle is damaged: its padding is not zero");
 	if (w->offset > dw.buf_size || w->size > dw.buf_size - w->offset)
 		return accel_error("the handle is damaged: its memory runs past its buffer");
-	fd = fetch_dmabuf(w, &dw);
+	fd = fetch_dmabuf_answered(w, &dw);
 	if (fd < 0)
 		return open_failed(dev, w, fd);
 	/*
