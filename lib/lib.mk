@@ -61,7 +61,7 @@ $(LIB_A): $(LIB_OBJ)
 	objcopy --localize-hidden $(LIB_DIR)/libaccel.o
 	ar rcs $@ $(LIB_DIR)/libaccel.o
 
-install: lib plugin $(BUILD)/tools/accel-smi
+install: lib plugin $(BUILD)/tools/accel-smi install-python
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel \
 		   $(DESTDIR)$(LIBDIR)/paddle-plugins
 	install -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/paddle-plugins/

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests lib tools debug fuzz)
+# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests lib python tools debug fuzz)
 #
 # A few packages must be newer than the release has them: those come from its
 # backports suite (scripts/apt-derived.sh), downloaded and installed as files,
@@ -18,6 +18,7 @@ declare -A group=(
 	[driver]="build-essential kmod sparse dwarves xz-utils"
 	[tests]="build-essential xz-utils pkg-config libdrm-dev"
 	[lib]="build-essential pkg-config libdrm-dev libdlpack-dev"
+	[python]="python3-dev python3-numpy python3-pytest python3-torch libdlpack-dev"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 	[fuzz]="clang-14 libclang-rt-14-dev lld-14"

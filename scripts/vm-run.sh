@@ -13,6 +13,13 @@
 #   --slub-debug      boot with slub_debug=FZPU
 #   --no-driver       do not insmod the driver before the commands
 #   --file SRC[:DST]  copy SRC into the guest (default /opt/accel/NAME)
+#   --out DIR         share the host folder DIR with the guest, writable, at
+#                     /out (9p over virtio): how files come back out
+#   --host-root       share the host's root, read-only, at /host (9p), with
+#                     the guest's /dev, /proc, /sys and a /tmp of its own
+#                     mounted in it: the command 'in-host CMD...' runs CMD
+#                     chrooted there, in this tree's folder, with the host's
+#                     programs and libraries (Python, its modules)
 #   --timeout SECS    kill the VM after SECS seconds (300)
 #   --memory SIZE     guest RAM (1G)
 #   --smp N           guest CPUs (2)
@@ -35,7 +42,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 devices=1 vram=256M props="" iommu=0 slub=0 driver=1 timeout=300 memory=1G smp=2
-kernel="" module="" injected=0 dma_faults_ok=0 kvm=1
+kernel="" module="" injected=0 dma_faults_ok=0 kvm=1 outdir="" host_root=0
 files=() traces=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -46,6 +53,8 @@ while [ $# -gt 0 ]; do
 	--slub-debug) slub=1; shift ;;
 	--no-driver) driver=0; shift ;;
 	--file) files+=("$2"); shift 2 ;;
+	--out) outdir=$(cd "$2" && pwd); shift 2 ;;
+	--host-root) host_root=1; shift ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
@@ -94,6 +103,21 @@ make_initramfs() {
 		[ -z "${KMODS:-}" ] || [ -z "$(/sbin/modinfo -F depends "$module")" ] ||
 			cp "$KMODS"/* "$root/opt/accel/kmods/"
 	fi
+	# the 9p client: built into a kernel of --kernel (build-debug-kernel.sh)
+	if { [ -n "$outdir" ] || [ $host_root -eq 1 ]; } && [ -z "$kernel" ]; then
+		mkdir -p "$root/opt/accel/kmods-9p"
+		cp "$KMODS_9P"/* "$root/opt/accel/kmods-9p/"
+	fi
+	[ -z "$outdir" ] || touch "$root/opt/accel/.mount-out"
+	if [ $host_root -eq 1 ]; then
+		touch "$root/opt/accel/.mount-host"
+		cat >"$root/opt/accel/in-host" <<EOT
+#!/bin/sh
+# CMD... chrooted into the host's root, in the tree's folder
+exec chroot /host /bin/sh -c 'cd "\$0" && exec "\$@"' "$top" "\$@"
+EOT
+		chmod +x "$root/opt/accel/in-host"
+	fi
 	printf '%s\n' "$@" >"$root/opt/accel/.commands"
 	cat >"$root/init" <<'INIT'
 #!/bin/busybox sh
@@ -107,15 +131,35 @@ mount -t debugfs debugfs /sys/kernel/debug
 echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
 cd /opt/accel
 rc=0
-load_driver() {	# the kernel's modules it needs, in order, then the driver
-	local m ko
-	for m in $(cat kmods/order 2>/dev/null); do
-		insmod "kmods/$m" || { echo "vm: insmod $m failed"; return 1; }
+load_modules() {	# the modules of a folder, in its order
+	local m
+	for m in $(cat "$1/order" 2>/dev/null); do
+		insmod "$1/$m" || { echo "vm: insmod $m failed"; return 1; }
 	done
+}
+load_driver() {	# the kernel's modules it needs, in order, then the driver
+	local ko
+	load_modules kmods || return 1
 	ko=$(cat .load-driver)
 	insmod "/opt/accel/$ko" || { echo "vm: insmod $ko failed"; return 1; }
 }
-if [ -f .load-driver ] && ! load_driver; then
+mount_9p() {	# tag, where, options
+	load_modules kmods-9p && mkdir -p "$2" &&
+		mount -t 9p -o "trans=virtio,version=9p2000.L,msize=512000$3" "$1" "$2" ||
+		{ echo "vm: cannot mount $2"; return 1; }
+}
+mount_host() {	# the host's root, with the guest's own system folders in it
+	mount_9p hostroot /host ,ro && mount --bind /dev /host/dev &&
+		mount -t proc proc /host/proc && mount -t sysfs sys /host/sys &&
+		mount -t tmpfs tmp /host/tmp
+}
+if [ -f .mount-out ] && ! mount_9p out /out ""; then
+	rc=1
+fi
+if [ $rc -eq 0 ] && [ -f .mount-host ] && ! mount_host; then
+	rc=1
+fi
+if [ $rc -eq 0 ] && [ -f .load-driver ] && ! load_driver; then
 	rc=1
 fi
 while [ $rc -eq 0 ] && read -r cmd <&3; do
@@ -127,6 +171,7 @@ while [ $rc -eq 0 ] && read -r cmd <&3; do
 		[ $rc -ne 0 ] || rc=$r
 	fi
 done 3<.commands
+[ ! -f .mount-out ] || umount /out
 dmesg >/dev/ttyS1
 echo "ACCEL-VM-EXIT=$rc"
 poweroff -f
@@ -158,6 +203,12 @@ build_qemu_args() {
 		append="$append intel_iommu=on iommu.passthrough=0 iommu.strict=1"
 	fi
 	[ $slub -eq 0 ] || append="$append slub_debug=FZPU"
+	[ -z "$outdir" ] ||
+		args+=(-fsdev "local,id=out,path=$outdir,security_model=none"
+		       -device virtio-9p-pci,fsdev=out,mount_tag=out)
+	[ $host_root -eq 0 ] ||
+		args+=(-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on"
+		       -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot)
 	for i in $(seq 0 $((devices - 1))); do
 		args+=(-device "pcie-root-port,id=rp$i,bus=pcie.0,chassis=$((i + 1))"
 		       -device "accel-pci,bus=rp$i,vram-size=$vram$props")

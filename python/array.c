@@ -1,0 +1,652 @@
+// SPDX-License-Identifier: MIT
+/*
+ * accel.DeviceNDArray (Numba's DeviceNDArray): a library array of a
+ * device, with the object that lends its memory (if any) and the stream it
+ * was made for kept alive; and the constructors of the module.
+ */
+#include "accel_py.h"
+
+/* ------------------------------------------------------------------ */
+/* dtypes and layouts */
+
+PyArray_Descr *descr_of(accel_dtype_t dtype)
+{
+	PyObject *s = PyUnicode_FromString(accel_dtype_typestr(dtype));
+	PyArray_Descr *d = NULL;
+
+	if (s) {
+		PyArray_DescrConverter(s, &d);
+		Py_DECREF(s);
+	}
+	return d;
+}
+
+accel_dtype_t dtype_of_descr(PyArray_Descr *d)
+{
+	static const struct {
+		char kind;
+		int size;
+		enum accel_scalar scalar;
+	} known[] = {
+		{ 'b', 1, ACCEL_BOOL },
+		{ 'i', 1, ACCEL_INT8 }, { 'u', 1, ACCEL_UINT8 },
+		{ 'i', 2, ACCEL_INT16 }, { 'u', 2, ACCEL_UINT16 },
+		{ 'i', 4, ACCEL_INT32 }, { 'u', 4, ACCEL_UINT32 },
+		{ 'i', 8, ACCEL_INT64 }, { 'u', 8, ACCEL_UINT64 },
+		{ 'f', 4, ACCEL_FLOAT32 }, { 'f', 8, ACCEL_FLOAT64 },
+	};
+
+	if (PyArray_ISNBO(d->byteorder)) {
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (d->kind == known[i].kind && d->elsize == known[i].size)
+				return accel_dtype(known[i].scalar);
+	}
+	PyErr_Format(PyExc_TypeError,
+		     "dtype %R is not supported: bool, integers of 8 to 64 bits and float32 and float64 in native byte order are",
+		     (PyObject *)d);
+	return NULL;
+}
+
+/* A sequence of @n non-negative integers (or one integer for n == 1). */
+static int parse_sizes(PyObject *obj, const char *what, int *n, size_t *out,
+		       bool allow_minus_one)
+{
+	PyObject *seq;
+
+	if (PyLong_Check(obj)) {
+		seq = PyTuple_Pack(1, obj);
+	} else {
+		seq = PySequence_Fast(obj, "");
+		if (!seq) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s must be an int or a sequence of ints, not %s",
+				     what, Py_TYPE(obj)->tp_name);
+			return -1;
+		}
+	}
+	if (!seq)
+		return -1;
+	if (PySequence_Fast_GET_SIZE(seq) > ACCEL_MAX_DIMS ||
+	    (*n >= 0 && PySequence_Fast_GET_SIZE(seq) != *n)) {
+		if (*n >= 0)
+			PyErr_Format(PyExc_ValueError, "%s must have %d entries, not %zd",
+				     what, *n, PySequence_Fast_GET_SIZE(seq));
+		else
+			PyErr_Format(PyExc_ValueError, "%s has more than %d dimensions",
+				     what, ACCEL_MAX_DIMS);
+		Py_DECREF(seq);
+		return -1;
+	}
+	*n = (int)PySequence_Fast_GET_SIZE(seq);
+	for (int i = 0; i < *n; i++) {
+		PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+		long long v;
+
+		if (!PyIndex_Check(item)) {
+			PyErr_Format(PyExc_TypeError, "%s must hold ints, not %s",
+				     what, Py_TYPE(item)->tp_name);
+			Py_DECREF(seq);
+			return -1;
+		}
+		v = PyLong_AsLongLong(item);
+		if (v == -1 && PyErr_Occurred()) {
+			Py_DECREF(seq);
+			return -1;
+		}
+		if (v < 0 && !(allow_minus_one && v == -1)) {
+			PyErr_Format(PyExc_ValueError, "%s must not be negative: %lld",
+				     what, v);
+			Py_DECREF(seq);
+			return -1;
+		}
+		out[i] = (size_t)v;
+	}
+	Py_DECREF(seq);
+	return 0;
+}
+
+static int parse_order(PyObject *obj, char *order, const char *allowed)
+{
+	const char *s;
+
+	if (!obj) {
+		*order = 'C';
+		return 0;
+	}
+	s = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+	if (!s || strlen(s) != 1 || !strchr(allowed, s[0])) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError, "order must be one of '%s', not %R",
+			     allowed, obj);
+		return -1;
+	}
+	*order = s[0];
+	return 0;
+}
+
+int parse_layout(PyObject *shape, PyObject *dtype, PyObject *strides,
+		 PyObject *order, struct layout_args *l)
+{
+	PyArray_Descr *d = NULL;
+
+	memset(l, 0, sizeof(*l));
+	l->ndim = -1;
+	if (parse_sizes(shape, "shape", &l->ndim, l->shape, false) < 0)
+		return -1;
+	if (!PyArray_DescrConverter2(dtype ? dtype : Py_None, &d))
+		return -1;
+	if (!d)
+		d = PyArray_DescrFromType(NPY_FLOAT64);
+	l->dtype = dtype_of_descr(d);
+	Py_DECREF(d);
+	if (!l->dtype)
+		return -1;
+	if (strides && strides != Py_None) {
+		int n = l->ndim;
+
+		if (parse_sizes(strides, "strides", &n, (size_t *)l->strides,
+				false) < 0)
+			return -1;
+		l->has_strides = true;
+	}
+	return parse_order(order, &l->order, "CF");
+}
+
+/* ------------------------------------------------------------------ */
+/* The type */
+
+int array_info(accel_array_t ary, struct accel_array_info *info)
+{
+	if (accel_array_get_info(ary, info) != C_SUCCESS) {
+		raise_accel();
+		return -1;
+	}
+	return 0;
+}
+
+PyObject *device_array_wrap(accel_array_t ary, int dev, PyObject *owner,
+			    PyObject *stream)
+{
+	DeviceArrayObject *a = PyObject_GC_New(DeviceArrayObject,
+					       &DeviceArray_Type);
+
+	if (!a) {
+		accel_array_release(ary);
+		return NULL;
+	}
+	a->ary = ary;
+	a->dev = dev;
+	Py_XINCREF(owner);
+	a->owner = owner;
+	a->stream = stream && PyObject_TypeCheck(stream, &Stream_Type) ? stream :
+		    NULL;
+	Py_XINCREF(a->stream);
+	a->weakrefs = NULL;
+	PyObject_GC_Track(a);
+	return (PyObject *)a;
+}
+
+static int DeviceArray_traverse(DeviceArrayObject *self, visitproc visit,
+				void *arg)
+{
+	Py_VISIT(self->owner);
+	Py_VISIT(self->stream);
+	return 0;
+}
+
+static int DeviceArray_clear(DeviceArrayObject *self)
+{
+	Py_CLEAR(self->owner);
+	Py_CLEAR(self->stream);
+	return 0;
+}
+
+/*
+ * The memory goes first (a release may wait for the transfers queued on
+ * it), then what lent it and the stream.
+ */
+static void DeviceArray_dealloc(DeviceArrayObject *self)
+{
+	C_Status st;
+
+	PyObject_GC_UnTrack(self);
+	if (self->weakrefs)
+		PyObject_ClearWeakRefs((PyObject *)self);
+	if (self->ary) {
+		WITHOUT_GIL(st, accel_array_release(self->ary));
+		(void)st;
+	}
+	DeviceArray_clear(self);
+	PyObject_GC_Del(self);
+}
+
+/* DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None) */
+static PyObject *DeviceArray_new(PyTypeObject *type, PyObject *args,
+				 PyObject *kwds)
+{
+	static char *kw[] = { "shape", "strides", "dtype", "stream", "gpu_data", NULL };
+	PyObject *shape, *strides, *dtype, *stream = NULL, *gpu_data = Py_None;
+	struct layout_args l;
+	accel_array_t ary;
+	C_Stream s;
+	C_Status st;
+	int dev;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OO:DeviceNDArray", kw,
+					 &shape, &strides, &dtype, &stream,
+					 &gpu_data))
+		return NULL;
+	if (gpu_data != Py_None) {
+		PyErr_SetString(PyExc_TypeError,
+				"gpu_data is not supported: use accel.as_cuda_array() to view memory");
+		return NULL;
+	}
+	dev = current_device();
+	if (dev < 0 || parse_layout(shape, dtype, strides, NULL, &l) < 0 ||
+	    stream_from_object(stream, dev, &s) < 0)
+		return NULL;
+	WITHOUT_GIL(st, accel_device_array(device_handle(dev), l.ndim, l.shape,
+					   l.dtype, l.strides, 'C', s, &ary));
+	if (st != C_SUCCESS)
+		return raise_accel();
+	return device_array_wrap(ary, dev, NULL, stream);
+}
+
+static PyObject *DeviceArray_repr(DeviceArrayObject *self)
+{
+	struct accel_array_info info;
+	PyObject *shape, *r;
+	PyArray_Descr *d;
+
+	if (array_info(self->ary, &info) < 0)
+		return NULL;
+	shape = PyTuple_New(info.ndim);
+	for (int i = 0; shape && i < info.ndim; i++)
+		PyTuple_SET_ITEM(shape, i, PyLong_FromSize_t(info.shape[i]));
+	d = descr_of(info.dtype);
+	r = shape && d ? PyUnicode_FromFormat("<accel.DeviceNDArray shape=%R dtype=%R device=%d>",
+					      shape, (PyObject *)d, self->dev) : NULL;
+	Py_XDECREF(shape);
+	Py_XDECREF(d);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attributes */
+
+static PyObject *sizes_tuple(int n, const void *v, bool is_signed)
+{
+	PyObject *t = PyTuple_New(n);
+
+	for (int i = 0; t && i < n; i++) {
+		PyObject *x = is_signed ?
+			PyLong_FromSsize_t(((const ptrdiff_t *)v)[i]) :
+			PyLong_FromSize_t(((const size_t *)v)[i]);
+
+		if (!x) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, x);
+	}
+	return t;
+}
+
+#define INFO_GETTER(name, expr)						\
+	static PyObject *DeviceArray_get_##name(DeviceArrayObject *self, \
+						void *closure)		\
+	{								\
+		struct accel_array_info info;				\
+									\
+		if (array_info(self->ary, &info) < 0)			\
+			return NULL;					\
+		return (expr);						\
+	}
+
+INFO_GETTER(shape, sizes_tuple(info.ndim, info.shape, false))
+INFO_GETTER(strides, sizes_tuple(info.ndim, info.strides, true))
+INFO_GETTER(dtype, (PyObject *)descr_of(info.dtype))
+INFO_GETTER(size, PyLong_FromSize_t(info.size))
+INFO_GETTER(nbytes, PyLong_FromSize_t(info.nbytes))
+INFO_GETTER(ndim, PyLong_FromLong(info.ndim))
+
+static PyObject *DeviceArray_get_device(DeviceArrayObject *self, void *closure)
+{
+	if (self->dev < 0)
+		Py_RETURN_NONE;
+	return device_object(self->dev);
+}
+
+static PyObject *DeviceArray_get_stream(DeviceArrayObject *self, void *closure)
+{
+	if (!self->stream)
+		return PyLong_FromLong(0);
+	Py_INCREF(self->stream);
+	return self->stream;
+}
+
+static Py_ssize_t DeviceArray_len(DeviceArrayObject *self)
+{
+	struct accel_array_info info;
+
+	if (array_info(self->ary, &info) < 0)
+		return -1;
+	if (!info.ndim) {
+		PyErr_SetString(PyExc_TypeError, "len() of a 0-d array");
+		return -1;
+	}
+	return (Py_ssize_t)info.shape[0];
+}
+
+/* ------------------------------------------------------------------ */
+/* Methods */
+
+/* a numpy array of the device array's layout, in new host memory */
+static PyObject *copy_to_new_host(DeviceArrayObject *self, C_Stream s)
+{
+	accel_array_t host;
+	PyObject *owner, *arr;
+	C_Status st;
+
+	WITHOUT_GIL(st, accel_array_copy_to_host(self->ary, NULL, s, &host));
+	if (st != C_SUCCESS)
+		return raise_accel();
+	owner = device_array_wrap(host, -1, NULL, NULL);
+	if (!owner)
+		return NULL;
+	arr = numpy_view(host, owner, &PyArray_Type);
+	Py_DECREF(owner);
+	return arr;
+}
+
+static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
+					  PyObject *args, PyObject *kwds)
+{
+	static char *kw[] = { "ary", "stream", NULL };
+	PyObject *ary = Py_None, *stream = NULL, *keep;
+	accel_array_t host;
+	C_Stream s;
+	C_Status st;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:copy_to_host", kw,
+					 &ary, &stream) ||
+	    stream_from_object(stream, self->dev, &s) < 0)
+		return NULL;
+	if (ary == Py_None)
+		return copy_to_new_host(self, s);
+	if (!PyArray_Check(ary)) {
+		PyErr_Format(PyExc_TypeError,
+			     "ary must be a numpy.ndarray, not %s",
+			     Py_TYPE(ary)->tp_name);
+		return NULL;
+	}
+	if (!PyArray_ISWRITEABLE((PyArrayObject *)ary)) {
+		PyErr_SetString(PyExc_ValueError, "ary is read-only");
+		return NULL;
+	}
+	host = library_array_of((PyArrayObject *)ary);
+	if (!host && !PyErr_Occurred())
+		host = host_array_of((PyArrayObject *)ary);
+	if (!host)
+		return NULL;
+	WITHOUT_GIL(st, accel_array_copy_to_host(self->ary, host, s, NULL));
+	if (st != C_SUCCESS) {
+		accel_array_release(host);
+		return raise_accel();
+	}
+	/* a queued copy keeps its destination until the stream is synchronized */
+	keep = device_array_wrap(host, -1, ary, NULL);
+	if (!keep || stream_keep(stream, keep) < 0) {
+		Py_XDECREF(keep);
+		return NULL;
+	}
+	Py_DECREF(keep);
+	Py_INCREF(ary);
+	return ary;
+}
+
+/*
+ * The library array to copy from for @obj: a device array's own, else a
+ * host array over NumPy's view of it (into *@keep, which holds both)
+ */
+static accel_array_t source_of(PyObject *obj, PyObject **keep)
+{
+	PyArrayObject *arr;
+	accel_array_t host;
+
+	*keep = NULL;
+	if (PyObject_TypeCheck(obj, &DeviceArray_Type)) {
+		Py_INCREF(obj);
+		*keep = obj;
+		return ((DeviceArrayObject *)obj)->ary;
+	}
+	arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED);
+	if (!arr)
+		return NULL;
+	host = library_array_of(arr);
+	if (!host && !PyErr_Occurred())
+		host = host_array_of(arr);
+	if (host)
+		*keep = device_array_wrap(host, -1, (PyObject *)arr, NULL);
+	Py_DECREF(arr);
+	return *keep ? host : NULL;
+}
+
+static PyObject *DeviceArray_copy_to_device(DeviceArrayObject *self,
+					    PyObject *args, PyObject *kwds)
+{
+	static char *kw[] = { "ary", "stream", NULL };
+	PyObject *ary, *stream = NULL, *keep;
+	accel_array_t src;
+	C_Stream s;
+	C_Status st;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:copy_to_device", kw,
+					 &ary, &stream) ||
+	    stream_from_object(stream, self->dev, &s) < 0)
+		return NULL;
+	src = source_of(ary, &keep);
+	if (!src)
+		return NULL;
+	WITHOUT_GIL(st, accel_array_copy_to_device(self->ary, src, s));
+	if (st != C_SUCCESS) {
+		Py_DECREF(keep);
+		return raise_accel();
+	}
+	if (stream_keep(stream, keep) < 0) {
+		Py_DECREF(keep);
+		return NULL;
+	}
+	Py_DECREF(keep);
+	Py_RETURN_NONE;
+}
+
+static PyObject *DeviceArray_is_c_contiguous(DeviceArrayObject *self,
+					     PyObject *unused)
+{
+	return PyBool_FromLong(accel_array_is_c_contiguous(self->ary));
+}
+
+static PyObject *DeviceArray_is_f_contiguous(DeviceArrayObject *self,
+					     PyObject *unused)
+{
+	return PyBool_FromLong(accel_array_is_f_contiguous(self->ary));
+}
+
+/* a view made by the library: the same lender and stream */
+static PyObject *view_result(DeviceArrayObject *self, C_Status st,
+			     accel_array_t view)
+{
+	if (st != C_SUCCESS) {
+		/* a view that would need a copy is a bad argument, as NumPy says */
+		if (accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE) {
+			PyErr_SetString(PyExc_ValueError, accel_get_last_error());
+			return NULL;
+		}
+		return raise_accel();
+	}
+	return device_array_wrap(view, self->dev, self->owner, self->stream);
+}
+
+static PyObject *DeviceArray_ravel(DeviceArrayObject *self, PyObject *args,
+				   PyObject *kwds)
+{
+	static char *kw[] = { "order", "stream", NULL };
+	PyObject *order = NULL, *stream = NULL;
+	accel_array_t view;
+	C_Stream s;
+	C_Status st;
+	char o;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:ravel", kw, &order,
+					 &stream) ||
+	    parse_order(order, &o, "CFA") < 0 ||
+	    stream_from_object(stream, self->dev, &s) < 0)
+		return NULL;
+	st = accel_array_ravel(self->ary, o, &view);
+	return view_result(self, st, view);
+}
+
+static PyObject *DeviceArray_reshape(DeviceArrayObject *self, PyObject *args,
+				     PyObject *kwds)
+{
+	size_t shape[ACCEL_MAX_DIMS];
+	PyObject *order = NULL, *newshape;
+	accel_array_t view;
+	int ndim = -1;
+	C_Status st;
+	char o;
+
+	if (kwds) {
+		order = PyDict_GetItemString(kwds, "order");
+		if (PyDict_Size(kwds) != (order ? 1 : 0)) {
+			PyErr_SetString(PyExc_TypeError,
+					"reshape() takes only the keyword order");
+			return NULL;
+		}
+	}
+	newshape = PyTuple_GET_SIZE(args) == 1 ? PyTuple_GET_ITEM(args, 0) : args;
+	if (parse_sizes(newshape, "the new shape", &ndim, shape, true) < 0 ||
+	    parse_order(order, &o, "CFA") < 0)
+		return NULL;
+	st = accel_array_reshape(self->ary, ndim, shape, o, &view);
+	return view_result(self, st, view);
+}
+
+static PyMethodDef DeviceArray_methods[] = {
+	{ "copy_to_host", (PyCFunction)(void (*)(void))DeviceArray_copy_to_host,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "copy_to_host(ary=None, stream=0) -> the host array" },
+	{ "copy_to_device", (PyCFunction)(void (*)(void))DeviceArray_copy_to_device,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "copy_to_device(ary, stream=0) copies ary (host or device) into the array" },
+	{ "is_c_contiguous", (PyCFunction)DeviceArray_is_c_contiguous, METH_NOARGS,
+	  "is_c_contiguous() -> True if the array is C-contiguous" },
+	{ "is_f_contiguous", (PyCFunction)DeviceArray_is_f_contiguous, METH_NOARGS,
+	  "is_f_contiguous() -> True if the array is Fortran-contiguous" },
+	{ "ravel", (PyCFunction)(void (*)(void))DeviceArray_ravel,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "ravel(order='C', stream=0) -> a flat view of a contiguous array" },
+	{ "reshape", (PyCFunction)(void (*)(void))DeviceArray_reshape,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "reshape(*newshape, order='C') -> a view with another shape" },
+	{ "__dlpack__", (PyCFunction)(void (*)(void))array_dlpack,
+	  METH_VARARGS | METH_KEYWORDS, "__dlpack__(stream=None) -> a DLPack capsule" },
+	{ "__dlpack_device__", (PyCFunction)array_dlpack_device, METH_NOARGS,
+	  "__dlpack_device__() -> (device type, device id)" },
+	{ "__array__", (PyCFunction)array_numpy, METH_VARARGS,
+	  "__array__(dtype=None) -> a NumPy view of host-accessible memory" },
+	{ NULL }
+};
+
+static PyGetSetDef DeviceArray_getset[] = {
+	{ "shape", (getter)DeviceArray_get_shape, NULL, NULL, NULL },
+	{ "strides", (getter)DeviceArray_get_strides, NULL, "in bytes", NULL },
+	{ "dtype", (getter)DeviceArray_get_dtype, NULL, NULL, NULL },
+	{ "size", (getter)DeviceArray_get_size, NULL, NULL, NULL },
+	{ "nbytes", (getter)DeviceArray_get_nbytes, NULL, NULL, NULL },
+	{ "ndim", (getter)DeviceArray_get_ndim, NULL, NULL, NULL },
+	{ "device", (getter)DeviceArray_get_device, NULL, NULL, NULL },
+	{ "stream", (getter)DeviceArray_get_stream, NULL, NULL, NULL },
+	{ "__cuda_array_interface__", (getter)array_cuda_interface, NULL,
+	  "the CUDA array interface, version 3 (cuda devices only)", NULL },
+	{ NULL }
+};
+
+static PySequenceMethods DeviceArray_as_sequence = {
+	.sq_length = (lenfunc)DeviceArray_len,
+};
+
+PyTypeObject DeviceArray_Type = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "accel.DeviceNDArray",
+	.tp_basicsize = sizeof(DeviceArrayObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_doc = "DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None): an array of a device",
+	.tp_new = DeviceArray_new,
+	.tp_dealloc = (destructor)DeviceArray_dealloc,
+	.tp_traverse = (traverseproc)DeviceArray_traverse,
+	.tp_clear = (inquiry)DeviceArray_clear,
+	.tp_repr = (reprfunc)DeviceArray_repr,
+	.tp_weaklistoffset = offsetof(DeviceArrayObject, weakrefs),
+	.tp_methods = DeviceArray_methods,
+	.tp_getset = DeviceArray_getset,
+	.tp_as_sequence = &DeviceArray_as_sequence,
+	.tp_as_buffer = &DeviceArray_as_buffer,
+};
+
+/* ------------------------------------------------------------------ */
+/* Constructors */
+
+PyObject *py_device_array(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kw[] = { "shape", "dtype", "strides", "order", "stream", NULL };
+	PyObject *shape, *dtype = NULL, *strides = NULL, *order = NULL,
+		 *stream = NULL;
+	struct layout_args l;
+	accel_array_t ary;
+	C_Stream s;
+	C_Status st;
+	int dev;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOO:device_array", kw,
+					 &shape, &dtype, &strides, &order,
+					 &stream))
+		return NULL;
+	dev = current_device();
+	if (dev < 0 || parse_layout(shape, dtype, strides, order, &l) < 0 ||
+	    stream_from_object(stream, dev, &s) < 0)
+		return NULL;
+	WITHOUT_GIL(st, accel_device_array(device_handle(dev), l.ndim, l.shape,
+					   l.dtype,
+					   l.has_strides ? l.strides : NULL,
+					   l.order, s, &ary));
+	if (st != C_SUCCESS)
+		return raise_accel();
+	return device_array_wrap(ary, dev, NULL, stream);
+}
+
+PyObject *py_device_array_like(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kw[] = { "ary", "stream", NULL };
+	PyObject *like, *stream = NULL, *keep;
+	accel_array_t src, ary;
+	C_Stream s;
+	C_Status st;
+	int dev;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:device_array_like",
+					 kw, &like, &stream))
+		return NULL;
+	dev = current_device();
+	if (dev < 0 || stream_from_object(stream, dev, &s) < 0)
+		return NULL;
+	src = source_of(like, &keep);
+	if (!src)
+		return NULL;
+	WITHOUT_GIL(st, accel_device_array_like(device_handle(dev), src, s, &ary));
+	Py_DECREF(keep);
+	if (st != C_SUCCESS)
+		return raise_accel();
+	return device_array_wrap(ary, dev, NULL, stream);
+}

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Other objects in: NumPy arrays as library host arrays (or as the
+ * library's own pinned and mapped memory behind them), objects with
+ * __cuda_array_interface__ or __dlpack__ viewed without copying
+ * (as_cuda_array), and to_device().
+ */
+#include "accel_py.h"
+
+accel_array_t host_array_of(PyArrayObject *arr)
+{
+	size_t shape[ACCEL_MAX_DIMS];
+	ptrdiff_t strides[ACCEL_MAX_DIMS];
+	int ndim = PyArray_NDIM(arr);
+	accel_dtype_t dtype = dtype_of_descr(PyArray_DESCR(arr));
+	accel_array_t h;
+
+	if (!dtype)
+		return NULL;
+	if (ndim > ACCEL_MAX_DIMS) {
+		PyErr_Format(PyExc_ValueError, "%d dimensions: at most %d are supported",
+			     ndim, ACCEL_MAX_DIMS);
+		return NULL;
+	}
+	for (int i = 0; i < ndim; i++) {
+		shape[i] = (size_t)PyArray_DIM(arr, i);
+		strides[i] = PyArray_STRIDE(arr, i);
+		if (strides[i] < 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"arrays with negative strides are not supported");
+			return NULL;
+		}
+	}
+	if (accel_host_array(PyArray_SIZE(arr) ? PyArray_DATA(arr) : NULL, ndim,
+			     shape, dtype, strides, 'C',
+			     !PyArray_ISWRITEABLE(arr), &h) != C_SUCCESS) {
+		raise_accel();
+		return NULL;
+	}
+	return h;
+}
+
+/* @arr's layout and data as an array interface */
+static int interface_of_numpy(PyArrayObject *arr,
+			      struct accel_array_interface *iface)
+{
+	accel_dtype_t dtype = dtype_of_descr(PyArray_DESCR(arr));
+
+	if (!dtype)
+		return -1;
+	memset(iface, 0, sizeof(*iface));
+	iface->version = 3;
+	iface->ndim = PyArray_NDIM(arr);
+	if (iface->ndim > ACCEL_MAX_DIMS) {
+		PyErr_SetString(PyExc_ValueError, "too many dimensions");
+		return -1;
+	}
+	snprintf(iface->typestr, sizeof(iface->typestr), "%s",
+		 accel_dtype_typestr(dtype));
+	iface->data = PyArray_SIZE(arr) ? PyArray_DATA(arr) : NULL;
+	iface->readonly = !PyArray_ISWRITEABLE(arr);
+	iface->has_strides = 1;
+	for (int i = 0; i < iface->ndim; i++) {
+		iface->shape[i] = (size_t)PyArray_DIM(arr, i);
+		iface->strides[i] = PyArray_STRIDE(arr, i);
+	}
+	return 0;
+}
+
+accel_array_t library_array_of(PyArrayObject *arr)
+{
+	struct accel_array_interface iface;
+	PyObject *base = (PyObject *)arr;
+	DeviceArrayObject *owner;
+	accel_array_t view;
+
+	while (base && PyArray_Check(base))
+		base = PyArray_BASE((PyArrayObject *)base);
+	if (!base || !PyObject_TypeCheck(base, &DeviceArray_Type))
+		return NULL;
+	owner = (DeviceArrayObject *)base;
+	if (owner->dev < 0 || interface_of_numpy(arr, &iface) < 0) {
+		PyErr_Clear();
+		return NULL;
+	}
+	/* a view of the library's storage, holding it */
+	if (accel_array_from_interface(device_handle(owner->dev), &iface, 0,
+				       &view) != C_SUCCESS)
+		return NULL;
+	return view;
+}
+
+PyObject *numpy_view(accel_array_t ary, PyObject *base, PyTypeObject *type)
+{
+	struct accel_array_info info;
+	npy_intp dims[ACCEL_MAX_DIMS], strides[ACCEL_MAX_DIMS];
+	PyArray_Descr *descr;
+	PyObject *arr;
+
+	if (array_info(ary, &info) < 0)
+		return NULL;
+	descr = descr_of(info.dtype);
+	if (!descr)
+		return NULL;
+	for (int i = 0; i < info.ndim; i++) {
+		dims[i] = (npy_intp)info.shape[i];
+		strides[i] = (npy_intp)info.strides[i];
+	}
+	/* steals descr; an empty array has no data of ours to point at */
+	arr = PyArray_NewFromDescr(type, descr, info.ndim, dims, strides,
+				   info.data,
+				   info.readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+	if (!arr || !info.data)
+		return arr;
+	Py_INCREF(base);
+	if (PyArray_SetBaseObject((PyArrayObject *)arr, base) < 0) {
+		Py_DECREF(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* ------------------------------------------------------------------ */
+/* as_cuda_array: __cuda_array_interface__ and __dlpack__ */
+
+/* an int entry of a tuple as a size (shape) or a signed byte count */
+static int tuple_sizes(PyObject *t, const char *what, int n, void *out,
+		       bool is_signed)
+{
+	if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n) {
+		PyErr_Format(PyExc_ValueError,
+			     "__cuda_array_interface__'s %s must be a tuple of %d ints",
+			     what, n);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+
+		if (v == -1 && PyErr_Occurred())
+			return -1;
+		if (v < 0) {
+			PyErr_Format(PyExc_ValueError,
+				     "__cuda_array_interface__'s %s holds %lld", what, v);
+			return -1;
+		}
+		if (is_signed)
+			((ptrdiff_t *)out)[i] = (ptrdiff_t)v;
+		else
+			((size_t *)out)[i] = (size_t)v;
+	}
+	return 0;
+}
+
+static PyObject *dict_item(PyObject *d, const char *key, bool required)
+{
+	PyObject *v = PyDict_GetItemString(d, key);
+
+	if (!v && required)
+		PyErr_Format(PyExc_ValueError,
+			     "__cuda_array_interface__ has no '%s'", key);
+	return v;
+}
+
+/* The interface a __cuda_array_interface__ dict describes. */
+static int parse_cai(PyObject *d, struct accel_array_interface *iface,
+		     PyObject **stream)
+{
+	PyObject *shape, *typestr, *data, *strides, *mask, *version;
+	const char *ts;
+
+	memset(iface, 0, sizeof(*iface));
+	if (!PyDict_Check(d)) {
+		PyErr_SetString(PyExc_TypeError,
+				"__cuda_array_interface__ must be a dict");
+		return -1;
+	}
+	shape = dict_item(d, "shape", true);
+	typestr = dict_item(d, "typestr", true);
+	data = dict_item(d, "data", true);
+	version = dict_item(d, "version", true);
+	if (!shape || !typestr || !data || !version)
+		return -1;
+	mask = dict_item(d, "mask", false);
+	if (mask && mask != Py_None) {
+		PyErr_SetString(PyExc_ValueError, "masked arrays are not supported");
+		return -1;
+	}
+	iface->version = (int)PyLong_AsLong(version);
+	iface->ndim = PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
+	if (iface->ndim < 0 || iface->ndim > ACCEL_MAX_DIMS) {
+		PyErr_SetString(PyExc_ValueError,
+				"__cuda_array_interface__'s shape must be a tuple of at most 32 ints");
+		return -1;
+	}
+	if (tuple_sizes(shape, "shape", iface->ndim, iface->shape, false) < 0)
+		return -1;
+	ts = PyUnicode_Check(typestr) ? PyUnicode_AsUTF8(typestr) : NULL;
+	if (!ts || strlen(ts) >= sizeof(iface->typestr)) {
+		PyErr_SetString(PyExc_ValueError,
+				"__cuda_array_interface__'s typestr is not a dtype string");
+		return -1;
+	}
+	strcpy(iface->typestr, ts);
+	if (!PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2) {
+		PyErr_SetString(PyExc_ValueError,
+				"__cuda_array_interface__'s data must be (pointer, read-only)");
+		return -1;
+	}
+	iface->data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+	iface->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+	if (PyErr_Occurred())
+		return -1;
+	strides = dict_item(d, "strides", false);
+	if (strides && strides != Py_None) {
+		iface->has_strides = 1;
+		if (tuple_sizes(strides, "strides", iface->ndim, iface->strides,
+				true) < 0)
+			return -1;
+	}
+	*stream = dict_item(d, "stream", false);
+	return 0;
+}
+
+/* A failure to view memory: a bad argument, as docs/python.md says. */
+static PyObject *view_failed(void)
+{
+	if (accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE) {
+		PyErr_SetString(PyExc_ValueError, accel_get_last_error());
+		return NULL;
+	}
+	return raise_accel();
+}
+
+static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
+{
+	struct accel_array_interface iface;
+	PyObject *stream = NULL;
+	accel_array_t ary;
+	C_Status st;
+
+	if (parse_cai(cai, &iface, &stream) < 0)
+		return NULL;
+	/*
+	 * A foreign stream is no stream of the library's: the device's work
+	 * is waited for instead, which orders at least as much.
+	 */
+	if (sync && stream && stream != Py_None) {
+		WITHOUT_GIL(st, accel_device_synchronize(device_handle(dev)));
+		if (st != C_SUCCESS)
+			return raise_accel();
+	}
+	WITHOUT_GIL(st, accel_array_from_interface(device_handle(dev), &iface,
+						   0, &ary));
+	if (st != C_SUCCESS)
+		return view_failed();
+	return device_array_wrap(ary, dev, obj, NULL);
+}
+
+static const char used_name[] = "used_dltensor";
+
+/* a DLPack capsule's tensor viewed by @dev (NULL: as host memory) */
+static PyObject *view_of_capsule(PyObject *capsule, int dev)
+{
+	DLManagedTensor *t = PyCapsule_GetPointer(capsule, "dltensor");
+	accel_array_t ary;
+	C_Status st;
+
+	if (!t) {
+		PyErr_Clear();
+		PyErr_SetString(PyExc_ValueError,
+				"__dlpack__ gave no unused \"dltensor\" capsule");
+		return NULL;
+	}
+	WITHOUT_GIL(st, accel_array_from_dlpack(dev < 0 ? NULL : device_handle(dev),
+						t, &ary));
+	if (st != C_SUCCESS)
+		return view_failed();
+	/* the array owns the tensor now: the capsule must not delete it */
+	if (PyCapsule_SetName(capsule, used_name) < 0) {
+		accel_array_release(ary);
+		return NULL;
+	}
+	return device_array_wrap(ary, dev, NULL, NULL);
+}
+
+static PyObject *view_of_dlpack(PyObject *obj, int dev)
+{
+	PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL), *r;
+
+	if (!capsule)
+		return NULL;
+	r = view_of_capsule(capsule, dev);
+	Py_DECREF(capsule);
+	return r;
+}
+
+PyObject *view_of_object(PyObject *obj, int dev, int sync)
+{
+	PyObject *cai, *r;
+
+	if (PyObject_TypeCheck(obj, &DeviceArray_Type) &&
+	    ((DeviceArrayObject *)obj)->dev == dev) {
+		Py_INCREF(obj);
+		return obj;
+	}
+	cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
+	if (cai) {
+		r = view_of_cai(obj, cai, dev, sync);
+		Py_DECREF(cai);
+		return r;
+	}
+	if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+		return NULL;
+	PyErr_Clear();
+	if (PyObject_HasAttrString(obj, "__dlpack__"))
+		return view_of_dlpack(obj, dev);
+	PyErr_Format(PyExc_TypeError,
+		     "%s has neither __cuda_array_interface__ nor __dlpack__",
+		     Py_TYPE(obj)->tp_name);
+	return NULL;
+}
+
+PyObject *py_as_cuda_array(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kw[] = { "obj", "sync", NULL };
+	PyObject *obj;
+	int sync = 1, dev;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|p:as_cuda_array", kw,
+					 &obj, &sync))
+		return NULL;
+	dev = current_device();
+	return dev < 0 ? NULL : view_of_object(obj, dev, sync);
+}
+
+PyObject *py_is_cuda_array(PyObject *self, PyObject *obj)
+{
+	return PyBool_FromLong(PyObject_HasAttrString(obj, "__cuda_array_interface__"));
+}
+
+/* ------------------------------------------------------------------ */
+/* to_device */
+
+/*
+ * @src (a library array, kept by @keep) on @dev: the same memory where the
+ * device uses it as it is, else a new device array, copied into if @copy
+ */
+static PyObject *to_device_from(accel_array_t src, PyObject *keep, int dev,
+				PyObject *stream, int copy)
+{
+	accel_array_t out;
+	C_Stream s;
+	C_Status st;
+
+	if (stream_from_object(stream, dev, &s) < 0)
+		return NULL;
+	WITHOUT_GIL(st, accel_to_device_ex(device_handle(dev), src, s, copy,
+					   &out));
+	if (st != C_SUCCESS)
+		return raise_accel();
+	/* a queued copy reads the source later */
+	if (stream_keep(stream, keep) < 0) {
+		accel_array_release(out);
+		return NULL;
+	}
+	/* memory shared with the source is the library's, held by the array */
+	return device_array_wrap(out, dev, NULL, stream);
+}
+
+/* A DLPack producer that is not NumPy: host memory in, device memory viewed. */
+static PyObject *to_device_dlpack(PyObject *obj, int dev, PyObject *stream,
+				  int copy)
+{
+	PyObject *dl = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+	PyObject *host, *r;
+	long type;
+
+	if (!dl)
+		return NULL;
+	type = PyTuple_Check(dl) && PyTuple_GET_SIZE(dl) == 2 ?
+	       PyLong_AsLong(PyTuple_GET_ITEM(dl, 0)) : -1;
+	Py_DECREF(dl);
+	if (PyErr_Occurred())
+		return NULL;
+	if (type != kDLCPU && type != kDLCUDAHost)
+		return view_of_dlpack(obj, dev);
+	host = view_of_dlpack(obj, -1);
+	if (!host)
+		return NULL;
+	r = to_device_from(((DeviceArrayObject *)host)->ary, host, dev, stream,
+			   copy);
+	Py_DECREF(host);
+	return r;
+}
+
+static PyObject *to_device_numpy(PyObject *obj, int dev, PyObject *stream,
+				 int copy)
+{
+	PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED);
+	accel_array_t src;
+	PyObject *keep, *r;
+
+	if (!arr)
+		return NULL;
+	for (int i = 0; i < PyArray_NDIM(arr); i++) {
+		if (PyArray_STRIDE(arr, i) < 0) {
+			/* the library's layouts have no negative strides */
+			PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(arr, NPY_KEEPORDER);
+
+			Py_DECREF(arr);
+			if (!c)
+				return NULL;
+			arr = c;
+			break;
+		}
+	}
+	src = library_array_of(arr);
+	if (!src && !PyErr_Occurred())
+		src = host_array_of(arr);
+	if (!src) {
+		Py_DECREF(arr);
+		return NULL;
+	}
+	keep = device_array_wrap(src, -1, (PyObject *)arr, NULL);
+	Py_DECREF(arr);
+	if (!keep)
+		return NULL;
+	r = to_device_from(src, keep, dev, stream, copy);
+	Py_DECREF(keep);
+	return r;
+}
+
+PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kw[] = { "obj", "stream", "copy", "to", NULL };
+	PyObject *obj, *stream = NULL, *to = Py_None;
+	int copy = 1, dev;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OpO:to_device", kw,
+					 &obj, &stream, &copy, &to))
+		return NULL;
+	dev = current_device();
+	if (dev < 0)
+		return NULL;
+	if (to != Py_None) {
+		PyObject *r;
+
+		if (!PyObject_TypeCheck(to, &DeviceArray_Type)) {
+			PyErr_Format(PyExc_TypeError,
+				     "to must be an accel.DeviceNDArray, not %s",
+				     Py_TYPE(to)->tp_name);
+			return NULL;
+		}
+		r = PyObject_CallMethod(to, "copy_to_device", "OO", obj,
+					stream ? stream : Py_None);
+		if (!r)
+			return NULL;
+		Py_DECREF(r);
+		Py_INCREF(to);
+		return to;
+	}
+	if (PyObject_TypeCheck(obj, &DeviceArray_Type) &&
+	    ((DeviceArrayObject *)obj)->dev == dev) {
+		Py_INCREF(obj);
+		return obj;
+	}
+	if (!PyArray_Check(obj)) {
+		if (PyObject_HasAttrString(obj, "__cuda_array_interface__"))
+			return view_of_object(obj, dev, 1);
+		if (PyObject_HasAttrString(obj, "__dlpack__") &&
+		    PyObject_HasAttrString(obj, "__dlpack_device__"))
+			return to_device_dlpack(obj, dev, stream, copy);
+	}
+	return to_device_numpy(obj, dev, stream, copy);
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device arrays out: DLPack capsules (__dlpack__, __dlpack_device__), the
+ * CUDA array interface (cuda devices), and NumPy's buffer protocol and
+ * __array__ for host-accessible memory. Device-only memory refuses NumPy
+ * with a BufferError.
+ */
+#include "accel_py.h"
+
+static const char dltensor_name[] = "dltensor";
+
+static bool host_accessible(DLDevice d)
+{
+	return d.device_type == kDLCPU || d.device_type == kDLCUDAHost ||
+	       d.device_type == kDLCUDAManaged;
+}
+
+static int dlpack_device(DeviceArrayObject *self, DLDevice *d)
+{
+	if (accel_array_dlpack_device(self->ary, d) != C_SUCCESS) {
+		raise_accel();
+		return -1;
+	}
+	return 0;
+}
+
+PyObject *array_dlpack_device(DeviceArrayObject *self, PyObject *unused)
+{
+	DLDevice d;
+
+	if (dlpack_device(self, &d) < 0)
+		return NULL;
+	return Py_BuildValue("(ii)", (int)d.device_type, d.device_id);
+}
+
+/* ------------------------------------------------------------------ */
+/* __dlpack__ */
+
+/*
+ * An exported tensor of an array whose memory a Python object lends (a
+ * view of another framework's memory): the object lives as long as the
+ * tensor.
+ */
+struct lent_tensor {
+	DLManagedTensor outer;
+	DLManagedTensor *inner;
+	PyObject *owner;
+};
+
+static void lent_deleter(DLManagedTensor *t)
+{
+	struct lent_tensor *l = t->manager_ctx;
+	PyGILState_STATE g;
+
+	l->inner->deleter(l->inner);
+	g = PyGILState_Ensure();
+	Py_DECREF(l->owner);
+	PyGILState_Release(g);
+	PyMem_RawFree(l);
+}
+
+static DLManagedTensor *keep_owner(DLManagedTensor *t, PyObject *owner)
+{
+	struct lent_tensor *l;
+
+	if (!owner)
+		return t;
+	l = PyMem_RawMalloc(sizeof(*l));
+	if (!l) {
+		t->deleter(t);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	l->outer.dl_tensor = t->dl_tensor;
+	l->outer.manager_ctx = l;
+	l->outer.deleter = lent_deleter;
+	l->inner = t;
+	Py_INCREF(owner);
+	l->owner = owner;
+	return &l->outer;
+}
+
+/* An unused capsule goes with its tensor; a consumer renames it first. */
+static void capsule_destructor(PyObject *capsule)
+{
+	DLManagedTensor *t;
+	PyObject *type, *value, *tb;
+
+	if (!PyCapsule_IsValid(capsule, dltensor_name))
+		return;
+	PyErr_Fetch(&type, &value, &tb);
+	t = PyCapsule_GetPointer(capsule, dltensor_name);
+	if (t && t->deleter) {
+		Py_BEGIN_ALLOW_THREADS
+		t->deleter(t);
+		Py_END_ALLOW_THREADS
+	}
+	PyErr_Restore(type, value, tb);
+}
+
+/*
+ * Whether the consumer's @stream asks to wait for the array's stream:
+ * None does (and is the only value for host memory), -1 does not, and on
+ * a device a stream number does too (the library cannot order a stream
+ * that is not its own, so it waits).
+ */
+static int wants_sync(PyObject *stream, DLDevice d, int *sync)
+{
+	long v;
+
+	*sync = 1;
+	if (!stream || stream == Py_None)
+		return 0;
+	if (!PyLong_Check(stream)) {
+		PyErr_Format(PyExc_TypeError, "stream must be None or an int, not %s",
+			     Py_TYPE(stream)->tp_name);
+		return -1;
+	}
+	if (host_accessible(d) && d.device_type == kDLCPU) {
+		PyErr_SetString(PyExc_BufferError,
+				"the array is host memory (kDLCPU): __dlpack__'s stream must be None");
+		return -1;
+	}
+	v = PyLong_AsLong(stream);
+	if (v == -1 && PyErr_Occurred())
+		return -1;
+	*sync = v != -1;
+	return 0;
+}
+
+PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kw[] = { "stream", NULL };
+	PyObject *stream = Py_None, *capsule;
+	DLManagedTensor *t;
+	DLDevice d;
+	C_Status st;
+	int sync;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$O:__dlpack__", kw, &stream) ||
+	    dlpack_device(self, &d) < 0 || wants_sync(stream, d, &sync) < 0)
+		return NULL;
+	WITHOUT_GIL(st, accel_array_to_dlpack(self->ary, sync, &t));
+	if (st != C_SUCCESS) {
+		if (accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED) {
+			PyErr_SetString(PyExc_BufferError, accel_get_last_error());
+			return NULL;
+		}
+		return raise_accel();
+	}
+	t = keep_owner(t, self->owner);
+	if (!t)
+		return NULL;
+	capsule = PyCapsule_New(t, dltensor_name, capsule_destructor);
+	if (!capsule)
+		t->deleter(t);
+	return capsule;
+}
+
+/* ------------------------------------------------------------------ */
+/* __cuda_array_interface__ */
+
+static bool on_cuda(int dev)
+{
+	const char *name = "";
+
+	return dev >= 0 &&
+	       accel_get_device_name(device_handle(dev), &name) == C_SUCCESS &&
+	       !strncmp(name, "cuda:", 5);
+}
+
+static PyObject *cai_dict(const struct accel_array_interface *i)
+{
+	PyObject *shape = PyTuple_New(i->ndim), *strides, *d;
+
+	for (int k = 0; shape && k < i->ndim; k++)
+		PyTuple_SET_ITEM(shape, k, PyLong_FromSize_t(i->shape[k]));
+	if (i->has_strides) {
+		strides = PyTuple_New(i->ndim);
+		for (int k = 0; strides && k < i->ndim; k++)
+			PyTuple_SET_ITEM(strides, k, PyLong_FromSsize_t(i->strides[k]));
+	} else {
+		strides = Py_None;
+		Py_INCREF(strides);
+	}
+	if (!shape || !strides) {
+		Py_XDECREF(shape);
+		Py_XDECREF(strides);
+		return NULL;
+	}
+	/* the data is ready: None says the consumer needs no stream */
+	d = Py_BuildValue("{s:N,s:s,s:(NO),s:i,s:N,s:O}",
+			  "shape", shape, "typestr", i->typestr,
+			  "data", PyLong_FromVoidPtr(i->data),
+			  i->readonly ? Py_True : Py_False,
+			  "version", 3, "strides", strides, "stream", Py_None);
+	return d;
+}
+
+PyObject *array_cuda_interface(DeviceArrayObject *self, void *closure)
+{
+	struct accel_array_interface iface;
+	C_Status st;
+
+	if (!on_cuda(self->dev) || !accel_array_has_interface(self->ary)) {
+		PyErr_SetString(PyExc_AttributeError,
+				"__cuda_array_interface__: only device and mapped arrays of cuda devices have it");
+		return NULL;
+	}
+	if (accel_array_get_interface(self->ary, &iface) != C_SUCCESS)
+		return raise_accel();
+	/*
+	 * The interface's stream would have to be a CUDA stream; the
+	 * library's are not, so the array's stream is waited for here.
+	 */
+	if (iface.stream) {
+		WITHOUT_GIL(st, accel_stream_synchronize(device_handle(self->dev),
+							 iface.stream));
+		if (st != C_SUCCESS)
+			return raise_accel();
+	}
+	return cai_dict(&iface);
+}
+
+/* ------------------------------------------------------------------ */
+/* NumPy: __array__ and the buffer protocol */
+
+static int check_host_accessible(DeviceArrayObject *self)
+{
+	const char *name = "?";
+	DLDevice d;
+
+	if (dlpack_device(self, &d) < 0)
+		return -1;
+	if (host_accessible(d))
+		return 0;
+	accel_get_device_name(device_handle(self->dev), &name);
+	PyErr_Format(PyExc_BufferError,
+		     "the array is device-only memory of %s, which the host cannot read: copy_to_host() it",
+		     name);
+	return -1;
+}
+
+PyObject *array_numpy(DeviceArrayObject *self, PyObject *args)
+{
+	PyObject *dtype = Py_None, *arr, *cast;
+	PyArray_Descr *d = NULL;
+
+	if (!PyArg_ParseTuple(args, "|O:__array__", &dtype) ||
+	    check_host_accessible(self) < 0)
+		return NULL;
+	arr = numpy_view(self->ary, (PyObject *)self, &PyArray_Type);
+	if (!arr || dtype == Py_None)
+		return arr;
+	if (!PyArray_DescrConverter(dtype, &d)) {
+		Py_DECREF(arr);
+		return NULL;
+	}
+	cast = PyArray_CastToType((PyArrayObject *)arr, d, 0);
+	Py_DECREF(arr);
+	return cast;
+}
+
+static const char *format_of(accel_dtype_t dtype)
+{
+	static const char *const formats[ACCEL_SCALAR_COUNT] = {
+		[ACCEL_BOOL] = "?", [ACCEL_INT8] = "b", [ACCEL_UINT8] = "B",
+		[ACCEL_INT16] = "h", [ACCEL_UINT16] = "H", [ACCEL_INT32] = "i",
+		[ACCEL_UINT32] = "I", [ACCEL_INT64] = "q", [ACCEL_UINT64] = "Q",
+		[ACCEL_FLOAT32] = "f", [ACCEL_FLOAT64] = "d",
+	};
+
+	for (int i = 0; i < ACCEL_SCALAR_COUNT; i++)
+		if (accel_dtype(i) == dtype)
+			return formats[i];
+	return "B";
+}
+
+/* whether @flags ask for a contiguity the array lacks */
+static bool contiguity_refused(DeviceArrayObject *self, int flags)
+{
+	bool c = accel_array_is_c_contiguous(self->ary);
+	bool f = accel_array_is_f_contiguous(self->ary);
+
+	if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS)
+		return !c;
+	if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS)
+		return !f;
+	if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS)
+		return !c && !f;
+	/* without strides, the consumer assumes C order */
+	return !(flags & PyBUF_STRIDES) && !c;
+}
+
+static int DeviceArray_getbuffer(DeviceArrayObject *self, Py_buffer *view,
+				 int flags)
+{
+	struct accel_array_info info;
+	Py_ssize_t *dims;
+
+	view->obj = NULL;
+	if (check_host_accessible(self) < 0 || array_info(self->ary, &info) < 0)
+		return -1;
+	if ((flags & PyBUF_WRITABLE) && info.readonly) {
+		PyErr_SetString(PyExc_BufferError, "the array is read-only");
+		return -1;
+	}
+	if (contiguity_refused(self, flags)) {
+		PyErr_SetString(PyExc_BufferError,
+				"the array is not contiguous as the buffer asks");
+		return -1;
+	}
+	dims = PyMem_Malloc(sizeof(*dims) * 2 * (info.ndim ? info.ndim : 1));
+	if (!dims) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (int i = 0; i < info.ndim; i++) {
+		dims[i] = (Py_ssize_t)info.shape[i];
+		dims[info.ndim + i] = info.strides[i];
+	}
+	/* an empty array has no data: any valid address will do */
+	view->buf = info.data ? info.data : (void *)dims;
+	view->len = (Py_ssize_t)info.nbytes;
+	view->readonly = info.readonly;
+	view->itemsize = (Py_ssize_t)accel_dtype_size(info.dtype);
+	view->format = (flags & PyBUF_FORMAT) ? (char *)format_of(info.dtype) : NULL;
+	view->ndim = info.ndim;
+	view->shape = (flags & PyBUF_ND) ? dims : NULL;
+	view->strides = (flags & PyBUF_STRIDES) ? dims + info.ndim : NULL;
+	view->suboffsets = NULL;
+	view->internal = dims;
+	Py_INCREF(self);
+	view->obj = (PyObject *)self;
+	return 0;
+}
+
+static void DeviceArray_releasebuffer(DeviceArrayObject *self, Py_buffer *view)
+{
+	PyMem_Free(view->internal);
+}
+
+PyBufferProcs DeviceArray_as_buffer = {
+	.bf_getbuffer = (getbufferproc)DeviceArray_getbuffer,
+	.bf_releasebuffer = (releasebufferproc)DeviceArray_releasebuffer,
+};

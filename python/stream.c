@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * accel.Stream: a library stream of one device, which keeps what its
+ * queued transfers use (host arrays, the objects lending them) until it
+ * is synchronized, so that a caller may drop them at once, as Numba's
+ * caller may.
+ */
+#include "accel_py.h"
+
+PyObject *stream_new(int dev)
+{
+	StreamObject *s = PyObject_GC_New(StreamObject, &Stream_Type);
+	C_Status st;
+
+	if (!s)
+		return NULL;
+	s->dev = dev;
+	s->stream = NULL;
+	s->pending = PyList_New(0);
+	PyObject_GC_Track(s);
+	if (!s->pending) {
+		Py_DECREF(s);
+		return NULL;
+	}
+	WITHOUT_GIL(st, accel_stream_create(device_handle(dev), &s->stream));
+	if (st != C_SUCCESS) {
+		s->stream = NULL;
+		Py_DECREF(s);
+		return raise_accel();
+	}
+	return (PyObject *)s;
+}
+
+int stream_from_object(PyObject *obj, int dev, C_Stream *stream)
+{
+	StreamObject *s = (StreamObject *)obj;
+
+	*stream = NULL;
+	if (!obj || obj == Py_None)
+		return 0;
+	if (PyLong_Check(obj)) {
+		long v = PyLong_AsLong(obj);
+
+		if (v == 0)
+			return 0;
+		if (!PyErr_Occurred())
+			PyErr_Format(PyExc_ValueError,
+				     "stream %ld: a stream is 0 (synchronous) or an accel.Stream",
+				     v);
+		return -1;
+	}
+	if (!PyObject_TypeCheck(obj, &Stream_Type)) {
+		PyErr_Format(PyExc_TypeError,
+			     "a stream is 0 or an accel.Stream, not %s",
+			     Py_TYPE(obj)->tp_name);
+		return -1;
+	}
+	if (!s->stream) {
+		PyErr_SetString(PyExc_ValueError, "the stream was destroyed");
+		return -1;
+	}
+	if (s->dev != dev) {
+		PyErr_Format(PyExc_ValueError,
+			     "the stream is one of device %d, not of device %d",
+			     s->dev, dev);
+		return -1;
+	}
+	*stream = s->stream;
+	return 0;
+}
+
+int stream_keep(PyObject *stream_obj, PyObject *obj)
+{
+	if (!stream_obj || !PyObject_TypeCheck(stream_obj, &Stream_Type))
+		return 0;
+	return PyList_Append(((StreamObject *)stream_obj)->pending, obj);
+}
+
+/* Wait for the stream; what its transfers used goes afterwards. */
+static int stream_sync(StreamObject *self)
+{
+	C_Status st;
+
+	if (!self->stream)
+		return 0;
+	WITHOUT_GIL(st, accel_stream_synchronize(device_handle(self->dev),
+						 self->stream));
+	if (PyList_SetSlice(self->pending, 0, PY_SSIZE_T_MAX, NULL) < 0)
+		return -1;
+	if (st != C_SUCCESS) {
+		raise_accel();
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
+{
+	if (stream_sync(self) < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* auto_synchronize(): a context manager that synchronizes at its end */
+typedef struct {
+	PyObject_HEAD
+	StreamObject *stream;
+} AutoSyncObject;
+
+static PyTypeObject AutoSync_Type;
+
+static PyObject *Stream_auto_synchronize(StreamObject *self, PyObject *unused)
+{
+	AutoSyncObject *a;
+
+	if (PyType_Ready(&AutoSync_Type) < 0)
+		return NULL;
+	a = PyObject_New(AutoSyncObject, &AutoSync_Type);
+	if (!a)
+		return NULL;
+	Py_INCREF(self);
+	a->stream = self;
+	return (PyObject *)a;
+}
+
+static PyObject *AutoSync_enter(AutoSyncObject *self, PyObject *unused)
+{
+	Py_INCREF(self->stream);
+	return (PyObject *)self->stream;
+}
+
+static PyObject *AutoSync_exit(AutoSyncObject *self, PyObject *args)
+{
+	if (stream_sync(self->stream) < 0)
+		return NULL;
+	Py_RETURN_FALSE;
+}
+
+static void AutoSync_dealloc(AutoSyncObject *self)
+{
+	Py_XDECREF(self->stream);
+	PyObject_Free(self);
+}
+
+static PyMethodDef AutoSync_methods[] = {
+	{ "__enter__", (PyCFunction)AutoSync_enter, METH_NOARGS, NULL },
+	{ "__exit__", (PyCFunction)AutoSync_exit, METH_VARARGS, NULL },
+	{ NULL }
+};
+
+static PyTypeObject AutoSync_Type = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "accel._AutoSynchronize",
+	.tp_basicsize = sizeof(AutoSyncObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_dealloc = (destructor)AutoSync_dealloc,
+	.tp_methods = AutoSync_methods,
+};
+
+static PyObject *Stream_repr(StreamObject *self)
+{
+	return PyUnicode_FromFormat("<accel.Stream %p on device %d>",
+				    (void *)self->stream, self->dev);
+}
+
+static int Stream_traverse(StreamObject *self, visitproc visit, void *arg)
+{
+	Py_VISIT(self->pending);
+	return 0;
+}
+
+static int Stream_clear(StreamObject *self)
+{
+	Py_CLEAR(self->pending);
+	return 0;
+}
+
+/* destroying waits for the queued work, then what it used goes */
+static void Stream_dealloc(StreamObject *self)
+{
+	PyObject_GC_UnTrack(self);
+	if (self->stream) {
+		C_Status st;
+
+		WITHOUT_GIL(st, accel_stream_destroy(device_handle(self->dev),
+						     self->stream));
+		(void)st;
+	}
+	Stream_clear(self);
+	PyObject_GC_Del(self);
+}
+
+static PyMethodDef Stream_methods[] = {
+	{ "synchronize", (PyCFunction)Stream_synchronize, METH_NOARGS,
+	  "synchronize() waits for the work queued on the stream" },
+	{ "auto_synchronize", (PyCFunction)Stream_auto_synchronize, METH_NOARGS,
+	  "auto_synchronize() -> a context manager that synchronizes the stream at its end" },
+	{ NULL }
+};
+
+PyTypeObject Stream_Type = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "accel.Stream",
+	.tp_basicsize = sizeof(StreamObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_doc = "A stream of a device: accel.stream() makes one.",
+	.tp_repr = (reprfunc)Stream_repr,
+	.tp_dealloc = (destructor)Stream_dealloc,
+	.tp_traverse = (traverseproc)Stream_traverse,
+	.tp_clear = (inquiry)Stream_clear,
+	.tp_methods = Stream_methods,
+};
