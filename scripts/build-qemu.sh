@@ -30,7 +30,10 @@ configure_args=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 		--disable-install-blobs --enable-fdt=system)
 case $flavour in
 plain)
-	configure_args+=(--enable-trace-backends=log --enable-kvm)
+	# virtfs: vm-run.sh shares host folders with the guest over 9p; its
+	# xattr calls are glibc's (attr)
+	configure_args+=(--enable-trace-backends=log --enable-kvm
+			 --enable-virtfs --enable-attr)
 	targets=(qemu-system-x86_64)
 	out=$top/build ;;
 fuzz)
@@ -65,7 +68,9 @@ key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" \
 	  "$top/scripts/qemu-devices.mak" |
       sha256sum | cut -c1-16)
 base=$cache/qemu/$version
-build=$base/build-$flavour
+# a build directory per configuration: checkouts whose scripts configure
+# differently (a clean clone of an older commit) do not rebuild each other's
+build=$base/build-$flavour-$(echo "${configure_args[*]}" | sha256sum | cut -c1-8)
 bins=$base/bin-$flavour-$key
 
 fetch_source() {
@@ -109,12 +114,11 @@ add_device() {
 }
 
 configure() {
-	if [ "$(cat "$build/accel-configure-args" 2>/dev/null)" != \
-	     "${configure_args[*]}" ]; then
+	if [ ! -f "$build/accel-configured" ]; then
 		rm -rf "$build"
 		mkdir -p "$build"
 		(cd "$build" && ../src/configure "${configure_args[@]}" >&2)
-		echo "${configure_args[*]}" >"$build/accel-configure-args"
+		touch "$build/accel-configured"
 	fi
 }
 
@@ -127,11 +131,16 @@ if [ ! -x "$bins/${targets[0]}" ]; then
 	for t in "${targets[@]}"; do
 		cp "$build/$t" "$bins/$t"
 	done
+	# where the objects are: the cov flavour's counters go there
+	ln -sfn "$build" "$bins/build"
 fi
-# Binaries of other sources go once unused for a day: another checkout
-# (a clean clone running make check) may be running one now.
+# Binaries of other sources, and build directories of other
+# configurations, go once unused for a day: another checkout (a clean clone
+# running make check) may be using one now.
 touch "$bins"
-find "$base" -maxdepth 1 -name "bin-$flavour-*" ! -name "bin-$flavour-$key" \
+[ ! -d "$build" ] || touch "$build"
+find "$base" -maxdepth 1 \( -name "bin-$flavour-*" ! -name "bin-$flavour-$key" -o \
+	-name "build-$flavour*" ! -name "$(basename "$build")" \) \
 	-mmin +1440 -exec rm -rf {} +
 mkdir -p "$out"
 for t in "${targets[@]}"; do

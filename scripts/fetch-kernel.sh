@@ -11,17 +11,20 @@
 # harness and checkpatch.pl. The suite's apt entries are derived from the
 # machine's own (scripts/apt-derived.sh).
 #
-# The image's modules that the driver depends on (DRM and its helpers) are
-# decompressed into the cache, with the order to load them in.
+# The image's modules that the driver depends on (DRM and its helpers), and
+# those of the 9p client over virtio with which the VM runner shares host
+# folders, are decompressed into the cache, with the order to load them in.
 #
-# Writes build/kernel.env with KREL, KVER, KDIR, VMLINUZ, KMODS, KSFT_INC
-# and CHECKPATCH for the Makefile and the VM runner.
+# Writes build/kernel.env with KREL, KVER, KDIR, VMLINUZ, KMODS, KMODS_9P,
+# KSFT_INC and CHECKPATCH for the Makefile and the VM runner.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ACCEL_CACHE:-$HOME/.cache/accel}
 # the modules of the image that simaccel.ko needs, dependencies found here
-modules="drm gpu-sched drm_shmem_helper"
+modules=(drm gpu-sched drm_shmem_helper)
+# and those vm-run.sh mounts a 9p share with (virtio_pci may be built in)
+modules_9p=(virtio_pci 9pnet_virtio 9p)
 
 "$top/scripts/deps.sh" driver vm
 apt=("$top/scripts/apt-derived.sh" "$cache" backports)
@@ -67,16 +70,20 @@ if [ ! -f "$dir/vmlinuz" ]; then
 	rm -rf "$tmp"
 fi
 
-# The modules simaccel.ko needs, with their dependencies, decompressed and
-# in load order (dependencies first).
-kmods=$dir/modules
-if [ ! -f "$kmods/order" ]; then
-	moddir=$root/lib/modules/$krel
-	rm -rf "$kmods.tmp"
-	mkdir -p "$kmods.tmp"
+# Modules with their dependencies, decompressed into a folder with the order
+# to load them in (dependencies first); those built into the image are left
+# out.
+collect_modules() {	# folder module...
+	local out=$1 moddir=$root/lib/modules/$krel m
+	shift
+	[ -f "$out/order" ] && return
+	rm -rf "$out.tmp"
+	mkdir -p "$out.tmp"
+	touch "$out.tmp/order"
 	add_module() {	# name: its dependencies, then itself
 		local name=$1 file dep
-		[ -f "$kmods.tmp/$name.ko" ] && return
+		[ -f "$out.tmp/$name.ko" ] && return
+		grep -qE "/($name|${name//_/-}).ko\$" "$moddir/modules.builtin" && return
 		file=$(find "$moddir/kernel" -name "$name.ko.xz" -o \
 			    -name "${name//_/-}.ko.xz" | head -n 1)
 		[ -n "$file" ] ||
@@ -84,15 +91,18 @@ if [ ! -f "$kmods/order" ]; then
 		for dep in $(/sbin/modinfo -F depends "$file" | tr ',' ' '); do
 			add_module "$dep"
 		done
-		xz -dc "$file" >"$kmods.tmp/$name.ko"
-		echo "$name.ko" >>"$kmods.tmp/order"
+		xz -dc "$file" >"$out.tmp/$name.ko"
+		echo "$name.ko" >>"$out.tmp/order"
 	}
-	for m in $modules; do
+	for m in "$@"; do
 		add_module "$m"
 	done
-	rm -rf "$kmods"
-	mv "$kmods.tmp" "$kmods"
-fi
+	rm -rf "$out"
+	mv "$out.tmp" "$out"
+}
+kmods=$dir/modules
+collect_modules "$kmods" "${modules[@]}"
+collect_modules "$dir/modules-9p" "${modules_9p[@]}"
 
 if [ ! -f "$dir/src/scripts/checkpatch.pl" ]; then
 	tmp=$dir/src.tmp
@@ -121,6 +131,7 @@ KVER=$kver
 KDIR=$kdir
 VMLINUZ=$dir/vmlinuz
 KMODS=$kmods
+KMODS_9P=$dir/modules-9p
 KSFT_INC=$dir/src/tools/testing/selftests
 CHECKPATCH=$dir/src/scripts/checkpatch.pl
 EOT
