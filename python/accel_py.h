@@ -118,9 +118,9 @@ int parse_layout(PyObject *shape, PyObject *dtype, PyObject *strides,
  */
 accel_array_t host_array_of(PyArrayObject *arr);
 /*
- * The library's own array behind NumPy array @arr (a pinned or mapped
- * array's memory), as a new handle with @arr's layout, or NULL (no
- * exception) when its memory is not the library's
+ * The library's own mapped array behind NumPy array @arr (a MappedNDArray
+ * or a view of one), as a new handle with @arr's layout, or NULL (no
+ * exception) when its memory is not mapped memory of the library's
  */
 accel_array_t library_array_of(PyArrayObject *arr);
 /* NumPy array over a library array's host-accessible memory, kept by @base */
@@ -140,6 +140,7 @@ PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args,
 PyObject *array_dlpack_device(DeviceArrayObject *self, PyObject *unused);
 PyObject *array_cuda_interface(DeviceArrayObject *self, void *closure);
 PyObject *array_numpy(DeviceArrayObject *self, PyObject *args);
+PyObject *array_numpy_interface(DeviceArrayObject *self, void *closure);
 extern PyBufferProcs DeviceArray_as_buffer;
 
 /* ------------------------------------------------------------------ */

@@ -53,6 +53,12 @@ static int parse_sizes(PyObject *obj, const char *what, int *n, size_t *out,
 {
 	PyObject *seq;
 
+	if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s must be an int or a sequence of ints, not %s",
+			     what, Py_TYPE(obj)->tp_name);
+		return -1;
+	}
 	if (PyLong_Check(obj)) {
 		seq = PyTuple_Pack(1, obj);
 	} else {
@@ -113,7 +119,12 @@ static int parse_order(PyObject *obj, char *order, const char *allowed)
 		*order = 'C';
 		return 0;
 	}
-	s = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+	if (!PyUnicode_Check(obj)) {
+		PyErr_Format(PyExc_TypeError, "order must be a str, not %s",
+			     Py_TYPE(obj)->tp_name);
+		return -1;
+	}
+	s = PyUnicode_AsUTF8(obj);
 	if (!s || strlen(s) != 1 || !strchr(allowed, s[0])) {
 		PyErr_Clear();
 		PyErr_Format(PyExc_ValueError, "order must be one of '%s', not %R",
@@ -407,10 +418,13 @@ static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
 
 /*
  * The library array to copy from for @obj: a device array's own, else a
- * host array over NumPy's view of it (into *@keep, which holds both)
+ * host array over NumPy's view of it (into *@keep, which holds both), made
+ * contiguous in @order ('C', 'F', or 0 for as it is) as Numba makes a host
+ * source like its destination (a copy only where needed)
  */
-static accel_array_t source_of(PyObject *obj, PyObject **keep)
+static accel_array_t source_of(PyObject *obj, char order, PyObject **keep)
 {
+	int flags = NPY_ARRAY_ALIGNED;
 	PyArrayObject *arr;
 	accel_array_t host;
 
@@ -420,7 +434,9 @@ static accel_array_t source_of(PyObject *obj, PyObject **keep)
 		*keep = obj;
 		return ((DeviceArrayObject *)obj)->ary;
 	}
-	arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED);
+	if (order)
+		flags |= order == 'F' ? NPY_ARRAY_F_CONTIGUOUS : NPY_ARRAY_C_CONTIGUOUS;
+	arr = (PyArrayObject *)PyArray_FROM_OF(obj, flags);
 	if (!arr)
 		return NULL;
 	host = library_array_of(arr);
@@ -430,6 +446,14 @@ static accel_array_t source_of(PyObject *obj, PyObject **keep)
 		*keep = device_array_wrap(host, -1, (PyObject *)arr, NULL);
 	Py_DECREF(arr);
 	return *keep ? host : NULL;
+}
+
+/* 'C' or 'F' for a contiguous array (C first), else 0 */
+static char contiguous_order(accel_array_t ary)
+{
+	if (accel_array_is_c_contiguous(ary))
+		return 'C';
+	return accel_array_is_f_contiguous(ary) ? 'F' : 0;
 }
 
 static PyObject *DeviceArray_copy_to_device(DeviceArrayObject *self,
@@ -445,7 +469,7 @@ static PyObject *DeviceArray_copy_to_device(DeviceArrayObject *self,
 					 &ary, &stream) ||
 	    stream_from_object(stream, self->dev, &s) < 0)
 		return NULL;
-	src = source_of(ary, &keep);
+	src = source_of(ary, contiguous_order(self->ary), &keep);
 	if (!src)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_copy_to_device(self->ary, src, s));
@@ -477,14 +501,9 @@ static PyObject *DeviceArray_is_f_contiguous(DeviceArrayObject *self,
 static PyObject *view_result(DeviceArrayObject *self, C_Status st,
 			     accel_array_t view)
 {
-	if (st != C_SUCCESS) {
-		/* a view that would need a copy is a bad argument, as NumPy says */
-		if (accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE) {
-			PyErr_SetString(PyExc_ValueError, accel_get_last_error());
-			return NULL;
-		}
+	/* a view that would need a copy is an invalid value: a ValueError */
+	if (st != C_SUCCESS)
 		return raise_accel();
-	}
 	return device_array_wrap(view, self->dev, self->owner, self->stream);
 }
 
@@ -570,6 +589,8 @@ static PyGetSetDef DeviceArray_getset[] = {
 	{ "stream", (getter)DeviceArray_get_stream, NULL, NULL, NULL },
 	{ "__cuda_array_interface__", (getter)array_cuda_interface, NULL,
 	  "the CUDA array interface, version 3 (cuda devices only)", NULL },
+	{ "__array_interface__", (getter)array_numpy_interface, NULL,
+	  "NumPy's array interface, version 3 (host-accessible memory only)", NULL },
 	{ NULL }
 };
 
@@ -641,7 +662,7 @@ PyObject *py_device_array_like(PyObject *self, PyObject *args, PyObject *kwds)
 	dev = current_device();
 	if (dev < 0 || stream_from_object(stream, dev, &s) < 0)
 		return NULL;
-	src = source_of(like, &keep);
+	src = source_of(like, 0, &keep);
 	if (!src)
 		return NULL;
 	WITHOUT_GIL(st, accel_device_array_like(device_handle(dev), src, s, &ary));

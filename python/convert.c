@@ -74,12 +74,16 @@ accel_array_t library_array_of(PyArrayObject *arr)
 	DeviceArrayObject *owner;
 	accel_array_t view;
 
+	struct accel_array_info info;
+
 	while (base && PyArray_Check(base))
 		base = PyArray_BASE((PyArrayObject *)base);
 	if (!base || !PyObject_TypeCheck(base, &DeviceArray_Type))
 		return NULL;
 	owner = (DeviceArrayObject *)base;
-	if (owner->dev < 0 || interface_of_numpy(arr, &iface) < 0) {
+	/* pinned memory is host memory: only mapped memory is the device's */
+	if (owner->dev < 0 || accel_array_get_info(owner->ary, &info) != C_SUCCESS ||
+	    info.kind != ACCEL_ARRAY_MAPPED || interface_of_numpy(arr, &iface) < 0) {
 		PyErr_Clear();
 		return NULL;
 	}
@@ -221,16 +225,6 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 	return 0;
 }
 
-/* A failure to view memory: a bad argument, as docs/python.md says. */
-static PyObject *view_failed(void)
-{
-	if (accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE) {
-		PyErr_SetString(PyExc_ValueError, accel_get_last_error());
-		return NULL;
-	}
-	return raise_accel();
-}
-
 static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
 {
 	struct accel_array_interface iface;
@@ -252,14 +246,17 @@ static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
 	WITHOUT_GIL(st, accel_array_from_interface(device_handle(dev), &iface,
 						   0, &ary));
 	if (st != C_SUCCESS)
-		return view_failed();
+		return raise_accel();
 	return device_array_wrap(ary, dev, obj, NULL);
 }
 
 static const char used_name[] = "used_dltensor";
 
-/* a DLPack capsule's tensor viewed by @dev (NULL: as host memory) */
-static PyObject *view_of_capsule(PyObject *capsule, int dev)
+/*
+ * a DLPack capsule's tensor viewed by @dev (-1: as host memory), keeping
+ * @owner (the producer) alive too, as Numba's views keep theirs
+ */
+static PyObject *view_of_capsule(PyObject *capsule, int dev, PyObject *owner)
 {
 	DLManagedTensor *t = PyCapsule_GetPointer(capsule, "dltensor");
 	accel_array_t ary;
@@ -274,13 +271,13 @@ static PyObject *view_of_capsule(PyObject *capsule, int dev)
 	WITHOUT_GIL(st, accel_array_from_dlpack(dev < 0 ? NULL : device_handle(dev),
 						t, &ary));
 	if (st != C_SUCCESS)
-		return view_failed();
+		return raise_accel();
 	/* the array owns the tensor now: the capsule must not delete it */
 	if (PyCapsule_SetName(capsule, used_name) < 0) {
 		accel_array_release(ary);
 		return NULL;
 	}
-	return device_array_wrap(ary, dev, NULL, NULL);
+	return device_array_wrap(ary, dev, owner, NULL);
 }
 
 static PyObject *view_of_dlpack(PyObject *obj, int dev)
@@ -289,7 +286,7 @@ static PyObject *view_of_dlpack(PyObject *obj, int dev)
 
 	if (!capsule)
 		return NULL;
-	r = view_of_capsule(capsule, dev);
+	r = view_of_capsule(capsule, dev, obj);
 	Py_DECREF(capsule);
 	return r;
 }
@@ -445,9 +442,10 @@ PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds)
 	if (to != Py_None) {
 		PyObject *r;
 
-		if (!PyObject_TypeCheck(to, &DeviceArray_Type)) {
+		if (!PyObject_TypeCheck(to, &DeviceArray_Type) &&
+		    !PyObject_TypeCheck(to, &MappedArray_Type)) {
 			PyErr_Format(PyExc_TypeError,
-				     "to must be an accel.DeviceNDArray, not %s",
+				     "to must be an accel.DeviceNDArray or MappedNDArray, not %s",
 				     Py_TYPE(to)->tp_name);
 			return NULL;
 		}
@@ -459,10 +457,15 @@ PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds)
 		Py_INCREF(to);
 		return to;
 	}
-	if (PyObject_TypeCheck(obj, &DeviceArray_Type) &&
-	    ((DeviceArrayObject *)obj)->dev == dev) {
-		Py_INCREF(obj);
-		return obj;
+	if (PyObject_TypeCheck(obj, &DeviceArray_Type)) {
+		DeviceArrayObject *d = (DeviceArrayObject *)obj;
+
+		if (d->dev == dev) {
+			Py_INCREF(obj);
+			return obj;
+		}
+		/* another device's array: copied, peer to peer */
+		return to_device_from(d->ary, obj, dev, stream, copy);
 	}
 	if (!PyArray_Check(obj)) {
 		if (PyObject_HasAttrString(obj, "__cuda_array_interface__"))

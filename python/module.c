@@ -7,6 +7,8 @@
 #include "accel_py.h"
 
 PyObject *accel_py_error;
+/* an invalid value: an AccelError that is a ValueError too */
+static PyObject *accel_py_value_error;
 
 static struct C_Device_st handles[64];
 static _Thread_local int current = -1;
@@ -14,9 +16,11 @@ static _Thread_local int current = -1;
 PyObject *raise_accel(void)
 {
 	enum accel_error code = accel_peek_last_error_code();
+	PyObject *type = code == ACCEL_ERROR_INVALID_VALUE ?
+			 accel_py_value_error : accel_py_error;
 	PyObject *exc, *value;
 
-	exc = PyObject_CallFunction(accel_py_error, "s", accel_get_last_error());
+	exc = PyObject_CallFunction(type, "s", accel_get_last_error());
 	if (!exc)
 		return NULL;
 	value = PyLong_FromLong(code);
@@ -29,7 +33,7 @@ PyObject *raise_accel(void)
 		PyObject_SetAttrString(exc, "code_name", value);
 		Py_DECREF(value);
 	}
-	PyErr_SetObject(accel_py_error, exc);
+	PyErr_SetObject(type, exc);
 	Py_DECREF(exc);
 	return NULL;
 }
@@ -95,15 +99,16 @@ int device_from_object(PyObject *obj)
 	if (PyObject_TypeCheck(obj, &Device_Type))
 		return ((DeviceObject *)obj)->id;
 	if (PyLong_Check(obj)) {
-		id = PyLong_AsLong(obj) ;
-		if (id == -1 && PyErr_Occurred())
+		long long v = PyLong_AsLongLong(obj);
+
+		if (v == -1 && PyErr_Occurred())
 			return -1;
-		if (id < 0 || id >= n) {
+		if (v < 0 || v >= n) {
 			PyErr_Format(PyExc_ValueError,
-				     "no visible device %d (there are %d)", id, n);
+				     "no visible device %lld (there are %d)", v, n);
 			return -1;
 		}
-		return id;
+		return (int)v;
 	}
 	if (PyUnicode_Check(obj)) {
 		const char *name = PyUnicode_AsUTF8(obj);
@@ -379,8 +384,17 @@ PyMODINIT_FUNC PyInit_accel(void)
 		"accel.AccelError",
 		"A libaccel call failed: the library's message, with code and code_name.",
 		PyExc_RuntimeError, NULL);
+	accel_py_value_error = accel_py_error ?
+		PyErr_NewExceptionWithDoc(
+			"accel.AccelValueError",
+			"A libaccel call refused an argument (ACCEL_ERROR_INVALID_VALUE): an AccelError and a ValueError.",
+			Py_BuildValue("(OO)", accel_py_error, PyExc_ValueError), NULL) :
+		NULL;
 	MappedArray_Type.tp_base = &PyArray_Type;
-	if (!accel_py_error || PyModule_AddObject(m, "AccelError", accel_py_error) < 0 ||
+	if (!accel_py_value_error ||
+	    PyModule_AddObject(m, "AccelError", accel_py_error) < 0 ||
+	    (Py_INCREF(accel_py_error),
+	     PyModule_AddObject(m, "AccelValueError", accel_py_value_error)) < 0 ||
 	    add_type(m, &Device_Type, "Device") < 0 ||
 	    add_type(m, &Stream_Type, "Stream") < 0 ||
 	    add_type(m, &DeviceArray_Type, "DeviceNDArray") < 0 ||
@@ -390,6 +404,6 @@ PyMODINIT_FUNC PyInit_accel(void)
 		Py_DECREF(m);
 		return NULL;
 	}
-	Py_INCREF(accel_py_error);
+	Py_INCREF(accel_py_value_error);
 	return m;
 }

@@ -261,6 +261,38 @@ PyObject *array_numpy(DeviceArrayObject *self, PyObject *args)
 	return cast;
 }
 
+/* __array_interface__, version 3, of host-accessible memory */
+PyObject *array_numpy_interface(DeviceArrayObject *self, void *closure)
+{
+	struct accel_array_info info;
+	struct accel_array_interface iface = { .version = 3 };
+	PyObject *d;
+	DLDevice dl;
+
+	if (dlpack_device(self, &dl) < 0)
+		return NULL;
+	if (!host_accessible(dl)) {
+		PyErr_SetString(PyExc_AttributeError,
+				"__array_interface__: the array is device-only memory");
+		return NULL;
+	}
+	if (array_info(self->ary, &info) < 0)
+		return NULL;
+	iface.ndim = info.ndim;
+	memcpy(iface.shape, info.shape, sizeof(iface.shape));
+	memcpy(iface.strides, info.strides, sizeof(iface.strides));
+	iface.has_strides = !accel_array_is_c_contiguous(self->ary);
+	snprintf(iface.typestr, sizeof(iface.typestr), "%s",
+		 accel_dtype_typestr(info.dtype));
+	iface.data = info.data;
+	iface.readonly = info.readonly;
+	d = cai_dict(&iface);
+	/* NumPy's interface has no stream */
+	if (d && PyDict_DelItemString(d, "stream") < 0)
+		Py_CLEAR(d);
+	return d;
+}
+
 static const char *format_of(accel_dtype_t dtype)
 {
 	static const char *const formats[ACCEL_SCALAR_COUNT] = {

@@ -123,6 +123,8 @@ run_counted "Paddle plugin loader on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
 run_counted "libaccel suite through the Paddle plugin on cpu" env \
 	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	"$T/plugin_suite"
+run_counted "the Python module on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
+	ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G scripts/pytest-suite.sh
 run_counted "libaccel suite through the Paddle plugin on cuda" env \
 	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
 run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
@@ -141,6 +143,11 @@ run_vm "VM, simaccel.ko, 2 devices: lib_fuzz, examples, plugin, one device" \
 	"${plugin_files[@]}" "${system_libs[@]}" -- \
 	"${fuzz_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
 	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test"
+# The Python module in the guest on accel, with the host's Python, NumPy
+# and torch (the host's root over 9p)
+run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
+	--timeout 900 --host-root -- \
+	"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
 run_vm "VM, simaccel.ko, a slow device" \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others"

@@ -42,6 +42,15 @@ run_counted "libaccel suite through the Paddle plugin on cuda" env \
 for e in occa_memory occa_wrap_memory taichi_memory numba_memory; do
 	run_one "example $e on cuda" env ACCEL_VISIBLE_DEVICES=cuda "build/examples/$e"
 done
+# The Python module, where it was built for this machine's Python
+# (PYTHON; make python PYTHON=... builds it for another): its suite on
+# cuda, with the CUDA array interface and DLPack's kDLCUDA.
+if PYTHONPATH=build/python "${PYTHON:-python3}" -c 'import accel' 2>/dev/null; then
+	run_counted "the Python module on cuda" env ACCEL_VISIBLE_DEVICES=cuda \
+		PYTHON="${PYTHON:-python3}" scripts/pytest-suite.sh
+else
+	echo "gpu-check: the Python module was not built for ${PYTHON:-python3}: its suite is skipped"
+fi
 # The differential fuzzer: cuda is the ground truth for its model. A
 # disagreement prints the seed, the trace and a minimized TEST.
 fuzz_seed=${FUZZ_SEED:-$(date +%s)}

@@ -70,7 +70,9 @@ ACCEL_EXPORT C_Status accel_array_to_dlpack(accel_array_t ary, int sync,
  *	it); on failure the caller keeps it
  *
  * A tensor whose data lies in the library's own memory shares that memory
- * instead, as accel_array_from_interface() does, and is given back at once.
+ * instead, as accel_array_from_interface() does (without @device, the view
+ * is of the memory's own kind: a cpu device's memory is a device array),
+ * and is given back at once.
  * Types are signed and unsigned integers of 8 to 64 bits and floats of 32
  * and 64, in one lane; strides must not be negative, and the data and every
  * stride must be aligned for the type.

@@ -294,7 +294,13 @@ C_Status array_from_interface(const C_Device device,
 					  "the data pointer") != C_SUCCESS)
 		return C_FAILED;
 	st = extent ? storage_index_find(iface->data) : NULL;
-	if (st && st->dev_id == device->id)
+	/*
+	 * Pinned memory viewed as a device array is mapped memory: a view of
+	 * its own storage would be a pinned (host) array, so it gets one that
+	 * wraps the bytes for the device, holding the storage.
+	 */
+	if (st && st->dev_id == device->id &&
+	    !(st->kind == STORAGE_PINNED && !st->mapped_kind))
 		return view_of_storage(st, iface, &l, extent, lender, ary);
 	return view_wrapping(device, st, iface, &l, extent, lender, ary);
 }

@@ -269,7 +269,32 @@ static void call_deleter(void *arg)
 		tensor->deleter(tensor);
 }
 
-/* A host array over the tensor's host-accessible memory, lent by it. */
+/*
+ * A view of the library's storage @st (referenced) holding the tensor's
+ * data, which must lie inside it; the tensor goes back at once.
+ */
+static C_Status shared_view(struct storage *st,
+			    const struct accel_array_interface *iface,
+			    const struct array_layout *l, size_t extent,
+			    const struct lender *lender, accel_array_t *ary)
+{
+	size_t offset = (size_t)((char *)iface->data - (char *)st->ptr);
+
+	if (extent > st->bytes - offset) {
+		storage_put(st);
+		return accel_error("the tensor's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
+				   extent, iface->data, st->ptr, st->bytes);
+	}
+	if (array_new(st, offset, l, NULL, false, ary) != C_SUCCESS)
+		return C_FAILED;
+	lender->release(lender->arg);
+	return C_SUCCESS;
+}
+
+/*
+ * A host array over the tensor's host-accessible memory, lent by it, or a
+ * view of the library's own memory that holds it.
+ */
 static C_Status host_view(DLDevice dl, const struct accel_array_interface *iface,
 			  const struct lender *lender, accel_array_t *ary)
 {
@@ -292,6 +317,10 @@ static C_Status host_view(DLDevice dl, const struct accel_array_interface *iface
 	if (extent && dtype_check_aligned((uintptr_t)iface->data, dtype,
 					  "the data pointer") != C_SUCCESS)
 		return C_FAILED;
+	/* the library's own memory: shared, as a view of it (a cpu device's too) */
+	st = extent ? storage_index_find(iface->data) : NULL;
+	if (st)
+		return shared_view(st, iface, &l, extent, lender, ary);
 	st = storage_host(extent ? iface->data : NULL, extent);
 	if (!st)
 		return C_FAILED;

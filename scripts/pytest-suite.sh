@@ -1,0 +1,21 @@
+#!/bin/bash
+# The Python module's suite (tests/python, pytest) with Debian's Python and
+# the module built in build/python, ending with the summary lines that
+# scripts/suites.sh counts: kselftest's "# Totals:" (for a VM run) and
+# "N passed, N failed, N skipped". Arguments go to pytest; PYTHON names
+# another interpreter (the module must have been built for it).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp /tmp/accel-pytest.XXXXXX)
+trap 'rm -f "$out"' EXIT
+PYTHONPATH=build/python${PYTHONPATH:+:$PYTHONPATH} ${PYTHON:-/usr/bin/python3} -m pytest \
+	-q -p no:cacheprovider "$@" tests/python 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+last=$(tail -n 1 "$out")
+count() { echo "$last" | grep -oE "[0-9]+ $1" | grep -oE '^[0-9]+' || echo 0; }
+p=$(count passed) s=$(count skipped)
+f=$(($(count failed) + $(count error)))
+# a run that failed without a count (pytest could not start) is a failure
+[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+echo "# Totals: pass:$p fail:$f xfail:0 xpass:0 skip:$s error:0"
+echo "$p passed, $f failed, $s skipped"
