@@ -231,17 +231,35 @@ static void DeviceArray_dealloc(DeviceArrayObject *self)
 	PyObject_GC_Del(self);
 }
 
+/* A new device array of the current device, from Numba's arguments. */
+static PyObject *make_device_array(PyObject *shape, PyObject *dtype,
+				   PyObject *strides, PyObject *order,
+				   PyObject *stream)
+{
+	struct layout_args l;
+	accel_array_t ary;
+	C_Stream s;
+	C_Status st;
+	int dev = current_device();
+
+	if (dev < 0 || parse_layout(shape, dtype, strides, order, &l) < 0 ||
+	    stream_from_object(stream, dev, &s) < 0)
+		return NULL;
+	WITHOUT_GIL(st, accel_device_array(device_handle(dev), l.ndim, l.shape,
+					   l.dtype,
+					   l.has_strides ? l.strides : NULL,
+					   l.order, s, &ary));
+	if (st != C_SUCCESS)
+		return raise_accel();
+	return device_array_wrap(ary, dev, NULL, stream);
+}
+
 /* DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None) */
 static PyObject *DeviceArray_new(PyTypeObject *type, PyObject *args,
 				 PyObject *kwds)
 {
 	static char *kw[] = { "shape", "strides", "dtype", "stream", "gpu_data", NULL };
 	PyObject *shape, *strides, *dtype, *stream = NULL, *gpu_data = Py_None;
-	struct layout_args l;
-	accel_array_t ary;
-	C_Stream s;
-	C_Status st;
-	int dev;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OO:DeviceNDArray", kw,
 					 &shape, &strides, &dtype, &stream,
@@ -252,15 +270,7 @@ static PyObject *DeviceArray_new(PyTypeObject *type, PyObject *args,
 				"gpu_data is not supported: use accel.as_cuda_array() to view memory");
 		return NULL;
 	}
-	dev = current_device();
-	if (dev < 0 || parse_layout(shape, dtype, strides, NULL, &l) < 0 ||
-	    stream_from_object(stream, dev, &s) < 0)
-		return NULL;
-	WITHOUT_GIL(st, accel_device_array(device_handle(dev), l.ndim, l.shape,
-					   l.dtype, l.strides, 'C', s, &ary));
-	if (st != C_SUCCESS)
-		return raise_accel();
-	return device_array_wrap(ary, dev, NULL, stream);
+	return make_device_array(shape, dtype, strides, NULL, stream);
 }
 
 static PyObject *DeviceArray_repr(DeviceArrayObject *self)
@@ -624,27 +634,12 @@ PyObject *py_device_array(PyObject *self, PyObject *args, PyObject *kwds)
 	static char *kw[] = { "shape", "dtype", "strides", "order", "stream", NULL };
 	PyObject *shape, *dtype = NULL, *strides = NULL, *order = NULL,
 		 *stream = NULL;
-	struct layout_args l;
-	accel_array_t ary;
-	C_Stream s;
-	C_Status st;
-	int dev;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOO:device_array", kw,
 					 &shape, &dtype, &strides, &order,
 					 &stream))
 		return NULL;
-	dev = current_device();
-	if (dev < 0 || parse_layout(shape, dtype, strides, order, &l) < 0 ||
-	    stream_from_object(stream, dev, &s) < 0)
-		return NULL;
-	WITHOUT_GIL(st, accel_device_array(device_handle(dev), l.ndim, l.shape,
-					   l.dtype,
-					   l.has_strides ? l.strides : NULL,
-					   l.order, s, &ary));
-	if (st != C_SUCCESS)
-		return raise_accel();
-	return device_array_wrap(ary, dev, NULL, stream);
+	return make_device_array(shape, dtype, strides, order, stream);
 }
 
 PyObject *py_device_array_like(PyObject *self, PyObject *args, PyObject *kwds)

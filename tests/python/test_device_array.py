@@ -439,3 +439,20 @@ def test_repr_and_str_do_not_crash():
         assert isinstance(repr(obj), str)
         assert isinstance(str(obj), str)
     gc.collect()
+
+
+# ---------------------------------------------------------------- the class
+def test_device_ndarray_constructor():
+    """DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None)"""
+    d = accel.DeviceNDArray((3, 4), None, np.float32)
+    assert d.shape == (3, 4) and d.strides == (16, 4) and d.is_c_contiguous()
+    d.copy_to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_array_equal(d.copy_to_host(),
+                                  np.arange(12).reshape(3, 4))
+    f = accel.DeviceNDArray((3, 4), (4, 12), np.float32)
+    assert f.strides == (4, 12) and f.is_f_contiguous()
+    s = accel.stream()
+    a = accel.DeviceNDArray((2,), None, np.int64, stream=s)
+    assert a.stream is s
+    with pytest.raises(TypeError):
+        accel.DeviceNDArray((2,), None, np.int64, gpu_data=object())
