@@ -197,18 +197,16 @@ PyObject *device_array_wrap(accel_array_t ary, int dev, PyObject *owner,
 	return (PyObject *)a;
 }
 
+/*
+ * The object that lends the memory is not shown to the garbage collector:
+ * clearing it (or what it holds) before the array would free memory that
+ * a queued transfer still uses. A cycle through it stays uncollected
+ * rather than freed under the device.
+ */
 static int DeviceArray_traverse(DeviceArrayObject *self, visitproc visit,
 				void *arg)
 {
-	Py_VISIT(self->owner);
 	Py_VISIT(self->stream);
-	return 0;
-}
-
-static int DeviceArray_clear(DeviceArrayObject *self)
-{
-	Py_CLEAR(self->owner);
-	Py_CLEAR(self->stream);
 	return 0;
 }
 
@@ -216,17 +214,26 @@ static int DeviceArray_clear(DeviceArrayObject *self)
  * The memory goes first (a release may wait for the transfers queued on
  * it), then what lent it and the stream.
  */
-static void DeviceArray_dealloc(DeviceArrayObject *self)
+static int DeviceArray_clear(DeviceArrayObject *self)
 {
+	accel_array_t ary = self->ary;
 	C_Status st;
 
+	self->ary = NULL;
+	if (ary) {
+		WITHOUT_GIL(st, accel_array_release(ary));
+		(void)st;
+	}
+	Py_CLEAR(self->owner);
+	Py_CLEAR(self->stream);
+	return 0;
+}
+
+static void DeviceArray_dealloc(DeviceArrayObject *self)
+{
 	PyObject_GC_UnTrack(self);
 	if (self->weakrefs)
 		PyObject_ClearWeakRefs((PyObject *)self);
-	if (self->ary) {
-		WITHOUT_GIL(st, accel_array_release(self->ary));
-		(void)st;
-	}
 	DeviceArray_clear(self);
 	PyObject_GC_Del(self);
 }

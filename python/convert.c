@@ -87,10 +87,15 @@ accel_array_t library_array_of(PyArrayObject *arr)
 		PyErr_Clear();
 		return NULL;
 	}
+	/* the stream it was made for, which exports wait for */
+	if (owner->stream)
+		iface.stream = ((StreamObject *)owner->stream)->stream;
 	/* a view of the library's storage, holding it */
 	if (accel_array_from_interface(device_handle(owner->dev), &iface, 0,
-				       &view) != C_SUCCESS)
+				       &view) != C_SUCCESS) {
+		raise_accel();
 		return NULL;
+	}
 	return view;
 }
 
@@ -170,7 +175,9 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 		     PyObject **stream)
 {
 	PyObject *shape, *typestr, *data, *strides, *mask, *version;
+	Py_ssize_t ts_len = 0;
 	const char *ts;
+	long v;
 
 	memset(iface, 0, sizeof(*iface));
 	if (!PyDict_Check(d)) {
@@ -189,7 +196,17 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 		PyErr_SetString(PyExc_ValueError, "masked arrays are not supported");
 		return -1;
 	}
-	iface->version = (int)PyLong_AsLong(version);
+	v = PyLong_Check(version) ? PyLong_AsLong(version) : 0;
+	if (v < 1 || v > 3) {
+		if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_ValueError,
+				     "__cuda_array_interface__'s version %R is not 1 to 3",
+				     version);
+		}
+		return -1;
+	}
+	iface->version = (int)v;
 	iface->ndim = PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
 	if (iface->ndim < 0 || iface->ndim > ACCEL_MAX_DIMS) {
 		PyErr_SetString(PyExc_ValueError,
@@ -198,8 +215,11 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 	}
 	if (tuple_sizes(shape, "shape", iface->ndim, iface->shape, false) < 0)
 		return -1;
-	ts = PyUnicode_Check(typestr) ? PyUnicode_AsUTF8(typestr) : NULL;
-	if (!ts || strlen(ts) >= sizeof(iface->typestr)) {
+	ts = PyUnicode_Check(typestr) ? PyUnicode_AsUTF8AndSize(typestr, &ts_len) :
+	     NULL;
+	if (!ts || (size_t)ts_len != strlen(ts) ||
+	    strlen(ts) >= sizeof(iface->typestr)) {
+		PyErr_Clear();
 		PyErr_SetString(PyExc_ValueError,
 				"__cuda_array_interface__'s typestr is not a dtype string");
 		return -1;
@@ -211,8 +231,10 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 		return -1;
 	}
 	iface->data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
-	iface->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
 	if (PyErr_Occurred())
+		return -1;
+	iface->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+	if (iface->readonly < 0)
 		return -1;
 	strides = dict_item(d, "strides", false);
 	if (strides && strides != Py_None) {
@@ -221,7 +243,43 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 				true) < 0)
 			return -1;
 	}
+	/* version 3: None, or a stream number, which is never 0 */
 	*stream = dict_item(d, "stream", false);
+	if (*stream && *stream != Py_None &&
+	    (!PyLong_Check(*stream) || !PyObject_IsTrue(*stream))) {
+		PyErr_Format(PyExc_ValueError,
+			     "__cuda_array_interface__'s stream must be None or a stream number other than 0, not %R",
+			     *stream);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Wait for a producer's stream (the CUDA array interface's: a CUstream
+ * number, never 0). A cuda device waits for that very stream; elsewhere no
+ * library but this one has streams, so the device's work is waited for.
+ */
+static int sync_foreign_stream(PyObject *stream, int dev)
+{
+	void *native = PyLong_Check(stream) ? PyLong_AsVoidPtr(stream) : NULL;
+	C_Status st;
+
+	if (!native) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError,
+					"__cuda_array_interface__'s stream must be None or a stream number, not 0");
+		return -1;
+	}
+	WITHOUT_GIL(st, accel_native_stream_synchronize(device_handle(dev),
+							native));
+	if (st != C_SUCCESS &&
+	    accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED)
+		WITHOUT_GIL(st, accel_device_synchronize(device_handle(dev)));
+	if (st != C_SUCCESS) {
+		raise_accel();
+		return -1;
+	}
 	return 0;
 }
 
@@ -234,15 +292,9 @@ static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
 
 	if (parse_cai(cai, &iface, &stream) < 0)
 		return NULL;
-	/*
-	 * A foreign stream is no stream of the library's: the device's work
-	 * is waited for instead, which orders at least as much.
-	 */
-	if (sync && stream && stream != Py_None) {
-		WITHOUT_GIL(st, accel_device_synchronize(device_handle(dev)));
-		if (st != C_SUCCESS)
-			return raise_accel();
-	}
+	if (sync && stream && stream != Py_None &&
+	    sync_foreign_stream(stream, dev) < 0)
+		return NULL;
 	WITHOUT_GIL(st, accel_array_from_interface(device_handle(dev), &iface,
 						   0, &ary));
 	if (st != C_SUCCESS)
@@ -250,6 +302,7 @@ static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
 	return device_array_wrap(ary, dev, obj, NULL);
 }
 
+static const char dltensor_name[] = "dltensor";
 static const char used_name[] = "used_dltensor";
 
 /*
@@ -258,7 +311,7 @@ static const char used_name[] = "used_dltensor";
  */
 static PyObject *view_of_capsule(PyObject *capsule, int dev, PyObject *owner)
 {
-	DLManagedTensor *t = PyCapsule_GetPointer(capsule, "dltensor");
+	DLManagedTensor *t = PyCapsule_GetPointer(capsule, dltensor_name);
 	accel_array_t ary;
 	C_Status st;
 
@@ -268,14 +321,17 @@ static PyObject *view_of_capsule(PyObject *capsule, int dev, PyObject *owner)
 				"__dlpack__ gave no unused \"dltensor\" capsule");
 		return NULL;
 	}
+	/*
+	 * Claimed while the GIL is held: another thread consuming the same
+	 * capsule meanwhile finds it used. A failed import gives it back.
+	 */
+	if (PyCapsule_SetName(capsule, used_name) < 0)
+		return NULL;
 	WITHOUT_GIL(st, accel_array_from_dlpack(dev < 0 ? NULL : device_handle(dev),
 						t, &ary));
-	if (st != C_SUCCESS)
+	if (st != C_SUCCESS) {
+		PyCapsule_SetName(capsule, dltensor_name);
 		return raise_accel();
-	/* the array owns the tensor now: the capsule must not delete it */
-	if (PyCapsule_SetName(capsule, used_name) < 0) {
-		accel_array_release(ary);
-		return NULL;
 	}
 	return device_array_wrap(ary, dev, owner, NULL);
 }

@@ -332,8 +332,11 @@ static PyObject *mapped_views(ScopeObject *self)
 		accel_array_t view;
 		PyObject *d;
 
-		if (accel_to_device_ex(device_handle(self->dev), self->hosts[i],
-				       NULL, 0, &view) != C_SUCCESS) {
+		C_Status st;
+
+		WITHOUT_GIL(st, accel_to_device_ex(device_handle(self->dev),
+						   self->hosts[i], NULL, 0, &view));
+		if (st != C_SUCCESS) {
 			Py_DECREF(list);
 			return raise_accel();
 		}
@@ -376,8 +379,13 @@ static PyObject *Scope_enter(ScopeObject *self, PyObject *unused)
 		}
 		self->hosts[self->nreg++] = h;
 	}
-	if (self->mapped)
-		return mapped_views(self);
+	if (self->mapped) {
+		PyObject *views = mapped_views(self);
+
+		if (views)
+			return views;
+		goto fail;
+	}
 	Py_RETURN_NONE;
 fail:
 	scope_end(self);

@@ -188,38 +188,39 @@ static PyObject *cai_dict(const struct accel_array_interface *i)
 		Py_XDECREF(strides);
 		return NULL;
 	}
-	/* the data is ready: None says the consumer needs no stream */
-	d = Py_BuildValue("{s:N,s:s,s:(NO),s:i,s:N,s:O}",
+	d = Py_BuildValue("{s:N,s:s,s:(NO),s:i,s:N}",
 			  "shape", shape, "typestr", i->typestr,
 			  "data", PyLong_FromVoidPtr(i->data),
 			  i->readonly ? Py_True : Py_False,
-			  "version", 3, "strides", strides, "stream", Py_None);
+			  "version", 3, "strides", strides);
 	return d;
 }
 
 PyObject *array_cuda_interface(DeviceArrayObject *self, void *closure)
 {
 	struct accel_array_interface iface;
-	C_Status st;
 
 	if (!on_cuda(self->dev) || !accel_array_has_interface(self->ary)) {
 		PyErr_SetString(PyExc_AttributeError,
 				"__cuda_array_interface__: only device and mapped arrays of cuda devices have it");
 		return NULL;
 	}
+	PyObject *d, *stream;
+	void *native = NULL;
+
 	if (accel_array_get_interface(self->ary, &iface) != C_SUCCESS)
 		return raise_accel();
-	/*
-	 * The interface's stream would have to be a CUDA stream; the
-	 * library's are not, so the array's stream is waited for here.
-	 */
-	if (iface.stream) {
-		WITHOUT_GIL(st, accel_stream_synchronize(device_handle(self->dev),
-							 iface.stream));
-		if (st != C_SUCCESS)
-			return raise_accel();
-	}
-	return cai_dict(&iface);
+	/* the array's CUstream, for the consumer to order itself after; None: ready */
+	if (iface.stream &&
+	    accel_stream_get_native(device_handle(self->dev), iface.stream,
+				    &native) != C_SUCCESS)
+		return raise_accel();
+	d = cai_dict(&iface);
+	stream = native ? PyLong_FromVoidPtr(native) : Py_NewRef(Py_None);
+	if (!d || !stream || PyDict_SetItemString(d, "stream", stream) < 0)
+		Py_CLEAR(d);
+	Py_XDECREF(stream);
+	return d;
 }
 
 /* ------------------------------------------------------------------ */
@@ -286,10 +287,8 @@ PyObject *array_numpy_interface(DeviceArrayObject *self, void *closure)
 		 accel_dtype_typestr(info.dtype));
 	iface.data = info.data;
 	iface.readonly = info.readonly;
-	d = cai_dict(&iface);
 	/* NumPy's interface has no stream */
-	if (d && PyDict_DelItemString(d, "stream") < 0)
-		Py_CLEAR(d);
+	d = cai_dict(&iface);
 	return d;
 }
 

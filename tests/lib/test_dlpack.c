@@ -548,3 +548,32 @@ TEST(dlpack_import_given_back_after_queued_transfers)
 		OK(accel_host_memory_unregister(ctx->dev, f->buf));
 	foreign_free(f);
 }
+
+/* ------------------------------------------------------------------ */
+/* Native streams: CUDA's, what other libraries' protocols name */
+
+TEST(native_streams_are_cudas)
+{
+	void *native = (void *)&native;
+	C_Stream s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	if (!on(ctx, "cuda")) {
+		FAILS_WITH(ACCEL_ERROR_NOT_SUPPORTED,
+			   accel_stream_get_native(ctx->dev, s, &native));
+		CHECK(native == NULL);
+		FAILS_WITH(ACCEL_ERROR_NOT_SUPPORTED,
+			   accel_native_stream_synchronize(ctx->dev, (void *)1));
+	} else {
+		REQUIRE_OK(accel_stream_get_native(ctx->dev, s, &native));
+		CHECK(native != NULL);
+		OK(accel_native_stream_synchronize(ctx->dev, native));
+		/* the CUDA array interface's legacy and per-thread defaults */
+		OK(accel_native_stream_synchronize(ctx->dev, (void *)1));
+		OK(accel_native_stream_synchronize(ctx->dev, (void *)2));
+	}
+	FAILS(accel_stream_get_native(ctx->dev, s, NULL));
+	OK(accel_stream_destroy(ctx->dev, s));
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_stream_get_native(ctx->dev, s, &native));
+}

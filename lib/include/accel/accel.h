@@ -236,6 +236,28 @@ ACCEL_EXPORT C_Status accel_stream_synchronize(const C_Device device,
 					       C_Stream stream);
 
 /*
+ * accel_stream_get_native - the backend's own handle of @stream, into
+ * *native: its CUstream on a cuda device, which other CUDA libraries take
+ * (the stream of __cuda_array_interface__ and of DLPack)
+ *
+ * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends, whose
+ * streams no other library knows.
+ */
+ACCEL_EXPORT C_Status accel_stream_get_native(const C_Device device,
+					      C_Stream stream, void **native);
+
+/*
+ * accel_native_stream_synchronize - wait for the work queued so far on
+ * another library's stream of @device: a CUstream on a cuda device, where
+ * 1 and 2 name CUDA's legacy and per-thread default streams (as the CUDA
+ * array interface numbers them)
+ *
+ * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends.
+ */
+ACCEL_EXPORT C_Status accel_native_stream_synchronize(const C_Device device,
+						      void *native);
+
+/*
  * accel_stream_wait_event - make later work on @stream wait until the work
  * before @event's last record has completed, without blocking the caller
  *

@@ -4,6 +4,7 @@
  * does the work.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/internal.h"
 
@@ -160,6 +161,44 @@ C_Status accel_stream_synchronize(const C_Device device, C_Stream stream)
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
 	return s ? dev->be->stream_sync(dev, s->priv) : C_FAILED;
+}
+
+/* Native streams are CUDA's: no other backend's is another library's. */
+static C_Status native_streams(struct accel_device *dev)
+{
+	if (strcmp(dev->be->name, "cuda"))
+		return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
+				  "%s has no streams other libraries know: only cuda devices do",
+				  dev->name);
+	return C_SUCCESS;
+}
+
+C_Status accel_stream_get_native(const C_Device device, C_Stream stream,
+				 void **native)
+{
+	struct accel_device *dev;
+	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	if (!native)
+		return accel_error("native is NULL");
+	*native = NULL;
+	s = device_stream(device, stream, &dev);
+	if (!s || native_streams(dev) != C_SUCCESS)
+		return C_FAILED;
+	*native = s->priv;
+	return C_SUCCESS;
+}
+
+C_Status accel_native_stream_synchronize(const C_Device device, void *native)
+{
+	struct accel_device *dev;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev || native_streams(dev) != C_SUCCESS)
+		return C_FAILED;
+	return dev->be->stream_sync(dev, native);
 }
 
 C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,

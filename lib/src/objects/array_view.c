@@ -287,6 +287,9 @@ C_Status array_from_interface(const C_Device device,
 	if (extent && !iface->data)
 		return accel_error("the data pointer is NULL for %zu bytes",
 				   extent);
+	if (extent && (uintptr_t)iface->data + extent < (uintptr_t)iface->data)
+		return accel_error("%zu bytes at %p run past the end of the address space",
+				   extent, iface->data);
 	if (sync && iface->stream &&
 	    accel_stream_synchronize(device, iface->stream) != C_SUCCESS)
 		return C_FAILED;

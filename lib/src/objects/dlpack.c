@@ -224,6 +224,10 @@ static C_Status interface_of(const DLTensor *t,
 			return accel_error("axis %d's stride of %lld entries is not supported",
 					   i, (long long)t->strides[i]);
 	}
+	if (t->data &&
+	    (uintptr_t)t->data + t->byte_offset < (uintptr_t)t->data)
+		return accel_error("the tensor's byte_offset %llu runs past the end of the address space",
+				   (unsigned long long)t->byte_offset);
 	iface->data = t->data ? (char *)t->data + t->byte_offset : NULL;
 	return C_SUCCESS;
 }
@@ -314,6 +318,9 @@ static C_Status host_view(DLDevice dl, const struct accel_array_interface *iface
 	if (extent && !iface->data)
 		return accel_error("the data pointer is NULL for %zu bytes",
 				   extent);
+	if (extent && (uintptr_t)iface->data + extent < (uintptr_t)iface->data)
+		return accel_error("%zu bytes at %p run past the end of the address space",
+				   extent, iface->data);
 	if (extent && dtype_check_aligned((uintptr_t)iface->data, dtype,
 					  "the data pointer") != C_SUCCESS)
 		return C_FAILED;
