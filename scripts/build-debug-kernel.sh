@@ -6,10 +6,13 @@
 # under $ACCEL_CACHE by the hash of its configuration fragment and version,
 # like QEMU's; the source tree, by version, is reused for a new fragment
 # (Kbuild then rebuilds only what the changed options touch). simaccel.ko
-# is built against it in build/debug-simaccel.
+# is built against it in build/debug-simaccel, and once more with gcov's
+# counters (GCOV_KERNEL: read from /sys/kernel/debug/gcov) in
+# build/cov-simaccel for scripts/coverage.sh.
 #
-# Writes build/debug-kernel.env with VMLINUZ (the debug image) and
-# DEBUG_SIMACCEL_KO (the module built for it).
+# Writes build/debug-kernel.env with VMLINUZ (the debug image),
+# DEBUG_SIMACCEL_KO (the module built for it) and COV_SIMACCEL_KO (the
+# module with counters).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +40,7 @@ CONFIG_FAILSLAB=y
 CONFIG_FAIL_PAGE_ALLOC=y
 CONFIG_FAULT_INJECTION_DEBUG_FS=y
 CONFIG_DEBUG_FS=y
+CONFIG_GCOV_KERNEL=y
 CONFIG_DEBUG_INFO_NONE=y
 CONFIG_MODULES=y
 CONFIG_MODULE_UNLOAD=y
@@ -56,6 +60,10 @@ CONFIG_DRM=y
 CONFIG_DRM_ACCEL=y
 CONFIG_DRM_ETNAVIV=y
 CONFIG_DRM_ACCEL_IVPU=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_NET_9P=y
+CONFIG_NET_9P_VIRTIO=y
+CONFIG_9P_FS=y
 CONFIG_SOUND=n
 CONFIG_USB_SUPPORT=n
 CONFIG_WLAN=n
@@ -101,16 +109,24 @@ fi
 
 # simaccel.ko for this kernel, from a copy of the sources laid out as the
 # Makefile lays it out (the tree's own objects belong to the distribution
-# kernel's build)
-sim=$top/build/debug-simaccel
-mkdir -p "$sim/driver" "$sim/uapi" "$sim/include"
-cp -p "$top"/driver/simaccel_*.[ch] "$sim/driver/"
-cp -p "$top/uapi/simaccel_accel.h" "$sim/uapi/"
-cp -p "$top/include/accel_hw.h" "$sim/include/"
-cp -p "$top/Kbuild" "$sim/Kbuild"
-make -s -C "$src" M="$sim" modules
+# kernel's build); $2 is added to the Kbuild file.
+build_module() {
+	local sim=$1
+
+	mkdir -p "$sim/driver" "$sim/uapi" "$sim/include"
+	cp -p "$top"/driver/simaccel_*.[ch] "$sim/driver/"
+	cp -p "$top/uapi/simaccel_accel.h" "$sim/uapi/"
+	cp -p "$top/include/accel_hw.h" "$sim/include/"
+	{ cat "$top/Kbuild"; echo "$2"; } >"$sim/Kbuild.new"
+	cmp -s "$sim/Kbuild.new" "$sim/Kbuild" || mv "$sim/Kbuild.new" "$sim/Kbuild"
+	rm -f "$sim/Kbuild.new"
+	make -s -C "$src" M="$sim" modules
+}
+build_module "$top/build/debug-simaccel" ""
+build_module "$top/build/cov-simaccel" "GCOV_PROFILE := y"
 cat >"$top/build/debug-kernel.env" <<EOT
 VMLINUZ=$dir/vmlinuz
-DEBUG_SIMACCEL_KO=$sim/simaccel.ko
+DEBUG_SIMACCEL_KO=$top/build/debug-simaccel/simaccel.ko
+COV_SIMACCEL_KO=$top/build/cov-simaccel/simaccel.ko
 EOT
 cat "$top/build/debug-kernel.env"

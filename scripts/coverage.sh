@@ -5,7 +5,11 @@
 #    counters (scripts/build-qemu.sh cov), by the qtests, by the project's
 #    fuzzer (the seed of make check), by the corpus of QEMU's generic fuzzer
 #    (replayed as the qtest commands it makes), and by all three;
-#  - libaccel, built with the counters, by its suite on the cpu backend.
+#  - libaccel, built with the counters, by its suite on the cpu backend,
+#    and then on accel in the VM;
+#  - the driver, simaccel.ko with counters on the debug kernel
+#    (scripts/build-debug-kernel.sh; about 45 minutes to build the first
+#    time), by the kselftests, libaccel's suite and the ioctl fuzzer.
 #
 # Usage: scripts/coverage.sh   (after make: it uses build/tests and the
 # generic fuzzer's corpus in $ACCEL_CACHE/fuzz)
@@ -22,7 +26,8 @@ mkdir -p "$out"
 
 qemu=$(scripts/build-qemu.sh cov)
 qemu_base=$(dirname "$(dirname "$qemu")")
-objdir=$qemu_base/build-cov/libcommon.a.p
+qemu_build=$(readlink -f "$(dirname "$qemu")/build")
+objdir=$qemu_build/libcommon.a.p
 gcda=$objdir/hw_misc_accel_accel.c.gcda
 
 # "Lines executed:P% of N" of the file named $2 in gcov's summary on stdin.
@@ -39,7 +44,7 @@ lines_of() {
 # gcov finds the source from QEMU's build directory; the annotated file
 # goes to build/coverage.
 device_lines() {
-	(cd "$qemu_base/build-cov" && gcov -o "$objdir" "$gcda" 2>/dev/null &&
+	(cd "$qemu_build" && gcov -o "$objdir" "$gcda" 2>/dev/null &&
 	 mv ./*.gcov "$out/" && mv "$out/accel.c.gcov" "$out/accel-model.c.gcov") |
 		lines_of accel/accel.c
 }
@@ -92,28 +97,95 @@ echo "device model, all three: $(device_lines)"
 grep '#####' "$out/accel-model.c.gcov" >"$out/accel-unreached.txt" || true
 echo "  (lines never run: build/coverage/accel-unreached.txt)"
 
-# libaccel under its suite on cpu (two devices), built with the counters:
-# its .c files (headers are counted in each file that includes them). The
-# accel and cuda backends run in the VM and on a GPU, not here.
-make -s build/cov/accel_lib_test >/dev/null
+# libaccel, built with the counters: its .c files (headers are counted in
+# each file that includes them), grouped as the accel backend, the cuda
+# backend and the rest. $1 names the runs.
+lib_lines() {
+	find "$top/build/cov/lib" -name '*.gcda' | while read -r f; do
+		(cd "$out" && gcov -o "$(dirname "$f")" "$f" 2>/dev/null)
+	done | awk -v runs="$1" -v files="$out/libaccel-files-$2.txt" '
+		/^File .*lib\/src\/.*\.c'"'"'$/ { file = $2; next }
+		/^File / { file = ""; next }
+		file != "" && /^Lines executed:/ && !(file in seen) {
+			seen[file] = 1
+			split($2, a, ":"); sub("%", "", a[2])
+			g = "the rest"
+			if (file ~ /backends\/driver/) g = "the accel backend"
+			if (file ~ /backends\/cuda/) g = "the cuda backend"
+			run[g] += a[2] * $4 / 100; all[g] += $4
+			printf "  %s %s%% of %d\n", file, a[2], $4 >files
+		}
+		END {
+			for (g in run)
+				printf "libaccel, %s, %s: %d of %d lines (%.1f%%)\n",
+				       runs, g, run[g] + 0.5, all[g], 100 * run[g] / all[g]
+		}' | sort
+	echo "  (per file: build/coverage/libaccel-files-$2.txt)"
+}
+
+# libaccel under its suite on cpu (two devices).
+make -s build/cov/accel_lib_test build/cov/accel_lib_test.static >/dev/null
 find build/cov/lib -name '*.gcda' -delete
 ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	build/cov/accel_lib_test >/dev/null 2>&1 || true
-find "$top/build/cov/lib" -name '*.gcda' | while read -r f; do
-	(cd "$out" && gcov -o "$(dirname "$f")" "$f" 2>/dev/null)
-done | awk '
-	/^File .*lib\/src\/.*\.c'"'"'$/ { file = $2; next }
+lib_lines "its suite on cpu" cpu
+
+# The driver, simaccel.ko built with gcov's counters for the debug kernel
+# (GCOV_KERNEL), in the VM with two devices and a vIOMMU, under what
+# make check and make check-debug run there: its kselftests, a module
+# unload and reload, libaccel's suite and fuzzer on accel (the library
+# with counters too, written in the guest under GCOV_PREFIX), and the
+# ioctl fuzzer with the kernel's allocations failing. The counters come
+# back through vm-run.sh --out.
+scripts/build-debug-kernel.sh >/dev/null
+# shellcheck source=/dev/null
+. build/debug-kernel.env
+T=build/tests
+mkdir -p "$out/vm"
+save_counters='cd /sys/kernel/debug/gcov && find . -name "*.gcda" | while read -r f; do mkdir -p "/out/driver/${f%/*}" && cat "$f" >"/out/driver/$f"; done && cp -r /tmp/gcov /out/libaccel'
+gcov="GCOV_PREFIX=/tmp/gcov"
+# a failing test does not end the run here: it is counted all the same
+commands=(./simaccel_test ./simaccel_job_test ./simaccel_share_test
+	  ./module_cycle.sh "$gcov ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test"
+	  "$gcov ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
+	  "$gcov ACCEL_VISIBLE_DEVICES=accel ./lib_fuzz --programs 200 --ops 400 --only all,array --seed 1"
+	  ./faults.sh "./ioctl_fuzz --kernel-faults --ops 20000 --procs 4 --seed 1")
+scripts/vm-run.sh --kernel "$VMLINUZ" --module "$COV_SIMACCEL_KO" \
+	--devices 2 --iommu --memory 2G --timeout 3000 --injected-faults \
+	--out "$out/vm" --file "$T/simaccel_test" --file "$T/simaccel_job_test" \
+	--file "$T/simaccel_share_test" --file tests/driver/module_cycle.sh \
+	--file build/cov/accel_lib_test.static:/opt/accel/accel_lib_test \
+	--file "$T/lib_fuzz.static:/opt/accel/lib_fuzz" --file "$T/ioctl_fuzz" \
+	--file tests/driver/debug/faults.sh -- \
+	"${commands[@]/%/ || echo 'coverage: that command failed'}" \
+	"$save_counters" >"$out/vm.log" 2>&1 ||
+	echo "coverage: the VM run failed (build/coverage/vm.log); its counters are counted" >&2
+failed=$(grep -c '^coverage: that command failed' "$out/vm.log" || true)
+echo "  ($failed of the VM's ${#commands[@]} commands failed: build/coverage/vm.log)"
+
+sim=$top/build/cov-simaccel
+find "$out/vm/driver" -name '*.gcda' -path "*$sim/driver/*" -exec cp {} "$sim/driver/" \;
+(cd "$out" && gcov -o "$sim/driver" "$sim"/driver/*.gcda 2>/dev/null) | awk '
+	/^File .*driver\/simaccel_[a-z_]*\.c'"'"'$/ { file = $2; next }
 	/^File / { file = ""; next }
 	file != "" && /^Lines executed:/ && !(file in seen) {
 		seen[file] = 1
 		split($2, a, ":"); sub("%", "", a[2])
-		g = file ~ /backends\/(driver|cuda)/ ? "the accel and cuda backends" : "the rest"
-		run[g] += a[2] * $4 / 100; all[g] += $4
-		printf "  %s %s%% of %d\n", file, a[2], $4 >"'"$out"'/libaccel-files.txt"
+		run += a[2] * $4 / 100; all += $4
+		printf "  %s %s%% of %d\n", file, a[2], $4 >"'"$out"'/driver-files.txt"
 	}
 	END {
-		for (g in run)
-			printf "libaccel, its suite on cpu, %s: %d of %d lines (%.1f%%)\n",
-			       g, run[g] + 0.5, all[g], 100 * run[g] / all[g]
+		printf "driver (simaccel.ko on the debug kernel): %d of %d lines (%.1f%%)\n",
+		       run + 0.5, all, 100 * run / all
 	}'
-echo "  (per file: build/coverage/libaccel-files.txt)"
+grep -h '#####' "$out"/simaccel_*.c.gcov >"$out/driver-unreached.txt" || true
+echo "  (per file: build/coverage/driver-files.txt; lines never run: simaccel_*.c.gcov)"
+
+# libaccel on cpu here and on accel in the VM: the guest's counters added
+# to this machine's (gcov-tool adds two runs' counters up).
+vm_lib=$out/vm/libaccel$top/build/cov/lib
+if [ -d "$vm_lib" ]; then
+	gcov-tool merge -o "$out/lib-merged" "$top/build/cov/lib" "$vm_lib" 2>/dev/null
+	(cd "$out/lib-merged" && find . -name '*.gcda' -exec cp {} "$top/build/cov/lib/{}" \;)
+	lib_lines "its suite on cpu, and on accel in the VM" all
+fi
