@@ -110,7 +110,7 @@ make_initramfs() {
 	fi
 	[ -z "$outdir" ] || touch "$root/opt/accel/.mount-out"
 	if [ $host_root -eq 1 ]; then
-		touch "$root/opt/accel/.mount-host"
+		echo "$top" >"$root/opt/accel/.mount-host"
 		cat >"$root/opt/accel/in-host" <<EOT
 #!/bin/sh
 # CMD... chrooted into the host's root, in the tree's folder
@@ -144,14 +144,19 @@ load_driver() {	# the kernel's modules it needs, in order, then the driver
 	insmod "/opt/accel/$ko" || { echo "vm: insmod $ko failed"; return 1; }
 }
 mount_9p() {	# tag, where, options
-	load_modules kmods-9p && mkdir -p "$2" &&
+	{ [ -d /sys/module/9p ] || [ ! -d kmods-9p ] || load_modules kmods-9p; } &&
+		mkdir -p "$2" &&
 		mount -t 9p -o "trans=virtio,version=9p2000.L,msize=512000$3" "$1" "$2" ||
 		{ echo "vm: cannot mount $2"; return 1; }
 }
 mount_host() {	# the host's root, with the guest's own system folders in it
+	local tree
+	tree=/host$(cat .mount-host)
 	mount_9p hostroot /host ,ro && mount --bind /dev /host/dev &&
 		mount -t proc proc /host/proc && mount -t sysfs sys /host/sys &&
-		mount -t tmpfs tmp /host/tmp
+		mount -t tmpfs tmp /host/tmp &&
+		# the tree on its own, in case the tmpfs hides it (a clone in /tmp)
+		mount_9p tree "$tree" ,ro
 }
 if [ -f .mount-out ] && ! mount_9p out /out ""; then
 	rc=1
@@ -208,7 +213,9 @@ build_qemu_args() {
 		       -device virtio-9p-pci,fsdev=out,mount_tag=out)
 	[ $host_root -eq 0 ] ||
 		args+=(-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on"
-		       -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot)
+		       -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
+		       -fsdev "local,id=tree,path=$top,security_model=none,readonly=on"
+		       -device virtio-9p-pci,fsdev=tree,mount_tag=tree)
 	for i in $(seq 0 $((devices - 1))); do
 		args+=(-device "pcie-root-port,id=rp$i,bus=pcie.0,chassis=$((i + 1))"
 		       -device "accel-pci,bus=rp$i,vram-size=$vram$props")
