@@ -128,7 +128,7 @@ $(BUILD)/examples/accel_info: examples/accel_info.c uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -Wall $$(pkg-config --cflags libdrm) -o $@ $<
 
-bench: qemu driver tests $(BUILD)/tools/memcpy_bench \
+bench: qemu driver tests python $(BUILD)/tools/memcpy_bench \
        $(BUILD)/tools/simaccel_bench \
        $(BUILD)/tools/lib_bench $(BUILD)/tools/lib_bench.static \
        $(BUILD)/tools/pool_bench $(BUILD)/tools/pool_bench.static

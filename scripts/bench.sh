@@ -67,6 +67,12 @@ scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --timeout 600 \
 	--file build/tools/pool_bench.static:/opt/accel/pool_bench -- \
 	'ACCEL_VISIBLE_DEVICES=accel ./pool_bench -n 1000,10000 -m 16384 -r 3' 2>&1 |
 	grep -E '^ +[0-9]|blocks|random_allocations'
+echo "== the Python module on cpu (tools/bench/python_bench.py); references: NumPy in the same run"
+ACCEL_VISIBLE_DEVICES=cpu PYTHONPATH=build/python /usr/bin/python3 tools/bench/python_bench.py
+echo "== the Python module on accel in the VM (python_bench.py through --host-root; 1 vCPU, TCG)"
+scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --timeout 600 --host-root -- \
+	'in-host env ACCEL_VISIBLE_DEVICES=accel PYTHONPATH=build/python /usr/bin/python3 tools/bench/python_bench.py' 2>&1 |
+	grep -E '^device |us '
 if [ -n "$(command -v nvidia-smi)" ] && make -s build/tools/lib_bench_cuda 2>/dev/null; then
 	echo "== libaccel on cuda (build/tools/lib_bench_cuda, 256 MiB, median of 30); reference: cudaMemcpy"
 	ACCEL_VISIBLE_DEVICES=cuda build/tools/lib_bench_cuda -s 256 -r 30
