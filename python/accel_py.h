@@ -123,6 +123,11 @@ accel_array_t host_array_of(PyArrayObject *arr);
  * exception) when its memory is not mapped memory of the library's
  */
 accel_array_t library_array_of(PyArrayObject *arr);
+/*
+ * The library array for NumPy array @arr: its mapped memory's, else a host
+ * array over it; NULL with an exception set
+ */
+accel_array_t array_of_numpy(PyArrayObject *arr);
 /* NumPy array over a library array's host-accessible memory, kept by @base */
 PyObject *numpy_view(accel_array_t ary, PyObject *base, PyTypeObject *type);
 /*

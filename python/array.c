@@ -412,9 +412,7 @@ static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
 		PyErr_SetString(PyExc_ValueError, "ary is read-only");
 		return NULL;
 	}
-	host = library_array_of((PyArrayObject *)ary);
-	if (!host && !PyErr_Occurred())
-		host = host_array_of((PyArrayObject *)ary);
+	host = array_of_numpy((PyArrayObject *)ary);
 	if (!host)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_copy_to_host(self->ary, host, s, NULL));
@@ -456,9 +454,7 @@ static accel_array_t source_of(PyObject *obj, char order, PyObject **keep)
 	arr = (PyArrayObject *)PyArray_FROM_OF(obj, flags);
 	if (!arr)
 		return NULL;
-	host = library_array_of(arr);
-	if (!host && !PyErr_Occurred())
-		host = host_array_of(arr);
+	host = array_of_numpy(arr);
 	if (host)
 		*keep = device_array_wrap(host, -1, (PyObject *)arr, NULL);
 	Py_DECREF(arr);

@@ -99,6 +99,13 @@ accel_array_t library_array_of(PyArrayObject *arr)
 	return view;
 }
 
+accel_array_t array_of_numpy(PyArrayObject *arr)
+{
+	accel_array_t a = library_array_of(arr);
+
+	return a || PyErr_Occurred() ? a : host_array_of(arr);
+}
+
 PyObject *numpy_view(accel_array_t ary, PyObject *base, PyTypeObject *type)
 {
 	struct accel_array_info info;
@@ -467,9 +474,7 @@ static PyObject *to_device_numpy(PyObject *obj, int dev, PyObject *stream,
 			break;
 		}
 	}
-	src = library_array_of(arr);
-	if (!src && !PyErr_Occurred())
-		src = host_array_of(arr);
+	src = array_of_numpy(arr);
 	if (!src) {
 		Py_DECREF(arr);
 		return NULL;

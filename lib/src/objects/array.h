@@ -65,6 +65,23 @@ void *array_data(const struct accel_array *a);
 
 /* array_view.c */
 /*
+ * The layout @iface describes, and its extent in bytes, checked: a data
+ * pointer that is not NULL, does not wrap the address space and is aligned
+ * for the dtype (when there are bytes at all)
+ */
+C_Status interface_checked(const struct accel_array_interface *iface,
+			   struct array_layout *l, size_t *extent);
+/*
+ * A view of the library's own storage @st (a reference taken) that holds
+ * the interface's data: it keeps the storage alive, as Numba's view keeps
+ * its producer, and must lie inside it. A lender's memory is the
+ * library's: it is given back at once.
+ */
+C_Status view_of_storage(struct storage *st,
+			 const struct accel_array_interface *iface,
+			 const struct array_layout *l, size_t extent,
+			 const struct lender *lender, accel_array_t *ary);
+/*
  * accel_array_from_interface(), told the lender of the memory, if any:
  * called when the view no longer needs it (on success only)
  */

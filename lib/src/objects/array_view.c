@@ -207,13 +207,24 @@ static C_Status interface_layout(const struct accel_array_interface *iface,
 	return layout_extent(l, extent);
 }
 
-/*
- * A view of the library's own storage @st (a reference taken) that holds
- * the interface's data: it keeps the storage alive, as Numba's view keeps
- * its producer, and must lie inside it. A lender's memory is the
- * library's: it is given back at once.
- */
-static C_Status view_of_storage(struct storage *st,
+C_Status interface_checked(const struct accel_array_interface *iface,
+			   struct array_layout *l, size_t *extent)
+{
+	if (interface_layout(iface, l, extent) != C_SUCCESS)
+		return C_FAILED;
+	if (!*extent)
+		return C_SUCCESS;
+	if (!iface->data)
+		return accel_error("the data pointer is NULL for %zu bytes",
+				   *extent);
+	if ((uintptr_t)iface->data + *extent < (uintptr_t)iface->data)
+		return accel_error("%zu bytes at %p run past the end of the address space",
+				   *extent, iface->data);
+	return dtype_check_aligned((uintptr_t)iface->data, l->dtype,
+				   "the data pointer");
+}
+
+C_Status view_of_storage(struct storage *st,
 				const struct accel_array_interface *iface,
 				const struct array_layout *l, size_t extent,
 				const struct lender *lender, accel_array_t *ary)
@@ -282,19 +293,10 @@ C_Status array_from_interface(const C_Device device,
 		return accel_error("iface is NULL");
 	/* the view's stream: one of its device */
 	if (stream_check(device->id, iface->stream) != C_SUCCESS ||
-	    interface_layout(iface, &l, &extent) != C_SUCCESS)
+	    interface_checked(iface, &l, &extent) != C_SUCCESS)
 		return C_FAILED;
-	if (extent && !iface->data)
-		return accel_error("the data pointer is NULL for %zu bytes",
-				   extent);
-	if (extent && (uintptr_t)iface->data + extent < (uintptr_t)iface->data)
-		return accel_error("%zu bytes at %p run past the end of the address space",
-				   extent, iface->data);
 	if (sync && iface->stream &&
 	    accel_stream_synchronize(device, iface->stream) != C_SUCCESS)
-		return C_FAILED;
-	if (extent && dtype_check_aligned((uintptr_t)iface->data, l.dtype,
-					  "the data pointer") != C_SUCCESS)
 		return C_FAILED;
 	st = extent ? storage_index_find(iface->data) : NULL;
 	/*

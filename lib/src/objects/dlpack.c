@@ -274,35 +274,12 @@ static void call_deleter(void *arg)
 }
 
 /*
- * A view of the library's storage @st (referenced) holding the tensor's
- * data, which must lie inside it; the tensor goes back at once.
- */
-static C_Status shared_view(struct storage *st,
-			    const struct accel_array_interface *iface,
-			    const struct array_layout *l, size_t extent,
-			    const struct lender *lender, accel_array_t *ary)
-{
-	size_t offset = (size_t)((char *)iface->data - (char *)st->ptr);
-
-	if (extent > st->bytes - offset) {
-		storage_put(st);
-		return accel_error("the tensor's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
-				   extent, iface->data, st->ptr, st->bytes);
-	}
-	if (array_new(st, offset, l, NULL, false, ary) != C_SUCCESS)
-		return C_FAILED;
-	lender->release(lender->arg);
-	return C_SUCCESS;
-}
-
-/*
  * A host array over the tensor's host-accessible memory, lent by it, or a
  * view of the library's own memory that holds it.
  */
 static C_Status host_view(DLDevice dl, const struct accel_array_interface *iface,
 			  const struct lender *lender, accel_array_t *ary)
 {
-	accel_dtype_t dtype = dtype_by_typestr(iface->typestr);
 	struct array_layout l;
 	struct storage *st;
 	size_t extent;
@@ -310,24 +287,12 @@ static C_Status host_view(DLDevice dl, const struct accel_array_interface *iface
 	if (!host_accessible(dl))
 		return accel_error("memory of DLPack device type %d is not host memory: name the device it is memory of",
 				   (int)dl.device_type);
-	if (layout_make(&l, iface->ndim, iface->shape, dtype,
-			iface->has_strides ? iface->strides : NULL,
-			'C') != C_SUCCESS ||
-	    layout_extent(&l, &extent) != C_SUCCESS)
-		return C_FAILED;
-	if (extent && !iface->data)
-		return accel_error("the data pointer is NULL for %zu bytes",
-				   extent);
-	if (extent && (uintptr_t)iface->data + extent < (uintptr_t)iface->data)
-		return accel_error("%zu bytes at %p run past the end of the address space",
-				   extent, iface->data);
-	if (extent && dtype_check_aligned((uintptr_t)iface->data, dtype,
-					  "the data pointer") != C_SUCCESS)
+	if (interface_checked(iface, &l, &extent) != C_SUCCESS)
 		return C_FAILED;
 	/* the library's own memory: shared, as a view of it (a cpu device's too) */
 	st = extent ? storage_index_find(iface->data) : NULL;
 	if (st)
-		return shared_view(st, iface, &l, extent, lender, ary);
+		return view_of_storage(st, iface, &l, extent, lender, ary);
 	st = storage_host(extent ? iface->data : NULL, extent);
 	if (!st)
 		return C_FAILED;
