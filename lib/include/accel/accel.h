@@ -258,6 +258,26 @@ ACCEL_EXPORT C_Status accel_native_stream_synchronize(const C_Device device,
 						      void *native);
 
 /*
+ * accel_stream_create_external - another library's stream @native of
+ * @device as a libaccel stream, into *stream: work libaccel queues on it
+ * (copies, sets, event records and waits, pool frees) runs in order with
+ * that library's own work on it
+ * @native: a CUstream of the device's primary context (the one the CUDA
+ *	runtime, PyTorch, CuPy and Numba use); NULL or 1 for CUDA's legacy
+ *	default stream. The per-thread default stream (2) is refused: it is
+ *	another stream on each thread.
+ *
+ * The stream stays the other library's, which must keep it alive until
+ * accel_stream_destroy() has returned: that waits for the work queued on
+ * it so far, the other library's too, and leaves the CUstream alive.
+ * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends, and where
+ * the driver tells, for a stream of another context.
+ */
+ACCEL_EXPORT C_Status accel_stream_create_external(const C_Device device,
+						   void *native,
+						   C_Stream *stream);
+
+/*
  * accel_stream_wait_event - make later work on @stream wait until the work
  * before @event's last record has completed, without blocking the caller
  *

@@ -58,7 +58,7 @@ const struct accel_backend accel_backend_cuda = {
 /* Newer than some drivers: used when present. */
 #define CUDA_OPTIONAL_FUNCTIONS(X)					\
 	X(cuMemPrefetchAsync) X(cuMemGetAllocationGranularity)		\
-	X(cuPointerGetAttribute)
+	X(cuPointerGetAttribute) X(cuStreamGetCtx)
 
 #define FIELD(f) __typeof__(f) *f;
 static struct {
@@ -425,6 +425,35 @@ static C_Status cuda_stream_create(struct accel_device *dev, void **stream)
 	return done(r, dev, "creating a stream");
 }
 
+/*
+ * The per-thread default stream is a different stream on each thread, and
+ * libaccel queues some work from threads of its own: it cannot be adopted.
+ * Where the driver tells a stream's context, one of another device is
+ * refused, since work queued on it would run there.
+ */
+static C_Status cuda_stream_adopt(struct accel_device *dev, void *native,
+				  void **stream)
+{
+	CUcontext ctx = NULL;
+	CUresult r;
+
+	if (native == CU_STREAM_PER_THREAD)
+		return accel_error("CUDA's per-thread default stream is another stream on each thread: adopt a stream of its own");
+	*stream = native ? native : CU_STREAM_LEGACY;
+	if (!native || native == CU_STREAM_LEGACY || !cu.cuStreamGetCtx)
+		return C_SUCCESS;
+	if (push(dev) != C_SUCCESS)
+		return C_FAILED;
+	r = cu.cuStreamGetCtx(native, &ctx);
+	pop();
+	if (r)
+		return cuda_error(r, dev, "reading the stream's context");
+	if (ctx != ctx_of(dev))
+		return accel_error("stream %p belongs to another CUDA context than %s's primary one",
+				   native, dev->name);
+	return C_SUCCESS;
+}
+
 static void cuda_stream_destroy(struct accel_device *dev, void *stream)
 {
 	if (push(dev) == C_SUCCESS)
@@ -630,6 +659,7 @@ const struct accel_backend accel_backend_cuda = {
 	.copy_peer = cuda_copy_peer,
 	.stats = cuda_stats,
 	.stream_create = cuda_stream_create,
+	.stream_adopt = cuda_stream_adopt,
 	.stream_destroy = cuda_stream_destroy,
 	.stream_query = cuda_stream_query,
 	.stream_sync = cuda_stream_sync,

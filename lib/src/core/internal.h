@@ -172,6 +172,13 @@ struct accel_backend {
 			   const struct accel_allocation *a, uint64_t offset);
 
 	C_Status (*stream_create)(struct accel_device *dev, void **stream);
+	/*
+	 * Optional: another library's stream @native (NULL: CUDA's legacy
+	 * default stream) as a stream of @dev, into *stream. It stays that
+	 * library's: stream_destroy is not called for it.
+	 */
+	C_Status (*stream_adopt)(struct accel_device *dev, void *native,
+				 void **stream);
 	/* called after stream_drain: the stream is idle */
 	void (*stream_destroy)(struct accel_device *dev, void *stream);
 	/* C_SUCCESS idle, C_WARNING busy, C_FAILED work failed */
@@ -255,6 +262,7 @@ struct accel_stream {
 	struct accel_device *dev;
 	struct accel_stream *next;
 	void *priv;
+	bool external;	/* another library's, adopted: never destroyed */
 };
 
 struct accel_event {

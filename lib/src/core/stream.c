@@ -74,28 +74,18 @@ static struct accel_event *device_event(const C_Device device, C_Event event,
 	return *dev ? event_lookup(*dev, event, true) : NULL;
 }
 
-C_Status accel_stream_create(const C_Device device, C_Stream *stream)
+/* @priv, the backend's stream of @dev, as a new stream handle into *stream */
+static C_Status stream_add(struct accel_device *dev, void *priv, bool external,
+			   C_Stream *stream)
 {
-	struct accel_device *dev;
-	struct accel_stream *s;
+	struct accel_stream *s = calloc(1, sizeof(*s));
 
-	ACCEL_ENTER();
-	if (!stream)
-		return accel_error("stream is NULL");
-	*stream = NULL;	/* a failure leaves no stale handle */
-	dev = accel_device_lookup(device);
-	if (!dev)
-		return C_FAILED;
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return accel_oom_error("out of host memory");
-	if (dev->be->stream_create(dev, &s->priv) != C_SUCCESS) {
-		free(s);
-		return C_FAILED;
-	}
 	s->dev = dev;
+	s->priv = priv;
+	s->external = external;
 	if (!accel_handle_new(ACCEL_HANDLE_STREAM, s)) {
-		dev->be->stream_destroy(dev, s->priv);
 		free(s);
 		return accel_oom_error("out of host memory");
 	}
@@ -105,6 +95,27 @@ C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 	atomic_fetch_add(&dev->nstreams, 1);
 	pthread_rwlock_unlock(&dev->stream_lock);
 	*stream = (C_Stream)s->handle;
+	return C_SUCCESS;
+}
+
+C_Status accel_stream_create(const C_Device device, C_Stream *stream)
+{
+	struct accel_device *dev;
+	void *priv;
+
+	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("stream is NULL");
+	*stream = NULL;	/* a failure leaves no stale handle */
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return C_FAILED;
+	if (dev->be->stream_create(dev, &priv) != C_SUCCESS)
+		return C_FAILED;
+	if (stream_add(dev, priv, false, stream) != C_SUCCESS) {
+		dev->be->stream_destroy(dev, priv);
+		return C_FAILED;
+	}
 	return C_SUCCESS;
 }
 
@@ -138,7 +149,8 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 	accel_pools_stream_gone(dev, s);
 	/* the events that marks and pools recorded on it since the drain */
 	dev->be->stream_drain(dev, s->priv);
-	dev->be->stream_destroy(dev, s->priv);
+	if (!s->external)
+		dev->be->stream_destroy(dev, s->priv);
 	free(s);
 	return C_SUCCESS;
 }
@@ -188,6 +200,24 @@ C_Status accel_stream_get_native(const C_Device device, C_Stream stream,
 		return C_FAILED;
 	*native = s->priv;
 	return C_SUCCESS;
+}
+
+C_Status accel_stream_create_external(const C_Device device, void *native,
+				      C_Stream *stream)
+{
+	struct accel_device *dev;
+	void *priv;
+
+	ACCEL_ENTER();
+	if (!stream)
+		return accel_error("stream is NULL");
+	*stream = NULL;
+	dev = accel_device_lookup(device);
+	if (!dev || native_streams(dev) != C_SUCCESS)
+		return C_FAILED;
+	if (dev->be->stream_adopt(dev, native, &priv) != C_SUCCESS)
+		return C_FAILED;
+	return stream_add(dev, priv, true, stream);
 }
 
 C_Status accel_native_stream_synchronize(const C_Device device, void *native)
