@@ -22,7 +22,7 @@ QTEST_HDR := tests/device/qtest.h tests/device/accel_dev.h include/accel_hw.h
 .PHONY: all deps qemu kernel driver tests check check-debug demo bench fuzz coverage clean \
 	distclean FORCE
 
-all: qemu driver lib python tests examples plugin $(BUILD)/tools/accel-smi
+all: qemu driver lib python tests examples plugin interop $(BUILD)/tools/accel-smi
 
 include lib/lib.mk
 include python/python.mk

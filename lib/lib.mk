@@ -61,12 +61,12 @@ $(LIB_A): $(LIB_OBJ)
 	objcopy --localize-hidden $(LIB_DIR)/libaccel.o
 	ar rcs $@ $(LIB_DIR)/libaccel.o
 
-install: lib plugin $(BUILD)/tools/accel-smi install-python
+install: lib plugin interop $(BUILD)/tools/accel-smi install-python
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/accel \
 		   $(DESTDIR)$(LIBDIR)/paddle-plugins
 	install -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/paddle-plugins/
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCLUDEDIR)/accel/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(TORCH_ALLOC) $(DESTDIR)$(LIBDIR)/
 	ln -sf libaccel.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libaccel.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
@@ -204,6 +204,19 @@ $(PLUGIN): $(PLUGIN_OBJ) $(LIB_SO) plugin/plugin.map
 	      -Wl,--no-undefined -o $@ $(PLUGIN_OBJ) -L$(LIB_DIR) -laccel \
 	      -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..:$$ORIGIN/../lib'
 
+# libaccel-torch.so: the caching allocator as PyTorch's CUDA allocator,
+# loaded by torch.cuda.memory.CUDAPluggableAllocator (docs/libaccel.md);
+# the suite's torch_allocator tests dlopen() it from ../interop.
+TORCH_ALLOC := $(BUILD)/interop/libaccel-torch.so
+
+.PHONY: interop
+interop: $(TORCH_ALLOC)
+
+$(TORCH_ALLOC): interop/torch_allocator.c $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -shared -Wl,--no-undefined -o $@ $< -L$(LIB_DIR) -laccel \
+	      -Wl,-rpath,'$$ORIGIN/../lib:$(LIBDIR)'
+
 # The plugin's tests, dynamic since they dlopen() it: the loader test (what
 # Paddle's loader does, then the plugin's contract through the table), and
 # the libaccel conformance suite with every function the table has called
@@ -224,5 +237,5 @@ $(TESTS)/plugin_suite: $(SUITE_SRC) tests/lib/suite.h tests/plugin/load.c tests/
 
 # What scripts/gpu-check.sh runs on a machine with a GPU.
 .PHONY: gpu
-gpu: $(LIB_SO) $(TESTS)/accel_lib_test $(PLUGIN_TESTS) $(PLUGIN) $(LIB_EXAMPLES) \
+gpu: $(LIB_SO) $(TESTS)/accel_lib_test $(PLUGIN_TESTS) $(PLUGIN) $(LIB_EXAMPLES) $(TORCH_ALLOC) \
      $(BUILD)/tools/lib_bench_cuda $(BUILD)/tools/pool_bench_cuda

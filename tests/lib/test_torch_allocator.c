@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libaccel-torch.so, PyTorch's CUDAPluggableAllocator contract: alloc(size,
+ * device, stream) gives device memory of that CUDA device for work on that
+ * stream, or NULL; free(ptr, size, device, stream) takes back what alloc
+ * gave, with the stream it was allocated on. Called as PyTorch calls it,
+ * with CUstreams; runs on cuda devices only.
+ */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "suite.h"
+
+struct torch_alloc {
+	void *(*alloc)(ssize_t size, int device, void *stream);
+	void (*free)(void *ptr, ssize_t size, int device, void *stream);
+	size_t (*stat)(int device, const char *name);
+	int (*trim)(int device);
+};
+
+/* the CUDA ordinal of the device under test; skips the test elsewhere */
+static int ordinal(struct suite_ctx *ctx)
+{
+	if (strncmp(ctx->name, "cuda:", 5))
+		suite_skip("a test of the cuda backend");
+	return atoi(ctx->name + 5);
+}
+
+/* build/interop/libaccel-torch.so, beside the suite's build/tests */
+static void load(struct torch_alloc *t)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	void *lib;
+
+	REQUIRE(n > 0);
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../interop/libaccel-torch.so",
+		 dirname(exe));
+	if (access(path, F_OK))
+		suite_skip("libaccel-torch.so is not built beside the suite");
+	lib = dlopen(path, RTLD_NOW);
+	REQUIRE(lib);
+	*(void **)&t->alloc = dlsym(lib, "accel_torch_alloc");
+	*(void **)&t->free = dlsym(lib, "accel_torch_free");
+	*(void **)&t->stat = dlsym(lib, "accel_torch_stat");
+	*(void **)&t->trim = dlsym(lib, "accel_torch_trim");
+	REQUIRE(t->alloc && t->free && t->stat && t->trim);
+}
+
+/* a CUstream of the device, as PyTorch would have, and its libaccel owner */
+static void *native_stream(struct suite_ctx *ctx, C_Stream *owner)
+{
+	void *native = NULL;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, owner));
+	REQUIRE_OK(accel_stream_get_native(ctx->dev, *owner, &native));
+	return native;
+}
+
+/* The memory is the device's: libaccel's copies reach it, both ways. */
+TEST(torch_allocator_gives_device_memory)
+{
+	const size_t n = 1 << 20;
+	int dev = ordinal(ctx);
+	struct torch_alloc t;
+	uint8_t *h = xmalloc(n), *back;
+	void *p;
+
+	load(&t);
+	p = t.alloc(n, dev, NULL);	/* the legacy default stream */
+	REQUIRE(p);
+	fill_pattern(h, n, 401);
+	OK(accel_memory_copy_h2d(ctx->dev, p, h, n));
+	back = read_back(ctx, p, n);
+	CHECK(check_pattern(back, n, 401));
+	CHECK(t.stat(dev, "requested") == n);
+	t.free(p, n, dev, NULL);
+	CHECK(t.stat(dev, "requested") == 0);
+	CHECK(t.stat(dev, "requested_peak") == n);
+	CHECK(t.stat(dev, "reserved_peak") >= n);
+	CHECK(t.stat(dev, "no such figure") == (size_t)-1);
+	CHECK(t.alloc(0, dev, NULL) == NULL);
+	free(back);
+	free(h);
+}
+
+/* cudaMallocAsync's order: a block freed on a stream is its next one. */
+TEST(torch_allocator_reuses_on_the_stream)
+{
+	const size_t n = 3 << 20;
+	int dev = ordinal(ctx);
+	struct torch_alloc t;
+	C_Stream owner;
+	void *s, *p, *q;
+
+	load(&t);
+	needs_caching(ctx);
+	s = native_stream(ctx, &owner);
+	p = t.alloc(n, dev, s);
+	REQUIRE(p);
+	t.free(p, n, dev, s);
+	q = t.alloc(n, dev, s);
+	CHECK(q == p);
+	t.free(q, n, dev, s);
+	CHECK(t.stat(dev, "blocks") == 0);
+	CHECK(t.trim(dev) == 0);
+	CHECK(t.stat(dev, "reserved") == 0);
+	OK(accel_stream_destroy(ctx->dev, owner));
+}
+
+/* Bad input gets NULL or nothing, and loses nothing. */
+TEST(torch_allocator_refuses_bad_input)
+{
+	const size_t n = 1 << 16;
+	int dev = ordinal(ctx), x;
+	struct torch_alloc t;
+	void *p;
+
+	load(&t);
+	CHECK(t.alloc(n, -1, NULL) == NULL);
+	CHECK(t.alloc(n, 64, NULL) == NULL);
+	CHECK(t.alloc(n, 63, NULL) == NULL);	/* no such CUDA device */
+	CHECK(t.alloc(-1, dev, NULL) == NULL);
+	CHECK(t.alloc(2, dev, (void *)2) == NULL);	/* per-thread default */
+	p = t.alloc(n, dev, NULL);
+	REQUIRE(p);
+	t.free(&x, n, dev, NULL);	/* never allocated */
+	t.free(p, n + 1, dev, NULL);	/* the wrong size */
+	t.free(p, n, -1, NULL);
+	CHECK(t.stat(dev, "blocks") == 1);
+	t.free(p, n, dev, NULL);
+	CHECK(t.stat(dev, "blocks") == 0);
+}
+
+struct churn {
+	struct suite_ctx *ctx;
+	struct torch_alloc *t;
+	void *stream;
+	bool ok;
+};
+
+/* allocations of mixed sizes, each written and freed, on one stream */
+static void *churn(void *arg)
+{
+	struct churn *c = arg;
+	int dev = atoi(c->ctx->name + 5);
+	uint8_t h[256];
+
+	c->ok = true;
+	for (int i = 0; i < 500 && c->ok; i++) {
+		size_t n = 256 + (size_t)(i * 7919 % 64) * 4096;
+		void *p = c->t->alloc(n, dev, c->stream);
+
+		c->ok = p && accel_memory_copy_h2d(c->ctx->dev, p, h,
+						   sizeof(h)) == C_SUCCESS;
+		if (p)
+			c->t->free(p, n, dev, c->stream);
+	}
+	return NULL;
+}
+
+/* Threads on streams of their own, and two on one, as PyTorch's are. */
+TEST(torch_allocator_threads)
+{
+	enum { THREADS = 4 };
+	struct churn c[THREADS];
+	pthread_t th[THREADS];
+	C_Stream owners[THREADS];
+	struct torch_alloc t;
+
+	ordinal(ctx);
+	load(&t);
+	for (int i = 0; i < THREADS; i++) {
+		c[i] = (struct churn){ .ctx = ctx, .t = &t };
+		c[i].stream = i == THREADS - 1 ? c[0].stream :
+			      native_stream(ctx, &owners[i]);
+		REQUIRE(!pthread_create(&th[i], NULL, churn, &c[i]));
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(c[i].ok);
+	}
+	CHECK(t.stat(atoi(ctx->name + 5), "blocks") == 0);
+	for (int i = 0; i < THREADS - 1; i++)
+		OK(accel_stream_destroy(ctx->dev, owners[i]));
+}
