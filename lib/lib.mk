@@ -237,5 +237,5 @@ $(TESTS)/plugin_suite: $(SUITE_SRC) tests/lib/suite.h tests/plugin/load.c tests/
 
 # What scripts/gpu-check.sh runs on a machine with a GPU.
 .PHONY: gpu
-gpu: $(LIB_SO) $(TESTS)/accel_lib_test $(PLUGIN_TESTS) $(PLUGIN) $(LIB_EXAMPLES) $(TORCH_ALLOC) \
+gpu: $(LIB_SO) $(TESTS)/accel_lib_test $(PLUGIN_TESTS) $(PLUGIN) $(LIB_EXAMPLES) $(TORCH_ALLOC) python \
      $(BUILD)/tools/lib_bench_cuda $(BUILD)/tools/pool_bench_cuda
