@@ -5,21 +5,23 @@
  * One file per concern: module.c (devices, errors, the module), array.c
  * (DeviceNDArray), convert.c (NumPy and foreign objects in), protocols.c
  * (DLPack, the CUDA array interface, buffers out), host.c (pinned and
- * mapped memory), stream.c (streams).
+ * mapped memory), stream.c (streams), numpy.c (NumPy itself).
+ *
+ * One binary for every CPython from 3.11 and every NumPy from 1.x: the
+ * module uses only the stable ABI (abi3) and NumPy only through its
+ * Python API, never its C API, whose ABI changed with NumPy 2.
  */
 #ifndef ACCEL_PY_H
 #define ACCEL_PY_H
 
 #define PY_SSIZE_T_CLEAN
+#define Py_LIMITED_API 0x030B0000
 #include <Python.h>
+#include <structmember.h>
 #include <stdbool.h>
-
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#define PY_ARRAY_UNIQUE_SYMBOL accel_py_ARRAY_API
-#ifndef ACCEL_PY_MODULE_C
-#define NO_IMPORT_ARRAY
-#endif
-#include <numpy/arrayobject.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <accel/accel.h>
 #include <accel/dlpack.h>
@@ -40,6 +42,13 @@ extern PyObject *accel_py_error;	/* accel.AccelError */
 
 /* raise AccelError with the calling thread's last library error; NULL */
 PyObject *raise_accel(void);
+/*
+ * raise TypeError "<@fmt's message>, not <@obj's type>" (the type's
+ * qualified name, as tp_name was, which the limited API does not show); NULL
+ */
+PyObject *raise_not(PyObject *obj, const char *fmt, ...);
+/* a new heap type of @spec (@bases: NULL or a tuple), also added to @m if any */
+PyTypeObject *new_type(PyObject *m, PyType_Spec *spec, PyObject *bases);
 /* the visible device @id as the library's handle */
 C_Device device_handle(int id);
 /* the calling thread's current device (the first visible one at first) */
@@ -60,7 +69,8 @@ typedef struct {
 	PyObject *pending;	/* list */
 } StreamObject;
 
-extern PyTypeObject Stream_Type;
+extern PyTypeObject *Stream_Type;
+int stream_init(PyObject *m);
 /*
  * The stream argument @obj (0, None or a Stream of device @dev) into
  * *@stream (NULL for synchronous); -1 with an exception set
@@ -82,8 +92,8 @@ typedef struct {
 	PyObject *weakrefs;
 } DeviceArrayObject;
 
-extern PyTypeObject DeviceArray_Type;
-extern PyTypeObject MappedArray_Type;
+extern PyTypeObject *DeviceArray_Type;
+int array_init(PyObject *m);
 
 /*
  * A new DeviceNDArray over @ary (whose handle it takes over, released on
@@ -91,12 +101,10 @@ extern PyTypeObject MappedArray_Type;
  */
 PyObject *device_array_wrap(accel_array_t ary, int dev, PyObject *owner,
 			    PyObject *stream);
+/* a tuple of @n sizes (size_t) or, @is_signed, byte strides (ptrdiff_t) */
+PyObject *sizes_tuple(int n, const void *v, bool is_signed);
 /* the array's info; -1 with an exception set */
 int array_info(accel_array_t ary, struct accel_array_info *info);
-/* the NumPy dtype of @dtype (new reference) */
-PyArray_Descr *descr_of(accel_dtype_t dtype);
-/* the library's dtype of a NumPy one; NULL with an exception set */
-accel_dtype_t dtype_of_descr(PyArray_Descr *descr);
 /* shape, dtype, strides and order arguments as Numba's constructors take them */
 struct layout_args {
 	int ndim;
@@ -110,26 +118,68 @@ int parse_layout(PyObject *shape, PyObject *dtype, PyObject *strides,
 		 PyObject *order, struct layout_args *l);
 
 /* ------------------------------------------------------------------ */
+/* numpy.c */
+
+extern PyTypeObject *ndarray_type;	/* numpy.ndarray */
+int numpy_init(void);
+static inline bool is_ndarray(PyObject *obj)
+{
+	return PyObject_TypeCheck(obj, ndarray_type);
+}
+/* the NumPy dtype of @dtype (new reference) */
+PyObject *descr_of(accel_dtype_t dtype);
+/* the library's dtype of what numpy.dtype() makes of @obj; NULL with an exception set */
+accel_dtype_t dtype_of_descr(PyObject *obj);
+/* a NumPy array's layout, read through the buffer protocol */
+struct numpy_layout {
+	int ndim;
+	size_t shape[ACCEL_MAX_DIMS];
+	ptrdiff_t strides[ACCEL_MAX_DIMS];
+	accel_dtype_t dtype;
+	size_t itemsize;
+	void *data;		/* NULL when the array is empty */
+	bool readonly;
+};
+/* the layout of NumPy array @arr; -1 with an exception set */
+int numpy_layout(PyObject *arr, struct numpy_layout *l);
+/* whether @l is aligned for its dtype, as NumPy's ALIGNED flag says */
+bool layout_aligned(const struct numpy_layout *l);
+/* whether @l is contiguous in @order ('C' or 'F'), as NumPy's flags say */
+bool layout_contiguous(const struct numpy_layout *l, char order);
+/* numpy.asanyarray(@obj) (new reference) */
+PyObject *numpy_asanyarray(PyObject *obj);
+/* a copy of NumPy array @arr in @order ('C', 'F' or 'K'), as arr.copy() */
+PyObject *numpy_copy(PyObject *arr, char order);
+/*
+ * A NumPy array of @type over the host-accessible memory of @owner (a
+ * DeviceNDArray), which its base keeps alive; NULL with an exception set
+ */
+PyObject *numpy_view(PyObject *owner, PyTypeObject *type);
+/*
+ * The DeviceNDArray whose memory NumPy array @arr views (numpy_view()'s,
+ * through any views of it), as a new reference; NULL (no exception) if none
+ */
+DeviceArrayObject *numpy_lender(PyObject *arr);
+
+/* ------------------------------------------------------------------ */
 /* convert.c */
 
 /*
  * A library host array over NumPy array @arr's memory (which must stay
  * alive while it is used); NULL with an exception set
  */
-accel_array_t host_array_of(PyArrayObject *arr);
+accel_array_t host_array_of(PyObject *arr);
 /*
  * The library's own mapped array behind NumPy array @arr (a MappedNDArray
  * or a view of one), as a new handle with @arr's layout, or NULL (no
  * exception) when its memory is not mapped memory of the library's
  */
-accel_array_t library_array_of(PyArrayObject *arr);
+accel_array_t library_array_of(PyObject *arr);
 /*
  * The library array for NumPy array @arr: its mapped memory's, else a host
  * array over it; NULL with an exception set
  */
-accel_array_t array_of_numpy(PyArrayObject *arr);
-/* NumPy array over a library array's host-accessible memory, kept by @base */
-PyObject *numpy_view(accel_array_t ary, PyObject *base, PyTypeObject *type);
+accel_array_t array_of_numpy(PyObject *arr);
 /*
  * A DeviceNDArray of device @dev viewing @obj's memory without a copy
  * (numba.cuda.as_cuda_array), from __cuda_array_interface__ or
@@ -144,15 +194,17 @@ PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args,
 		       PyObject *kwds);
 PyObject *array_dlpack_device(DeviceArrayObject *self, PyObject *unused);
 PyObject *array_cuda_interface(DeviceArrayObject *self, void *closure);
-PyObject *array_numpy(DeviceArrayObject *self, PyObject *args);
+PyObject *array_numpy(DeviceArrayObject *self, PyObject *args, PyObject *kwds);
 PyObject *array_numpy_interface(DeviceArrayObject *self, void *closure);
-extern PyBufferProcs DeviceArray_as_buffer;
+int array_getbuffer(DeviceArrayObject *self, Py_buffer *view, int flags);
+void array_releasebuffer(DeviceArrayObject *self, Py_buffer *view);
 
 /* ------------------------------------------------------------------ */
 /* host.c */
 
-extern PyTypeObject Pinned_Type;	/* the pinned() scope */
-extern PyTypeObject Mapped_Type;	/* the mapped() scope */
+extern PyTypeObject *MappedArray_Type;	/* accel.MappedNDArray */
+/* MappedNDArray and the pinned() and mapped() scopes */
+int host_init(PyObject *m);
 PyObject *py_pinned_array(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *py_pinned_array_like(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *py_mapped_array(PyObject *self, PyObject *args, PyObject *kwds);

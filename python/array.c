@@ -9,88 +9,40 @@
 /* ------------------------------------------------------------------ */
 /* dtypes and layouts */
 
-PyArray_Descr *descr_of(accel_dtype_t dtype)
-{
-	PyObject *s = PyUnicode_FromString(accel_dtype_typestr(dtype));
-	PyArray_Descr *d = NULL;
-
-	if (s) {
-		PyArray_DescrConverter(s, &d);
-		Py_DECREF(s);
-	}
-	return d;
-}
-
-accel_dtype_t dtype_of_descr(PyArray_Descr *d)
-{
-	static const struct {
-		char kind;
-		int size;
-		enum accel_scalar scalar;
-	} known[] = {
-		{ 'b', 1, ACCEL_BOOL },
-		{ 'i', 1, ACCEL_INT8 }, { 'u', 1, ACCEL_UINT8 },
-		{ 'i', 2, ACCEL_INT16 }, { 'u', 2, ACCEL_UINT16 },
-		{ 'i', 4, ACCEL_INT32 }, { 'u', 4, ACCEL_UINT32 },
-		{ 'i', 8, ACCEL_INT64 }, { 'u', 8, ACCEL_UINT64 },
-		{ 'f', 4, ACCEL_FLOAT32 }, { 'f', 8, ACCEL_FLOAT64 },
-	};
-
-	if (PyArray_ISNBO(d->byteorder)) {
-		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			if (d->kind == known[i].kind && d->elsize == known[i].size)
-				return accel_dtype(known[i].scalar);
-	}
-	PyErr_Format(PyExc_TypeError,
-		     "dtype %R is not supported: bool, integers of 8 to 64 bits and float32 and float64 in native byte order are",
-		     (PyObject *)d);
-	return NULL;
-}
-
 /* A sequence of @n non-negative integers (or one integer for n == 1). */
 static int parse_sizes(PyObject *obj, const char *what, int *n, size_t *out,
 		       bool allow_minus_one)
 {
-	PyObject *seq;
+	PyObject *seq = NULL;
+	Py_ssize_t len;
 
-	if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
-		PyErr_Format(PyExc_TypeError,
-			     "%s must be an int or a sequence of ints, not %s",
-			     what, Py_TYPE(obj)->tp_name);
-		return -1;
-	}
-	if (PyLong_Check(obj)) {
+	if (PyLong_Check(obj))
 		seq = PyTuple_Pack(1, obj);
-	} else {
-		seq = PySequence_Fast(obj, "");
-		if (!seq) {
-			PyErr_Format(PyExc_TypeError,
-				     "%s must be an int or a sequence of ints, not %s",
-				     what, Py_TYPE(obj)->tp_name);
-			return -1;
-		}
-	}
-	if (!seq)
+	else if (!PyUnicode_Check(obj) && !PyBytes_Check(obj))
+		seq = PySequence_Tuple(obj);
+	if (!seq) {
+		PyErr_Clear();
+		raise_not(obj, "%s must be an int or a sequence of ints", what);
 		return -1;
-	if (PySequence_Fast_GET_SIZE(seq) > ACCEL_MAX_DIMS ||
-	    (*n >= 0 && PySequence_Fast_GET_SIZE(seq) != *n)) {
+	}
+	len = PyTuple_Size(seq);
+	if (len > ACCEL_MAX_DIMS || (*n >= 0 && len != *n)) {
 		if (*n >= 0)
 			PyErr_Format(PyExc_ValueError, "%s must have %d entries, not %zd",
-				     what, *n, PySequence_Fast_GET_SIZE(seq));
+				     what, *n, len);
 		else
 			PyErr_Format(PyExc_ValueError, "%s has more than %d dimensions",
 				     what, ACCEL_MAX_DIMS);
 		Py_DECREF(seq);
 		return -1;
 	}
-	*n = (int)PySequence_Fast_GET_SIZE(seq);
+	*n = (int)len;
 	for (int i = 0; i < *n; i++) {
-		PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+		PyObject *item = PyTuple_GetItem(seq, i);
 		long long v;
 
 		if (!PyIndex_Check(item)) {
-			PyErr_Format(PyExc_TypeError, "%s must hold ints, not %s",
-				     what, Py_TYPE(item)->tp_name);
+			raise_not(item, "%s must hold ints", what);
 			Py_DECREF(seq);
 			return -1;
 		}
@@ -120,11 +72,10 @@ static int parse_order(PyObject *obj, char *order, const char *allowed)
 		return 0;
 	}
 	if (!PyUnicode_Check(obj)) {
-		PyErr_Format(PyExc_TypeError, "order must be a str, not %s",
-			     Py_TYPE(obj)->tp_name);
+		raise_not(obj, "order must be a str");
 		return -1;
 	}
-	s = PyUnicode_AsUTF8(obj);
+	s = PyUnicode_AsUTF8AndSize(obj, NULL);
 	if (!s || strlen(s) != 1 || !strchr(allowed, s[0])) {
 		PyErr_Clear();
 		PyErr_Format(PyExc_ValueError, "order must be one of '%s', not %R",
@@ -138,18 +89,12 @@ static int parse_order(PyObject *obj, char *order, const char *allowed)
 int parse_layout(PyObject *shape, PyObject *dtype, PyObject *strides,
 		 PyObject *order, struct layout_args *l)
 {
-	PyArray_Descr *d = NULL;
-
 	memset(l, 0, sizeof(*l));
 	l->ndim = -1;
 	if (parse_sizes(shape, "shape", &l->ndim, l->shape, false) < 0)
 		return -1;
-	if (!PyArray_DescrConverter2(dtype ? dtype : Py_None, &d))
-		return -1;
-	if (!d)
-		d = PyArray_DescrFromType(NPY_FLOAT64);
-	l->dtype = dtype_of_descr(d);
-	Py_DECREF(d);
+	/* numpy.dtype(None) is float64, Numba's default */
+	l->dtype = dtype_of_descr(dtype ? dtype : Py_None);
 	if (!l->dtype)
 		return -1;
 	if (strides && strides != Py_None) {
@@ -179,7 +124,7 @@ PyObject *device_array_wrap(accel_array_t ary, int dev, PyObject *owner,
 			    PyObject *stream)
 {
 	DeviceArrayObject *a = PyObject_GC_New(DeviceArrayObject,
-					       &DeviceArray_Type);
+					       DeviceArray_Type);
 
 	if (!a) {
 		accel_array_release(ary);
@@ -189,7 +134,7 @@ PyObject *device_array_wrap(accel_array_t ary, int dev, PyObject *owner,
 	a->dev = dev;
 	Py_XINCREF(owner);
 	a->owner = owner;
-	a->stream = stream && PyObject_TypeCheck(stream, &Stream_Type) ? stream :
+	a->stream = stream && PyObject_TypeCheck(stream, Stream_Type) ? stream :
 		    NULL;
 	Py_XINCREF(a->stream);
 	a->weakrefs = NULL;
@@ -201,11 +146,13 @@ PyObject *device_array_wrap(accel_array_t ary, int dev, PyObject *owner,
  * The object that lends the memory is not shown to the garbage collector:
  * clearing it (or what it holds) before the array would free memory that
  * a queued transfer still uses. A cycle through it stays uncollected
- * rather than freed under the device.
+ * rather than freed under the device. The type is visited, as a heap
+ * type's instances must.
  */
 static int DeviceArray_traverse(DeviceArrayObject *self, visitproc visit,
 				void *arg)
 {
+	Py_VISIT(Py_TYPE((PyObject *)self));
 	Py_VISIT(self->stream);
 	return 0;
 }
@@ -231,11 +178,14 @@ static int DeviceArray_clear(DeviceArrayObject *self)
 
 static void DeviceArray_dealloc(DeviceArrayObject *self)
 {
+	PyTypeObject *type = Py_TYPE((PyObject *)self);
+
 	PyObject_GC_UnTrack(self);
 	if (self->weakrefs)
 		PyObject_ClearWeakRefs((PyObject *)self);
 	DeviceArray_clear(self);
 	PyObject_GC_Del(self);
+	Py_DECREF((PyObject *)type);
 }
 
 /* A new device array of the current device, from Numba's arguments. */
@@ -280,29 +230,7 @@ static PyObject *DeviceArray_new(PyTypeObject *type, PyObject *args,
 	return make_device_array(shape, dtype, strides, NULL, stream);
 }
 
-static PyObject *DeviceArray_repr(DeviceArrayObject *self)
-{
-	struct accel_array_info info;
-	PyObject *shape, *r;
-	PyArray_Descr *d;
-
-	if (array_info(self->ary, &info) < 0)
-		return NULL;
-	shape = PyTuple_New(info.ndim);
-	for (int i = 0; shape && i < info.ndim; i++)
-		PyTuple_SET_ITEM(shape, i, PyLong_FromSize_t(info.shape[i]));
-	d = descr_of(info.dtype);
-	r = shape && d ? PyUnicode_FromFormat("<accel.DeviceNDArray shape=%R dtype=%R device=%d>",
-					      shape, (PyObject *)d, self->dev) : NULL;
-	Py_XDECREF(shape);
-	Py_XDECREF(d);
-	return r;
-}
-
-/* ------------------------------------------------------------------ */
-/* Attributes */
-
-static PyObject *sizes_tuple(int n, const void *v, bool is_signed)
+PyObject *sizes_tuple(int n, const void *v, bool is_signed)
 {
 	PyObject *t = PyTuple_New(n);
 
@@ -311,14 +239,30 @@ static PyObject *sizes_tuple(int n, const void *v, bool is_signed)
 			PyLong_FromSsize_t(((const ptrdiff_t *)v)[i]) :
 			PyLong_FromSize_t(((const size_t *)v)[i]);
 
-		if (!x) {
+		if (!x || PyTuple_SetItem(t, i, x) < 0)
 			Py_CLEAR(t);
-			break;
-		}
-		PyTuple_SET_ITEM(t, i, x);
 	}
 	return t;
 }
+
+static PyObject *DeviceArray_repr(DeviceArrayObject *self)
+{
+	struct accel_array_info info;
+	PyObject *shape, *d, *r;
+
+	if (array_info(self->ary, &info) < 0)
+		return NULL;
+	shape = sizes_tuple(info.ndim, info.shape, false);
+	d = descr_of(info.dtype);
+	r = shape && d ? PyUnicode_FromFormat("<accel.DeviceNDArray shape=%R dtype=%R device=%d>",
+					      shape, d, self->dev) : NULL;
+	Py_XDECREF(shape);
+	Py_XDECREF(d);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attributes */
 
 #define INFO_GETTER(name, expr)						\
 	static PyObject *DeviceArray_get_##name(DeviceArrayObject *self, \
@@ -333,7 +277,7 @@ static PyObject *sizes_tuple(int n, const void *v, bool is_signed)
 
 INFO_GETTER(shape, sizes_tuple(info.ndim, info.shape, false))
 INFO_GETTER(strides, sizes_tuple(info.ndim, info.strides, true))
-INFO_GETTER(dtype, (PyObject *)descr_of(info.dtype))
+INFO_GETTER(dtype, descr_of(info.dtype))
 INFO_GETTER(size, PyLong_FromSize_t(info.size))
 INFO_GETTER(nbytes, PyLong_FromSize_t(info.nbytes))
 INFO_GETTER(ndim, PyLong_FromLong(info.ndim))
@@ -382,7 +326,7 @@ static PyObject *copy_to_new_host(DeviceArrayObject *self, C_Stream s)
 	owner = device_array_wrap(host, -1, NULL, NULL);
 	if (!owner)
 		return NULL;
-	arr = numpy_view(host, owner, &PyArray_Type);
+	arr = numpy_view(owner, ndarray_type);
 	Py_DECREF(owner);
 	return arr;
 }
@@ -392,6 +336,7 @@ static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
 {
 	static char *kw[] = { "ary", "stream", NULL };
 	PyObject *ary = Py_None, *stream = NULL, *keep;
+	struct numpy_layout l;
 	accel_array_t host;
 	C_Stream s;
 	C_Status st;
@@ -402,17 +347,15 @@ static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
 		return NULL;
 	if (ary == Py_None)
 		return copy_to_new_host(self, s);
-	if (!PyArray_Check(ary)) {
-		PyErr_Format(PyExc_TypeError,
-			     "ary must be a numpy.ndarray, not %s",
-			     Py_TYPE(ary)->tp_name);
+	if (!is_ndarray(ary))
+		return raise_not(ary, "ary must be a numpy.ndarray");
+	if (numpy_layout(ary, &l) < 0)
 		return NULL;
-	}
-	if (!PyArray_ISWRITEABLE((PyArrayObject *)ary)) {
+	if (l.readonly) {
 		PyErr_SetString(PyExc_ValueError, "ary is read-only");
 		return NULL;
 	}
-	host = array_of_numpy((PyArrayObject *)ary);
+	host = array_of_numpy(ary);
 	if (!host)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_copy_to_host(self->ary, host, s, NULL));
@@ -434,30 +377,36 @@ static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
 /*
  * The library array to copy from for @obj: a device array's own, else a
  * host array over NumPy's view of it (into *@keep, which holds both), made
- * contiguous in @order ('C', 'F', or 0 for as it is) as Numba makes a host
- * source like its destination (a copy only where needed)
+ * aligned and contiguous in @order ('C', 'F', or 0 for as it is) as Numba
+ * makes a host source like its destination (a copy only where needed)
  */
 static accel_array_t source_of(PyObject *obj, char order, PyObject **keep)
 {
-	int flags = NPY_ARRAY_ALIGNED;
-	PyArrayObject *arr;
-	accel_array_t host;
+	struct numpy_layout l;
+	PyObject *arr;
+	accel_array_t host = NULL;
 
 	*keep = NULL;
-	if (PyObject_TypeCheck(obj, &DeviceArray_Type)) {
-		Py_INCREF(obj);
-		*keep = obj;
+	if (PyObject_TypeCheck(obj, DeviceArray_Type)) {
+		*keep = Py_NewRef(obj);
 		return ((DeviceArrayObject *)obj)->ary;
 	}
-	if (order)
-		flags |= order == 'F' ? NPY_ARRAY_F_CONTIGUOUS : NPY_ARRAY_C_CONTIGUOUS;
-	arr = (PyArrayObject *)PyArray_FROM_OF(obj, flags);
-	if (!arr)
-		return NULL;
+	arr = numpy_asanyarray(obj);
+	if (!arr || numpy_layout(arr, &l) < 0)
+		goto out;
+	if (!layout_aligned(&l) || (order && !layout_contiguous(&l, order))) {
+		PyObject *copy = numpy_copy(arr, order ? order : 'K');
+
+		Py_DECREF(arr);
+		arr = copy;
+		if (!arr)
+			goto out;
+	}
 	host = array_of_numpy(arr);
 	if (host)
-		*keep = device_array_wrap(host, -1, (PyObject *)arr, NULL);
-	Py_DECREF(arr);
+		*keep = device_array_wrap(host, -1, arr, NULL);
+out:
+	Py_XDECREF(arr);
 	return *keep ? host : NULL;
 }
 
@@ -557,7 +506,7 @@ static PyObject *DeviceArray_reshape(DeviceArrayObject *self, PyObject *args,
 			return NULL;
 		}
 	}
-	newshape = PyTuple_GET_SIZE(args) == 1 ? PyTuple_GET_ITEM(args, 0) : args;
+	newshape = PyTuple_Size(args) == 1 ? PyTuple_GetItem(args, 0) : args;
 	if (parse_sizes(newshape, "the new shape", &ndim, shape, true) < 0 ||
 	    parse_order(order, &o, "CFA") < 0)
 		return NULL;
@@ -586,8 +535,9 @@ static PyMethodDef DeviceArray_methods[] = {
 	  METH_VARARGS | METH_KEYWORDS, "__dlpack__(stream=None) -> a DLPack capsule" },
 	{ "__dlpack_device__", (PyCFunction)array_dlpack_device, METH_NOARGS,
 	  "__dlpack_device__() -> (device type, device id)" },
-	{ "__array__", (PyCFunction)array_numpy, METH_VARARGS,
-	  "__array__(dtype=None) -> a NumPy view of host-accessible memory" },
+	{ "__array__", (PyCFunction)(void (*)(void))array_numpy,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "__array__(dtype=None, copy=None) -> a NumPy view of host-accessible memory (a copy for another dtype or copy=True)" },
 	{ NULL }
 };
 
@@ -607,27 +557,42 @@ static PyGetSetDef DeviceArray_getset[] = {
 	{ NULL }
 };
 
-static PySequenceMethods DeviceArray_as_sequence = {
-	.sq_length = (lenfunc)DeviceArray_len,
+static PyMemberDef DeviceArray_members[] = {
+	{ "__weaklistoffset__", T_PYSSIZET, offsetof(DeviceArrayObject, weakrefs),
+	  READONLY },
+	{ NULL }
 };
 
-PyTypeObject DeviceArray_Type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "accel.DeviceNDArray",
-	.tp_basicsize = sizeof(DeviceArrayObject),
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-	.tp_doc = "DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None): an array of a device",
-	.tp_new = DeviceArray_new,
-	.tp_dealloc = (destructor)DeviceArray_dealloc,
-	.tp_traverse = (traverseproc)DeviceArray_traverse,
-	.tp_clear = (inquiry)DeviceArray_clear,
-	.tp_repr = (reprfunc)DeviceArray_repr,
-	.tp_weaklistoffset = offsetof(DeviceArrayObject, weakrefs),
-	.tp_methods = DeviceArray_methods,
-	.tp_getset = DeviceArray_getset,
-	.tp_as_sequence = &DeviceArray_as_sequence,
-	.tp_as_buffer = &DeviceArray_as_buffer,
+static PyType_Slot DeviceArray_slots[] = {
+	{ Py_tp_doc, "DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None): an array of a device" },
+	{ Py_tp_new, DeviceArray_new },
+	{ Py_tp_dealloc, DeviceArray_dealloc },
+	{ Py_tp_traverse, DeviceArray_traverse },
+	{ Py_tp_clear, DeviceArray_clear },
+	{ Py_tp_repr, DeviceArray_repr },
+	{ Py_tp_members, DeviceArray_members },
+	{ Py_tp_methods, DeviceArray_methods },
+	{ Py_tp_getset, DeviceArray_getset },
+	{ Py_sq_length, DeviceArray_len },
+	{ Py_bf_getbuffer, array_getbuffer },
+	{ Py_bf_releasebuffer, array_releasebuffer },
+	{ 0, NULL }
 };
+
+PyTypeObject *DeviceArray_Type;
+
+static PyType_Spec DeviceArray_spec = {
+	.name = "accel.DeviceNDArray",
+	.basicsize = sizeof(DeviceArrayObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
+	.slots = DeviceArray_slots,
+};
+
+int array_init(PyObject *m)
+{
+	DeviceArray_Type = new_type(m, &DeviceArray_spec, NULL);
+	return DeviceArray_Type ? 0 : -1;
+}
 
 /* ------------------------------------------------------------------ */
 /* Constructors */

@@ -7,33 +7,22 @@
  */
 #include "accel_py.h"
 
-accel_array_t host_array_of(PyArrayObject *arr)
+accel_array_t host_array_of(PyObject *arr)
 {
-	size_t shape[ACCEL_MAX_DIMS];
-	ptrdiff_t strides[ACCEL_MAX_DIMS];
-	int ndim = PyArray_NDIM(arr);
-	accel_dtype_t dtype = dtype_of_descr(PyArray_DESCR(arr));
+	struct numpy_layout l;
 	accel_array_t h;
 
-	if (!dtype)
+	if (numpy_layout(arr, &l) < 0)
 		return NULL;
-	if (ndim > ACCEL_MAX_DIMS) {
-		PyErr_Format(PyExc_ValueError, "%d dimensions: at most %d are supported",
-			     ndim, ACCEL_MAX_DIMS);
-		return NULL;
-	}
-	for (int i = 0; i < ndim; i++) {
-		shape[i] = (size_t)PyArray_DIM(arr, i);
-		strides[i] = PyArray_STRIDE(arr, i);
-		if (strides[i] < 0) {
+	for (int i = 0; i < l.ndim; i++) {
+		if (l.strides[i] < 0) {
 			PyErr_SetString(PyExc_ValueError,
 					"arrays with negative strides are not supported");
 			return NULL;
 		}
 	}
-	if (accel_host_array(PyArray_SIZE(arr) ? PyArray_DATA(arr) : NULL, ndim,
-			     shape, dtype, strides, 'C',
-			     !PyArray_ISWRITEABLE(arr), &h) != C_SUCCESS) {
+	if (accel_host_array(l.data, l.ndim, l.shape, l.dtype, l.strides, 'C',
+			     l.readonly, &h) != C_SUCCESS) {
 		raise_accel();
 		return NULL;
 	}
@@ -41,99 +30,59 @@ accel_array_t host_array_of(PyArrayObject *arr)
 }
 
 /* @arr's layout and data as an array interface */
-static int interface_of_numpy(PyArrayObject *arr,
-			      struct accel_array_interface *iface)
+static int interface_of_numpy(PyObject *arr, struct accel_array_interface *iface)
 {
-	accel_dtype_t dtype = dtype_of_descr(PyArray_DESCR(arr));
+	struct numpy_layout l;
 
-	if (!dtype)
+	if (numpy_layout(arr, &l) < 0)
 		return -1;
 	memset(iface, 0, sizeof(*iface));
 	iface->version = 3;
-	iface->ndim = PyArray_NDIM(arr);
-	if (iface->ndim > ACCEL_MAX_DIMS) {
-		PyErr_SetString(PyExc_ValueError, "too many dimensions");
-		return -1;
-	}
+	iface->ndim = l.ndim;
 	snprintf(iface->typestr, sizeof(iface->typestr), "%s",
-		 accel_dtype_typestr(dtype));
-	iface->data = PyArray_SIZE(arr) ? PyArray_DATA(arr) : NULL;
-	iface->readonly = !PyArray_ISWRITEABLE(arr);
+		 accel_dtype_typestr(l.dtype));
+	iface->data = l.data;
+	iface->readonly = l.readonly;
 	iface->has_strides = 1;
-	for (int i = 0; i < iface->ndim; i++) {
-		iface->shape[i] = (size_t)PyArray_DIM(arr, i);
-		iface->strides[i] = PyArray_STRIDE(arr, i);
-	}
+	memcpy(iface->shape, l.shape, sizeof(iface->shape));
+	memcpy(iface->strides, l.strides, sizeof(iface->strides));
 	return 0;
 }
 
-accel_array_t library_array_of(PyArrayObject *arr)
+accel_array_t library_array_of(PyObject *arr)
 {
 	struct accel_array_interface iface;
-	PyObject *base = (PyObject *)arr;
-	DeviceArrayObject *owner;
-	accel_array_t view;
-
 	struct accel_array_info info;
+	DeviceArrayObject *owner = numpy_lender(arr);
+	accel_array_t view = NULL;
+	C_Status st = C_SUCCESS;
 
-	while (base && PyArray_Check(base))
-		base = PyArray_BASE((PyArrayObject *)base);
-	if (!base || !PyObject_TypeCheck(base, &DeviceArray_Type))
+	if (!owner)
 		return NULL;
-	owner = (DeviceArrayObject *)base;
 	/* pinned memory is host memory: only mapped memory is the device's */
 	if (owner->dev < 0 || accel_array_get_info(owner->ary, &info) != C_SUCCESS ||
 	    info.kind != ACCEL_ARRAY_MAPPED || interface_of_numpy(arr, &iface) < 0) {
 		PyErr_Clear();
-		return NULL;
+		goto out;
 	}
 	/* the stream it was made for, which exports wait for */
 	if (owner->stream)
 		iface.stream = ((StreamObject *)owner->stream)->stream;
 	/* a view of the library's storage, holding it */
-	if (accel_array_from_interface(device_handle(owner->dev), &iface, 0,
-				       &view) != C_SUCCESS) {
+	st = accel_array_from_interface(device_handle(owner->dev), &iface, 0,
+					&view);
+	if (st != C_SUCCESS)
 		raise_accel();
-		return NULL;
-	}
-	return view;
+out:
+	Py_DECREF(owner);
+	return st == C_SUCCESS ? view : NULL;
 }
 
-accel_array_t array_of_numpy(PyArrayObject *arr)
+accel_array_t array_of_numpy(PyObject *arr)
 {
 	accel_array_t a = library_array_of(arr);
 
 	return a || PyErr_Occurred() ? a : host_array_of(arr);
-}
-
-PyObject *numpy_view(accel_array_t ary, PyObject *base, PyTypeObject *type)
-{
-	struct accel_array_info info;
-	npy_intp dims[ACCEL_MAX_DIMS], strides[ACCEL_MAX_DIMS];
-	PyArray_Descr *descr;
-	PyObject *arr;
-
-	if (array_info(ary, &info) < 0)
-		return NULL;
-	descr = descr_of(info.dtype);
-	if (!descr)
-		return NULL;
-	for (int i = 0; i < info.ndim; i++) {
-		dims[i] = (npy_intp)info.shape[i];
-		strides[i] = (npy_intp)info.strides[i];
-	}
-	/* steals descr; an empty array has no data of ours to point at */
-	arr = PyArray_NewFromDescr(type, descr, info.ndim, dims, strides,
-				   info.data,
-				   info.readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
-	if (!arr || !info.data)
-		return arr;
-	Py_INCREF(base);
-	if (PyArray_SetBaseObject((PyArrayObject *)arr, base) < 0) {
-		Py_DECREF(arr);
-		return NULL;
-	}
-	return arr;
 }
 
 /* ------------------------------------------------------------------ */
@@ -143,14 +92,14 @@ PyObject *numpy_view(accel_array_t ary, PyObject *base, PyTypeObject *type)
 static int tuple_sizes(PyObject *t, const char *what, int n, void *out,
 		       bool is_signed)
 {
-	if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n) {
+	if (!PyTuple_Check(t) || PyTuple_Size(t) != n) {
 		PyErr_Format(PyExc_ValueError,
 			     "__cuda_array_interface__'s %s must be a tuple of %d ints",
 			     what, n);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+		long long v = PyLong_AsLongLong(PyTuple_GetItem(t, i));
 
 		if (v == -1 && PyErr_Occurred())
 			return -1;
@@ -214,7 +163,7 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 		return -1;
 	}
 	iface->version = (int)v;
-	iface->ndim = PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
+	iface->ndim = PyTuple_Check(shape) ? (int)PyTuple_Size(shape) : -1;
 	if (iface->ndim < 0 || iface->ndim > ACCEL_MAX_DIMS) {
 		PyErr_SetString(PyExc_ValueError,
 				"__cuda_array_interface__'s shape must be a tuple of at most 32 ints");
@@ -232,15 +181,15 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 		return -1;
 	}
 	strcpy(iface->typestr, ts);
-	if (!PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2) {
+	if (!PyTuple_Check(data) || PyTuple_Size(data) != 2) {
 		PyErr_SetString(PyExc_ValueError,
 				"__cuda_array_interface__'s data must be (pointer, read-only)");
 		return -1;
 	}
-	iface->data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+	iface->data = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
 	if (PyErr_Occurred())
 		return -1;
-	iface->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+	iface->readonly = PyObject_IsTrue(PyTuple_GetItem(data, 1));
 	if (iface->readonly < 0)
 		return -1;
 	strides = dict_item(d, "strides", false);
@@ -358,7 +307,7 @@ PyObject *view_of_object(PyObject *obj, int dev, int sync)
 {
 	PyObject *cai, *r;
 
-	if (PyObject_TypeCheck(obj, &DeviceArray_Type) &&
+	if (PyObject_TypeCheck(obj, DeviceArray_Type) &&
 	    ((DeviceArrayObject *)obj)->dev == dev) {
 		Py_INCREF(obj);
 		return obj;
@@ -374,10 +323,7 @@ PyObject *view_of_object(PyObject *obj, int dev, int sync)
 	PyErr_Clear();
 	if (PyObject_HasAttrString(obj, "__dlpack__"))
 		return view_of_dlpack(obj, dev);
-	PyErr_Format(PyExc_TypeError,
-		     "%s has neither __cuda_array_interface__ nor __dlpack__",
-		     Py_TYPE(obj)->tp_name);
-	return NULL;
+	return raise_not(obj, "as_cuda_array() takes an object with __cuda_array_interface__ or __dlpack__");
 }
 
 PyObject *py_as_cuda_array(PyObject *self, PyObject *args, PyObject *kwds)
@@ -437,8 +383,8 @@ static PyObject *to_device_dlpack(PyObject *obj, int dev, PyObject *stream,
 
 	if (!dl)
 		return NULL;
-	type = PyTuple_Check(dl) && PyTuple_GET_SIZE(dl) == 2 ?
-	       PyLong_AsLong(PyTuple_GET_ITEM(dl, 0)) : -1;
+	type = PyTuple_Check(dl) && PyTuple_Size(dl) == 2 ?
+	       PyLong_AsLong(PyTuple_GetItem(dl, 0)) : -1;
 	Py_DECREF(dl);
 	if (PyErr_Occurred())
 		return NULL;
@@ -453,33 +399,38 @@ static PyObject *to_device_dlpack(PyObject *obj, int dev, PyObject *stream,
 	return r;
 }
 
+/*
+ * Anything NumPy takes, as an aligned NumPy array without negative strides
+ * (the library's layouts have none), copied only where it is not one
+ */
 static PyObject *to_device_numpy(PyObject *obj, int dev, PyObject *stream,
 				 int copy)
 {
-	PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OF(obj, NPY_ARRAY_ALIGNED);
+	PyObject *arr = numpy_asanyarray(obj), *keep, *r;
+	struct numpy_layout l;
 	accel_array_t src;
-	PyObject *keep, *r;
+	bool reorder = false;
 
-	if (!arr)
+	if (!arr || numpy_layout(arr, &l) < 0) {
+		Py_XDECREF(arr);
 		return NULL;
-	for (int i = 0; i < PyArray_NDIM(arr); i++) {
-		if (PyArray_STRIDE(arr, i) < 0) {
-			/* the library's layouts have no negative strides */
-			PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(arr, NPY_KEEPORDER);
+	}
+	for (int i = 0; i < l.ndim; i++)
+		reorder |= l.strides[i] < 0;
+	if (reorder || !layout_aligned(&l)) {
+		PyObject *c = numpy_copy(arr, 'K');
 
-			Py_DECREF(arr);
-			if (!c)
-				return NULL;
-			arr = c;
-			break;
-		}
+		Py_DECREF(arr);
+		if (!c)
+			return NULL;
+		arr = c;
 	}
 	src = array_of_numpy(arr);
 	if (!src) {
 		Py_DECREF(arr);
 		return NULL;
 	}
-	keep = device_array_wrap(src, -1, (PyObject *)arr, NULL);
+	keep = device_array_wrap(src, -1, arr, NULL);
 	Py_DECREF(arr);
 	if (!keep)
 		return NULL;
@@ -503,13 +454,9 @@ PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds)
 	if (to != Py_None) {
 		PyObject *r;
 
-		if (!PyObject_TypeCheck(to, &DeviceArray_Type) &&
-		    !PyObject_TypeCheck(to, &MappedArray_Type)) {
-			PyErr_Format(PyExc_TypeError,
-				     "to must be an accel.DeviceNDArray or MappedNDArray, not %s",
-				     Py_TYPE(to)->tp_name);
-			return NULL;
-		}
+		if (!PyObject_TypeCheck(to, DeviceArray_Type) &&
+		    !PyObject_TypeCheck(to, MappedArray_Type))
+			return raise_not(to, "to must be an accel.DeviceNDArray or MappedNDArray");
 		r = PyObject_CallMethod(to, "copy_to_device", "OO", obj,
 					stream ? stream : Py_None);
 		if (!r)
@@ -518,7 +465,7 @@ PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds)
 		Py_INCREF(to);
 		return to;
 	}
-	if (PyObject_TypeCheck(obj, &DeviceArray_Type)) {
+	if (PyObject_TypeCheck(obj, DeviceArray_Type)) {
 		DeviceArrayObject *d = (DeviceArrayObject *)obj;
 
 		if (d->dev == dev) {
@@ -528,7 +475,7 @@ PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds)
 		/* another device's array: copied, peer to peer */
 		return to_device_from(d->ary, obj, dev, stream, copy);
 	}
-	if (!PyArray_Check(obj)) {
+	if (!is_ndarray(obj)) {
 		if (PyObject_HasAttrString(obj, "__cuda_array_interface__"))
 			return view_of_object(obj, dev, 1);
 		if (PyObject_HasAttrString(obj, "__dlpack__") &&

@@ -15,7 +15,7 @@ static PyObject *numpy_over(accel_array_t ary, int dev, PyObject *stream,
 
 	if (!owner)
 		return NULL;
-	arr = numpy_view(ary, owner, type);
+	arr = numpy_view(owner, type);
 	Py_DECREF(owner);
 	return arr;
 }
@@ -41,34 +41,38 @@ PyObject *py_pinned_array(PyObject *self, PyObject *args, PyObject *kwds)
 					   l.order, &ary));
 	if (st != C_SUCCESS)
 		return raise_accel();
-	return numpy_over(ary, dev, NULL, &PyArray_Type);
+	return numpy_over(ary, dev, NULL, ndarray_type);
 }
 
 /* The shape, dtype and order (C unless only F-contiguous) of @obj. */
 static PyObject *layout_like(PyObject *obj, PyObject **shape, PyObject **dtype,
 			     PyObject **order)
 {
-	PyArrayObject *arr;
+	bool f;
 
-	if (PyObject_TypeCheck(obj, &DeviceArray_Type)) {
+	if (PyObject_TypeCheck(obj, DeviceArray_Type)) {
 		DeviceArrayObject *d = (DeviceArrayObject *)obj;
-		bool f = accel_array_is_f_contiguous(d->ary) &&
-			 !accel_array_is_c_contiguous(d->ary);
 
+		f = accel_array_is_f_contiguous(d->ary) &&
+		    !accel_array_is_c_contiguous(d->ary);
 		*shape = PyObject_GetAttrString(obj, "shape");
 		*dtype = PyObject_GetAttrString(obj, "dtype");
-		*order = PyUnicode_FromString(f ? "F" : "C");
 	} else {
-		arr = (PyArrayObject *)PyArray_FROM_O(obj);
+		PyObject *arr = numpy_asanyarray(obj);
+		struct numpy_layout l;
+
 		if (!arr)
 			return NULL;
-		*shape = PyArray_IntTupleFromIntp(PyArray_NDIM(arr), PyArray_DIMS(arr));
-		*dtype = (PyObject *)PyArray_DESCR(arr);
-		Py_INCREF(*dtype);
-		*order = PyUnicode_FromString(PyArray_IS_F_CONTIGUOUS(arr) &&
-					      !PyArray_IS_C_CONTIGUOUS(arr) ? "F" : "C");
+		if (numpy_layout(arr, &l) < 0) {
+			Py_DECREF(arr);
+			return NULL;
+		}
+		f = layout_contiguous(&l, 'F') && !layout_contiguous(&l, 'C');
+		*shape = PyObject_GetAttrString(arr, "shape");
+		*dtype = PyObject_GetAttrString(arr, "dtype");
 		Py_DECREF(arr);
 	}
+	*order = PyUnicode_FromString(f ? "F" : "C");
 	if (!*shape || !*dtype || !*order) {
 		Py_XDECREF(*shape);
 		Py_XDECREF(*dtype);
@@ -139,7 +143,7 @@ PyObject *py_mapped_array(PyObject *self, PyObject *args, PyObject *kwds)
 						 l.order, s, flags, &ary));
 	if (st != C_SUCCESS)
 		return raise_accel();
-	return numpy_over(ary, dev, stream, &MappedArray_Type);
+	return numpy_over(ary, dev, stream, MappedArray_Type);
 }
 
 PyObject *py_mapped_array_like(PyObject *self, PyObject *args, PyObject *kwds)
@@ -165,20 +169,17 @@ PyObject *py_mapped_array_like(PyObject *self, PyObject *args, PyObject *kwds)
 /* the device array over a mapped array's memory (new reference) */
 static PyObject *device_view(PyObject *self)
 {
-	PyObject *base = self;
-	accel_array_t view;
+	DeviceArrayObject *owner = numpy_lender(self);
+	accel_array_t view = owner ? library_array_of(self) : NULL;
+	PyObject *r = NULL;
 
-	while (base && PyArray_Check(base))
-		base = PyArray_BASE((PyArrayObject *)base);
-	view = library_array_of((PyArrayObject *)self);
-	if (!view) {
-		if (!PyErr_Occurred())
-			PyErr_SetString(PyExc_ValueError,
-					"this MappedNDArray's memory is not mapped memory (NumPy made it)");
-		return NULL;
-	}
-	return device_array_wrap(view, ((DeviceArrayObject *)base)->dev, NULL,
-				 ((DeviceArrayObject *)base)->stream);
+	if (view)
+		r = device_array_wrap(view, owner->dev, NULL, owner->stream);
+	else if (!PyErr_Occurred())
+		PyErr_SetString(PyExc_ValueError,
+				"this MappedNDArray's memory is not mapped memory (NumPy made it)");
+	Py_XDECREF((PyObject *)owner);
+	return r;
 }
 
 static PyObject *delegate(PyObject *self, const char *name, PyObject *args,
@@ -238,16 +239,25 @@ static PyGetSetDef Mapped_getset[] = {
 	{ NULL }
 };
 
-PyTypeObject MappedArray_Type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "accel.MappedNDArray",
-	.tp_basicsize = sizeof(PyArrayObject_fields),
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-	.tp_doc = "A NumPy array in pinned memory that the device reaches directly: mapped_array() makes one.",
-	.tp_methods = Mapped_methods,
-	.tp_getset = Mapped_getset,
-	/* tp_base (numpy.ndarray) is set when the module starts */
+static PyType_Slot MappedArray_slots[] = {
+	{ Py_tp_doc, "A NumPy array in pinned memory that the device reaches directly: mapped_array() makes one." },
+	{ Py_tp_methods, Mapped_methods },
+	{ Py_tp_getset, Mapped_getset },
+	{ 0, NULL }
 };
+
+/*
+ * A subclass of numpy.ndarray (its base, given when the module starts)
+ * with no fields of its own: its size and everything else are NumPy's.
+ */
+static PyType_Spec MappedArray_spec = {
+	.name = "accel.MappedNDArray",
+	.basicsize = 0,
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
+	.slots = MappedArray_slots,
+};
+
+PyTypeObject *MappedArray_Type;
 
 /* ------------------------------------------------------------------ */
 /* The pinned() and mapped() scopes */
@@ -283,16 +293,13 @@ static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwds,
 	}
 	if (stream_from_object(stream, dev, &cs) < 0)
 		return NULL;
-	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
-		if (!PyArray_Check(PyTuple_GET_ITEM(args, i))) {
-			PyErr_Format(PyExc_TypeError,
-				     "%s() takes numpy.ndarray objects, not %s",
-				     mapped ? "mapped" : "pinned",
-				     Py_TYPE(PyTuple_GET_ITEM(args, i))->tp_name);
-			return NULL;
-		}
+	for (Py_ssize_t i = 0; i < PyTuple_Size(args); i++) {
+		if (!is_ndarray(PyTuple_GetItem(args, i)))
+			return raise_not(PyTuple_GetItem(args, i),
+					 "%s() takes numpy.ndarray objects",
+					 mapped ? "mapped" : "pinned");
 	}
-	s = (ScopeObject *)type->tp_alloc(type, 0);
+	s = (ScopeObject *)PyType_GenericAlloc(type, 0);
 	if (!s)
 		return NULL;
 	Py_INCREF(args);
@@ -301,7 +308,7 @@ static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwds,
 	s->stream = stream;
 	s->dev = dev;
 	s->mapped = mapped;
-	s->hosts = PyMem_Calloc(PyTuple_GET_SIZE(args) + 1, sizeof(*s->hosts));
+	s->hosts = PyMem_Calloc(PyTuple_Size(args) + 1, sizeof(*s->hosts));
 	if (!s->hosts) {
 		Py_DECREF(s);
 		return PyErr_NoMemory();
@@ -325,7 +332,7 @@ static void scope_end(ScopeObject *self)
 /* the device arrays over the mapped memory: one, or a list */
 static PyObject *mapped_views(ScopeObject *self)
 {
-	Py_ssize_t n = PyTuple_GET_SIZE(self->arrays);
+	Py_ssize_t n = PyTuple_Size(self->arrays);
 	PyObject *list = PyList_New(n), *r;
 
 	for (Py_ssize_t i = 0; list && i < n; i++) {
@@ -340,25 +347,23 @@ static PyObject *mapped_views(ScopeObject *self)
 			Py_DECREF(list);
 			return raise_accel();
 		}
-		d = device_array_wrap(view, self->dev, PyTuple_GET_ITEM(self->arrays, i),
+		d = device_array_wrap(view, self->dev, PyTuple_GetItem(self->arrays, i),
 				      self->stream);
-		if (!d) {
+		if (!d || PyList_SetItem(list, i, d) < 0) {
 			Py_DECREF(list);
 			return NULL;
 		}
-		PyList_SET_ITEM(list, i, d);
 	}
 	if (!list || n != 1)
 		return list;
-	r = PyList_GET_ITEM(list, 0);
-	Py_INCREF(r);
+	r = Py_NewRef(PyList_GetItem(list, 0));
 	Py_DECREF(list);
 	return r;
 }
 
 static PyObject *Scope_enter(ScopeObject *self, PyObject *unused)
 {
-	Py_ssize_t n = PyTuple_GET_SIZE(self->arrays);
+	Py_ssize_t n = PyTuple_Size(self->arrays);
 	C_Status st;
 
 	if (self->nreg) {
@@ -366,7 +371,7 @@ static PyObject *Scope_enter(ScopeObject *self, PyObject *unused)
 		return NULL;
 	}
 	for (Py_ssize_t i = 0; i < n; i++) {
-		accel_array_t h = host_array_of((PyArrayObject *)PyTuple_GET_ITEM(self->arrays, i));
+		accel_array_t h = host_array_of(PyTuple_GetItem(self->arrays, i));
 
 		if (!h)
 			goto fail;
@@ -400,12 +405,15 @@ static PyObject *Scope_exit(ScopeObject *self, PyObject *args)
 
 static void Scope_dealloc(ScopeObject *self)
 {
+	PyTypeObject *type = Py_TYPE((PyObject *)self);
+
 	if (self->hosts)
 		scope_end(self);
 	PyMem_Free(self->hosts);
 	Py_XDECREF(self->arrays);
 	Py_XDECREF(self->stream);
-	Py_TYPE(self)->tp_free((PyObject *)self);
+	PyObject_Free(self);
+	Py_DECREF((PyObject *)type);
 }
 
 static PyObject *Pinned_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -424,24 +432,47 @@ static PyMethodDef Scope_methods[] = {
 	{ NULL }
 };
 
-PyTypeObject Pinned_Type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "accel.pinned",
-	.tp_basicsize = sizeof(ScopeObject),
-	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "pinned(*arylist): a context manager that pins NumPy arrays for its block",
-	.tp_new = Pinned_new,
-	.tp_dealloc = (destructor)Scope_dealloc,
-	.tp_methods = Scope_methods,
+static PyType_Slot Pinned_slots[] = {
+	{ Py_tp_doc, "pinned(*arylist): a context manager that pins NumPy arrays for its block" },
+	{ Py_tp_new, Pinned_new },
+	{ Py_tp_dealloc, Scope_dealloc },
+	{ Py_tp_methods, Scope_methods },
+	{ 0, NULL }
 };
 
-PyTypeObject Mapped_Type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "accel.mapped",
-	.tp_basicsize = sizeof(ScopeObject),
-	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "mapped(*arylist, stream=0): a context manager that maps NumPy arrays for its block and gives their device arrays",
-	.tp_new = Mapped_new,
-	.tp_dealloc = (destructor)Scope_dealloc,
-	.tp_methods = Scope_methods,
+static PyType_Slot Mapped_slots[] = {
+	{ Py_tp_doc, "mapped(*arylist, stream=0): a context manager that maps NumPy arrays for its block and gives their device arrays" },
+	{ Py_tp_new, Mapped_new },
+	{ Py_tp_dealloc, Scope_dealloc },
+	{ Py_tp_methods, Scope_methods },
+	{ 0, NULL }
 };
+
+static PyType_Spec Pinned_spec = {
+	.name = "accel.pinned",
+	.basicsize = sizeof(ScopeObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+	.slots = Pinned_slots,
+};
+
+static PyType_Spec Mapped_spec = {
+	.name = "accel.mapped",
+	.basicsize = sizeof(ScopeObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+	.slots = Mapped_slots,
+};
+
+int host_init(PyObject *m)
+{
+	PyObject *bases = PyTuple_Pack(1, (PyObject *)ndarray_type);
+	PyTypeObject *pinned, *mapped;
+
+	MappedArray_Type = bases ? new_type(m, &MappedArray_spec, bases) : NULL;
+	Py_XDECREF(bases);
+	pinned = MappedArray_Type ? new_type(m, &Pinned_spec, NULL) : NULL;
+	mapped = pinned ? new_type(m, &Mapped_spec, NULL) : NULL;
+	/* the module holds the scopes' types */
+	Py_XDECREF((PyObject *)pinned);
+	Py_XDECREF((PyObject *)mapped);
+	return mapped ? 0 : -1;
+}

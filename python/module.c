@@ -3,7 +3,6 @@
  * The module accel: its functions, errors as exceptions, and devices (a
  * current device per thread, as a CUDA context is current per thread).
  */
-#define ACCEL_PY_MODULE_C
 #include "accel_py.h"
 
 PyObject *accel_py_error;
@@ -36,6 +35,40 @@ PyObject *raise_accel(void)
 	PyErr_SetObject(type, exc);
 	Py_DECREF(exc);
 	return NULL;
+}
+
+PyObject *raise_not(PyObject *obj, const char *fmt, ...)
+{
+	PyObject *type = (PyObject *)Py_TYPE(obj), *msg, *module, *name;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = PyUnicode_FromFormatV(fmt, ap);
+	va_end(ap);
+	module = PyObject_GetAttrString(type, "__module__");
+	name = PyObject_GetAttrString(type, "__qualname__");
+	if (msg && module && name) {
+		/* the builtins' names are theirs alone, as in tp_name */
+		if (PyUnicode_Check(module) &&
+		    !PyUnicode_CompareWithASCIIString(module, "builtins"))
+			PyErr_Format(PyExc_TypeError, "%U, not %U", msg, name);
+		else
+			PyErr_Format(PyExc_TypeError, "%U, not %S.%U", msg,
+				     module, name);
+	}
+	Py_XDECREF(msg);
+	Py_XDECREF(module);
+	Py_XDECREF(name);
+	return NULL;
+}
+
+PyTypeObject *new_type(PyObject *m, PyType_Spec *spec, PyObject *bases)
+{
+	PyObject *type = PyType_FromSpecWithBases(spec, bases);
+
+	if (type && m && PyModule_AddType(m, (PyTypeObject *)type) < 0)
+		Py_CLEAR(type);
+	return (PyTypeObject *)type;
 }
 
 C_Device device_handle(int id)
@@ -79,11 +112,11 @@ typedef struct {
 	int id;
 } DeviceObject;
 
-static PyTypeObject Device_Type;
+static PyTypeObject *Device_Type;
 
 PyObject *device_object(int id)
 {
-	DeviceObject *d = PyObject_New(DeviceObject, &Device_Type);
+	DeviceObject *d = PyObject_New(DeviceObject, Device_Type);
 
 	if (d)
 		d->id = id;
@@ -96,7 +129,7 @@ int device_from_object(PyObject *obj)
 
 	if (n < 0)
 		return -1;
-	if (PyObject_TypeCheck(obj, &Device_Type))
+	if (PyObject_TypeCheck(obj, Device_Type))
 		return ((DeviceObject *)obj)->id;
 	if (PyLong_Check(obj)) {
 		long long v = PyLong_AsLongLong(obj);
@@ -111,7 +144,7 @@ int device_from_object(PyObject *obj)
 		return (int)v;
 	}
 	if (PyUnicode_Check(obj)) {
-		const char *name = PyUnicode_AsUTF8(obj);
+		const char *name = PyUnicode_AsUTF8AndSize(obj, NULL);
 
 		if (!name)
 			return -1;
@@ -122,9 +155,7 @@ int device_from_object(PyObject *obj)
 		}
 		return id;
 	}
-	PyErr_Format(PyExc_TypeError,
-		     "a device is an accel.Device, a visible id or a name, not %s",
-		     Py_TYPE(obj)->tp_name);
+	raise_not(obj, "a device is an accel.Device, a visible id or a name");
 	return -1;
 }
 
@@ -144,7 +175,7 @@ static PyObject *Device_repr(DeviceObject *self)
 
 static PyObject *Device_richcompare(PyObject *a, PyObject *b, int op)
 {
-	if (!PyObject_TypeCheck(b, &Device_Type) || (op != Py_EQ && op != Py_NE))
+	if (!PyObject_TypeCheck(b, Device_Type) || (op != Py_EQ && op != Py_NE))
 		Py_RETURN_NOTIMPLEMENTED;
 	if ((((DeviceObject *)a)->id == ((DeviceObject *)b)->id) == (op == Py_EQ))
 		Py_RETURN_TRUE;
@@ -209,14 +240,19 @@ static PyObject *Device_pool_stats(DeviceObject *self, PyObject *unused)
 			     "caching", s.caching ? Py_True : Py_False);
 }
 
-static PyObject *Device_synchronize(DeviceObject *self, PyObject *unused)
+static PyObject *synchronize_device(int id)
 {
 	C_Status st;
 
-	WITHOUT_GIL(st, accel_device_synchronize(device_handle(self->id)));
+	WITHOUT_GIL(st, accel_device_synchronize(device_handle(id)));
 	if (st != C_SUCCESS)
 		return raise_accel();
 	Py_RETURN_NONE;
+}
+
+static PyObject *Device_synchronize(DeviceObject *self, PyObject *unused)
+{
+	return synchronize_device(self->id);
 }
 
 static PyMethodDef Device_methods[] = {
@@ -236,17 +272,23 @@ static PyGetSetDef Device_getset[] = {
 	{ NULL }
 };
 
-static PyTypeObject Device_Type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "accel.Device",
-	.tp_basicsize = sizeof(DeviceObject),
-	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "A visible device: accel.devices() lists them.",
-	.tp_repr = (reprfunc)Device_repr,
-	.tp_hash = (hashfunc)Device_hash,
-	.tp_richcompare = Device_richcompare,
-	.tp_methods = Device_methods,
-	.tp_getset = Device_getset,
+static PyType_Slot Device_slots[] = {
+	{ Py_tp_doc, "A visible device: accel.devices() lists them." },
+	{ Py_tp_repr, Device_repr },
+	{ Py_tp_hash, Device_hash },
+	{ Py_tp_richcompare, Device_richcompare },
+	{ Py_tp_methods, Device_methods },
+	{ Py_tp_getset, Device_getset },
+	{ 0, NULL }
+};
+
+/* made by the module only, as a static type without tp_new was */
+static PyType_Spec Device_spec = {
+	.name = "accel.Device",
+	.basicsize = sizeof(DeviceObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+		 Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.slots = Device_slots,
 };
 
 /* ------------------------------------------------------------------ */
@@ -263,11 +305,8 @@ static PyObject *py_devices(PyObject *self, PyObject *unused)
 	for (int i = 0; list && i < n; i++) {
 		PyObject *d = device_object(i);
 
-		if (!d) {
+		if (!d || PyList_SetItem(list, i, d) < 0)
 			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, i, d);
 	}
 	return list;
 }
@@ -292,11 +331,8 @@ static PyObject *py_get_current_device(PyObject *self, PyObject *unused)
 static PyObject *py_synchronize(PyObject *self, PyObject *unused)
 {
 	int id = current_device();
-	DeviceObject d = { .id = id };
 
-	if (id < 0)
-		return NULL;
-	return Device_synchronize(&d, NULL);
+	return id < 0 ? NULL : synchronize_device(id);
 }
 
 static PyObject *py_stream(PyObject *self, PyObject *unused)
@@ -360,50 +396,41 @@ static struct PyModuleDef module_def = {
 	.m_methods = module_methods,
 };
 
-static int add_type(PyObject *m, PyTypeObject *type, const char *name)
+/* accel.AccelError, and accel.AccelValueError, also a ValueError */
+static int add_errors(PyObject *m)
 {
-	if (PyType_Ready(type) < 0)
+	PyObject *bases;
+
+	accel_py_error = PyErr_NewExceptionWithDoc(
+		"accel.AccelError",
+		"A libaccel call failed: the library's message, with code and code_name.",
+		PyExc_RuntimeError, NULL);
+	if (!accel_py_error)
 		return -1;
-	Py_INCREF(type);
-	if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
-		Py_DECREF(type);
+	bases = PyTuple_Pack(2, accel_py_error, PyExc_ValueError);
+	accel_py_value_error = bases ? PyErr_NewExceptionWithDoc(
+		"accel.AccelValueError",
+		"A libaccel call refused an argument (ACCEL_ERROR_INVALID_VALUE): an AccelError and a ValueError.",
+		bases, NULL) : NULL;
+	Py_XDECREF(bases);
+	if (!accel_py_value_error ||
+	    PyModule_AddObjectRef(m, "AccelError", accel_py_error) < 0 ||
+	    PyModule_AddObjectRef(m, "AccelValueError", accel_py_value_error) < 0)
 		return -1;
-	}
 	return 0;
 }
 
 PyMODINIT_FUNC PyInit_accel(void)
 {
-	PyObject *m;
+	PyObject *m = PyModule_Create(&module_def);
 
-	import_array();
-	m = PyModule_Create(&module_def);
 	if (!m)
 		return NULL;
-	accel_py_error = PyErr_NewExceptionWithDoc(
-		"accel.AccelError",
-		"A libaccel call failed: the library's message, with code and code_name.",
-		PyExc_RuntimeError, NULL);
-	accel_py_value_error = accel_py_error ?
-		PyErr_NewExceptionWithDoc(
-			"accel.AccelValueError",
-			"A libaccel call refused an argument (ACCEL_ERROR_INVALID_VALUE): an AccelError and a ValueError.",
-			Py_BuildValue("(OO)", accel_py_error, PyExc_ValueError), NULL) :
-		NULL;
-	MappedArray_Type.tp_base = &PyArray_Type;
-	if (!accel_py_value_error ||
-	    PyModule_AddObject(m, "AccelError", accel_py_error) < 0 ||
-	    (Py_INCREF(accel_py_error),
-	     PyModule_AddObject(m, "AccelValueError", accel_py_value_error)) < 0 ||
-	    add_type(m, &Device_Type, "Device") < 0 ||
-	    add_type(m, &Stream_Type, "Stream") < 0 ||
-	    add_type(m, &DeviceArray_Type, "DeviceNDArray") < 0 ||
-	    add_type(m, &MappedArray_Type, "MappedNDArray") < 0 ||
-	    add_type(m, &Pinned_Type, "pinned") < 0 ||
-	    add_type(m, &Mapped_Type, "mapped") < 0) {
+	Device_Type = new_type(m, &Device_spec, NULL);
+	if (!Device_Type || add_errors(m) < 0 || numpy_init() < 0 ||
+	    stream_init(m) < 0 || array_init(m) < 0 || host_init(m) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}
-	Py_INCREF(accel_py_value_error);
 	return m;
 }

@@ -56,7 +56,7 @@ static void lent_deleter(DLManagedTensor *t)
 	g = PyGILState_Ensure();
 	Py_DECREF(l->owner);
 	PyGILState_Release(g);
-	PyMem_RawFree(l);
+	free(l);
 }
 
 static DLManagedTensor *keep_owner(DLManagedTensor *t, PyObject *owner)
@@ -65,7 +65,8 @@ static DLManagedTensor *keep_owner(DLManagedTensor *t, PyObject *owner)
 
 	if (!owner)
 		return t;
-	l = PyMem_RawMalloc(sizeof(*l));
+	/* the deleter may run without the GIL: not Python's allocator */
+	l = malloc(sizeof(*l));
 	if (!l) {
 		t->deleter(t);
 		PyErr_NoMemory();
@@ -112,8 +113,7 @@ static int wants_sync(PyObject *stream, DLDevice d, int *sync)
 	if (!stream || stream == Py_None)
 		return 0;
 	if (!PyLong_Check(stream)) {
-		PyErr_Format(PyExc_TypeError, "stream must be None or an int, not %s",
-			     Py_TYPE(stream)->tp_name);
+		raise_not(stream, "stream must be None or an int");
 		return -1;
 	}
 	if (host_accessible(d) && d.device_type == kDLCPU) {
@@ -171,18 +171,10 @@ static bool on_cuda(int dev)
 
 static PyObject *cai_dict(const struct accel_array_interface *i)
 {
-	PyObject *shape = PyTuple_New(i->ndim), *strides, *d;
+	PyObject *shape = sizes_tuple(i->ndim, i->shape, false), *strides, *d;
 
-	for (int k = 0; shape && k < i->ndim; k++)
-		PyTuple_SET_ITEM(shape, k, PyLong_FromSize_t(i->shape[k]));
-	if (i->has_strides) {
-		strides = PyTuple_New(i->ndim);
-		for (int k = 0; strides && k < i->ndim; k++)
-			PyTuple_SET_ITEM(strides, k, PyLong_FromSsize_t(i->strides[k]));
-	} else {
-		strides = Py_None;
-		Py_INCREF(strides);
-	}
+	strides = i->has_strides ? sizes_tuple(i->ndim, i->strides, true) :
+		  Py_NewRef(Py_None);
 	if (!shape || !strides) {
 		Py_XDECREF(shape);
 		Py_XDECREF(strides);
@@ -242,24 +234,42 @@ static int check_host_accessible(DeviceArrayObject *self)
 	return -1;
 }
 
-PyObject *array_numpy(DeviceArrayObject *self, PyObject *args)
+/*
+ * __array__(dtype=None, copy=None), NumPy 2's protocol: copy=None copies
+ * only where needed, True always, False never (ValueError where it would
+ * be needed). Another dtype needs a copy, and any dtype is given one
+ * unless copy is False, as before NumPy 2, which passed no copy.
+ */
+PyObject *array_numpy(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
 {
-	PyObject *dtype = Py_None, *arr, *cast;
-	PyArray_Descr *d = NULL;
+	static char *kw[] = { "dtype", "copy", NULL };
+	PyObject *dtype = Py_None, *copy_obj = Py_None, *arr, *r;
+	int copy = -1;
 
-	if (!PyArg_ParseTuple(args, "|O:__array__", &dtype) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:__array__", kw, &dtype,
+					 &copy_obj) ||
+	    (copy_obj != Py_None && (copy = PyObject_IsTrue(copy_obj)) < 0) ||
 	    check_host_accessible(self) < 0)
 		return NULL;
-	arr = numpy_view(self->ary, (PyObject *)self, &PyArray_Type);
-	if (!arr || dtype == Py_None)
+	arr = numpy_view((PyObject *)self, ndarray_type);
+	if (!arr || (dtype == Py_None && copy != 1))
 		return arr;
-	if (!PyArray_DescrConverter(dtype, &d)) {
-		Py_DECREF(arr);
-		return NULL;
+	if (!copy) {
+		/* astype(copy=False) is the array itself where no copy is needed */
+		r = PyObject_CallMethod(arr, "astype", "OssOO", dtype, "K",
+					"unsafe", Py_True, Py_False);
+		if (r && r != arr) {
+			Py_CLEAR(r);
+			PyErr_SetString(PyExc_ValueError,
+					"__array__: another dtype needs a copy, which copy=False refuses");
+		}
+	} else if (dtype == Py_None) {
+		r = PyObject_CallMethod(arr, "copy", NULL);
+	} else {
+		r = PyObject_CallMethod(arr, "astype", "Os", dtype, "C");
 	}
-	cast = PyArray_CastToType((PyArrayObject *)arr, d, 0);
 	Py_DECREF(arr);
-	return cast;
+	return r;
 }
 
 /* __array_interface__, version 3, of host-accessible memory */
@@ -323,8 +333,7 @@ static bool contiguity_refused(DeviceArrayObject *self, int flags)
 	return !(flags & PyBUF_STRIDES) && !c;
 }
 
-static int DeviceArray_getbuffer(DeviceArrayObject *self, Py_buffer *view,
-				 int flags)
+int array_getbuffer(DeviceArrayObject *self, Py_buffer *view, int flags)
 {
 	struct accel_array_info info;
 	Py_ssize_t *dims;
@@ -361,17 +370,11 @@ static int DeviceArray_getbuffer(DeviceArrayObject *self, Py_buffer *view,
 	view->strides = (flags & PyBUF_STRIDES) ? dims + info.ndim : NULL;
 	view->suboffsets = NULL;
 	view->internal = dims;
-	Py_INCREF(self);
-	view->obj = (PyObject *)self;
+	view->obj = Py_NewRef((PyObject *)self);
 	return 0;
 }
 
-static void DeviceArray_releasebuffer(DeviceArrayObject *self, Py_buffer *view)
+void array_releasebuffer(DeviceArrayObject *self, Py_buffer *view)
 {
 	PyMem_Free(view->internal);
 }
-
-PyBufferProcs DeviceArray_as_buffer = {
-	.bf_getbuffer = (getbufferproc)DeviceArray_getbuffer,
-	.bf_releasebuffer = (releasebufferproc)DeviceArray_releasebuffer,
-};

@@ -9,7 +9,7 @@
 
 PyObject *stream_new(int dev)
 {
-	StreamObject *s = PyObject_GC_New(StreamObject, &Stream_Type);
+	StreamObject *s = PyObject_GC_New(StreamObject, Stream_Type);
 	C_Status st;
 
 	if (!s)
@@ -49,10 +49,8 @@ int stream_from_object(PyObject *obj, int dev, C_Stream *stream)
 				     v);
 		return -1;
 	}
-	if (!PyObject_TypeCheck(obj, &Stream_Type)) {
-		PyErr_Format(PyExc_TypeError,
-			     "a stream is 0 or an accel.Stream, not %s",
-			     Py_TYPE(obj)->tp_name);
+	if (!PyObject_TypeCheck(obj, Stream_Type)) {
+		raise_not(obj, "a stream is 0 or an accel.Stream");
 		return -1;
 	}
 	if (!s->stream) {
@@ -71,7 +69,7 @@ int stream_from_object(PyObject *obj, int dev, C_Stream *stream)
 
 int stream_keep(PyObject *stream_obj, PyObject *obj)
 {
-	if (!stream_obj || !PyObject_TypeCheck(stream_obj, &Stream_Type))
+	if (!stream_obj || !PyObject_TypeCheck(stream_obj, Stream_Type))
 		return 0;
 	return PyList_Append(((StreamObject *)stream_obj)->pending, obj);
 }
@@ -104,42 +102,40 @@ static PyObject *Stream_synchronize(StreamObject *self, PyObject *unused)
 /* auto_synchronize(): a context manager that synchronizes at its end */
 typedef struct {
 	PyObject_HEAD
-	StreamObject *stream;
+	PyObject *stream;	/* the Stream */
 } AutoSyncObject;
 
-static PyTypeObject AutoSync_Type;
+static PyTypeObject *AutoSync_Type;
 
 static PyObject *Stream_auto_synchronize(StreamObject *self, PyObject *unused)
 {
-	AutoSyncObject *a;
+	AutoSyncObject *a = PyObject_New(AutoSyncObject, AutoSync_Type);
 
-	if (PyType_Ready(&AutoSync_Type) < 0)
-		return NULL;
-	a = PyObject_New(AutoSyncObject, &AutoSync_Type);
 	if (!a)
 		return NULL;
-	Py_INCREF(self);
-	a->stream = self;
+	a->stream = Py_NewRef((PyObject *)self);
 	return (PyObject *)a;
 }
 
 static PyObject *AutoSync_enter(AutoSyncObject *self, PyObject *unused)
 {
-	Py_INCREF(self->stream);
-	return (PyObject *)self->stream;
+	return Py_NewRef(self->stream);
 }
 
 static PyObject *AutoSync_exit(AutoSyncObject *self, PyObject *args)
 {
-	if (stream_sync(self->stream) < 0)
+	if (stream_sync((StreamObject *)self->stream) < 0)
 		return NULL;
 	Py_RETURN_FALSE;
 }
 
 static void AutoSync_dealloc(AutoSyncObject *self)
 {
+	PyTypeObject *type = Py_TYPE((PyObject *)self);
+
 	Py_XDECREF(self->stream);
 	PyObject_Free(self);
+	Py_DECREF((PyObject *)type);
 }
 
 static PyMethodDef AutoSync_methods[] = {
@@ -148,13 +144,18 @@ static PyMethodDef AutoSync_methods[] = {
 	{ NULL }
 };
 
-static PyTypeObject AutoSync_Type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "accel._AutoSynchronize",
-	.tp_basicsize = sizeof(AutoSyncObject),
-	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_dealloc = (destructor)AutoSync_dealloc,
-	.tp_methods = AutoSync_methods,
+static PyType_Slot AutoSync_slots[] = {
+	{ Py_tp_dealloc, AutoSync_dealloc },
+	{ Py_tp_methods, AutoSync_methods },
+	{ 0, NULL }
+};
+
+static PyType_Spec AutoSync_spec = {
+	.name = "accel._AutoSynchronize",
+	.basicsize = sizeof(AutoSyncObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+		 Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.slots = AutoSync_slots,
 };
 
 static PyObject *Stream_repr(StreamObject *self)
@@ -163,8 +164,10 @@ static PyObject *Stream_repr(StreamObject *self)
 				    (void *)self->stream, self->dev);
 }
 
+/* the type too, as a heap type's instances must */
 static int Stream_traverse(StreamObject *self, visitproc visit, void *arg)
 {
+	Py_VISIT(Py_TYPE((PyObject *)self));
 	Py_VISIT(self->pending);
 	return 0;
 }
@@ -178,6 +181,8 @@ static int Stream_clear(StreamObject *self)
 /* destroying waits for the queued work, then what it used goes */
 static void Stream_dealloc(StreamObject *self)
 {
+	PyTypeObject *type = Py_TYPE((PyObject *)self);
+
 	PyObject_GC_UnTrack(self);
 	if (self->stream) {
 		C_Status st;
@@ -188,6 +193,7 @@ static void Stream_dealloc(StreamObject *self)
 	}
 	Stream_clear(self);
 	PyObject_GC_Del(self);
+	Py_DECREF((PyObject *)type);
 }
 
 static PyMethodDef Stream_methods[] = {
@@ -198,15 +204,30 @@ static PyMethodDef Stream_methods[] = {
 	{ NULL }
 };
 
-PyTypeObject Stream_Type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "accel.Stream",
-	.tp_basicsize = sizeof(StreamObject),
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-	.tp_doc = "A stream of a device: accel.stream() makes one.",
-	.tp_repr = (reprfunc)Stream_repr,
-	.tp_dealloc = (destructor)Stream_dealloc,
-	.tp_traverse = (traverseproc)Stream_traverse,
-	.tp_clear = (inquiry)Stream_clear,
-	.tp_methods = Stream_methods,
+static PyType_Slot Stream_slots[] = {
+	{ Py_tp_doc, "A stream of a device: accel.stream() makes one." },
+	{ Py_tp_repr, Stream_repr },
+	{ Py_tp_dealloc, Stream_dealloc },
+	{ Py_tp_traverse, Stream_traverse },
+	{ Py_tp_clear, Stream_clear },
+	{ Py_tp_methods, Stream_methods },
+	{ 0, NULL }
 };
+
+/* made by accel.stream() only, as a static type without tp_new was */
+static PyType_Spec Stream_spec = {
+	.name = "accel.Stream",
+	.basicsize = sizeof(StreamObject),
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+		 Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.slots = Stream_slots,
+};
+
+PyTypeObject *Stream_Type;
+
+int stream_init(PyObject *m)
+{
+	Stream_Type = new_type(m, &Stream_spec, NULL);
+	AutoSync_Type = Stream_Type ? new_type(NULL, &AutoSync_spec, NULL) : NULL;
+	return AutoSync_Type ? 0 : -1;
+}

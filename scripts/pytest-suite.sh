@@ -3,7 +3,8 @@
 # the module built in build/python, ending with the summary lines that
 # scripts/suites.sh counts: kselftest's "# Totals:" (for a VM run) and
 # "N passed, N failed, N skipped". Arguments go to pytest; PYTHON names
-# another interpreter (the module must have been built for it).
+# another interpreter: any CPython from 3.11 on, with NumPy 1.x or 2.x (the
+# module is one abi3 binary).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp /tmp/accel-pytest.XXXXXX)
