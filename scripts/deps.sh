@@ -18,7 +18,8 @@ declare -A group=(
 	[driver]="build-essential kmod sparse dwarves xz-utils"
 	[tests]="build-essential xz-utils pkg-config libdrm-dev"
 	[lib]="build-essential pkg-config libdrm-dev libdlpack-dev"
-	[python]="python3-dev python3-numpy python3-pytest python3-torch libdlpack-dev"
+	[python]="python3-dev python3-numpy python3-pytest python3-torch libdlpack-dev
+		debootstrap"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 	[fuzz]="clang-14 libclang-rt-14-dev lld-14"

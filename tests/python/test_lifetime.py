@@ -220,7 +220,7 @@ def test_exit_with_live_objects():
     ''')
 
 
-def test_exit_with_torch_holding_exports():
+def test_exit_with_torch_holding_exports(torch):
     check_isolated('''
         import numpy as np, torch
         import accel
