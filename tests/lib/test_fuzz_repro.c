@@ -558,3 +558,40 @@ TEST(fuzz_event_of_a_destroyed_stream)
 	OK(accel_event_synchronize(ctx->dev, e[0]));
 	FZ_FREE;
 }
+
+/*
+ * accel.h: a freed pointer is refused. A free behind queued work is
+ * deferred, and until then the backend still holds the memory; on cuda the
+ * driver, asked about a pointer the library does not know, described it as
+ * another library's unified memory, and a copy into the freed block was
+ * taken (now foreign memory excludes the library's own deferred frees).
+ * Found on cuda with fakecuda, the model of the CUDA driver.
+ */
+/* lib_fuzz --seed 1 --only all,array: seed 77, op 150 (async_h2d) */
+TEST(fuzz_freed_unified_refused_while_its_free_is_deferred)
+{
+	FZ_DECLS;
+	/* op 4, 5: alloc */
+	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == C_SUCCESS) p[1] = np;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == C_SUCCESS) p[5] = np;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 8, 10: stream_create */
+	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[0] = ns;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[2] = ns;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 103: alloc */
+	st = accel_unified_memory_allocate(ctx->dev, &np, 379); if (st == C_SUCCESS) p[6] = np;
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 115: async_p2p, queued work the free below is deferred behind */
+	st = accel_async_memory_copy_p2p(ctx->dev, ctx->dev, s[0], (char *)p[1] + 2053102, (char *)p[5] + 957424, 478695);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 118: free */
+	st = accel_unified_memory_deallocate(ctx->dev, p[6], 379);
+	CHECK(fz_expect(st, 0x1, 0x0));
+	/* op 150: async_h2d into the freed block */
+	st = accel_async_memory_copy_h2d(ctx->dev, s[2], (char *)p[6] + 227, (char *)hb[0] + 42349, 29);
+	CHECK(fz_expect(st, 0x4, 0x2));
+	FZ_FREE;
+}

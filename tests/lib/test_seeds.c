@@ -344,7 +344,7 @@ TEST(pool_touched_while_nearly_full_recovers)
 /* The policy reported while nearly full is the one reported when empty. */
 TEST(policy_does_not_follow_free_memory)
 {
-	size_t init, re, max_chunk, max_alloc, v;
+	size_t init, re, max_chunk, max_alloc, v, total, free_now;
 	void *filler;
 
 	REQUIRE_OK(accel_device_init_alloc_size(ctx->dev, &init));
@@ -360,8 +360,13 @@ TEST(policy_does_not_follow_free_memory)
 	CHECK(v == re);
 	OK(accel_device_max_chunk_size(ctx->dev, &v));
 	CHECK(v == max_chunk);
+	/*
+	 * Only this one is the moment's: no more than is free now (a backend
+	 * may hold some back, as cuda does, so it need not be all of it).
+	 */
 	OK(accel_device_max_alloc_size(ctx->dev, &v));
-	CHECK(v <= init / 2);	/* only this one is the moment's */
+	OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
+	CHECK(v <= free_now && v < max_alloc);
 	OK(accel_device_memory_deallocate(ctx->dev, filler,
 					  max_alloc - init / 2));
 }

@@ -407,6 +407,13 @@ void accel_ipc_revoke_block(struct accel_device *dev, const void *ptr);
 C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size);
 
 /*
+ * Memory of @dev that another library allocated, as the backend tells
+ * (into *@a), and not memory of ours the backend still holds for a
+ * deferred free: a stale pointer of ours is no one else's memory.
+ */
+bool accel_foreign_memory(struct accel_device *dev, const void *ptr,
+			  struct accel_allocation *a);
+/*
  * What [ptr, ptr + size) is to @dev: *found false if no allocation of it
  * holds ptr; an error if one does but the range runs past its end
  */

@@ -107,7 +107,7 @@ static bool foreign_memory(struct accel_device *dev, const void *ptr,
 	struct accel_allocation a;
 
 	memset(&a, 0, sizeof(a));
-	if (!dev->be->foreign || dev->be->foreign(dev, ptr, &a) != C_SUCCESS ||
+	if (!accel_foreign_memory(dev, ptr, &a) ||
 	    size > a.size - ((uintptr_t)ptr - a.addr))
 		return false;
 	side_in(&a, (void *)ptr, side);
@@ -195,6 +195,23 @@ struct accel_deferred {
 	size_t nevents;
 	struct accel_mark events[];
 };
+
+bool accel_foreign_memory(struct accel_device *dev, const void *ptr,
+			  struct accel_allocation *a)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	struct accel_deferred *d;
+	bool ours = false;
+
+	if (!dev->be->foreign || dev->be->foreign(dev, ptr, a) != C_SUCCESS)
+		return false;
+	pthread_mutex_lock(&dev->deferred_lock);
+	d = atomic_load_explicit(&dev->deferred, memory_order_relaxed);
+	for (; d && !ours; d = d->next)
+		ours = p - d->alloc.addr < d->alloc.size;
+	pthread_mutex_unlock(&dev->deferred_lock);
+	return !ours;
+}
 
 /*
  * Give the backend the deferred allocations whose work is over (@wait: all
@@ -502,8 +519,7 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 		copy = *a;
 	pthread_mutex_unlock(&dev->reg_lock);
 	/* else memory of the device that another library allocated */
-	*found = a || (dev->be->foreign &&
-		       dev->be->foreign(dev, ptr, &copy) == C_SUCCESS);
+	*found = a || accel_foreign_memory(dev, ptr, &copy);
 	if (!*found)
 		return C_SUCCESS;
 	*kind = copy.kind;

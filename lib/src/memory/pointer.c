@@ -40,7 +40,7 @@ static bool find_in(struct accel_device *dev, const void *ptr,
 		return true;
 	/* memory of the device that another library allocated */
 	memset(a, 0, sizeof(*a));
-	return dev->be->foreign && dev->be->foreign(dev, ptr, a) == C_SUCCESS;
+	return accel_foreign_memory(dev, ptr, a);
 }
 
 static void describe(struct accel_device *dev, const void *ptr,

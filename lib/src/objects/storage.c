@@ -241,6 +241,37 @@ static C_Status check_other_devices(struct accel_device *dev, void *ptr,
 	return C_SUCCESS;
 }
 
+/*
+ * Pinned memory of a backend whose pinned memory is portable (cuda) is
+ * pinned memory of each of its devices, though register_everywhere()
+ * registered it with one of them only.
+ */
+static bool pinned_by_sibling(struct accel_device *dev, void *ptr,
+			      size_t bytes)
+{
+	size_t ids[ACCEL_MAX_DEVICES], n;
+
+	if (!dev->be->pinned_portable ||
+	    accel_get_device_count(&n) != C_SUCCESS ||
+	    accel_get_device_list(ids) != C_SUCCESS)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct accel_device *other;
+		enum accel_kind k;
+		bool found = false;
+
+		if ((int)ids[i] == dev->id ||
+		    device_of((int)ids[i], &other) != C_SUCCESS ||
+		    other->be != dev->be)
+			continue;
+		if (accel_memory_kind_of(other, ptr, bytes, &found,
+					 &k) == C_SUCCESS &&
+		    found && k == ACCEL_KIND_HOST)
+			return true;
+	}
+	return false;
+}
+
 /* What a wrapped pointer of @dev is, or why it cannot be wrapped. */
 static C_Status wrapped_kind(struct accel_device *dev, void *ptr,
 			     size_t bytes, enum storage_kind *kind)
@@ -250,6 +281,10 @@ static C_Status wrapped_kind(struct accel_device *dev, void *ptr,
 
 	if (accel_memory_kind_of(dev, ptr, bytes, &found, &k) != C_SUCCESS)
 		return C_FAILED;
+	if (!found && pinned_by_sibling(dev, ptr, bytes)) {
+		found = true;
+		k = ACCEL_KIND_HOST;
+	}
 	if (!found) {
 		if (strcmp(dev->be->name, "cpu"))
 			return accel_error("%p is no memory of %s: wrap device, unified, pinned or registered memory of it",
