@@ -27,6 +27,7 @@ all: qemu driver lib python tests examples plugin interop $(BUILD)/tools/accel-s
 include lib/lib.mk
 include python/python.mk
 include tests/lib/fuzz.mk
+include tests/fakecuda/fakecuda.mk
 
 deps:
 	@scripts/deps.sh qemu vm driver tests lib python

@@ -7,7 +7,9 @@
 #     QEMU's generic fuzzer on one device and on two, 60 s each
 #  3. the libaccel conformance suite on the cpu backend (two devices),
 #     again built with ASan and UBSan, and on cuda (every test skipped,
-#     with the reason, where there is no GPU); the differential fuzzer
+#     with the reason, where there is no GPU), and on cuda against
+#     fakecuda, a model of the CUDA driver (the suite alone, p2p next to a
+#     cpu device each way, the pools off, lib_fuzz); the differential fuzzer
 #     lib_fuzz, 200 programs of 200 ops on cpu (two devices), the seed of
 #     the device fuzzer (FUZZ_SEED, 1 by default), as many with the array
 #     family mixed in, and 1000 of arrays and handles only
@@ -103,6 +105,34 @@ run_counted "libaccel on cpu under ASan and UBSan" env ASAN_OPTIONS=detect_leaks
 	"$T/accel_lib_test.asan"
 # Where there is no GPU, the cuda backend says why and its tests are skipped.
 run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test" -u
+# The cuda backend against fakecuda, a model of the CUDA driver
+# (tests/fakecuda, built where the CUDA headers are): two devices whose
+# memory the host cannot touch, streams that really run later. A model, not
+# ground truth: scripts/gpu-check.sh on a GPU is. Next to a cpu device with
+# one model GPU, so that the peer is the cpu device, as on a one-GPU machine.
+if [ -e "$T/fakecuda/libcuda.so.1" ]; then
+	fakecuda=(env "LD_LIBRARY_PATH=$top/$T/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+	run_counted "libaccel on cuda (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test"
+	run_counted "libaccel on cuda with a cpu peer (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" FAKECUDA_DEVICES=1 ACCEL_VISIBLE_DEVICES=cuda,cpu \
+		"$T/accel_lib_test" -t p2p
+	run_counted "libaccel on cpu with a cuda peer (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" FAKECUDA_DEVICES=1 ACCEL_VISIBLE_DEVICES=cpu,cuda \
+		"$T/accel_lib_test" -t p2p
+	run_counted "libaccel on cuda, ACCEL_POOL=off (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda ACCEL_POOL=off \
+		"$T/accel_lib_test" -t pool
+	run_one "libaccel fuzzer on cuda (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
+		"${lib_fuzz_args[@]}"
+	run_one "libaccel fuzzer with arrays on cuda (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
+		--seed "$seed" --programs 100 --ops 200 --only all,array \
+		${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
+else
+	echo "== no fakecuda (no CUDA headers in \$CUDA_HOME): the cuda backend's model runs are left out"
+fi
 run_one "libaccel fuzzer on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
 	ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" "${lib_fuzz_args[@]}"
 run_one "libaccel fuzzer with arrays on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
