@@ -1073,21 +1073,6 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuCtxSynchronize(void)
-{
-	struct fc_ctx *c;
-	CUresult r;
-
-	lock();
-	r = current(&c);
-	if (r)
-		return unlock_ret(r);
-	for (struct fc_stream *s = fc.streams; s; s = s->next)
-		if (s->ctx == c)
-			wait_for(s, s->submitted);
-	return unlock_ret(CUDA_SUCCESS);
-}
-
 CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
 	struct fc_ctx *c, *p = (struct fc_ctx *)peer;
