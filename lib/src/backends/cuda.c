@@ -45,10 +45,9 @@ const struct accel_backend accel_backend_cuda = {
 	X(cuDevicePrimaryCtxRetain) X(cuCtxPushCurrent) X(cuCtxPopCurrent) \
 	X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)	\
 	X(cuMemHostRegister) X(cuMemHostUnregister)			\
-	X(cuMemAllocManaged) X(cuMemcpy) X(cuMemcpyAsync) X(cuMemcpyPeer) \
-	X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyHtoDAsync) \
-	X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) \
-	X(cuMemcpyPeerAsync) X(cuMemsetD8) X(cuMemsetD8Async)		\
+	X(cuMemAllocManaged) X(cuMemcpyAsync) X(cuMemcpyHtoDAsync)	\
+	X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeerAsync)	\
+	X(cuMemsetD8Async)						\
 	X(cuMemGetInfo) X(cuStreamCreate) X(cuStreamDestroy)		\
 	X(cuStreamQuery) X(cuStreamSynchronize) X(cuStreamWaitEvent)	\
 	X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)		\
@@ -145,18 +144,30 @@ static CUdeviceptr dptr(const struct accel_side *s)
 /* ------------------------------------------------------------------ */
 /* Memory */
 
+/*
+ * Synchronous work runs on the calling thread's per-thread default stream,
+ * then waits for it. The core has already waited for the work the call
+ * must follow; unlike the legacy default stream, this one does not also
+ * wait for what the blocking streams (libaccel's) got since, and no other
+ * thread's work on it can delay the wait.
+ */
+#define SYNC_STREAM CU_STREAM_PER_THREAD
+
+static CUresult finish_sync(CUresult r)
+{
+	return r ? r : cu.cuStreamSynchronize(SYNC_STREAM);
+}
+
 /* Managed memory starts on the device, where it counts in the stats. */
 static CUresult place_on_device(struct accel_device *dev, CUdeviceptr p,
 				size_t size)
 {
 	CUmemLocation loc = { .type = CU_MEM_LOCATION_TYPE_DEVICE,
 			      .id = ((struct cuda_dev *)dev->priv)->ordinal };
-	CUresult r;
 
 	if (!cu.cuMemPrefetchAsync)
 		return CUDA_SUCCESS;
-	r = cu.cuMemPrefetchAsync(p, size, loc, 0, NULL);
-	return r ? r : cu.cuStreamSynchronize(NULL);
+	return finish_sync(cu.cuMemPrefetchAsync(p, size, loc, 0, SYNC_STREAM));
 }
 
 /*
@@ -288,12 +299,6 @@ static C_Status cuda_host_unregister(struct accel_device *dev,
 		    "unpinning host memory");
 }
 
-/* Synchronous work runs on the legacy default stream, then waits for it. */
-static CUresult finish_sync(CUresult r)
-{
-	return r ? r : cu.cuStreamSynchronize(NULL);
-}
-
 static bool on_device(const struct accel_side *s)
 {
 	return s->in_alloc && s->alloc.kind == ACCEL_KIND_DEVICE;
@@ -303,18 +308,6 @@ static bool on_device(const struct accel_side *s)
  * The copy functions of a known direction where the sides say it (they
  * skip the driver's pointer lookups); unified addressing otherwise.
  */
-static CUresult copy_sync(const struct accel_side *dst,
-			  const struct accel_side *src, size_t size)
-{
-	if (on_device(dst) && on_device(src))
-		return cu.cuMemcpyDtoD(dptr(dst), dptr(src), size);
-	if (on_device(dst) && !src->in_alloc)
-		return cu.cuMemcpyHtoD(dptr(dst), src->ptr, size);
-	if (!dst->in_alloc && on_device(src))
-		return cu.cuMemcpyDtoH(dst->ptr, dptr(src), size);
-	return cu.cuMemcpy(dptr(dst), dptr(src), size);
-}
-
 static CUresult copy_async(const struct accel_side *dst,
 			   const struct accel_side *src, size_t size,
 			   CUstream stream)
@@ -340,7 +333,7 @@ static C_Status cuda_copy(struct accel_device *dev, void *stream,
 	if (stream)
 		r = copy_async(dst, src, size, stream);
 	else
-		r = finish_sync(copy_sync(dst, src, size));
+		r = finish_sync(copy_async(dst, src, size, SYNC_STREAM));
 	return done(r, dev, "copying");
 }
 
@@ -355,7 +348,8 @@ static C_Status cuda_set(struct accel_device *dev, void *stream,
 	if (stream)
 		r = cu.cuMemsetD8Async(dptr(dst), value, size, stream);
 	else
-		r = finish_sync(cu.cuMemsetD8(dptr(dst), value, size));
+		r = finish_sync(cu.cuMemsetD8Async(dptr(dst), value, size,
+						   SYNC_STREAM));
 	return done(r, dev, "setting memory");
 }
 
@@ -395,9 +389,9 @@ static C_Status cuda_copy_peer(struct accel_device *run, void *stream,
 		r = cu.cuMemcpyPeerAsync(dptr(dst), ctx_of(dst_dev), dptr(src),
 					 ctx_of(src_dev), size, stream);
 	else
-		r = finish_sync(cu.cuMemcpyPeer(dptr(dst), ctx_of(dst_dev),
-						dptr(src), ctx_of(src_dev),
-						size));
+		r = finish_sync(cu.cuMemcpyPeerAsync(dptr(dst), ctx_of(dst_dev),
+						     dptr(src), ctx_of(src_dev),
+						     size, SYNC_STREAM));
 	return done(r, run, "copying between devices");
 }
 
