@@ -93,8 +93,9 @@ int parse_layout(PyObject *shape, PyObject *dtype, PyObject *strides,
 	l->ndim = -1;
 	if (parse_sizes(shape, "shape", &l->ndim, l->shape, false) < 0)
 		return -1;
-	/* numpy.dtype(None) is float64, Numba's default */
-	l->dtype = dtype_of_descr(dtype ? dtype : Py_None);
+	/* float64 by default, as numpy.dtype(None) is */
+	l->dtype = dtype && dtype != Py_None ? dtype_of_descr(dtype) :
+		   accel_dtype(ACCEL_FLOAT64);
 	if (!l->dtype)
 		return -1;
 	if (strides && strides != Py_None) {

@@ -32,11 +32,17 @@ PyObject *descr_of(accel_dtype_t dtype)
  */
 accel_dtype_t dtype_of_descr(PyObject *obj)
 {
-	PyObject *d = PyObject_CallFunctionObjArgs(dtype_type, obj, NULL);
-	PyObject *str = d ? PyObject_GetAttrString(d, "str") : NULL;
-	const char *s = str ? PyUnicode_AsUTF8AndSize(str, NULL) : NULL;
+	PyObject *d, *str;
+	const char *s;
 	accel_dtype_t found = NULL;
 
+	/* NumPy's dtypes of the native scalars are singletons: no call then */
+	for (int i = 0; i < ACCEL_SCALAR_COUNT; i++)
+		if (obj == scalar_dtypes[i])
+			return accel_dtype(i);
+	d = PyObject_CallFunctionObjArgs(dtype_type, obj, NULL);
+	str = d ? PyObject_GetAttrString(d, "str") : NULL;
+	s = str ? PyUnicode_AsUTF8AndSize(str, NULL) : NULL;
 	for (int i = 0; s && !found && i < ACCEL_SCALAR_COUNT; i++)
 		if (!strcmp(s, accel_dtype_typestr(accel_dtype(i))))
 			found = accel_dtype(i);
@@ -119,6 +125,9 @@ bool layout_contiguous(const struct numpy_layout *l, char order)
 
 PyObject *numpy_asanyarray(PyObject *obj)
 {
+	/* what numpy.asanyarray() gives an array, without the call */
+	if (is_ndarray(obj))
+		return Py_NewRef(obj);
 	return PyObject_CallFunctionObjArgs(asanyarray, obj, NULL);
 }
 
