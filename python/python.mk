@@ -6,6 +6,8 @@
 # build/python; its suite is tests/python (pytest).
 PYTHON := /usr/bin/python3
 PY_MOD = $(BUILD)/python/accel.abi3.so
+# accel_numba: Numba's EMM plugin over libaccel, in Python (ctypes)
+PY_PURE = $(BUILD)/python/accel_numba.py
 PY_SRC := $(wildcard python/*.c)
 PY_CFLAGS = -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	    -Wno-missing-field-initializers -Wno-unused-parameter \
@@ -17,7 +19,11 @@ PY_SITE = $(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % 
 
 .PHONY: python install-python
 
-python: $(PY_MOD)
+python: $(PY_MOD) $(PY_PURE)
+
+$(PY_PURE): $(BUILD)/python/%: python/%
+	@mkdir -p $(@D)
+	cp $< $@
 
 # A module built for one Python version (accel.cpython-311-*.so, as
 # earlier builds made) would be imported before the abi3 one: it goes.
@@ -29,4 +35,4 @@ $(PY_MOD): $(PY_SRC) python/accel_py.h $(LIB_HDR) $(LIB_SO) | deps
 
 install-python: python
 	install -d $(DESTDIR)$(PY_SITE)
-	install -m 644 $(PY_MOD) $(DESTDIR)$(PY_SITE)/
+	install -m 644 $(PY_MOD) $(PY_PURE) $(DESTDIR)$(PY_SITE)/
