@@ -130,6 +130,17 @@ if [ -e "$T/fakecuda/libcuda.so.1" ]; then
 		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
 		--seed "$seed" --programs 100 --ops 200 --only all,array \
 		${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
+	run_counted "Paddle plugin loader on cuda (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_test"
+	run_counted "libaccel suite through the Paddle plugin on cuda (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite"
+	for e in occa_memory occa_wrap_memory taichi_memory numba_memory; do
+		run_one "example $e on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "build/examples/$e"
+	done
+	# the CUDA array interface, DLPack's kDLCUDA and native streams
+	run_counted "the Python module on cuda (fakecuda, a model of the driver)" \
+		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda scripts/pytest-suite.sh
 else
 	echo "== no fakecuda (no CUDA headers in \$CUDA_HOME): the cuda backend's model runs are left out"
 fi
