@@ -28,7 +28,9 @@ driver (GetIpcHandleMixin): the pool's chunks are cuMemAlloc allocations,
 and a handle names the chunk and the block's offset in it.
 """
 import ctypes
+import itertools
 import os
+import threading
 
 from numba.cuda import (GetIpcHandleMixin, HostOnlyCUDAMemoryManager,
                         MemoryInfo, MemoryPointer)
@@ -67,6 +69,13 @@ def _load_libaccel():
 
 
 _lib = None
+
+# The adopted legacy default stream of each device (by libaccel id): one
+# for the process, not one per Numba context, which cuda.close() and a
+# new context would otherwise leak into the device's streams for good.
+_legacy_streams = {}
+_tokens = itertools.count(1)
+_adopt_lock = threading.Lock()
 
 
 def _libaccel():
@@ -109,9 +118,18 @@ class AccelNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
         self._check(lib.accel_device_pool(ctypes.byref(self._device),
                                           ctypes.byref(pool)),
                     "opening the device's pool")
-        self._check(lib.accel_stream_create_external(
-            ctypes.byref(self._device), _LEGACY_STREAM, ctypes.byref(stream)),
-            "adopting the legacy default stream")
+        with _adopt_lock:
+            if ident.value not in _legacy_streams:
+                self._check(lib.accel_stream_create_external(
+                    ctypes.byref(self._device), _LEGACY_STREAM,
+                    ctypes.byref(stream)),
+                    "adopting the legacy default stream")
+                _legacy_streams[ident.value] = stream
+            stream = _legacy_streams[ident.value]
+        # live blocks by a token of their own, not by address: a block that
+        # reset() took back may be handed out again at the same address
+        # while the old MemoryPointer lives on, and its finalizer must not
+        # free the new one
         self._live = {}
         self._pool, self._stream = pool, stream
 
@@ -132,19 +150,20 @@ class AccelNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
             from numba.cuda.cudadrv.driver import CudaAPIError
             raise CudaAPIError(2, f"accel_numba: allocating {size} bytes: {msg}")
         address = ptr.value or 0
+        token = next(_tokens)
         if address:
-            self._live[address] = size
+            self._live[token] = (address, size)
         return MemoryPointer(self.context, _device_pointer(address), size,
-                             finalizer=self._finalizer(address))
+                             finalizer=self._finalizer(token))
 
-    def _finalizer(self, address):
+    def _finalizer(self, token):
         live, pool, stream = self._live, self._pool, self._stream
 
         def free():
             # after reset() took it back, or a 0-byte block: nothing to do
-            size = live.pop(address, None)
-            if size is not None:
-                _libaccel().accel_pool_deallocate(pool, stream, address, size)
+            block = live.pop(token, None)
+            if block is not None:
+                _libaccel().accel_pool_deallocate(pool, stream, *block)
         return free
 
     def get_memory_info(self):
@@ -160,7 +179,7 @@ class AccelNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
         host allocations (HostOnlyCUDAMemoryManager's part)."""
         live = getattr(self, "_live", {})
         while live:
-            address, size = live.popitem()
+            _, (address, size) = live.popitem()
             _libaccel().accel_pool_deallocate(self._pool, self._stream,
                                               address, size)
         super().reset()
