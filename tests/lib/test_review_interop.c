@@ -424,12 +424,11 @@ static void *sync_copy_thread(void *arg)
  * accepts: NULL or 1). W1 came later: the call must return once W0 and
  * its own copy are done, with W1 still running.
  *
- * It does not: the copy runs on the per-thread default stream, which CUDA
- * orders behind all prior work of the legacy default stream, W1 included;
- * so any thread (or library: PyTorch's default stream is the legacy one)
- * that keeps the legacy stream busy starves every synchronous call. The
- * fix belongs in lib/src/backends/cuda.c (a non-blocking stream per thread
- * for synchronous work, since the core already waits for what it must).
+ * It did not when the copy ran on the per-thread default stream, which
+ * CUDA orders behind all prior work of the legacy default stream, W1
+ * included: any thread or library keeping the legacy stream busy
+ * (PyTorch's default stream is the legacy one) starved every synchronous
+ * call. Synchronous work now runs on a non-blocking stream per thread.
  */
 TEST_NOINIT(review_interop_sync_call_not_delayed_by_later_legacy_work)
 {
@@ -440,9 +439,6 @@ TEST_NOINIT(review_interop_sync_call_not_delayed_by_later_legacy_work)
 	bool w1_pending;
 
 	open_slow(ctx, 50000);
-	known_bug("a synchronous call on the per-thread default stream waits "
-		  "for work queued later on an adopted legacy default stream "
-		  "(accel.h, Ordering); fix in backends/cuda.c");
 	c.ctx = ctx;
 	c.dst = dalloc(ctx, 16);
 	scratch = dalloc(ctx, 4096);

@@ -145,17 +145,75 @@ static CUdeviceptr dptr(const struct accel_side *s)
 /* Memory */
 
 /*
- * Synchronous work runs on the calling thread's per-thread default stream,
- * then waits for it. The core has already waited for the work the call
- * must follow; unlike the legacy default stream, this one does not also
- * wait for what the blocking streams (libaccel's) got since, and no other
- * thread's work on it can delay the wait.
+ * Synchronous work runs on a non-blocking stream of the calling thread's
+ * own (one per device), then waits for it: the core has already waited for
+ * the work the call must follow, and nothing queued later may delay it.
+ * CUDA's default streams would: the legacy one waits for the blocking
+ * streams (libaccel's, with work queued after the call began), and the
+ * per-thread one for the legacy one (PyTorch's default stream, say).
  */
-#define SYNC_STREAM CU_STREAM_PER_THREAD
+#define SYNC_DEVICES 64
 
-static CUresult finish_sync(CUresult r)
+struct sync_stream {
+	CUcontext ctx;
+	CUstream stream;
+};
+
+static pthread_key_t sync_key;
+static pthread_once_t sync_key_once = PTHREAD_ONCE_INIT;
+
+/* a thread's streams go with it */
+static void sync_streams_free(void *p)
 {
-	return r ? r : cu.cuStreamSynchronize(SYNC_STREAM);
+	struct sync_stream *ss = p;
+	CUcontext unused;
+
+	for (int i = 0; i < SYNC_DEVICES; i++)
+		if (ss[i].stream && !cu.cuCtxPushCurrent(ss[i].ctx)) {
+			cu.cuStreamDestroy(ss[i].stream);
+			cu.cuCtxPopCurrent(&unused);
+		}
+	free(ss);
+}
+
+static void sync_key_create(void)
+{
+	pthread_key_create(&sync_key, sync_streams_free);
+}
+
+/* The calling thread's stream for synchronous work on @dev (current). */
+static CUresult sync_stream(struct accel_device *dev, CUstream *out)
+{
+	struct cuda_dev *cd = dev->priv;
+	struct sync_stream *ss;
+	CUresult r;
+
+	if (cd->ordinal >= SYNC_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_once(&sync_key_once, sync_key_create);
+	ss = pthread_getspecific(sync_key);
+	if (!ss) {
+		ss = calloc(SYNC_DEVICES, sizeof(*ss));
+		if (!ss || pthread_setspecific(sync_key, ss)) {
+			free(ss);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	ss += cd->ordinal;
+	if (!ss->stream) {
+		r = cu.cuStreamCreate(&ss->stream, CU_STREAM_NON_BLOCKING);
+		if (r)
+			return r;
+		ss->ctx = cd->ctx;
+	}
+	*out = ss->stream;
+	return CUDA_SUCCESS;
+}
+
+/* @r of work queued on @stream, then the wait for it */
+static CUresult finish_sync(CUresult r, CUstream stream)
+{
+	return r ? r : cu.cuStreamSynchronize(stream);
 }
 
 /* Managed memory starts on the device, where it counts in the stats. */
@@ -164,10 +222,13 @@ static CUresult place_on_device(struct accel_device *dev, CUdeviceptr p,
 {
 	CUmemLocation loc = { .type = CU_MEM_LOCATION_TYPE_DEVICE,
 			      .id = ((struct cuda_dev *)dev->priv)->ordinal };
+	CUstream s = NULL;
+	CUresult r;
 
 	if (!cu.cuMemPrefetchAsync)
 		return CUDA_SUCCESS;
-	return finish_sync(cu.cuMemPrefetchAsync(p, size, loc, 0, SYNC_STREAM));
+	r = sync_stream(dev, &s);
+	return r ? r : finish_sync(cu.cuMemPrefetchAsync(p, size, loc, 0, s), s);
 }
 
 /*
@@ -325,15 +386,18 @@ static C_Status cuda_copy(struct accel_device *dev, void *stream,
 			  const struct accel_side *dst,
 			  const struct accel_side *src, size_t size)
 {
-	CUresult r;
+	CUstream s = stream;
+	CUresult r = CUDA_SUCCESS;
 
 	if (push(dev) != C_SUCCESS)
 		return C_FAILED;
 	/* a pageable source is staged by the driver before the call returns */
-	if (stream)
-		r = copy_async(dst, src, size, stream);
-	else
-		r = finish_sync(copy_async(dst, src, size, SYNC_STREAM));
+	if (!stream)
+		r = sync_stream(dev, &s);
+	if (!r)
+		r = copy_async(dst, src, size, s);
+	if (!stream)
+		r = finish_sync(r, s);
 	return done(r, dev, "copying");
 }
 
@@ -341,15 +405,17 @@ static C_Status cuda_set(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst, uint8_t value,
 			 size_t size)
 {
-	CUresult r;
+	CUstream s = stream;
+	CUresult r = CUDA_SUCCESS;
 
 	if (push(dev) != C_SUCCESS)
 		return C_FAILED;
-	if (stream)
-		r = cu.cuMemsetD8Async(dptr(dst), value, size, stream);
-	else
-		r = finish_sync(cu.cuMemsetD8Async(dptr(dst), value, size,
-						   SYNC_STREAM));
+	if (!stream)
+		r = sync_stream(dev, &s);
+	if (!r)
+		r = cu.cuMemsetD8Async(dptr(dst), value, size, s);
+	if (!stream)
+		r = finish_sync(r, s);
 	return done(r, dev, "setting memory");
 }
 
@@ -380,18 +446,19 @@ static C_Status cuda_copy_peer(struct accel_device *run, void *stream,
 			       struct accel_device *src_dev,
 			       const struct accel_side *src, size_t size)
 {
-	CUresult r;
+	CUstream s = stream;
+	CUresult r = CUDA_SUCCESS;
 
 	if (push(run) != C_SUCCESS)
 		return C_FAILED;
 	enable_peer_access(run, run == src_dev ? dst_dev : src_dev);
-	if (stream)
+	if (!stream)
+		r = sync_stream(run, &s);
+	if (!r)
 		r = cu.cuMemcpyPeerAsync(dptr(dst), ctx_of(dst_dev), dptr(src),
-					 ctx_of(src_dev), size, stream);
-	else
-		r = finish_sync(cu.cuMemcpyPeerAsync(dptr(dst), ctx_of(dst_dev),
-						     dptr(src), ctx_of(src_dev),
-						     size, SYNC_STREAM));
+					 ctx_of(src_dev), size, s);
+	if (!stream)
+		r = finish_sync(r, s);
 	return done(r, run, "copying between devices");
 }
 
