@@ -16,9 +16,14 @@
  * behind an event recorded on it.
  *
  * The adopted streams are kept for the life of the process, as PyTorch
- * keeps its streams. A CUstream destroyed and another one created at the
- * same address would share its blocks without a wait: PyTorch's own
- * caching allocator keys its blocks by stream the same way.
+ * keeps its own streams. So the CUstream of a torch.cuda.ExternalStream
+ * that PyTorch allocated on must outlive the process's use of libaccel:
+ * once its owner destroys it, libaccel's device-wide waits fail (known,
+ * not fixed: review_interop_torch_stream_destroyed_by_its_owner). Dropping
+ * a stream with its last block would cost a wait on the host at that free.
+ * A CUstream destroyed and another one created at the same address would
+ * share its blocks without a wait: PyTorch's own caching allocator keys
+ * its blocks by stream the same way.
  */
 #include <pthread.h>
 #include <stdatomic.h>
