@@ -65,7 +65,30 @@ def _load_libaccel():
         fn.restype = ctypes.c_int
     lib.accel_get_last_error.restype = cp
     lib.accel_get_last_error.argtypes = ()
+    lib.accel_peek_last_error_code.restype = ctypes.c_int
+    lib.accel_peek_last_error_code.argtypes = ()
     return lib
+
+
+_ACCEL_ERROR_OUT_OF_MEMORY = 2    # enum accel_error
+
+
+def _out_of_memory(size, why):
+    """Numba's own out-of-memory error, with the code its binding uses."""
+    from numba.cuda.cudadrv.driver import CudaAPIError
+    try:
+        from cuda.bindings.driver import CUresult
+        code = CUresult.CUDA_ERROR_OUT_OF_MEMORY
+    except ImportError:
+        code = 2    # CUDA_ERROR_OUT_OF_MEMORY
+    return CudaAPIError(code, "accel_numba: allocating %d bytes: %s"
+                        % (size, why.decode(errors="replace")))
+
+
+def _error(what):
+    """libaccel's last error, about @what, as a RuntimeError"""
+    msg = _libaccel().accel_get_last_error().decode(errors="replace")
+    return RuntimeError(f"accel_numba: {what}: {msg}")
 
 
 _lib = None
@@ -136,8 +159,7 @@ class AccelNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
     @staticmethod
     def _check(status, what):
         if status != 0:
-            msg = _libaccel().accel_get_last_error().decode(errors="replace")
-            raise RuntimeError(f"accel_numba: {what}: {msg}")
+            raise _error(what)
 
     def memalloc(self, size):
         """A block of the pool, with no stream: reusable by any."""
@@ -145,10 +167,9 @@ class AccelNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
         ptr = ctypes.c_void_p()
         if lib.accel_pool_allocate(self._pool, None, ctypes.byref(ptr),
                                    size) != 0:
-            msg = lib.accel_get_last_error().decode(errors="replace")
-            # Numba's own out-of-memory error, which its callers expect
-            from numba.cuda.cudadrv.driver import CudaAPIError
-            raise CudaAPIError(2, f"accel_numba: allocating {size} bytes: {msg}")
+            if lib.accel_peek_last_error_code() == _ACCEL_ERROR_OUT_OF_MEMORY:
+                raise _out_of_memory(size, lib.accel_get_last_error())
+            raise _error(f"allocating {size} bytes")
         address = ptr.value or 0
         token = next(_tokens)
         if address:
