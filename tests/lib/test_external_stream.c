@@ -226,3 +226,113 @@ TEST_PEER(external_stream_of_the_peer_refused)
 	CHECK(s == NULL);
 	OK(accel_stream_destroy(ctx->peer, peer_s));
 }
+
+/*
+ * Another library on the device, through the driver by hand: a
+ * non-blocking stream of its own (as PyTorch's are), and its reads.
+ */
+struct consumer {
+	int (*push)(void *ctx);
+	int (*pop)(void **ctx);
+	int (*d2h_async)(void *dst, unsigned long long src, size_t n, void *s);
+	int (*stream_sync)(void *s);
+	int (*stream_destroy)(void *s);
+	void *ctx;
+	void *stream;
+};
+
+static void consumer_open(struct suite_ctx *ctx, struct consumer *c)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW), *unused;
+	int (*device_get)(int *dev, int ordinal);
+	int (*primary_retain)(void **ctx, int dev);
+	int (*stream_create)(void **s, unsigned int flags);
+	int dev;
+
+	REQUIRE(lib);
+	*(void **)&device_get = dlsym(lib, "cuDeviceGet");
+	*(void **)&primary_retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
+	*(void **)&stream_create = dlsym(lib, "cuStreamCreate");
+	*(void **)&c->push = dlsym(lib, "cuCtxPushCurrent_v2");
+	*(void **)&c->pop = dlsym(lib, "cuCtxPopCurrent_v2");
+	*(void **)&c->d2h_async = dlsym(lib, "cuMemcpyDtoHAsync_v2");
+	*(void **)&c->stream_sync = dlsym(lib, "cuStreamSynchronize");
+	*(void **)&c->stream_destroy = dlsym(lib, "cuStreamDestroy_v2");
+	REQUIRE(device_get && primary_retain && stream_create && c->push &&
+		c->pop && c->d2h_async && c->stream_sync && c->stream_destroy);
+	REQUIRE(device_get(&dev, atoi(ctx->name + 5)) == 0);
+	REQUIRE(primary_retain(&c->ctx, dev) == 0 && c->push(c->ctx) == 0);
+	REQUIRE(stream_create(&c->stream, 1 /* CU_STREAM_NON_BLOCKING */) == 0);
+	c->pop(&unused);
+}
+
+/* read @n bytes at @d into @out on the consumer's stream, past libaccel */
+static void consumer_read(struct consumer *c, void *out, const void *d,
+			  size_t n)
+{
+	void *unused;
+
+	REQUIRE(c->push(c->ctx) == 0);
+	CHECK(c->d2h_async(out, (uintptr_t)d, n, c->stream) == 0);
+	CHECK(c->stream_sync(c->stream) == 0);
+	c->pop(&unused);
+}
+
+static void consumer_close(struct consumer *c)
+{
+	void *unused;
+
+	REQUIRE(c->push(c->ctx) == 0);
+	CHECK(c->stream_destroy(c->stream) == 0);
+	c->pop(&unused);
+}
+
+/*
+ * accel_native_stream_wait_event(): a consumer's CUstream waits, on the
+ * device, for a libaccel stream's work (DLPack's stream argument).
+ */
+TEST(native_stream_waits_for_an_event)
+{
+	const size_t n = 32u << 20;
+	uint8_t *d = dalloc(ctx, n), *out = xmalloc(n);
+	struct consumer c;
+	void *busy, *src;
+	C_Stream producer;
+	C_Event e;
+
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	if (!on_cuda(ctx)) {
+		FAILS_WITH(ACCEL_ERROR_NOT_SUPPORTED,
+			   accel_native_stream_wait_event(ctx->dev, LEGACY, e));
+		OK(accel_event_destroy(ctx->dev, e));
+		goto out;
+	}
+	consumer_open(ctx, &c);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &producer));
+	OK(accel_device_memory_set(ctx->dev, d, 0, n));
+	src = dalloc(ctx, n);
+	OK(accel_device_memory_set(ctx->dev, src, 0x3c, n));
+	busy = dalloc(ctx, 2 * BUSY_HALF);	/* the producer's write comes late */
+	busy_chain(ctx->dev, producer, busy, BUSY_START);
+	OK(accel_async_memory_copy_d2d(ctx->dev, producer, d, src, n));
+	OK(accel_event_record(ctx->dev, producer, e));
+	OK(accel_native_stream_wait_event(ctx->dev, c.stream, e));
+	consumer_read(&c, out, d, n);
+	CHECK(check_bytes(out, n, 0x3c));
+	/* the legacy and per-thread default streams by their numbers */
+	OK(accel_native_stream_wait_event(ctx->dev, LEGACY, e));
+	OK(accel_native_stream_wait_event(ctx->dev, PER_THREAD, e));
+	OK(accel_native_stream_wait_event(ctx->dev, NULL, e));
+	OK(accel_stream_destroy(ctx->dev, producer));
+	consumer_close(&c);
+	dfree(ctx, busy, 2 * BUSY_HALF);
+	dfree(ctx, src, n);
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_native_stream_wait_event(ctx->dev, LEGACY, NULL));
+	OK(accel_event_destroy(ctx->dev, e));
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_native_stream_wait_event(ctx->dev, LEGACY, e));
+out:
+	dfree(ctx, d, n);
+	free(out);
+}

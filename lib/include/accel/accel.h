@@ -258,6 +258,22 @@ ACCEL_EXPORT C_Status accel_native_stream_synchronize(const C_Device device,
 						      void *native);
 
 /*
+ * accel_native_stream_wait_event - make later work on another library's
+ * stream @native of @device (a CUstream; NULL or 1: the legacy default
+ * stream, 2: the calling thread's per-thread default stream) wait until the
+ * work before @event's current record has completed, without blocking the
+ * caller: how a consumer's stream is ordered after a libaccel stream (the
+ * stream argument of DLPack's __dlpack__)
+ *
+ * As accel_stream_wait_event(): bound to the record current at the call;
+ * an event of another device makes the caller wait instead. Fails with
+ * ACCEL_ERROR_NOT_SUPPORTED on the other backends.
+ */
+ACCEL_EXPORT C_Status accel_native_stream_wait_event(const C_Device device,
+						     void *native,
+						     C_Event event);
+
+/*
  * accel_stream_create_external - another library's stream @native of
  * @device as a libaccel stream, into *stream: work libaccel queues on it
  * (copies, sets, event records and waits, pool frees) runs in order with

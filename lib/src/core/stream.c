@@ -231,6 +231,24 @@ C_Status accel_native_stream_synchronize(const C_Device device, void *native)
 	return dev->be->stream_sync(dev, native);
 }
 
+C_Status accel_native_stream_wait_event(const C_Device device, void *native,
+					C_Event event)
+{
+	struct accel_device *dev;
+	struct accel_event *e ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev || native_streams(dev) != C_SUCCESS)
+		return C_FAILED;
+	e = event_lookup(dev, event, false);
+	if (!e)
+		return C_FAILED;
+	if (e->dev != dev)	/* another device's work: wait here */
+		return e->dev->be->event_sync(e->dev, e->priv);
+	return dev->be->stream_wait_event(dev, native, e->priv);
+}
+
 C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
 				 C_Event event)
 {
