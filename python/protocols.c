@@ -100,16 +100,19 @@ static void capsule_destructor(PyObject *capsule)
 }
 
 /*
- * Whether the consumer's @stream asks to wait for the array's stream:
- * None does (and is the only value for host memory), -1 does not, and on
- * a device a stream number does too (the library cannot order a stream
- * that is not its own, so it waits).
+ * The consumer's @stream (DLPack): None asks for the array's data ready for
+ * any stream (the only value for host memory), -1 for no ordering at all,
+ * and on a device another number names the consumer's stream (1 and 2:
+ * CUDA's legacy and per-thread default streams), into *native. *sync: the
+ * export itself must wait for the array's stream.
  */
-static int wants_sync(PyObject *stream, DLDevice d, int *sync)
+static int consumer_stream(PyObject *stream, DLDevice d, int *sync,
+			   void **native)
 {
 	long v;
 
 	*sync = 1;
+	*native = NULL;
 	if (!stream || stream == Py_None)
 		return 0;
 	if (!PyLong_Check(stream)) {
@@ -125,7 +128,40 @@ static int wants_sync(PyObject *stream, DLDevice d, int *sync)
 	if (v == -1 && PyErr_Occurred())
 		return -1;
 	*sync = v != -1;
+	if (v != -1 && (d.device_type == kDLCUDA || d.device_type == kDLCUDAHost ||
+			d.device_type == kDLCUDAManaged)) {
+		*native = PyLong_AsVoidPtr(stream);
+		if (!*native && PyErr_Occurred())
+			return -1;
+		*sync = 0;
+	}
 	return 0;
+}
+
+/*
+ * Make the consumer's CUstream @native wait, on the device, for the work
+ * queued on the array's stream so far, without a wait here: an event
+ * recorded there, waited for on the consumer's stream. An array with no
+ * stream has nothing queued for it.
+ */
+static C_Status order_consumer(DeviceArrayObject *self, void *native)
+{
+	C_Device dev = device_handle(self->dev);
+	struct accel_array_interface iface;
+	C_Event e;
+	C_Status st;
+
+	if (accel_array_get_interface(self->ary, &iface) != C_SUCCESS)
+		return C_FAILED;
+	if (!iface.stream)
+		return C_SUCCESS;
+	if (accel_event_create(dev, &e) != C_SUCCESS)
+		return C_FAILED;
+	st = accel_event_record(dev, iface.stream, e);
+	if (st == C_SUCCESS)
+		st = accel_native_stream_wait_event(dev, native, e);
+	accel_event_destroy(dev, e);
+	return st;
 }
 
 PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
@@ -133,13 +169,23 @@ PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
 	static char *kw[] = { "stream", NULL };
 	PyObject *stream = Py_None, *capsule;
 	DLManagedTensor *t;
+	void *native;
 	DLDevice d;
 	C_Status st;
 	int sync;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$O:__dlpack__", kw, &stream) ||
-	    dlpack_device(self, &d) < 0 || wants_sync(stream, d, &sync) < 0)
+	    dlpack_device(self, &d) < 0 ||
+	    consumer_stream(stream, d, &sync, &native) < 0)
 		return NULL;
+	/* a stream is a CUstream only where the array has the interface */
+	if (native && !accel_array_has_interface(self->ary))
+		sync = 1;
+	else if (native) {
+		WITHOUT_GIL(st, order_consumer(self, native));
+		if (st != C_SUCCESS)
+			return raise_accel();
+	}
 	WITHOUT_GIL(st, accel_array_to_dlpack(self->ary, sync, &t));
 	if (st != C_SUCCESS) {
 		if (accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED) {

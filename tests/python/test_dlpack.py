@@ -430,3 +430,30 @@ def test_bad_dlpack_producers_raise_cleanly():
             if isinstance(obj, BadDevice) and ok:
                 continue   # a consumer may ignore __dlpack_device__
             assert not ok, (obj, fn)
+
+
+@pytest.mark.cuda_only
+@pytest.mark.parametrize("consumer", ["legacy", "per-thread", "another"])
+def test_dlpack_stream_names_the_consumers_cuda_stream(consumer):
+    """__dlpack__(stream=N) on cuda orders the consumer's CUstream N after
+    the array's stream, on the device; the data it then reads is the
+    array's, whatever was still queued when it was exported."""
+    s1, s2 = accel.stream(), accel.stream()
+    host = np.arange(1 << 22, dtype=np.float32)
+    d = accel.to_device(host, stream=s1)
+    other = accel.device_array(1, stream=s2)
+    native = {"legacy": 1, "per-thread": 2,
+              "another": other.__cuda_array_interface__["stream"]}[consumer]
+    assert isinstance(native, int) and native
+
+    class Once:
+        def __dlpack__(self, stream=None):
+            return d.__dlpack__(stream=native)
+
+        def __dlpack_device__(self):
+            return d.__dlpack_device__()
+
+    v = accel.as_cuda_array(Once())
+    s1.synchronize()
+    s2.synchronize()
+    np.testing.assert_array_equal(v.copy_to_host(), host)
