@@ -74,6 +74,21 @@ static struct accel_event *device_event(const C_Device device, C_Event event,
 	return *dev ? event_lookup(*dev, event, true) : NULL;
 }
 
+/*
+ * The device a new stream is for, with *stream cleared so that a failure
+ * leaves no stale handle; NULL with the error set
+ */
+static struct accel_device *new_stream_device(const C_Device device,
+					      C_Stream *stream)
+{
+	if (!stream) {
+		accel_error("stream is NULL");
+		return NULL;
+	}
+	*stream = NULL;
+	return accel_device_lookup(device);
+}
+
 /* @priv, the backend's stream of @dev, as a new stream handle into *stream */
 static C_Status stream_add(struct accel_device *dev, void *priv, bool external,
 			   C_Stream *stream)
@@ -104,10 +119,7 @@ C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 	void *priv;
 
 	ACCEL_ENTER();
-	if (!stream)
-		return accel_error("stream is NULL");
-	*stream = NULL;	/* a failure leaves no stale handle */
-	dev = accel_device_lookup(device);
+	dev = new_stream_device(device, stream);
 	if (!dev)
 		return C_FAILED;
 	if (dev->be->stream_create(dev, &priv) != C_SUCCESS)
@@ -209,10 +221,7 @@ C_Status accel_stream_create_external(const C_Device device, void *native,
 	void *priv;
 
 	ACCEL_ENTER();
-	if (!stream)
-		return accel_error("stream is NULL");
-	*stream = NULL;
-	dev = accel_device_lookup(device);
+	dev = new_stream_device(device, stream);
 	if (!dev || native_streams(dev) != C_SUCCESS)
 		return C_FAILED;
 	if (dev->be->stream_adopt(dev, native, &priv) != C_SUCCESS)
