@@ -66,6 +66,7 @@ static int parse_sizes(PyObject *obj, const char *what, int *n, size_t *out,
 static int parse_order(PyObject *obj, char *order, const char *allowed)
 {
 	const char *s;
+	Py_ssize_t len;
 
 	if (!obj) {
 		*order = 'C';
@@ -75,8 +76,9 @@ static int parse_order(PyObject *obj, char *order, const char *allowed)
 		raise_not(obj, "order must be a str");
 		return -1;
 	}
-	s = PyUnicode_AsUTF8AndSize(obj, NULL);
-	if (!s || strlen(s) != 1 || !strchr(allowed, s[0])) {
+	s = PyUnicode_AsUTF8AndSize(obj, &len);
+	/* one character, which strchr() would find for a NUL too */
+	if (!s || len != 1 || !s[0] || !strchr(allowed, s[0])) {
 		PyErr_Clear();
 		PyErr_Format(PyExc_ValueError, "order must be one of '%s', not %R",
 			     allowed, obj);

@@ -242,14 +242,24 @@ static int sync_foreign_stream(PyObject *stream, int dev)
 static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
 {
 	struct accel_array_interface iface;
-	PyObject *stream = NULL;
+	PyObject *stream = NULL, *d;
 	accel_array_t ary;
 	C_Status st;
+	int r;
 
-	if (parse_cai(cai, &iface, &stream) < 0)
+	/*
+	 * Read from a copy: the dict's entries are borrowed while they are
+	 * read, and reading them runs the producer's code (an __index__ or a
+	 * __bool__), which could empty the producer's own dict meanwhile.
+	 */
+	d = PyDict_Check(cai) ? PyDict_Copy(cai) : Py_NewRef(cai);
+	if (!d)
 		return NULL;
-	if (sync && stream && stream != Py_None &&
-	    sync_foreign_stream(stream, dev) < 0)
+	r = parse_cai(d, &iface, &stream);
+	if (r == 0 && sync && stream && stream != Py_None)
+		r = sync_foreign_stream(stream, dev);
+	Py_DECREF(d);
+	if (r < 0)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_from_interface(device_handle(dev), &iface,
 						   0, &ary));

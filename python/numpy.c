@@ -10,6 +10,13 @@
 #include "accel_py.h"
 
 PyTypeObject *ndarray_type;
+/*
+ * numpy.ndarray's own buffer slots: a subclass's __buffer__ (Python 3.12
+ * on) could export other memory, which this module would then use after
+ * the export is released, while the array holds only its own
+ */
+static int (*ndarray_getbuffer)(PyObject *, Py_buffer *, int);
+static void (*ndarray_releasebuffer)(PyObject *, Py_buffer *);
 static PyObject *dtype_type;		/* numpy.dtype */
 static PyObject *asanyarray;		/* numpy.asanyarray */
 /* the dtypes of the library's scalars, made once: attributes ask often */
@@ -58,6 +65,14 @@ accel_dtype_t dtype_of_descr(PyObject *obj)
 /* ------------------------------------------------------------------ */
 /* Arrays in */
 
+/* PyBuffer_Release() with numpy.ndarray's own slot (of any subclass) */
+static void release_ndarray_buffer(Py_buffer *view)
+{
+	if (ndarray_releasebuffer)
+		ndarray_releasebuffer(view->obj, view);
+	Py_CLEAR(view->obj);
+}
+
 int numpy_layout(PyObject *arr, struct numpy_layout *l)
 {
 	PyObject *dtype = PyObject_GetAttrString(arr, "dtype");
@@ -67,12 +82,20 @@ int numpy_layout(PyObject *arr, struct numpy_layout *l)
 	memset(l, 0, sizeof(*l));
 	l->dtype = dtype ? dtype_of_descr(dtype) : NULL;
 	Py_XDECREF(dtype);
-	if (!l->dtype || PyObject_GetBuffer(arr, &view, PyBUF_STRIDES) < 0)
+	if (!l->dtype || ndarray_getbuffer(arr, &view, PyBUF_STRIDES) < 0)
 		return -1;
 	if (view.ndim > ACCEL_MAX_DIMS) {
 		PyErr_Format(PyExc_ValueError, "%d dimensions: at most %d are supported",
 			     view.ndim, ACCEL_MAX_DIMS);
-		PyBuffer_Release(&view);
+		release_ndarray_buffer(&view);
+		return -1;
+	}
+	/* a subclass's dtype property may lie: its entries would overrun the memory */
+	if ((size_t)view.itemsize != accel_dtype_size(l->dtype)) {
+		PyErr_Format(PyExc_ValueError,
+			     "the array's dtype says %zu-byte entries, its memory has %zd-byte ones",
+			     accel_dtype_size(l->dtype), view.itemsize);
+		release_ndarray_buffer(&view);
 		return -1;
 	}
 	l->ndim = view.ndim;
@@ -85,7 +108,7 @@ int numpy_layout(PyObject *arr, struct numpy_layout *l)
 	l->data = empty ? NULL : view.buf;
 	l->readonly = view.readonly;
 	/* the memory stays with @arr, which the caller holds */
-	PyBuffer_Release(&view);
+	release_ndarray_buffer(&view);
 	return 0;
 }
 
@@ -274,6 +297,12 @@ int numpy_init(void)
 	Py_DECREF(numpy);
 	if (!ndarray_type || !dtype_type || !asanyarray)
 		return -1;
+	ndarray_getbuffer = PyType_GetSlot(ndarray_type, Py_bf_getbuffer);
+	ndarray_releasebuffer = PyType_GetSlot(ndarray_type, Py_bf_releasebuffer);
+	if (!ndarray_getbuffer) {
+		PyErr_SetString(PyExc_ImportError, "numpy.ndarray has no buffer slot");
+		return -1;
+	}
 	for (int i = 0; i < ACCEL_SCALAR_COUNT; i++) {
 		scalar_dtypes[i] = PyObject_CallFunction(dtype_type, "s",
 							 accel_dtype_typestr(accel_dtype(i)));

@@ -283,8 +283,7 @@ static int check_host_accessible(DeviceArrayObject *self)
 /*
  * __array__(dtype=None, copy=None), NumPy 2's protocol: copy=None copies
  * only where needed, True always, False never (ValueError where it would
- * be needed). Another dtype needs a copy, and any dtype is given one
- * unless copy is False, as before NumPy 2, which passed no copy.
+ * be needed). Another dtype needs a copy; the array's own dtype does not.
  */
 PyObject *array_numpy(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
 {
@@ -300,11 +299,11 @@ PyObject *array_numpy(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
 	arr = numpy_view((PyObject *)self, ndarray_type);
 	if (!arr || (dtype == Py_None && copy != 1))
 		return arr;
-	if (!copy) {
+	if (copy != 1) {
 		/* astype(copy=False) is the array itself where no copy is needed */
 		r = PyObject_CallMethod(arr, "astype", "OssOO", dtype, "K",
 					"unsafe", Py_True, Py_False);
-		if (r && r != arr) {
+		if (r && r != arr && !copy) {
 			Py_CLEAR(r);
 			PyErr_SetString(PyExc_ValueError,
 					"__array__: another dtype needs a copy, which copy=False refuses");
