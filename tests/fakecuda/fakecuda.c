@@ -38,6 +38,16 @@
  *    CUDA_ERROR_INVALID_CONTEXT where one is needed and none is current.
  *  - Handles: unknown or destroyed streams, events and contexts give the
  *    errors the reference lists. FAKECUDA_TRACE=1 prints the calls that fail.
+ *  - The stream-ordered allocator, on each device's default memory pool:
+ *    cuMemAllocAsync's allocation is an operation on the stream (work
+ *    queued after it there may use the memory); cuMemFreeAsync's free is
+ *    one too, and work that names the memory after the call is refused as
+ *    out of bounds, a second free too; the stream reaching the free poisons
+ *    the memory and gives it back to the pool. The pool's reserved bytes
+ *    are the device's (cuMemGetInfo), reused before it grows, released at
+ *    a stream, event or context synchronize above the release threshold
+ *    (0 by default) and at cuMemPoolTrimTo; the reserved and used
+ *    attributes and their high watermarks are exact.
  *
  * What it does not: kernels, timing (events accept the flags and record
  * no time), arrays and 2D/3D copies, IPC, graphs, the virtual memory
@@ -45,13 +55,19 @@
  * managed memory's migration and oversubscription, peer access limits
  * (every pair of devices can), primary context reset on release, errors
  * of device code (sticky errors), and a fork after cuInit (the child's
- * calls fail with CUDA_ERROR_NOT_INITIALIZED, as CUDA's do).
+ * calls fail with CUDA_ERROR_NOT_INITIALIZED, as CUDA's do). Of the
+ * stream-ordered allocator: pools other than the default ones
+ * (cuMemPoolCreate, cuDeviceSetMemPool, cuMemAllocFromPoolAsync), access
+ * from peers, the reuse policies (the attributes are kept, not acted on),
+ * the pool's fragmentation (it counts bytes), and use of an allocation by
+ * another stream before its allocation completes (not caught).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +104,8 @@ struct fc_dep {
 	uint64_t seq;
 };
 
-enum fc_op_kind { FC_OP_COPY, FC_OP_SET, FC_OP_MARK };
+/* FC_OP_FREE: cuMemFreeAsync's, the memory back to its pool when reached */
+enum fc_op_kind { FC_OP_COPY, FC_OP_SET, FC_OP_MARK, FC_OP_FREE };
 
 struct fc_op {
 	struct fc_op *next;
@@ -98,6 +115,7 @@ struct fc_op {
 	const void *src;
 	size_t size;
 	uint8_t value;
+	uintptr_t freed;		/* FC_OP_FREE: the allocation's address */
 	void *staging;			/* a pageable source, copied at the call */
 	struct fc_dep *deps;		/* what must complete first */
 	int ndeps;
@@ -134,6 +152,24 @@ struct fc_alloc {
 	int dev;
 	struct fc_ctx *ctx;
 	unsigned long long id;
+	bool pooled;			/* cuMemAllocAsync's: its pool's bytes */
+	bool freeing;			/* its free is queued: no use from now */
+};
+
+/*
+ * A device's default memory pool (cuMemAllocAsync's). The model counts
+ * bytes, not ranges: @reserved is what the pool holds of the device's
+ * memory (charged to it, as cuMemGetInfo shows on a GPU), @used what its
+ * live allocations take of that, queued frees included until the stream
+ * reaches them. What is reserved and not used is reused before the pool
+ * grows; it goes back to the device at a synchronize above the release
+ * threshold, and at cuMemPoolTrimTo.
+ */
+struct fc_pool {
+	cuuint64_t threshold;		/* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+	int reuse[3];			/* the REUSE_* attributes: kept, not acted on */
+	size_t reserved, reserved_high;
+	size_t used, used_high;
 };
 
 struct fc_device {
@@ -144,6 +180,7 @@ struct fc_device {
 	int memfd;
 	struct fc_ctx *primary;
 	unsigned int primary_refs;
+	struct fc_pool pool;		/* its default memory pool */
 };
 
 static struct {
@@ -378,6 +415,85 @@ static struct fc_ctx *ctx_new(int dev, bool primary)
 }
 
 /* ------------------------------------------------------------------ */
+/* Memory pools: the accounting of cuMemAllocAsync's memory */
+
+static int pool_device(const struct fc_pool *p)
+{
+	return (int)((const struct fc_device *)((const char *)p -
+		offsetof(struct fc_device, pool)) - fc.dev);
+}
+
+/* A handle as the reference reads it: a device's default pool, or none. */
+static struct fc_pool *pool_of(CUmemoryPool h)
+{
+	for (int i = 0; i < fc.ndev; i++)
+		if (h == (CUmemoryPool)&fc.dev[i].pool)
+			return &fc.dev[i].pool;
+	return NULL;
+}
+
+/*
+ * Room for @charged more bytes in use: what the pool holds unused first,
+ * then the device's free memory.
+ */
+static CUresult pool_take(struct fc_pool *p, size_t charged)
+{
+	struct fc_device *d = &fc.dev[pool_device(p)];
+	size_t grow = 0;
+
+	if (p->used + charged < p->used)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (p->used + charged > p->reserved)
+		grow = p->used + charged - p->reserved;
+	if (grow > fc.memory - d->used)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	d->used += grow;
+	p->reserved += grow;
+	p->used += charged;
+	if (p->reserved > p->reserved_high)
+		p->reserved_high = p->reserved;
+	if (p->used > p->used_high)
+		p->used_high = p->used;
+	return CUDA_SUCCESS;
+}
+
+/* Unused memory back to the device, down to @keep bytes reserved at least. */
+static void pool_trim(struct fc_pool *p, size_t keep)
+{
+	size_t target = keep > p->used ? keep : p->used;
+
+	if (p->reserved <= target)
+		return;
+	fc.dev[pool_device(p)].used -= p->reserved - target;
+	p->reserved = target;
+}
+
+/* "the allocator will try to release memory back to the OS on the next
+ * call to stream, event or context synchronize" above the threshold */
+static void pool_sync_release(int dev)
+{
+	struct fc_pool *p = &fc.dev[dev].pool;
+
+	if (p->reserved > p->threshold)
+		pool_trim(p, (size_t)p->threshold);
+}
+
+/*
+ * A pool allocation's end (cuMemFree, or a stream reaching cuMemFreeAsync's
+ * free): its bytes stay reserved by the pool, and its range is free for
+ * the next placement. The memory was poisoned first.
+ */
+static void pool_put_back(uintptr_t base)
+{
+	struct fc_alloc *a = alloc_find(base);
+
+	if (!a || a->base != base || !a->pooled)
+		abort();		/* the model's own bookkeeping is broken */
+	fc.dev[a->dev].pool.used -= a->charged;
+	alloc_remove(a);
+}
+
+/* ------------------------------------------------------------------ */
 /* Streams: a worker thread each, operations in order */
 
 static void stream_get(struct fc_stream *s)
@@ -419,6 +535,10 @@ static void op_run(const struct fc_op *op)
 	case FC_OP_SET:
 		memset(op->dst, op->value, op->size);
 		break;
+	case FC_OP_FREE:
+		/* the stream reached the free: later reads see garbage */
+		memset(op->dst, FC_POISON, op->size);
+		break;
 	case FC_OP_MARK:
 		break;
 	}
@@ -442,6 +562,8 @@ static void *stream_worker(void *arg)
 		pthread_mutex_unlock(&fc.lock);
 		op_run(op);
 		lock();
+		if (op->kind == FC_OP_FREE)
+			pool_put_back(op->freed);
 		s->head = op->next;
 		if (!s->head)
 			s->tail = &s->head;
@@ -691,7 +813,9 @@ static CUresult span_of(uintptr_t p, size_t n, struct fc_span *s)
 	s->dev = a ? a->dev : dev;
 	s->model = (void *)p;
 	if (dev >= 0) {
-		if (!a || a->kind != FC_DEVICE || p + n > a->base + a->size)
+		/* freed in stream order: no work queued from then may use it */
+		if (!a || a->kind != FC_DEVICE || a->freeing ||
+		    p + n > a->base + a->size)
 			return CUDA_ERROR_INVALID_VALUE;
 		s->where = FC_ON_DEVICE;
 		s->model = fc.dev[dev].shadow + (p - (uintptr_t)fc.dev[dev].base);
@@ -878,9 +1002,12 @@ CUresult cuInit(unsigned int flags)
 		return unlock_ret(CUDA_ERROR_NO_DEVICE);
 	if (n > FC_MAX_DEVICES || !memory)
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (!device_map(&fc.dev[i], memory))
 			return unlock_ret(CUDA_ERROR_OUT_OF_MEMORY);
+		/* the reuse policies are enabled, the threshold 0 */
+		fc.dev[i].pool = (struct fc_pool){ .reuse = { 1, 1, 1 } };
+	}
 	fc.ndev = n;
 	fc.memory = memory;
 	fc.delay_us = (unsigned int)env_size("FAKECUDA_DELAY_US", 0);
@@ -1094,6 +1221,26 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	return unlock_ret(CUDA_SUCCESS);
 }
 
+/* The work of the current context's streams so far, the legacy one's too. */
+CUresult cuCtxSynchronize(void)
+{
+	struct fc_ctx *c;
+	CUresult r;
+
+	lock();
+	r = current(&c);
+	if (r)
+		return unlock_ret(r);
+	for (struct fc_stream *s = fc.streams; s; s = s->next)
+		if (s->ctx == c) {
+			stream_get(s);	/* not reaped while the wait lets go */
+			wait_for(s, s->submitted);
+			stream_put(s);
+		}
+	pool_sync_release(c->dev);
+	return unlock_ret(CUDA_SUCCESS);
+}
+
 /* ------------------------------------------------------------------ */
 /* Memory */
 
@@ -1166,10 +1313,17 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 	return unlock_ret(CUDA_SUCCESS);
 }
 
+static void *shadow_of(const struct fc_alloc *a)
+{
+	return fc.dev[a->dev].shadow + (a->base - (uintptr_t)fc.dev[a->dev].base);
+}
+
 /*
  * Device or managed memory. Implicitly synchronizes (as the reference
  * allows) so that no queued operation touches freed memory; device memory
- * is then poisoned, so that a use after free reads garbage.
+ * is then poisoned, so that a use after free reads garbage. Memory of
+ * cuMemAllocAsync goes back to its pool at once: the reference says this
+ * call does not synchronize for it, the caller must have.
  */
 CUresult cuMemFree(CUdeviceptr p)
 {
@@ -1182,16 +1336,21 @@ CUresult cuMemFree(CUdeviceptr p)
 	if (r)
 		return unlock_ret(r);
 	a = alloc_find(p);
-	if (!a || a->base != p || (a->kind != FC_DEVICE && a->kind != FC_MANAGED))
+	if (!a || a->base != p || a->freeing ||
+	    (a->kind != FC_DEVICE && a->kind != FC_MANAGED))
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	if (a->pooled) {
+		memset(shadow_of(a), FC_POISON, a->charged);
+		pool_put_back(p);
+		return unlock_ret(CUDA_SUCCESS);
+	}
 	device_drain(-1);
 	a = alloc_find(p);		/* others may have moved it meanwhile */
 	if (!a || a->base != p)
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
 	fc.dev[a->dev].used -= a->charged;
 	if (a->kind == FC_DEVICE)
-		memset(fc.dev[a->dev].shadow + (p - (uintptr_t)fc.dev[a->dev].base),
-		       FC_POISON, a->charged);
+		memset(shadow_of(a), FC_POISON, a->charged);
 	else
 		munmap((void *)a->base, a->charged);
 	alloc_remove(a);
@@ -1416,6 +1575,8 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute what,
 	a = alloc_find(p);
 	if (a && p >= a->base + a->size)
 		a = NULL;		/* the alignment's slack */
+	if (a && a->freeing)
+		a = NULL;		/* "undefined behavior" once its free is queued */
 	if (!a)
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
 	if (what == CU_POINTER_ATTRIBUTE_DEVICE_POINTER && (r = current(&c)))
@@ -1447,6 +1608,219 @@ CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUmemLocation loc,
 	if (!op)
 		return unlock_ret(CUDA_ERROR_OUT_OF_MEMORY);
 	return unlock_ret(submit(s, op, NULL));
+}
+
+/* ------------------------------------------------------------------ */
+/* The stream-ordered allocator: each device's default memory pool */
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+	if (ready())
+		return ready();
+	if (!pool)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!device_valid(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*pool = (CUmemoryPool)&fc.dev[dev].pool;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Short of memory, a pool may reuse what frees queued before on the same
+ * stream will return (stream order makes that safe); the model waits for
+ * the stream to reach them instead of tracking which bytes they are.
+ */
+static CUresult pool_take_on(struct fc_pool *p, struct fc_stream *s,
+			     size_t charged)
+{
+	CUresult r = pool_take(p, charged);
+
+	if (r != CUDA_ERROR_OUT_OF_MEMORY || stream_idle(s))
+		return r;
+	stream_get(s);			/* the wait lets go of the lock */
+	wait_for(s, s->submitted);
+	stream_put(s);
+	if (!stream_live(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return pool_take(p, charged);
+}
+
+/*
+ * From the pool of the stream's device. The pointer is returned at once
+ * and the allocation is an operation on the stream, so that work queued
+ * after it there may use the memory. Use from another stream before the
+ * allocation completes is not caught.
+ */
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h)
+{
+	struct fc_alloc a = { .kind = FC_DEVICE, .pooled = true };
+	struct fc_stream *s;
+	struct fc_pool *p;
+	struct fc_op *op;
+	CUresult r;
+
+	lock();
+	r = stream_of(h, &s);
+	if (r)
+		return unlock_ret(r);
+	if (!dptr || !size)
+		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	a.charged = round_up(size, FC_ALIGN);
+	if (a.charged < size)
+		return unlock_ret(CUDA_ERROR_OUT_OF_MEMORY);
+	a.dev = s->ctx->dev;
+	a.ctx = s->ctx;
+	a.size = size;
+	p = &fc.dev[a.dev].pool;
+	op = op_new(FC_OP_MARK);
+	if (!op)
+		return unlock_ret(CUDA_ERROR_OUT_OF_MEMORY);
+	r = pool_take_on(p, s, a.charged);
+	if (r) {
+		op_free(op);
+		return unlock_ret(r);
+	}
+	a.base = device_place(a.dev, a.charged);
+	if (!a.base || !alloc_insert(&a)) {
+		p->used -= a.charged;
+		op_free(op);
+		return unlock_ret(CUDA_ERROR_OUT_OF_MEMORY);
+	}
+	r = submit(s, op, NULL);
+	if (r) {
+		pool_put_back(a.base);
+		return unlock_ret(r);
+	}
+	*dptr = a.base;
+	return unlock_ret(CUDA_SUCCESS);
+}
+
+/*
+ * Queued: the memory goes back to its pool when the stream reaches the
+ * free, poisoned. From the call on, work that names it is refused (the
+ * reference: "accessing the memory from any subsequent work ... results
+ * in undefined behavior"), as is a second free. Only the stream-ordered
+ * allocator's memory: the reference names no other.
+ */
+CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream h)
+{
+	struct fc_stream *s;
+	struct fc_alloc *a;
+	struct fc_op *op;
+	CUresult r;
+
+	lock();
+	r = stream_of(h, &s);
+	if (r)
+		return unlock_ret(r);
+	a = alloc_find(ptr);
+	if (!a || a->base != ptr || !a->pooled || a->freeing)
+		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	op = op_new(FC_OP_FREE);
+	if (!op)
+		return unlock_ret(CUDA_ERROR_OUT_OF_MEMORY);
+	op->dst = shadow_of(a);
+	op->size = a->charged;
+	op->freed = ptr;
+	a->freeing = true;
+	r = submit(s, op, NULL);
+	if (r) {
+		a = alloc_find(ptr);
+		a->freeing = false;
+	}
+	return unlock_ret(r);
+}
+
+/* The reference: the high watermarks "can only be reset to zero". */
+static CUresult pool_reset_high(size_t *high, size_t current,
+				const void *value)
+{
+	if (*(const cuuint64_t *)value)
+		return CUDA_ERROR_INVALID_VALUE;
+	*high = current;		/* it tracks from the present on */
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+			       void *value)
+{
+	struct fc_pool *p;
+
+	lock();
+	if (ready())
+		return unlock_ret(ready());
+	p = pool_of(pool);
+	if (!p || !value)
+		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	switch (attr) {
+	case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+		p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES] =
+			*(const int *)value != 0;
+		return unlock_ret(CUDA_SUCCESS);
+	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+		p->threshold = *(const cuuint64_t *)value;
+		return unlock_ret(CUDA_SUCCESS);
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+		return unlock_ret(pool_reset_high(&p->reserved_high,
+						  p->reserved, value));
+	case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+		return unlock_ret(pool_reset_high(&p->used_high, p->used, value));
+	default:			/* the CURRENT ones are read-only */
+		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	}
+}
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+			       void *value)
+{
+	struct fc_pool *p;
+	size_t bytes;
+
+	lock();
+	if (ready())
+		return unlock_ret(ready());
+	p = pool_of(pool);
+	if (!p || !value)
+		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	switch (attr) {
+	case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+		*(int *)value =
+			p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
+		return unlock_ret(CUDA_SUCCESS);
+	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+		*(cuuint64_t *)value = p->threshold;
+		return unlock_ret(CUDA_SUCCESS);
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: bytes = p->reserved; break;
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: bytes = p->reserved_high; break;
+	case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: bytes = p->used; break;
+	case CU_MEMPOOL_ATTR_USED_MEM_HIGH: bytes = p->used_high; break;
+	default:
+		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	}
+	*(cuuint64_t *)value = bytes;
+	return unlock_ret(CUDA_SUCCESS);
+}
+
+/*
+ * Frees whose stream has not reached them still count as in use, as the
+ * reference allows ("can count as outstanding").
+ */
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+	struct fc_pool *p;
+
+	lock();
+	if (ready())
+		return unlock_ret(ready());
+	p = pool_of(pool);
+	if (!p)
+		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
+	pool_trim(p, keep);
+	return unlock_ret(CUDA_SUCCESS);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1649,7 +2023,10 @@ CUresult cuStreamSynchronize(CUstream h)
 	r = stream_of(h, &s);
 	if (r)
 		return unlock_ret(r);
-	return unlock_ret(stream_drain(s));
+	r = stream_drain(s);
+	if (!r)
+		pool_sync_release(s->ctx->dev);
+	return unlock_ret(r);
 }
 
 static bool event_live(const struct fc_event *e)
@@ -1790,6 +2167,7 @@ CUresult cuEventSynchronize(CUevent ev)
 		return unlock_ret(CUDA_ERROR_INVALID_HANDLE);
 	if (e->rec.s)
 		wait_for(e->rec.s, e->rec.seq);
+	pool_sync_release(e->ctx->dev);
 	return unlock_ret(CUDA_SUCCESS);
 }
 
