@@ -15,13 +15,15 @@
  * Built with WITH_CUDA (pool_bench_cuda, for a cuda device), it also runs
  * the pool on a stream, and CUDA's own allocators: cuMemAlloc/cuMemFree,
  * and cuMemAllocAsync/cuMemFreeAsync on a stream from the device's default
- * memory pool, which keeps what is freed (release threshold: unlimited).
- * The stream runs end with a synchronization of the stream, timed.
+ * memory pool, which keeps what is freed (release threshold: unlimited)
+ * during the runs and is trimmed after them, so that what it holds is not
+ * missing from the runs that follow. The stream runs end with a
+ * synchronization of the stream, timed.
  *
  *   pool_bench [-d DEVICE] [-n N[,N...]] [-m MAX_BYTES] [-s SEED] [-r REPS] [-p] [-v]
  *
- * -p runs the pool alone (for profiling); -v prints the pool's statistics
- * after each run.
+ * -p runs the pool alone (for profiling; the other columns show "-"); -v
+ * prints the pool's statistics after each run.
  */
 #include <getopt.h>
 #include <stdbool.h>
@@ -62,6 +64,8 @@ struct run {
 	C_Stream stream;	/* POOL_STREAM's */
 #ifdef WITH_CUDA
 	CUstream cu_stream;	/* CU_ASYNC's */
+	CUmemoryPool cu_pool;	/* the device's default memory pool */
+	CUdevice cu_dev;
 #endif
 	void **ptrs;
 	size_t *sizes;
@@ -112,9 +116,7 @@ static void cu_check(CUresult r, const char *what)
 static void cu_setup(struct run *r, const char *name)
 {
 	cuuint64_t keep_all = UINT64_MAX;
-	CUmemoryPool mempool;
 	CUcontext ctx;
-	CUdevice dev;
 	int ordinal;
 
 	if (sscanf(name, "cuda:%d", &ordinal) != 1) {
@@ -122,13 +124,22 @@ static void cu_setup(struct run *r, const char *name)
 		exit(1);
 	}
 	cu_check(cuInit(0), "cuInit");
-	cu_check(cuDeviceGet(&dev, ordinal), "cuDeviceGet");
-	cu_check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	cu_check(cuDeviceGet(&r->cu_dev, ordinal), "cuDeviceGet");
+	cu_check(cuDevicePrimaryCtxRetain(&ctx, r->cu_dev), "cuDevicePrimaryCtxRetain");
 	cu_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-	cu_check(cuDeviceGetDefaultMemPool(&mempool, dev), "cuDeviceGetDefaultMemPool");
-	cu_check(cuMemPoolSetAttribute(mempool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+	cu_check(cuDeviceGetDefaultMemPool(&r->cu_pool, r->cu_dev),
+		 "cuDeviceGetDefaultMemPool");
+	cu_check(cuMemPoolSetAttribute(r->cu_pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
 				       &keep_all), "cuMemPoolSetAttribute");
 	cu_check(cuStreamCreate(&r->cu_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+/* What cu_setup took, given back: the stream, the context's reference. */
+static void cu_teardown(struct run *r)
+{
+	cu_check(cuStreamDestroy(r->cu_stream), "cuStreamDestroy");
+	cu_check(cuCtxSetCurrent(NULL), "cuCtxSetCurrent");
+	cu_check(cuDevicePrimaryCtxRelease(r->cu_dev), "cuDevicePrimaryCtxRelease");
 }
 #endif
 
@@ -244,15 +255,15 @@ static double random_allocations(struct run *r, size_t n, size_t max,
 	return (now() - t0) * 1e9 / (4.0 * n);
 }
 
-static void print_stats(accel_pool_t pool)
+static void print_stats(accel_pool_t pool, const char *which)
 {
 	struct accel_pool_stats s;
 
 	if (accel_pool_get_stats(pool, &s) != C_SUCCESS)
 		die("accel_pool_get_stats");
-	printf("  pool: reserved %zu (peak %zu), allocated %zu (peak %zu), requested %zu (peak %zu)\n"
+	printf("  %s: reserved %zu (peak %zu), allocated %zu (peak %zu), requested %zu (peak %zu)\n"
 	       "        chunks %zu, blocks %zu, free blocks %zu, largest free %zu, device allocs %zu, frees %zu%s\n",
-	       s.reserved, s.reserved_peak, s.allocated, s.allocated_peak,
+	       which, s.reserved, s.reserved_peak, s.allocated, s.allocated_peak,
 	       s.requested, s.requested_peak, s.chunks, s.blocks, s.free_blocks,
 	       s.largest_free, s.backend_allocs, s.backend_frees,
 	       s.caching ? "" : " (ACCEL_POOL=off)");
@@ -291,6 +302,11 @@ static double close_allocator(struct run *r, bool verbose)
 	struct accel_pool_stats s;
 	double frag = 0;
 
+#ifdef WITH_CUDA
+	/* the runs ended with a synchronization: all it holds is unused */
+	if (r->which == CU_ASYNC)
+		cu_check(cuMemPoolTrimTo(r->cu_pool, 0), "cuMemPoolTrimTo");
+#endif
 	if (!uses_pool(r->which))
 		return 0;
 	if (accel_pool_get_stats(r->pool, &s) != C_SUCCESS)
@@ -298,7 +314,7 @@ static double close_allocator(struct run *r, bool verbose)
 	if (r->which == POOL)
 		frag = (double)s.reserved_peak / s.requested_peak;
 	if (verbose)
-		print_stats(r->pool);
+		print_stats(r->pool, r->which == POOL ? "pool" : "pool+stream");
 	if (accel_pool_destroy(r->pool) != C_SUCCESS)
 		die("accel_pool_destroy");
 	if (r->stream && accel_stream_destroy(&r->dev, r->stream) != C_SUCCESS)
@@ -317,7 +333,7 @@ static double time_allocator(struct run *r, size_t n, size_t max,
 	for (int i = 0; i < reps; i++)
 		t[i] = random_allocations(r, n, max, seed);
 	qsort(t, reps, sizeof(t[0]), cmp_double);
-	return t[reps / 2];
+	return (t[(reps - 1) / 2] + t[reps / 2]) / 2;	/* even: the middle two's mean */
 }
 
 static int width(enum allocator w)
@@ -331,6 +347,7 @@ static void bench(struct run *r, size_t n, size_t max, uint64_t seed,
 		  int reps, bool pool_only, bool verbose)
 {
 	double ns[NUM_ALLOCATORS] = { 0 }, frag = 0;
+	int ran = pool_only ? POOL + 1 : NUM_ALLOCATORS;	/* the first ones */
 
 	r->ptrs = calloc(n, sizeof(*r->ptrs));
 	r->sizes = calloc(n, sizeof(*r->sizes));
@@ -338,15 +355,22 @@ static void bench(struct run *r, size_t n, size_t max, uint64_t seed,
 		fprintf(stderr, "pool_bench: out of memory\n");
 		exit(1);
 	}
-	for (int w = 0; w < (pool_only ? POOL + 1 : NUM_ALLOCATORS); w++) {
+	for (int w = 0; w < ran; w++) {
 		open_allocator(r, w);
 		ns[w] = time_allocator(r, n, max, seed, reps);
 		frag += close_allocator(r, verbose);
 	}
 	printf("%8zu", n);
-	for (int w = 0; w < NUM_ALLOCATORS; w++)
-		printf(" %*.1f", width(w), ns[w]);
-	printf(" %9.1fx %10.3f\n", ns[RAW] / ns[POOL], frag);
+	for (int w = 0; w < NUM_ALLOCATORS; w++) {
+		if (w < ran)
+			printf(" %*.1f", width(w), ns[w]);
+		else
+			printf(" %*s", width(w), "-");
+	}
+	if (RAW < ran)
+		printf(" %9.1fx %10.3f\n", ns[RAW] / ns[POOL], frag);
+	else
+		printf(" %10s %10.3f\n", "-", frag);
 	free(r->ptrs);
 	free(r->sizes);
 }
@@ -406,5 +430,8 @@ int main(int argc, char **argv)
 		bench(&r, n, max, seed, reps, pool_only, verbose);
 		p = *end ? end + 1 : end;
 	}
+#ifdef WITH_CUDA
+	cu_teardown(&r);
+#endif
 	return 0;
 }
