@@ -9,7 +9,8 @@
 #     again built with ASan and UBSan, and on cuda (every test skipped,
 #     with the reason, where there is no GPU), and on cuda against
 #     fakecuda, a model of the CUDA driver (the suite alone, p2p next to a
-#     cpu device each way, the pools off, lib_fuzz); the differential fuzzer
+#     cpu device each way, the pools off, lib_fuzz, a short run of the
+#     allocator benchmark pool_bench_cuda); the differential fuzzer
 #     lib_fuzz, 200 programs of 200 ops on cpu (two devices), the seed of
 #     the device fuzzer (FUZZ_SEED, 1 by default), as many with the array
 #     family mixed in, and 1000 of arrays and handles only
@@ -141,6 +142,16 @@ if [ -e "$T/fakecuda/libcuda.so.1" ]; then
 	# the CUDA array interface, DLPack's kDLCUDA and native streams
 	run_counted "the Python module on cuda (fakecuda, a model of the driver)" \
 		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda scripts/pytest-suite.sh
+	# scripts/gpu-check.sh's allocator benchmark, small: that it runs to
+	# the end on every allocator, CUDA's stream-ordered one too, with the
+	# streams' work lagging (its figures mean nothing here)
+	if [ -x build/tools/pool_bench_cuda ]; then
+		run_one "pool_bench_cuda on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda FAKECUDA_DELAY_US=20 \
+			build/tools/pool_bench_cuda -d cuda:0 -n 100,1000 -m 65536 -r 3 -v
+	else
+		echo "== no pool_bench_cuda (no stub libcuda.so in \$CUDA_HOME/lib64/stubs): its run is left out"
+	fi
 else
 	echo "== no fakecuda (no CUDA headers in \$CUDA_HOME): the cuda backend's model runs are left out"
 fi

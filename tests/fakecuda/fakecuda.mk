@@ -7,6 +7,11 @@ FAKECUDA := $(TESTS)/fakecuda/libcuda.so.1
 
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 tests: $(FAKECUDA)
+# make check's smoke run of the allocator benchmark against the model,
+# where the toolkit's stub is to link it (lib/lib.mk)
+ifneq ($(CUDA_STUB),)
+tests: $(BUILD)/tools/pool_bench_cuda
+endif
 endif
 
 $(FAKECUDA): tests/fakecuda/fakecuda.c
