@@ -130,6 +130,13 @@ static int consumer_stream(PyObject *stream, DLDevice d, int *sync,
 	*sync = v != -1;
 	if (v != -1 && (d.device_type == kDLCUDA || d.device_type == kDLCUDAHost ||
 			d.device_type == kDLCUDAManaged)) {
+		/* DLPack: 0 is ambiguous on CUDA, and no stream is negative */
+		if (v < 1) {
+			PyErr_Format(PyExc_ValueError,
+				     "__dlpack__: stream %ld names no CUDA stream (-1: none; 1, 2: the default streams; else a CUstream)",
+				     v);
+			return -1;
+		}
 		*native = PyLong_AsVoidPtr(stream);
 		if (!*native && PyErr_Occurred())
 			return -1;
@@ -164,18 +171,51 @@ static C_Status order_consumer(DeviceArrayObject *self, void *native)
 	return st;
 }
 
+/*
+ * The array API's other keywords: any max_version gets the unversioned
+ * capsule (DLPack 0.6's, which consumers take); dl_device must be the
+ * array's own; copy=True cannot be honoured without a copy, refused.
+ */
+static int check_export(DLDevice d, PyObject *dl_device, PyObject *copy)
+{
+	int want_type, want_id, copying;
+
+	if (dl_device && dl_device != Py_None) {
+		if (!PyTuple_Check(dl_device)) {
+			raise_not(dl_device, "dl_device must be a (device_type, device_id) tuple");
+			return -1;
+		}
+		if (!PyArg_ParseTuple(dl_device, "ii:dl_device", &want_type, &want_id))
+			return -1;
+		if (want_type != (int)d.device_type || want_id != d.device_id) {
+			PyErr_Format(PyExc_BufferError,
+				     "__dlpack__: the array is on (%d, %d), not (%d, %d), and is not copied",
+				     (int)d.device_type, d.device_id, want_type, want_id);
+			return -1;
+		}
+	}
+	copying = copy && copy != Py_None ? PyObject_IsTrue(copy) : 0;
+	if (copying > 0)
+		PyErr_SetString(PyExc_BufferError,
+				"__dlpack__: copy=True is not supported: the export shares the array's memory");
+	return copying ? -1 : 0;
+}
+
 PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kw[] = { "stream", NULL };
-	PyObject *stream = Py_None, *capsule;
+	static char *kw[] = { "stream", "max_version", "dl_device", "copy", NULL };
+	PyObject *stream = Py_None, *max_version = NULL, *dl_device = NULL;
+	PyObject *copy = NULL, *capsule;
 	DLManagedTensor *t;
 	void *native;
 	DLDevice d;
 	C_Status st;
 	int sync;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$O:__dlpack__", kw, &stream) ||
-	    dlpack_device(self, &d) < 0 ||
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kw,
+					 &stream, &max_version, &dl_device,
+					 &copy) ||
+	    dlpack_device(self, &d) < 0 || check_export(d, dl_device, copy) < 0 ||
 	    consumer_stream(stream, d, &sync, &native) < 0)
 		return NULL;
 	/* a stream is a CUstream only where the array has the interface */

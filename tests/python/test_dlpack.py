@@ -457,3 +457,34 @@ def test_dlpack_stream_names_the_consumers_cuda_stream(consumer):
     s1.synchronize()
     s2.synchronize()
     np.testing.assert_array_equal(v.copy_to_host(), host)
+
+
+@pytest.mark.cuda_only
+@pytest.mark.parametrize("stream", [0, -2, -5])
+def test_dlpack_stream_that_names_no_cuda_stream_is_refused(stream):
+    """DLPack: 0 is ambiguous on CUDA and no stream number is negative
+    but -1 (no synchronization)."""
+    d = accel.to_device(np.arange(4, dtype=np.int32))
+    with pytest.raises(ValueError):
+        d.__dlpack__(stream=stream)
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(4))
+
+
+def test_dlpack_array_api_keywords():
+    """The array API's __dlpack__(*, stream, max_version, dl_device, copy):
+    any max_version gets a capsule consumers take, the array's own
+    dl_device is accepted and another refused, and copy=True, which would
+    need a copy, is refused with BufferError."""
+    d = accel.to_device(np.arange(6, dtype=np.int16))
+    dev = tuple(d.__dlpack_device__())
+    for cap in (d.__dlpack__(max_version=(1, 0)),
+                d.__dlpack__(max_version=None, dl_device=dev, copy=False),
+                d.__dlpack__(copy=None)):
+        assert capsule_named(cap, b"dltensor")
+    with pytest.raises(BufferError):
+        d.__dlpack__(dl_device=(dev[0] + 100, dev[1]))
+    with pytest.raises(BufferError):
+        d.__dlpack__(copy=True)
+    with pytest.raises(TypeError):
+        d.__dlpack__(dl_device="cpu")
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(6))
