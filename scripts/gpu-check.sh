@@ -38,12 +38,14 @@ if ! nvidia-smi -L; then
 	exit 1
 fi
 
-# One benchmark, its output appended to the log: a failed run counts.
+# One benchmark, its output appended to the log: a failed run counts, and
+# so does one that outlasts BENCH_TIMEOUT seconds (300), so that a slow one
+# cannot take a whole device-tool command with it.
 bench() {	# title command...
 	local title=$1 rc
 	shift
 	echo "== $title: $*" | tee -a "$logs/bench.log"
-	"$@" 2>&1 | tee -a "$logs/bench.log"
+	timeout "${BENCH_TIMEOUT:-300}" "$@" 2>&1 | tee -a "$logs/bench.log"
 	rc=${PIPESTATUS[0]}
 	add "benchmark $title" $((rc == 0)) $((rc != 0))
 }
