@@ -395,6 +395,21 @@ static CUresult current(struct fc_ctx **out)
 	return ctx_live(*out) ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
 }
 
+/*
+ * The start of a call that needs a context: the lock taken and the calling
+ * thread's context in *c, or the error, traced for @fn, with the lock let go
+ */
+static CUresult enter_in(const char *fn, struct fc_ctx **c)
+{
+	CUresult r;
+
+	lock();
+	r = current(c);
+	return r ? unlock_ret_in(fn, r) : CUDA_SUCCESS;
+}
+
+#define enter(c) enter_in(__func__, c)
+
 static CUresult ready(void)
 {
 	return fc.forked || !fc.initialized ? CUDA_ERROR_NOT_INITIALIZED :
@@ -1205,10 +1220,9 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	struct fc_ctx *c, *p = (struct fc_ctx *)peer;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!ctx_live(p))
 		return unlock_ret(CUDA_ERROR_INVALID_CONTEXT);
 	if (flags)
@@ -1227,10 +1241,9 @@ CUresult cuCtxSynchronize(void)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	for (struct fc_stream *s = fc.streams; s; s = s->next)
 		if (s->ctx == c) {
 			stream_get(s);	/* not reaped while the wait lets go */
@@ -1259,10 +1272,9 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t size)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!dptr || !size)
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
 	r = charge(c->dev, size, &a.charged);
@@ -1286,10 +1298,9 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 	void *p;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!dptr || !size ||
 	    (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
@@ -1331,10 +1342,9 @@ CUresult cuMemFree(CUdeviceptr p)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	a = alloc_find(p);
 	if (!a || a->base != p || a->freeing ||
 	    (a->kind != FC_DEVICE && a->kind != FC_MANAGED))
@@ -1364,10 +1374,9 @@ CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
 	CUresult r;
 	void *p;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!pp || !size || (flags & ~(CU_MEMHOSTALLOC_PORTABLE |
 				       CU_MEMHOSTALLOC_DEVICEMAP |
 				       CU_MEMHOSTALLOC_WRITECOMBINED)))
@@ -1395,10 +1404,9 @@ CUresult cuMemFreeHost(void *p)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	a = alloc_find((uintptr_t)p);
 	if (!a || a->base != (uintptr_t)p || a->kind != FC_HOST_ALLOC)
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
@@ -1434,10 +1442,9 @@ CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!p || !size || u + size < u ||
 	    (flags & ~(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
 		       CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY)))
@@ -1462,10 +1469,9 @@ CUresult cuMemHostUnregister(void *p)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	a = alloc_find((uintptr_t)p);
 	if (!a || a->base != (uintptr_t)p || a->kind != FC_HOST_REGISTERED)
 		return unlock_ret(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
@@ -1482,10 +1488,9 @@ CUresult cuMemGetInfo(size_t *free, size_t *total)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!free || !total)
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
 	*total = fc.memory;
@@ -1942,10 +1947,9 @@ CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!ph || (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
 	streams_reap();
@@ -2074,10 +2078,9 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags)
 	struct fc_ctx *c;
 	CUresult r;
 
-	lock();
-	r = current(&c);
+	r = enter(&c);
 	if (r)
-		return unlock_ret(r);
+		return r;
 	if (!ph || (flags & ~known) || ((flags & CU_EVENT_INTERPROCESS) &&
 					!(flags & CU_EVENT_DISABLE_TIMING)))
 		return unlock_ret(CUDA_ERROR_INVALID_VALUE);
