@@ -34,6 +34,8 @@ def test_cai_dict_emptied_while_read_is_not_used_after_free():
     dict while reading them ran the producer's code (a shape entry's
     __index__): a producer emptying its dict then had them freed under the
     reader (ASan: heap-use-after-free in parse_cai). The module reads a copy."""
+    if accel.get_current_device().backend == "accel":
+        pytest.skip("accel's device arrays have no interface to take a pointer from")
     r = _run_isolated("""
         import accel, numpy as np
         backend = accel.get_current_device().backend
