@@ -91,8 +91,8 @@ install-dkms:
 
 # The conformance suite: natively against the shared library, and static for the VM.
 SUITE_SRC := $(wildcard tests/lib/*.c)
-SUITE_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
-		-pthread -Ilib/include
+SUITE_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
+		-Wno-missing-field-initializers -pthread -Ilib/include
 
 $(TESTS)/accel_lib_test: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SO)
 	@mkdir -p $(@D)

@@ -4,7 +4,6 @@
  * each test forks a second process before either starts the library, and
  * the two pass handles and turns through pipes.
  */
-#define _GNU_SOURCE	/* setresuid, setresgid */
 #include <grp.h>
 #include <pthread.h>
 #include <signal.h>
