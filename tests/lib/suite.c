@@ -12,8 +12,11 @@
  * cuda backend on a machine without a GPU), every test is reported skipped
  * with the backend's reason instead of failing.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -350,4 +353,46 @@ int main(int argc, char **argv)
 	printf("%d passed, %d failed, %d skipped\n", counts[0], counts[1],
 	       counts[2]);
 	return counts[1] ? 1 : 0;
+}
+
+bool on_cuda(struct suite_ctx *ctx)
+{
+	return !strncmp(ctx->name, "cuda:", 5);
+}
+
+int cuda_ordinal(struct suite_ctx *ctx)
+{
+	if (!on_cuda(ctx))
+		suite_skip("a test of the cuda backend");
+	return atoi(ctx->name + 5);
+}
+
+void *native_stream(struct suite_ctx *ctx, C_Stream *owner)
+{
+	void *native = NULL;
+
+	REQUIRE(accel_stream_create(ctx->dev, owner) == C_SUCCESS);
+	REQUIRE(accel_stream_get_native(ctx->dev, *owner, &native) == C_SUCCESS);
+	return native;
+}
+
+void torch_alloc_load(struct torch_alloc *t)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	void *lib;
+
+	REQUIRE(n > 0);
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../interop/libaccel-torch.so",
+		 dirname(exe));
+	if (access(path, F_OK))
+		suite_skip("libaccel-torch.so is not built beside the suite");
+	lib = dlopen(path, RTLD_NOW);
+	REQUIRE(lib);
+	*(void **)&t->alloc = dlsym(lib, "accel_torch_alloc");
+	*(void **)&t->free = dlsym(lib, "accel_torch_free");
+	*(void **)&t->stat = dlsym(lib, "accel_torch_stat");
+	*(void **)&t->trim = dlsym(lib, "accel_torch_trim");
+	REQUIRE(t->alloc && t->free && t->stat && t->trim);
 }

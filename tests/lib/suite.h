@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <accel/accel.h>
 
@@ -169,6 +170,26 @@ bool peer_on_another_backend(struct suite_ctx *ctx);
 #define BUSY_START 32		/* copies in the first try */
 #define BUSY_MAX 4096
 /* queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy */
+/* whether the device under test is a cuda device */
+bool on_cuda(struct suite_ctx *ctx);
+/* its CUDA ordinal; skips the test on other backends */
+int cuda_ordinal(struct suite_ctx *ctx);
+/*
+ * A CUstream of the device, as another CUDA library would have one: a new
+ * libaccel stream's (*owner, which the test destroys)
+ */
+void *native_stream(struct suite_ctx *ctx, C_Stream *owner);
+
+/* libaccel-torch.so's functions, as PyTorch's CUDAPluggableAllocator calls them */
+struct torch_alloc {
+	void *(*alloc)(ssize_t size, int device, void *stream);
+	void (*free)(void *ptr, ssize_t size, int device, void *stream);
+	size_t (*stat)(int device, const char *name);
+	int (*trim)(int device);
+};
+/* build/interop/libaccel-torch.so, beside the suite; skips if it is not built */
+void torch_alloc_load(struct torch_alloc *t);
+
 /* seconds on the monotonic clock */
 double now_s(void);
 void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies);

@@ -12,11 +12,6 @@
 #define LEGACY ((void *)1)	/* CU_STREAM_LEGACY */
 #define PER_THREAD ((void *)2)	/* CU_STREAM_PER_THREAD */
 
-static bool on_cuda(struct suite_ctx *ctx)
-{
-	return !strncmp(ctx->name, "cuda:", 5);
-}
-
 TEST(external_streams_are_cudas)
 {
 	C_Stream s = (C_Stream)&s;

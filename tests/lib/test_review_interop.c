@@ -17,8 +17,6 @@
  * ACCEL_REVIEW_KNOWN_BUGS=1 is set, so that the suite stays green while
  * the bug stays reproducible: each says which clause it shows broken.
  */
-#include <dlfcn.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,11 +27,6 @@
 
 #define LEGACY ((void *)1)	/* CU_STREAM_LEGACY */
 #define PER_THREAD ((void *)2)	/* CU_STREAM_PER_THREAD */
-
-static bool on_cuda(struct suite_ctx *ctx)
-{
-	return !strncmp(ctx->name, "cuda:", 5);
-}
 
 static void needs_cuda(struct suite_ctx *ctx)
 {
@@ -507,52 +500,6 @@ TEST_NOINIT(review_interop_sync_call_waits_for_earlier_adopted_work)
 /* ------------------------------------------------------------------ */
 /* libaccel-torch.so */
 
-struct torch_alloc {
-	void *(*alloc)(ssize_t size, int device, void *stream);
-	void (*free)(void *ptr, ssize_t size, int device, void *stream);
-	size_t (*stat)(int device, const char *name);
-	int (*trim)(int device);
-};
-
-/* the CUDA ordinal of the device under test; skips the test elsewhere */
-static int ordinal(struct suite_ctx *ctx)
-{
-	needs_cuda(ctx);
-	return atoi(ctx->name + 5);
-}
-
-/* build/interop/libaccel-torch.so, beside the suite's build/tests */
-static void load_torch(struct torch_alloc *t)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	void *lib;
-
-	REQUIRE(n > 0);
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/../interop/libaccel-torch.so",
-		 dirname(exe));
-	if (access(path, F_OK))
-		suite_skip("libaccel-torch.so is not built beside the suite");
-	lib = dlopen(path, RTLD_NOW);
-	REQUIRE(lib);
-	*(void **)&t->alloc = dlsym(lib, "accel_torch_alloc");
-	*(void **)&t->free = dlsym(lib, "accel_torch_free");
-	*(void **)&t->stat = dlsym(lib, "accel_torch_stat");
-	*(void **)&t->trim = dlsym(lib, "accel_torch_trim");
-	REQUIRE(t->alloc && t->free && t->stat && t->trim);
-}
-
-/* a CUstream, as PyTorch would have, and the libaccel stream that owns it */
-static void *torch_stream(struct suite_ctx *ctx, C_Stream *owner)
-{
-	void *native = NULL;
-
-	REQUIRE_OK(accel_stream_create(ctx->dev, owner));
-	REQUIRE_OK(accel_stream_get_native(ctx->dev, *owner, &native));
-	return native;
-}
-
 /*
  * PyTorch's stream-ordered reuse through the allocator: a block freed on
  * stream S1 with a slow write of S1 still queued, then allocated for S2:
@@ -568,11 +515,11 @@ TEST_NOINIT(review_interop_torch_no_clobber_across_streams)
 	int dev;
 
 	open_slow(ctx, 20000);
-	dev = ordinal(ctx);
+	dev = cuda_ordinal(ctx);
 	needs_caching(ctx);
-	load_torch(&t);
-	s1 = torch_stream(ctx, &o1);
-	s2 = torch_stream(ctx, &o2);
+	torch_alloc_load(&t);
+	s1 = native_stream(ctx, &o1);
+	s2 = native_stream(ctx, &o2);
 	scratch = dalloc(ctx, 4096);
 	fill_pattern(a, n, 641);
 	fill_pattern(b, n, 642);
@@ -605,14 +552,14 @@ TEST_NOINIT(review_interop_torch_no_clobber_across_streams)
 TEST(review_interop_torch_limits_and_bad_frees)
 {
 	const size_t n = 1 << 16;
-	int dev = ordinal(ctx), x;
+	int dev = cuda_ordinal(ctx), x;
 	struct torch_alloc t;
 	C_Stream o1, o2;
 	void *s1, *s2, *p, *q;
 
-	load_torch(&t);
-	s1 = torch_stream(ctx, &o1);
-	s2 = torch_stream(ctx, &o2);
+	torch_alloc_load(&t);
+	s1 = native_stream(ctx, &o1);
+	s2 = native_stream(ctx, &o2);
 	CHECK(t.alloc(SSIZE_MAX, dev, s1) == NULL);
 	CHECK(t.alloc(SSIZE_MAX - 4095, dev, s1) == NULL);
 	CHECK(t.alloc(-SSIZE_MAX - 1, dev, s1) == NULL);
@@ -652,14 +599,14 @@ TEST(review_interop_torch_more_streams_than_its_limit)
 	enum { STREAMS = 260 };
 	C_Stream *owners = xmalloc(STREAMS * sizeof(*owners));
 	void **natives = xmalloc(STREAMS * sizeof(*natives));
-	int dev = ordinal(ctx), got = 0;
+	int dev = cuda_ordinal(ctx), got = 0;
 	struct torch_alloc t;
 
-	load_torch(&t);
+	torch_alloc_load(&t);
 	for (int i = 0; i < STREAMS; i++) {
 		void *p;
 
-		natives[i] = torch_stream(ctx, &owners[i]);
+		natives[i] = native_stream(ctx, &owners[i]);
 		p = t.alloc(4096, dev, natives[i]);
 		if (p) {
 			got++;
@@ -723,14 +670,14 @@ TEST(review_interop_torch_first_use_from_threads)
 	C_Stream owners[THREADS];
 	pthread_barrier_t go;
 	struct torch_alloc t;
-	int dev = ordinal(ctx);
+	int dev = cuda_ordinal(ctx);
 
-	load_torch(&t);
+	torch_alloc_load(&t);
 	pthread_barrier_init(&go, NULL, THREADS);
 	for (int i = 0; i < THREADS; i++) {
 		c[i] = (struct torch_thread){ .ctx = ctx, .t = &t, .go = &go };
 		/* half on streams of their own, half on two shared ones */
-		c[i].stream = i < THREADS / 2 ? torch_stream(ctx, &owners[i]) :
+		c[i].stream = i < THREADS / 2 ? native_stream(ctx, &owners[i]) :
 			      i % 2 ? NULL : c[0].stream;
 		REQUIRE(!pthread_create(&th[i], NULL, torch_first_use, &c[i]));
 	}
@@ -759,7 +706,7 @@ TEST(review_interop_torch_first_use_from_threads)
 TEST(review_interop_torch_stream_destroyed_by_its_owner)
 {
 	const size_t n = 1 << 16;
-	int dev = ordinal(ctx);
+	int dev = cuda_ordinal(ctx);
 	struct torch_alloc t;
 	accel_pool_t pool;
 	C_Stream owner;
@@ -768,8 +715,8 @@ TEST(review_interop_torch_stream_destroyed_by_its_owner)
 	known_bug("libaccel-torch.so keeps adopted CUstreams forever; once "
 		  "their owner destroys one, device-wide waits fail "
 		  "(accel_stream_create_external's lifetime rule)");
-	load_torch(&t);
-	s = torch_stream(ctx, &owner);
+	torch_alloc_load(&t);
+	s = native_stream(ctx, &owner);
 	p = t.alloc((ssize_t)n, dev, s);
 	REQUIRE(p);
 	t.free(p, (ssize_t)n, dev, s);

@@ -6,72 +6,20 @@
  * gave, with the stream it was allocated on. Called as PyTorch calls it,
  * with CUstreams; runs on cuda devices only.
  */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <pthread.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 #include "suite.h"
-
-struct torch_alloc {
-	void *(*alloc)(ssize_t size, int device, void *stream);
-	void (*free)(void *ptr, ssize_t size, int device, void *stream);
-	size_t (*stat)(int device, const char *name);
-	int (*trim)(int device);
-};
-
-/* the CUDA ordinal of the device under test; skips the test elsewhere */
-static int ordinal(struct suite_ctx *ctx)
-{
-	if (strncmp(ctx->name, "cuda:", 5))
-		suite_skip("a test of the cuda backend");
-	return atoi(ctx->name + 5);
-}
-
-/* build/interop/libaccel-torch.so, beside the suite's build/tests */
-static void load(struct torch_alloc *t)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	void *lib;
-
-	REQUIRE(n > 0);
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/../interop/libaccel-torch.so",
-		 dirname(exe));
-	if (access(path, F_OK))
-		suite_skip("libaccel-torch.so is not built beside the suite");
-	lib = dlopen(path, RTLD_NOW);
-	REQUIRE(lib);
-	*(void **)&t->alloc = dlsym(lib, "accel_torch_alloc");
-	*(void **)&t->free = dlsym(lib, "accel_torch_free");
-	*(void **)&t->stat = dlsym(lib, "accel_torch_stat");
-	*(void **)&t->trim = dlsym(lib, "accel_torch_trim");
-	REQUIRE(t->alloc && t->free && t->stat && t->trim);
-}
-
-/* a CUstream of the device, as PyTorch would have, and its libaccel owner */
-static void *native_stream(struct suite_ctx *ctx, C_Stream *owner)
-{
-	void *native = NULL;
-
-	REQUIRE_OK(accel_stream_create(ctx->dev, owner));
-	REQUIRE_OK(accel_stream_get_native(ctx->dev, *owner, &native));
-	return native;
-}
 
 /* The memory is the device's: libaccel's copies reach it, both ways. */
 TEST(torch_allocator_gives_device_memory)
 {
 	const size_t n = 1 << 20;
-	int dev = ordinal(ctx);
+	int dev = cuda_ordinal(ctx);
 	struct torch_alloc t;
 	uint8_t *h = xmalloc(n), *back;
 	void *p;
 
-	load(&t);
+	torch_alloc_load(&t);
 	p = t.alloc(n, dev, NULL);	/* the legacy default stream */
 	REQUIRE(p);
 	fill_pattern(h, n, 401);
@@ -93,12 +41,12 @@ TEST(torch_allocator_gives_device_memory)
 TEST(torch_allocator_reuses_on_the_stream)
 {
 	const size_t n = 3 << 20;
-	int dev = ordinal(ctx);
+	int dev = cuda_ordinal(ctx);
 	struct torch_alloc t;
 	C_Stream owner;
 	void *s, *p, *q;
 
-	load(&t);
+	torch_alloc_load(&t);
 	needs_caching(ctx);
 	s = native_stream(ctx, &owner);
 	p = t.alloc(n, dev, s);
@@ -117,11 +65,11 @@ TEST(torch_allocator_reuses_on_the_stream)
 TEST(torch_allocator_refuses_bad_input)
 {
 	const size_t n = 1 << 16;
-	int dev = ordinal(ctx), x;
+	int dev = cuda_ordinal(ctx), x;
 	struct torch_alloc t;
 	void *p;
 
-	load(&t);
+	torch_alloc_load(&t);
 	CHECK(t.alloc(n, -1, NULL) == NULL);
 	CHECK(t.alloc(n, 64, NULL) == NULL);
 	CHECK(t.alloc(n, 63, NULL) == NULL);	/* no such CUDA device */
@@ -173,8 +121,8 @@ TEST(torch_allocator_threads)
 	C_Stream owners[THREADS];
 	struct torch_alloc t;
 
-	ordinal(ctx);
-	load(&t);
+	cuda_ordinal(ctx);
+	torch_alloc_load(&t);
 	for (int i = 0; i < THREADS; i++) {
 		c[i] = (struct churn){ .ctx = ctx, .t = &t };
 		c[i].stream = i == THREADS - 1 ? c[0].stream :

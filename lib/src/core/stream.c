@@ -240,6 +240,18 @@ C_Status accel_native_stream_synchronize(const C_Device device, void *native)
 	return dev->be->stream_sync(dev, native);
 }
 
+/*
+ * Later work on @stream, the backend's stream of @dev, waits on the device
+ * for @e's current record; an event of another device is waited for here.
+ */
+static C_Status wait_event(struct accel_device *dev, void *stream,
+			   struct accel_event *e)
+{
+	if (e->dev != dev)
+		return e->dev->be->event_sync(e->dev, e->priv);
+	return dev->be->stream_wait_event(dev, stream, e->priv);
+}
+
 C_Status accel_native_stream_wait_event(const C_Device device, void *native,
 					C_Event event)
 {
@@ -251,11 +263,7 @@ C_Status accel_native_stream_wait_event(const C_Device device, void *native,
 	if (!dev || native_streams(dev) != C_SUCCESS)
 		return C_FAILED;
 	e = event_lookup(dev, event, false);
-	if (!e)
-		return C_FAILED;
-	if (e->dev != dev)	/* another device's work: wait here */
-		return e->dev->be->event_sync(e->dev, e->priv);
-	return dev->be->stream_wait_event(dev, native, e->priv);
+	return e ? wait_event(dev, native, e) : C_FAILED;
 }
 
 C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
@@ -270,11 +278,7 @@ C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
 	if (!s)
 		return C_FAILED;
 	e = event_lookup(dev, event, false);
-	if (!e)
-		return C_FAILED;
-	if (e->dev != dev)	/* another device's work: wait here */
-		return e->dev->be->event_sync(e->dev, e->priv);
-	return dev->be->stream_wait_event(dev, s->priv, e->priv);
+	return e ? wait_event(dev, s->priv, e) : C_FAILED;
 }
 
 C_Status accel_event_create(const C_Device device, C_Event *event)
