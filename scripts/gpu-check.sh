@@ -9,15 +9,21 @@
 # Here, where the CUDA toolkit is: make gpu
 # There, in the repository's root with build/ beside it:
 #   scripts/gpu-check.sh [LOG_DIR [PART...]]
-# PARTs, all by default, in this order: lib plugin examples python fuzz
-# bench torch numba (one PART alone fits one device-tool command when the
-# whole batch would not). With the device tool: carry build/lib,
-# build/tests, build/tools, build/plugin, build/examples, build/python and
-# build/interop, and run
+# PARTs, all by default: lib plugin examples python fuzz numba (tests),
+# torch bench (benchmarks). The tests run first, in three lanes at once
+# (the suite; the suite through the plugin; the fuzzer and the
+# frameworks): each test is a process that brings up a CUDA context, and
+# the machine has the cores for it. The benchmarks run after them, alone
+# on the machine. With the device
+# tool: carry build/lib, build/tests, build/tools, build/plugin,
+# build/examples, build/python and build/interop, and run
 #   scripts/gpu-check.sh "$OUT" 2>&1 | tee "$OUT/check.log"
+# Each lane's output goes to LOG_DIR/lane-N.log as it runs, the
+# benchmarks' figures to LOG_DIR/bench.log (docs/BENCHMARKS.md).
 #
-# Ends with "N passed, N failed, N skipped" over the test runs; the
-# benchmarks' figures go to LOG_DIR/bench.log (docs/BENCHMARKS.md).
+# Limits, in seconds: PART_TIMEOUT (300) for each test program,
+# BENCH_TIMEOUT (300) for each benchmark. Ends with one line per part
+# (its counts and time) and "N passed, N failed, N skipped".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,13 +31,14 @@ cd "$top" || exit
 T=build/tests
 logs=${1:-/tmp/accel-gpu}
 shift $(($# > 0 ? 1 : 0))
-parts=${*:-lib plugin examples python fuzz bench torch numba}
+parts=${*:-lib plugin examples python fuzz numba bench torch}
 PYTHON=${PYTHON:-python3}
 mkdir -p "$logs"
 # shellcheck source=scripts/suites.sh
 . scripts/suites.sh
 
 wanted() { [[ " $parts " == *" $1 "* ]]; }
+limit=(timeout -k 10 "${PART_TIMEOUT:-300}")
 
 if ! nvidia-smi -L; then
 	echo "gpu-check: no NVIDIA GPU here (nvidia-smi -L failed)"
@@ -39,96 +46,162 @@ if ! nvidia-smi -L; then
 fi
 
 # One benchmark, its output appended to the log: a failed run counts, and
-# so does one that outlasts BENCH_TIMEOUT seconds (300), so that a slow one
+# so does one that outlasts BENCH_TIMEOUT seconds, so that a slow one
 # cannot take a whole device-tool command with it.
 bench() {	# title command...
 	local title=$1 rc
 	shift
 	echo "== $title: $*" | tee -a "$logs/bench.log"
-	timeout "${BENCH_TIMEOUT:-300}" "$@" 2>&1 | tee -a "$logs/bench.log"
+	timeout -k 10 "${BENCH_TIMEOUT:-300}" "$@" 2>&1 | tee -a "$logs/bench.log"
 	rc=${PIPESTATUS[0]}
 	add "benchmark $title" $((rc == 0)) $((rc != 0))
 }
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
-	tee -a "$logs/bench.log"
-
 # The whole suite on the GPU (with PyTorch's allocator's and the adopted
 # streams' tests), then next to a cpu device: p2p and copies between the
 # backends, each way.
-if wanted lib; then
-	run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test"
+part_lib() {
+	run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "${limit[@]}" "$T/accel_lib_test"
 	run_counted "libaccel on cuda with a cpu peer" env ACCEL_VISIBLE_DEVICES=cuda,cpu \
-		"$T/accel_lib_test" -t p2p
+		"${limit[@]}" "$T/accel_lib_test" -t p2p
 	run_counted "libaccel on cpu with a cuda peer" env ACCEL_VISIBLE_DEVICES=cpu,cuda \
-		"$T/accel_lib_test" -t p2p
+		"${limit[@]}" "$T/accel_lib_test" -t p2p
 	run_counted "libaccel on cuda, ACCEL_POOL=off" env ACCEL_VISIBLE_DEVICES=cuda \
-		ACCEL_POOL=off "$T/accel_lib_test" -t pool
-fi
-if wanted plugin; then
-	run_counted "Paddle plugin loader on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_test"
+		ACCEL_POOL=off "${limit[@]}" "$T/accel_lib_test" -t pool
+}
+
+part_plugin() {
+	run_counted "Paddle plugin loader on cuda" env ACCEL_VISIBLE_DEVICES=cuda \
+		"${limit[@]}" "$T/plugin_test"
 	run_counted "libaccel suite through the Paddle plugin on cuda" env \
-		ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite"
-fi
-if wanted examples; then
+		ACCEL_VISIBLE_DEVICES=cuda "${limit[@]}" "$T/plugin_suite"
+}
+
+part_examples() {
 	for e in occa_memory occa_wrap_memory taichi_memory numba_memory; do
-		run_one "example $e on cuda" env ACCEL_VISIBLE_DEVICES=cuda "build/examples/$e"
+		run_one "example $e on cuda" env ACCEL_VISIBLE_DEVICES=cuda \
+			"${limit[@]}" "build/examples/$e"
 	done
-fi
+}
+
 # The Python module's suite on cuda: the CUDA array interface, DLPack's
 # kDLCUDA, and CuPy, PyTorch and Numba taking accel's arrays and giving
 # theirs (tests/python/test_cuda_frameworks.py, the EMM plugin too).
-if wanted python; then
+part_python() {
 	if PYTHONPATH=build/python "$PYTHON" -c 'import accel'; then
 		run_counted "the Python module on cuda" env ACCEL_VISIBLE_DEVICES=cuda \
-			PYTHON="$PYTHON" scripts/pytest-suite.sh
+			PYTHON="$PYTHON" "${limit[@]}" scripts/pytest-suite.sh
 	else
 		add "the Python module imports in $PYTHON" 0 1
 	fi
-fi
+}
+
 # The differential fuzzer: cuda is the ground truth for its model. A
 # disagreement prints the seed, the trace and a minimized TEST.
-if wanted fuzz; then
-	fuzz_seed=${FUZZ_SEED:-$(date +%s)}
-	run_one "lib_fuzz on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
-		--seed "$fuzz_seed" --programs 200 --ops 200 --minimize \
+part_fuzz() {
+	local seed=${FUZZ_SEED:-$(date +%s)}
+
+	run_one "lib_fuzz on cuda" env ACCEL_VISIBLE_DEVICES=cuda "${limit[@]}" "$T/lib_fuzz" \
+		--seed "$seed" --programs 200 --ops 200 --minimize \
 		${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
 	run_one "lib_fuzz on cuda with a cpu peer" env ACCEL_VISIBLE_DEVICES=cuda,cpu \
-		"$T/lib_fuzz" --seed "$((fuzz_seed + 1))" --programs 100 --ops 200 --minimize \
+		"${limit[@]}" "$T/lib_fuzz" --seed "$((seed + 1))" --programs 100 --ops 200 --minimize \
 		${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
-fi
-if wanted bench; then
-	for run in 1 2 3; do
+}
+
+# numba-cuda's own driver tests with every allocation from the pool, where
+# its tests are installed.
+part_numba() {
+	if "$PYTHON" -c 'import numba.cuda.tests.cudadrv' 2>/dev/null; then
+		run_one "numba-cuda's driver tests on the pool (accel_numba)" env \
+			NUMBA_CUDA_MEMORY_MANAGER=accel_numba PYTHONPATH=build/python \
+			"${limit[@]}" "$PYTHON" -m numba.runtests -m 8 numba.cuda.tests.cudadrv
+	else
+		echo "gpu-check: numba-cuda's tests are not installed: skipped"
+	fi
+}
+
+part_bench() {
+	for run in 1 2; do
 		bench "copies, run $run (reference: cudaMemcpy, alternated)" \
 			env ACCEL_VISIBLE_DEVICES=cuda build/tools/lib_bench_cuda -d cuda:0 -s 256 -r 30
 	done
 	bench "allocator against cuMemAlloc and cuMemAllocAsync" \
 		env ACCEL_VISIBLE_DEVICES=cuda build/tools/pool_bench_cuda -d cuda:0 \
-		-n 1000,10000,100000 -m 65536 -r 5
-	for run in 1 2 3; do
+		-n 1000,10000,100000 -m 65536 -r "${BENCH_REPEATS:-5}"
+	for run in 1 2; do
 		bench "the pool alone, run $run" env ACCEL_VISIBLE_DEVICES=cuda \
-			build/tools/pool_bench_cuda -d cuda:0 -n 1000,10000,100000 -m 65536 -r 5 -p
+			build/tools/pool_bench_cuda -d cuda:0 -n 1000,10000,100000 -m 65536 -r "${BENCH_REPEATS:-5}" -p
 	done
-fi
+}
+
 # PyTorch on libaccel's pool (libaccel-torch.so): one model trained with
 # PyTorch's allocator, cudaMallocAsync and the pool, alternated; the
 # losses must be identical.
-if wanted torch; then
+part_torch() {
 	bench "resnet18 with three allocators" "$PYTHON" tools/bench/torch_alloc_bench.py \
-		--model resnet18 --steps 300 --rounds 2
+		--model resnet18 --steps "${TORCH_STEPS:-300}" --rounds 2
 	bench "a small transformer with three allocators" "$PYTHON" \
-		tools/bench/torch_alloc_bench.py --model transformer --steps 200 --rounds 2
-fi
-# numba-cuda's own driver tests with every allocation from the pool, where
-# its tests are installed: at most TIME_NUMBA seconds.
-if wanted numba; then
-	if "$PYTHON" -c 'import numba.cuda.tests.cudadrv' 2>/dev/null; then
-		run_one "numba-cuda's driver tests on the pool (accel_numba)" env \
-			NUMBA_CUDA_MEMORY_MANAGER=accel_numba PYTHONPATH=build/python \
-			timeout "${TIME_NUMBA:-300}" "$PYTHON" -m numba.runtests -m 16 \
-			numba.cuda.tests.cudadrv
+		tools/bench/torch_alloc_bench.py --model transformer \
+		--steps "${TORCH_STEPS:-200}" --rounds 2
+}
+
+# Runs the wanted PARTs one after another, each one's time in the log.
+run_parts() {	# part...
+	local start
+
+	for part in "$@"; do
+		wanted "$part" || continue
+		start=$SECONDS
+		echo "== part $part"
+		"part_$part"
+		echo "== part $part took $((SECONDS - start)) s"
+	done
+}
+
+# A lane: PARTs in a subshell of their own, whose counts it leaves in
+# LOG_DIR/lane-N.counts for the summary.
+lane() {	# N part...
+	local n=$1
+	shift
+	(
+		log=$(mktemp /tmp/accel-check.XXXXXX)
+		passed=0 failed=0 skipped=0
+		run_parts "$@" >"$logs/lane-$n.log" 2>&1
+		echo "$passed $failed $skipped" >"$logs/lane-$n.counts"
+		rm -f "$log"
+	)
+}
+
+add_lane() {	# N
+	local p f s
+
+	grep '^== ' "$logs/lane-$1.log"
+	if read -r p f s <"$logs/lane-$1.counts"; then
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	else
-		echo "gpu-check: numba-cuda's tests are not installed: skipped"
+		add "lane $1 (no counts: it was stopped)" 0 1
 	fi
-fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
+	tee -a "$logs/bench.log"
+# The GPU's use over the run; it also keeps the driver initialized, so
+# that each test's process does not pay for bringing the GPU up.
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 5 \
+	>"$logs/gpu-use.csv" 2>&1 &
+monitor=$!
+rm -f "$logs"/lane-*.counts
+lane 1 lib &
+lanes=($!)
+lane 2 plugin examples &
+lanes+=($!)
+lane 3 fuzz python numba &
+lanes+=($!)
+wait "${lanes[@]}"
+for n in 1 2 3; do
+	add_lane "$n"
+done
+run_parts torch bench
+kill "$monitor"
 summary

@@ -157,7 +157,7 @@ def report(args, runs):
     base_reserved = runs["torch"][0]["reserved_peak"]
     print(f"{'allocator':<16} {'step ms':>9} {'x torch':>8} "
           f"{'reserved MiB':>13} {'x torch':>8} {'allocated MiB':>14}")
-    for mode in MODES:
+    for mode in (m for m in MODES if runs[m]):
         step = statistics.median(r["step_ms"] for r in runs[mode])
         reserved = max(r["reserved_peak"] for r in runs[mode])
         allocated = max(r["allocated_peak"] for r in runs[mode])
@@ -175,13 +175,20 @@ def main(argv):
         print(f"torch_alloc_bench: {args.lib} is not built (make interop)")
         return 1
     runs = {mode: [] for mode in MODES}
+    failed = set()
     for _ in range(args.rounds):
         for mode in MODES:
-            r = run_child(args, mode)
+            r = None if mode in failed else run_child(args, mode)
             if r is None:
-                return 1
-            runs[mode].append(r)
+                failed.add(mode)
+            else:
+                runs[mode].append(r)
+    if "torch" in failed:
+        return 1
     report(args, runs)
+    if failed:
+        print("torch_alloc_bench: failed: " + ", ".join(sorted(failed)))
+        return 1
     reference = runs["torch"][0]["losses"]
     differ = [f"{m} run {i + 1}" for m in MODES
               for i, r in enumerate(runs[m]) if r["losses"] != reference]
