@@ -412,10 +412,11 @@ static void *sync_copy_thread(void *arg)
  * accel.h, Ordering: a synchronous call waits for the work submitted
  * before it, and "work that any thread submits later never delays them".
  * The call waits for slow work W0 queued before it on a libaccel stream;
- * meanwhile another thread queues long work W1 on an adopted stream of
+ * meanwhile another thread queues longer work W1 on an adopted stream of
  * CUDA's legacy default stream (which accel_stream_create_external
  * accepts: NULL or 1). W1 came later: the call must return once W0 and
- * its own copy are done, with W1 still running.
+ * its own copy are done, with W1 still running. Both are chains of real
+ * copies, lengthened until they can be observed on the device at hand.
  *
  * It did not when the copy ran on the per-thread default stream, which
  * CUDA orders behind all prior work of the legacy default stream, W1
@@ -425,37 +426,52 @@ static void *sync_copy_thread(void *arg)
  */
 TEST_NOINIT(review_interop_sync_call_not_delayed_by_later_legacy_work)
 {
-	struct sync_copy c = { 0 };
-	void *scratch, *scratch2;
+	uint8_t *big0, *big1, *dst;
+	int copies = BUSY_START, later_copies = 2 * BUSY_START;
 	C_Stream s, legacy;
-	pthread_t th;
-	bool w1_pending;
 
-	open_slow(ctx, 50000);
-	c.ctx = ctx;
-	c.dst = dalloc(ctx, 16);
-	scratch = dalloc(ctx, 4096);
-	scratch2 = dalloc(ctx, 4096);
+	open_slow(ctx, 1000);
+	dst = dalloc(ctx, 16);
+	big0 = dalloc(ctx, 2 * BUSY_HALF);
+	big1 = dalloc(ctx, 2 * BUSY_HALF);
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_stream_create_external(ctx->dev, NULL, &legacy));
-	slow_work(ctx, s, scratch, 4);		/* W0: ~200 ms */
-	REQUIRE(!pthread_create(&th, NULL, sync_copy_thread, &c));
-	while (!atomic_load(&c.started))
-		usleep(1000);
-	usleep(50000);				/* the call waits for W0 */
-	slow_work(ctx, legacy, scratch2, 30);	/* W1: ~1.5 s, later */
-	pthread_join(th, NULL);
-	w1_pending = stream_busy(ctx->dev, legacy);
-	OK(c.st);
-	printf("# the synchronous copy took %.3f s; W1 %s when it returned\n",
-	       c.took, w1_pending ? "still pending" : "already over");
-	CHECK(w1_pending);
-	OK(accel_stream_synchronize(ctx->dev, legacy));
+	for (;;) {
+		struct sync_copy c = { .ctx = ctx, .dst = dst };
+		bool w0_busy, w1_pending;
+		pthread_t th;
+
+		busy_chain(ctx->dev, s, big0, copies);		/* W0 */
+		REQUIRE(!pthread_create(&th, NULL, sync_copy_thread, &c));
+		while (!atomic_load(&c.started))
+			usleep(1000);
+		usleep(50000);				/* the call waits for W0 */
+		busy_chain(ctx->dev, legacy, big1, later_copies);	/* W1, later */
+		w0_busy = stream_busy(ctx->dev, s);
+		pthread_join(th, NULL);
+		w1_pending = stream_busy(ctx->dev, legacy);
+		OK(c.st);
+		OK(accel_stream_synchronize(ctx->dev, s));
+		OK(accel_stream_synchronize(ctx->dev, legacy));
+		if (w0_busy && (w1_pending || later_copies >= BUSY_MAX)) {
+			printf("# the synchronous copy took %.3f s; W1 %s when it returned\n",
+			       c.took, w1_pending ? "still pending" : "already over");
+			CHECK(w1_pending);
+			break;
+		}
+		/* W0 over too soon proves nothing, nor W1 over before the call */
+		if (w0_busy)
+			later_copies *= 2;
+		else
+			try_longer(&copies);
+		if (later_copies < 2 * copies)
+			later_copies = 2 * copies;
+	}
 	OK(accel_stream_destroy(ctx->dev, legacy));
 	OK(accel_stream_destroy(ctx->dev, s));
-	dfree(ctx, c.dst, 16);
-	dfree(ctx, scratch, 4096);
-	dfree(ctx, scratch2, 4096);
+	dfree(ctx, dst, 16);
+	dfree(ctx, big0, 2 * BUSY_HALF);
+	dfree(ctx, big1, 2 * BUSY_HALF);
 }
 
 /*

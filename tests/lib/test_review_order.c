@@ -246,13 +246,17 @@ static void *run_sync_call(void *arg)
  * stream B. Once c->fn returns, B must still be busy: the call did not
  * wait for B's later work.
  */
+/* the largest copy of stream B's chain: a buffer of 1 GiB */
+#define LATER_HALF_MAX (BUSY_HALF << 5)
+
 static void check_ignores_later_work(struct suite_ctx *ctx,
 				     struct sync_call *c)
 {
 	C_Device bd = c->later ? c->later : ctx->dev;
 	uint8_t *big_a = dalloc(ctx, 2 * BUSY_HALF);
-	uint8_t *big_b = alloc_on(bd, 2 * BUSY_HALF);
-	int copies = BUSY_START;
+	size_t later_half = BUSY_HALF;
+	uint8_t *big_b = alloc_on(bd, 2 * later_half);
+	int copies = BUSY_START, later_copies = 2 * BUSY_START;
 	C_Stream a, b;
 
 	REQUIRE_OK(accel_stream_create(bd, &b));
@@ -278,24 +282,43 @@ static void check_ignores_later_work(struct suite_ctx *ctx,
 			pthread_join(t, NULL);
 			OK(accel_stream_synchronize(ctx->dev, a));
 			try_longer(&copies);
+			if (later_copies < 2 * copies)
+				later_copies = 2 * copies;
 			continue;
 		}
-		busy_chain(bd, b, big_b, 2 * copies);
+		busy_chain_of(bd, b, big_b, later_copies, later_half);
 		a_busy = stream_busy(ctx->dev, a);	/* the call still waits */
 		pthread_join(t, NULL);
 		b_busy = stream_busy(bd, b);
 		OK(accel_stream_synchronize(ctx->dev, a));
 		OK(accel_stream_synchronize(bd, b));
-		if (a_busy) {
+		if (a_busy && (b_busy || later_half >= LATER_HALF_MAX)) {
 			CHECK(b_busy);
 			break;
 		}
-		try_longer(&copies);
+		/*
+		 * B's chain over first proves nothing when B's device is the
+		 * faster (a GPU beside a cpu device): lengthen it until it
+		 * outlasts the call, as it always does unless the call waits.
+		 * Past BUSY_MAX copies, longer copies: a GPU queues only so
+		 * many, so more of them would not keep it busy for longer.
+		 */
+		if (a_busy && later_copies < BUSY_MAX) {
+			later_copies *= 2;
+		} else if (a_busy) {
+			OK(accel_device_memory_deallocate(bd, big_b, 2 * later_half));
+			later_half *= 2;
+			big_b = alloc_on(bd, 2 * later_half);
+		} else {
+			try_longer(&copies);
+		}
+		if (later_copies < 2 * copies)
+			later_copies = 2 * copies;
 	}
 	OK(accel_stream_destroy(ctx->dev, a));
 	OK(accel_stream_destroy(bd, b));
 	dfree(ctx, big_a, 2 * BUSY_HALF);
-	OK(accel_device_memory_deallocate(bd, big_b, 2 * BUSY_HALF));
+	OK(accel_device_memory_deallocate(bd, big_b, 2 * later_half));
 }
 
 static void copy_h2d(struct sync_call *c)

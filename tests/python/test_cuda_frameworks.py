@@ -102,16 +102,28 @@ def test_accel_takes_torch_tensors_without_a_copy(torch_cuda):
     assert np.array_equal(v.copy_to_host(), t.cpu().numpy())
 
 
-def test_torch_stream_is_waited_for(torch_cuda):
-    """A tensor written on a side stream of PyTorch's, then taken by accel
-    with sync=True: accel sees the written values (CAI's stream)."""
-    torch = torch_cuda
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        t = torch.zeros(1 << 24, device="cuda")
+def test_torch_interface_carries_no_stream(torch_cuda):
+    """PyTorch's CUDA array interface is version 2, without "stream": a
+    consumer cannot wait for PyTorch's work through it, so with PyTorch the
+    caller synchronizes (or uses DLPack, whose producer does)."""
+    t = torch_cuda.zeros(4, device="cuda")
+    cai = t.__cuda_array_interface__
+    assert "stream" not in cai or cai["stream"] is None
+    v = accel.as_cuda_array(t, sync=True)
+    assert address(v) == t.data_ptr()
+
+
+def test_interface_stream_is_waited_for(cupy):
+    """An array written on a side stream of CuPy's, whose CUDA array
+    interface (version 3) names that stream, taken with sync=True: accel
+    sees the written values."""
+    side = cupy.cuda.Stream(non_blocking=True)
+    with side:
+        x = cupy.zeros(1 << 24, dtype=cupy.float32)
         for _ in range(20):
-            t.add_(1)
-        v = accel.as_cuda_array(t, sync=True)
+            x += 1
+        assert x.__cuda_array_interface__.get("stream") == side.ptr
+        v = accel.as_cuda_array(x, sync=True)
         host = v.copy_to_host()
     assert (host == 20).all()
 
