@@ -400,6 +400,8 @@ static void __exit simaccel_exit(void)
 {
 	pci_unregister_driver(&simaccel_pci_driver);
 	destroy_workqueue(simaccel_wq);
+	/* the frees of users' fences, which dropped their module references */
+	rcu_barrier();
 }
 module_exit(simaccel_exit);
 

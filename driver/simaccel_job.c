@@ -33,6 +33,7 @@
 #include <linux/uaccess.h>
 
 #include "simaccel_gem.h"
+#include "simaccel_fence.h"
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
 #include "simaccel_pin.h"
@@ -47,6 +48,7 @@
  * @jobs: jobs submitted and not yet freed
  * @wq: where submissions wait for @jobs to fall
  * @usage: where its jobs' engine time goes, referenced
+ * @timeline: the fences its submissions publish, referenced
  * @submitted: seqno of the last submission, under @lock
  * @err_lock: protects the fields below it
  * @failed: submissions that failed
@@ -61,6 +63,7 @@ struct simaccel_queue {
 	atomic_t jobs;
 	wait_queue_head_t wq;
 	struct simaccel_usage *usage;
+	struct simaccel_timeline *timeline;
 	u64 submitted;
 	spinlock_t err_lock;		/* protects failed, recent */
 	u64 failed;
@@ -126,6 +129,7 @@ static void simaccel_queue_release(struct kref *ref)
 		container_of(ref, struct simaccel_queue, ref);
 
 	simaccel_usage_put(queue->usage);
+	simaccel_timeline_put(queue->timeline);
 	mutex_destroy(&queue->lock);
 	kfree(queue);
 }
@@ -802,17 +806,25 @@ static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev,
 						 struct simaccel_usage *usage)
 {
 	struct simaccel_queue *queue;
+	char name[48];
 	int ret;
 
 	queue = kzalloc(sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
 		return ERR_PTR(-ENOMEM);
+	snprintf(name, sizeof(name), "%s-user", dev_name(sdev->drm.dev));
+	queue->timeline = simaccel_timeline_new(name);
+	if (!queue->timeline) {
+		kfree(queue);
+		return ERR_PTR(-ENOMEM);
+	}
 	kref_get(&usage->ref);
 	queue->usage = usage;
 	ret = drm_sched_entity_init(&queue->entity, DRM_SCHED_PRIORITY_NORMAL,
 				    sdev->scheds, sdev->num_queues, NULL);
 	if (ret) {
 		simaccel_usage_put(usage);
+		simaccel_timeline_put(queue->timeline);
 		kfree(queue);
 		return ERR_PTR(ret);
 	}
@@ -959,6 +971,7 @@ struct simaccel_submit {
 	struct drm_simaccel_sync *in_syncs;
 	struct drm_syncobj *out_syncobj;
 	struct dma_fence_chain *out_chain;
+	struct simaccel_fence *out_fence;
 	struct simaccel_job_res *res;
 	struct completion released;
 };
@@ -972,6 +985,7 @@ static void simaccel_submit_fini(struct simaccel_submit *sub)
 	if (sub->out_syncobj)
 		drm_syncobj_put(sub->out_syncobj);
 	dma_fence_chain_free(sub->out_chain);
+	simaccel_fence_free(sub->out_fence);
 }
 
 static int simaccel_submit_init(struct simaccel_submit *sub,
@@ -1010,6 +1024,9 @@ static int simaccel_submit_init(struct simaccel_submit *sub,
 	sub->out_syncobj = drm_syncobj_find(file, args->out_sync.handle);
 	if (!sub->out_syncobj)
 		return -ENOENT;
+	sub->out_fence = simaccel_fence_alloc();
+	if (!sub->out_fence)
+		return -ENOMEM;
 	if (args->out_sync.point) {
 		sub->out_chain = dma_fence_chain_alloc();
 		if (!sub->out_chain)
@@ -1036,19 +1053,31 @@ static int simaccel_submit_add_syncs(struct simaccel_batch *batch,
 	return 0;
 }
 
+/*
+ * The out-syncobj gets a fence of the queue's timeline that follows @done
+ * (the jobs' fences point into the device and the module, which a user's
+ * fence may outlive: simaccel_fence.c).
+ */
 static void simaccel_submit_signal(struct simaccel_submit *sub,
+				   struct simaccel_queue *queue,
 				   const struct drm_simaccel_submit *args,
 				   struct dma_fence *done)
 {
+	struct dma_fence *out;
+
 	if (!sub->out_syncobj)
 		return;
+	out = simaccel_fence_follow(sub->out_fence, queue->timeline, args->seqno,
+				    done);
+	sub->out_fence = NULL;
 	if (sub->out_chain) {
-		drm_syncobj_add_point(sub->out_syncobj, sub->out_chain, done,
+		drm_syncobj_add_point(sub->out_syncobj, sub->out_chain, out,
 				      args->out_sync.point);
 		sub->out_chain = NULL;
 	} else {
-		drm_syncobj_replace_fence(sub->out_syncobj, done);
+		drm_syncobj_replace_fence(sub->out_syncobj, out);
 	}
+	dma_fence_put(out);
 }
 
 struct simaccel_waiter {
@@ -1200,7 +1229,7 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 		ret = PTR_ERR(done);
 		goto out_queue;
 	}
-	simaccel_submit_signal(&sub, args, done);
+	simaccel_submit_signal(&sub, queue, args, done);
 	if (args->flags & DRM_SIMACCEL_SUBMIT_WAIT)
 		ret = simaccel_wait_released(&sub, done);
 	dma_fence_put(done);

@@ -146,14 +146,15 @@ save_counters='cd /sys/kernel/debug/gcov && find . -name "*.gcda" | while read -
 gcov="GCOV_PREFIX=/tmp/gcov"
 # a failing test does not end the run here: it is counted all the same
 commands=(./simaccel_test ./simaccel_job_test ./simaccel_share_test
-	  ./module_cycle.sh "$gcov ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test"
+	  ./simaccel_fence_test ./module_cycle.sh "$gcov ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test"
 	  "$gcov ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
 	  "$gcov ACCEL_VISIBLE_DEVICES=accel ./lib_fuzz --programs 200 --ops 400 --only all,array --seed 1"
 	  ./faults.sh "./ioctl_fuzz --kernel-faults --ops 20000 --procs 4 --seed 1")
 scripts/vm-run.sh --kernel "$VMLINUZ" --module "$COV_SIMACCEL_KO" \
 	--devices 2 --iommu --memory 2G --timeout 3000 --injected-faults \
 	--out "$out/vm" --file "$T/simaccel_test" --file "$T/simaccel_job_test" \
-	--file "$T/simaccel_share_test" --file tests/driver/module_cycle.sh \
+	--file "$T/simaccel_share_test" --file "$T/simaccel_fence_test" \
+	--file tests/driver/module_cycle.sh \
 	--file build/cov/accel_lib_test.static:/opt/accel/accel_lib_test \
 	--file "$T/lib_fuzz.static:/opt/accel/lib_fuzz" --file "$T/ioctl_fuzz" \
 	--file tests/driver/debug/faults.sh -- \

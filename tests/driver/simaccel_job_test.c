@@ -91,15 +91,6 @@ static void fill_pattern(uint8_t *p, size_t len, unsigned int seed)
 		p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 12));
 }
 
-static int syncobj_create(int fd, uint32_t *handle)
-{
-	struct drm_syncobj_create c = { 0 };
-	int ret = ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) ? -errno : 0;
-
-	*handle = c.handle;
-	return ret;
-}
-
 static int syncobj_wait(int fd, uint32_t handle, uint64_t point)
 {
 	struct timespec now;
@@ -510,36 +501,6 @@ TEST_F(job, a_job_waiting_for_another_queues_point_runs_after_it)
 		ASSERT_EQ(0x3c, m[i]) TH_LOG("byte %zu", i);
 	EXPECT_EQ(0x3c, m[len - 1]);
 	munmap(m, len);
-}
-
-static const char *debugfs_dir(char *buf, size_t len)
-{
-	char addr[64];
-
-	mount("none", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (pci_addr(addr, sizeof(addr)))
-		return NULL;
-	snprintf(buf, len, "/sys/kernel/debug/accel/%s", addr);
-	return buf;
-}
-
-/* Inject @what into every hardware queue (a queue runs on any of them). */
-static int inject_all(const char *what)
-{
-	char dir[256], path[300];
-	int q, done = 0;
-
-	if (!debugfs_dir(dir, sizeof(dir)))
-		return -1;
-	for (q = 0; q < 16; q++) {
-		snprintf(path, sizeof(path), "%s/q%d/fault_inject", dir, q);
-		if (access(path, F_OK))
-			break;
-		if (write_file(path, what))
-			return -1;
-		done++;
-	}
-	return done ? 0 : -1;
 }
 
 /*
@@ -1162,10 +1123,6 @@ TEST_F(job, pins_count_per_user_whichever_process_made_them)
 	free(buf);
 }
 
-/*
- * Jobs stuck on a stalled device when it is unbound fail with ENODEV, the
- * waiter returns, and the file is safe to use and close.
- */
 /*
  * Jobs stuck on a stalled device when it is unbound fail with ENODEV, the
  * waiter returns, and the file is safe to use and close.

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "../../uapi/simaccel_accel.h"
@@ -111,6 +112,64 @@ static inline int write_file(const char *path, const char *text)
 	n = write(fd, text, strlen(text));
 	close(fd);
 	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static inline int syncobj_create(int fd, uint32_t *handle)
+{
+	struct drm_syncobj_create c = { 0 };
+	int ret = ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) ? -errno : 0;
+
+	*handle = c.handle;
+	return ret;
+}
+
+/* The debugfs folder of the device at PCI address @addr (mounted if not). */
+static inline const char *debugfs_dir_of(const char *addr, char *buf, size_t len)
+{
+	mount("none", "/sys/kernel/debug", "debugfs", 0, NULL);
+	snprintf(buf, len, "/sys/kernel/debug/accel/%s", addr);
+	return buf;
+}
+
+/* accel0's debugfs folder. */
+static inline const char *debugfs_dir(char *buf, size_t len)
+{
+	char addr[64];
+
+	if (pci_addr(addr, sizeof(addr)))
+		return NULL;
+	return debugfs_dir_of(addr, buf, len);
+}
+
+/*
+ * Inject @what into every hardware queue of the device at PCI address
+ * @addr (a queue runs on any of them).
+ */
+static inline int inject_all_of(const char *addr, const char *what)
+{
+	char dir[256], path[300];
+	int q, done = 0;
+
+	debugfs_dir_of(addr, dir, sizeof(dir));
+	for (q = 0; q < 16; q++) {
+		snprintf(path, sizeof(path), "%s/q%d/fault_inject", dir, q);
+		if (access(path, F_OK))
+			break;
+		if (write_file(path, what))
+			return -1;
+		done++;
+	}
+	return done ? 0 : -1;
+}
+
+/* The same, into accel0. */
+static inline int inject_all(const char *what)
+{
+	char addr[64];
+
+	if (pci_addr(addr, sizeof(addr)))
+		return -1;
+	return inject_all_of(addr, what);
 }
 
 /* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel.ko: the fences a user holds outlive the device and keep the
+ * module, as root in the VM.
+ *
+ * A job's outcome reaches users as a fence in a syncobj, and from there as
+ * a sync_file, which any process may keep for ever and hand to other
+ * drivers. Whatever happens to the device and the module meanwhile, the
+ * sync_file answers SYNC_IOC_FILE_INFO and poll() and closes cleanly:
+ * - a signalled job's fence, after its file is closed and the device
+ *   unbound;
+ * - a job's fence still pending when the device is unbound, which then
+ *   signals with the job's error (ENODEV);
+ * - a fence held while root unloads the module: the unload is refused
+ *   until the sync_file is closed, and then goes through (with
+ *   SIMACCEL_KO naming the module to load again afterwards; skipped
+ *   without it).
+ * A VM run fails on the oops or KASAN report that a dangling fence gives.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sync_file.h>
+
+#include "kselftest_harness.h"
+#include "simaccel_util.h"
+
+/*
+ * The first accel node there is and its device's PCI address: a device
+ * rebound while a file held its old node has a new one (other tests).
+ */
+static int first_node(char *node, size_t node_len, char *addr, size_t addr_len)
+{
+	char link[300], target[512];
+	struct dirent *e;
+	int ret = -ENODEV;
+	ssize_t n;
+	DIR *d = opendir("/sys/class/accel");
+
+	if (!d)
+		return -errno;
+	while (ret && (e = readdir(d))) {
+		if (strncmp(e->d_name, "accel", 5))
+			continue;
+		snprintf(link, sizeof(link), "/sys/class/accel/%s/device", e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = 0;
+		snprintf(addr, addr_len, "%s", strrchr(target, '/') + 1);
+		snprintf(node, node_len, "/dev/accel/%s", e->d_name);
+		ret = 0;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* A job's fence, through its syncobj, as a sync_file: its fd or -errno. */
+static int sync_file_export(int fd, uint32_t syncobj)
+{
+	struct drm_syncobj_handle h = {
+		.handle = syncobj,
+		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
+		.fd = -1,
+	};
+
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) ? -errno : h.fd;
+}
+
+/*
+ * SYNC_IOC_FILE_INFO of a sync_file of one fence, which it describes in
+ * @info: the status (1 signalled, 0 pending, -errno its error), or the
+ * call's -errno.
+ */
+static int sync_file_status(int sf, struct sync_fence_info *info)
+{
+	struct sync_file_info fi = {
+		.num_fences = 1, .sync_fence_info = (uintptr_t)info,
+	};
+
+	memset(info, 0, sizeof(*info));
+	return ioctl(sf, SYNC_IOC_FILE_INFO, &fi) ? -errno : fi.status;
+}
+
+static bool sync_file_readable(int sf)
+{
+	struct pollfd p = { .fd = sf, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/*
+ * On a new file of @node, one fill of a HOST buffer whose fence goes to a
+ * syncobj, exported as a sync_file; the file is closed. With @stalled the
+ * device stalls the job first, so that the fence is still pending.
+ */
+static int sync_file_of_a_job(const char *node, const char *addr, bool stalled)
+{
+	struct drm_simaccel_bo_create bo;
+	struct drm_simaccel_op op = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
+	struct drm_simaccel_sync out = { 0 };
+	uint32_t queue;
+	int fd, sf = -1;
+
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (queue_create(fd, &queue) || bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &bo) ||
+	    syncobj_create(fd, &out.handle))
+		goto out;
+	op.dst = bo.dev_addr;
+	if (stalled && inject_all_of(addr, "0x10000"))
+		goto out;
+	if (submit(fd, queue, stalled ? 0 : DRM_SIMACCEL_SUBMIT_WAIT, &op, 1,
+		   NULL, 0, &out))
+		goto out;
+	sf = sync_file_export(fd, out.handle);
+out:
+	close(fd);
+	return sf;
+}
+
+static bool module_refused_unload(void)
+{
+	return syscall(SYS_delete_module, "simaccel", O_NONBLOCK) == -1 &&
+	       errno == EWOULDBLOCK;
+}
+
+/* The unload goes through once the last fence's free has run (RCU). */
+static int unload_module(void)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!syscall(SYS_delete_module, "simaccel", O_NONBLOCK))
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		usleep(50000);
+	}
+	return -EWOULDBLOCK;
+}
+
+static int load_module(const char *ko)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	for (int i = 0; !ret && access("/sys/bus/pci/drivers/simaccel/module", F_OK) && i < 100; i++)
+		usleep(50000);
+	return ret;
+}
+
+TEST(signalled_jobs_sync_file_outlives_the_device)
+{
+	struct sync_fence_info info;
+	char node[300], addr[64];
+	int sf;
+
+	ASSERT_EQ(0, first_node(node, sizeof(node), addr, sizeof(addr)));
+	sf = sync_file_of_a_job(node, addr, false);
+	ASSERT_LE(0, sf);
+	EXPECT_EQ(1, sync_file_status(sf, &info));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	/* the device and everything of it is gone; the fence is not */
+	EXPECT_EQ(1, sync_file_status(sf, &info));
+	EXPECT_STREQ("simaccel", info.driver_name);
+	EXPECT_NE(0, info.obj_name[0]);
+	EXPECT_TRUE(sync_file_readable(sf));
+	close(sf);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
+TEST(pending_jobs_sync_file_fails_with_the_device)
+{
+	struct sync_fence_info info;
+	char node[300], addr[64];
+	int sf;
+
+	ASSERT_EQ(0, first_node(node, sizeof(node), addr, sizeof(addr)));
+	sf = sync_file_of_a_job(node, addr, true);
+	ASSERT_LE(0, sf);
+	usleep(100000);
+	EXPECT_EQ(0, sync_file_status(sf, &info));
+	EXPECT_FALSE(sync_file_readable(sf));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_EQ(-ENODEV, sync_file_status(sf, &info));
+	EXPECT_EQ(-ENODEV, info.status);
+	EXPECT_STREQ("simaccel", info.driver_name);
+	EXPECT_TRUE(sync_file_readable(sf));
+	close(sf);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
+TEST(a_held_fence_keeps_the_module)
+{
+	const char *ko = getenv("SIMACCEL_KO");
+	struct sync_fence_info info;
+	char node[300], addr[64];
+	int sf;
+
+	if (!ko)
+		SKIP(return, "SIMACCEL_KO names no module to load again");
+	ASSERT_EQ(0, first_node(node, sizeof(node), addr, sizeof(addr)));
+	sf = sync_file_of_a_job(node, addr, false);
+	ASSERT_LE(0, sf);
+	EXPECT_TRUE(module_refused_unload());
+	EXPECT_EQ(1, sync_file_status(sf, &info));
+	EXPECT_STREQ("simaccel", info.driver_name);
+	close(sf);
+	EXPECT_EQ(0, unload_module());
+	ASSERT_EQ(0, load_module(ko));
+}
+
+TEST_HARNESS_MAIN
