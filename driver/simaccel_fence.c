@@ -15,6 +15,15 @@
  * after readers that found the fence under RCU are done with it; the
  * module's exit waits for these callbacks (rcu_barrier()) before its code
  * goes.
+ *
+ * A timeline's fences signal in seqno order, as dma_fence users assume of
+ * one context (a dma_resv or a drm_sched job keeps only the later fence of
+ * a context). The jobs' fences need not: drm_sched signals a job that
+ * fails before it runs (a failed dependency) at once, while the queue's
+ * earlier job is still on the hardware, and the queue's next job may then
+ * run on another hardware queue and finish first. So a fence whose jobs
+ * are done waits on its timeline's list for the fences before it, and each
+ * completion signals every done fence at the head of the list.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -25,14 +34,16 @@
 /**
  * struct simaccel_timeline - the fences of one user queue
  * @ref: held by the queue and by each of its fences
- * @lock: the fences' lock
+ * @lock: the fences' lock; protects @pending
  * @context: their dma_fence context; seqnos are the queue's submissions
+ * @pending: its fences not yet signalled, in seqno order
  * @name: the timeline's name, as sync_file and debugfs report it
  */
 struct simaccel_timeline {
 	struct kref ref;
-	spinlock_t lock;	/* the fences' */
+	spinlock_t lock;	/* the fences'; protects pending */
 	u64 context;
+	struct list_head pending;
 	char name[48];
 };
 
@@ -40,8 +51,10 @@ struct simaccel_timeline {
  * struct simaccel_fence - a submission's outcome, as users hold it
  * @base: the fence
  * @tl: its timeline, referenced
- * @followed: the jobs' fence, referenced until it has signalled
+ * @followed: the jobs' fence, referenced until this one has signalled
  * @cb: on @followed
+ * @link: in its timeline's @pending, referenced, until it has signalled
+ * @done: @followed has signalled (under the timeline's lock)
  * @rcu: frees it, and drops the references, after a grace period
  */
 struct simaccel_fence {
@@ -49,6 +62,8 @@ struct simaccel_fence {
 	struct simaccel_timeline *tl;
 	struct dma_fence *followed;
 	struct dma_fence_cb cb;
+	struct list_head link;
+	bool done;
 	struct rcu_head rcu;
 };
 
@@ -60,6 +75,7 @@ struct simaccel_timeline *simaccel_timeline_new(const char *name)
 		return NULL;
 	kref_init(&tl->ref);
 	spin_lock_init(&tl->lock);
+	INIT_LIST_HEAD(&tl->pending);
 	tl->context = dma_fence_context_alloc(1);
 	strscpy(tl->name, name, sizeof(tl->name));
 	return tl;
@@ -102,10 +118,12 @@ static void simaccel_fence_free_rcu(struct rcu_head *rcu)
 
 static void simaccel_fence_release(struct dma_fence *base)
 {
-	call_rcu(&to_simaccel_fence(base)->rcu, simaccel_fence_free_rcu);
+	/* not deferred: the unload waits for the module reference */
+	call_rcu_hurry(&to_simaccel_fence(base)->rcu, simaccel_fence_free_rcu);
 }
 
 static const struct dma_fence_ops simaccel_user_fence_ops = {
+	.use_64bit_seqno = true,
 	.get_driver_name = simaccel_fence_driver_name,
 	.get_timeline_name = simaccel_fence_timeline_name,
 	.release = simaccel_fence_release,
@@ -123,30 +141,49 @@ void simaccel_fence_free(struct simaccel_fence *fence)
 	kfree(fence);
 }
 
-static void simaccel_fence_signal(struct simaccel_fence *fence)
+/* Signal the done fences at the head of @tl's list, in order. */
+static void simaccel_timeline_signal(struct simaccel_timeline *tl)
 {
-	struct dma_fence *followed = fence->followed;
+	struct simaccel_fence *fence, *next;
 
-	if (followed->error)
-		dma_fence_set_error(&fence->base, followed->error);
-	dma_fence_signal(&fence->base);
-	/* whoever signals @followed holds a reference of their own */
-	fence->followed = NULL;
-	dma_fence_put(followed);
-	dma_fence_put(&fence->base);
+	lockdep_assert_held(&tl->lock);
+	list_for_each_entry_safe(fence, next, &tl->pending, link) {
+		if (!fence->done)
+			break;
+		list_del(&fence->link);
+		if (fence->followed->error)
+			dma_fence_set_error(&fence->base, fence->followed->error);
+		dma_fence_signal_locked(&fence->base);
+		/* whoever signalled @followed holds a reference of their own */
+		dma_fence_put(fence->followed);
+		fence->followed = NULL;
+		dma_fence_put(&fence->base);
+	}
+}
+
+static void simaccel_fence_done(struct simaccel_fence *fence)
+{
+	struct simaccel_timeline *tl = fence->tl;
+	unsigned long flags;
+
+	spin_lock_irqsave(&tl->lock, flags);
+	fence->done = true;
+	simaccel_timeline_signal(tl);
+	spin_unlock_irqrestore(&tl->lock, flags);
 }
 
 static void simaccel_fence_followed_signalled(struct dma_fence *followed,
 					      struct dma_fence_cb *cb)
 {
-	simaccel_fence_signal(container_of(cb, struct simaccel_fence, cb));
+	simaccel_fence_done(container_of(cb, struct simaccel_fence, cb));
 }
 
 /**
  * simaccel_fence_follow - publish a fence that signals when another has
  * @fence: from simaccel_fence_alloc(), which this takes over
  * @tl: its timeline
- * @seqno: its place there: fences of a timeline signal in seqno order
+ * @seqno: its place there, above every earlier one's: the caller
+ *	serializes the calls of a timeline, in seqno order
  * @followed: the jobs' fence, whose error it takes
  *
  * Returns @fence's dma_fence, with a reference for the caller.
@@ -161,10 +198,13 @@ struct dma_fence *simaccel_fence_follow(struct simaccel_fence *fence,
 	fence->followed = dma_fence_get(followed);
 	dma_fence_init(&fence->base, &simaccel_user_fence_ops, &tl->lock,
 		       tl->context, seqno);
-	/* one reference for the caller, one until @followed has signalled */
+	/* one reference for the caller, one for the list until signalled */
 	dma_fence_get(&fence->base);
+	spin_lock_irq(&tl->lock);
+	list_add_tail(&fence->link, &tl->pending);
+	spin_unlock_irq(&tl->lock);
 	if (dma_fence_add_callback(followed, &fence->cb,
 				   simaccel_fence_followed_signalled))
-		simaccel_fence_signal(fence);
+		simaccel_fence_done(fence);
 	return &fence->base;
 }

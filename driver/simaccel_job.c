@@ -972,6 +972,7 @@ struct simaccel_submit {
 	struct drm_syncobj *out_syncobj;
 	struct dma_fence_chain *out_chain;
 	struct simaccel_fence *out_fence;
+	struct dma_fence *published;
 	struct simaccel_job_res *res;
 	struct completion released;
 };
@@ -986,6 +987,7 @@ static void simaccel_submit_fini(struct simaccel_submit *sub)
 		drm_syncobj_put(sub->out_syncobj);
 	dma_fence_chain_free(sub->out_chain);
 	simaccel_fence_free(sub->out_fence);
+	dma_fence_put(sub->published);
 }
 
 static int simaccel_submit_init(struct simaccel_submit *sub,
@@ -1053,23 +1055,15 @@ static int simaccel_submit_add_syncs(struct simaccel_batch *batch,
 	return 0;
 }
 
-/*
- * The out-syncobj gets a fence of the queue's timeline that follows @done
- * (the jobs' fences point into the device and the module, which a user's
- * fence may outlive: simaccel_fence.c).
- */
+/* The out-syncobj gets the fence simaccel_submit_push() published. */
 static void simaccel_submit_signal(struct simaccel_submit *sub,
-				   struct simaccel_queue *queue,
-				   const struct drm_simaccel_submit *args,
-				   struct dma_fence *done)
+				   const struct drm_simaccel_submit *args)
 {
-	struct dma_fence *out;
+	struct dma_fence *out = sub->published;
 
-	if (!sub->out_syncobj)
+	if (!out)
 		return;
-	out = simaccel_fence_follow(sub->out_fence, queue->timeline, args->seqno,
-				    done);
-	sub->out_fence = NULL;
+	sub->published = NULL;
 	if (sub->out_chain) {
 		drm_syncobj_add_point(sub->out_syncobj, sub->out_chain, out,
 				      args->out_sync.point);
@@ -1169,9 +1163,16 @@ static int simaccel_submit_prepare(struct simaccel_file *sfile,
 	return ret;
 }
 
-/* Push the batch, unless the queue was destroyed meanwhile. */
+/*
+ * Push the batch, unless the queue was destroyed meanwhile, and publish
+ * what the out-syncobj gets: a fence of the queue's timeline that follows
+ * the jobs' (theirs point into the device and the module, which a user's
+ * fence may outlive: simaccel_fence.c), in seqno order under the queue's
+ * lock.
+ */
 static struct dma_fence *simaccel_submit_push(struct simaccel_queue *queue,
 					      struct simaccel_batch *batch,
+					      struct simaccel_submit *sub,
 					      u64 *seqno)
 {
 	struct dma_fence *done;
@@ -1191,6 +1192,12 @@ static struct dma_fence *simaccel_submit_push(struct simaccel_queue *queue,
 	}
 	done = simaccel_batch_push(batch, queue);
 	*seqno = queue->submitted;
+	if (sub->out_fence) {
+		sub->published = simaccel_fence_follow(sub->out_fence,
+						       queue->timeline, *seqno,
+						       done);
+		sub->out_fence = NULL;
+	}
 	mutex_unlock(&queue->lock);
 	return done;
 }
@@ -1224,12 +1231,12 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 	if (ret)
 		goto out_queue;
 	/* jobs that reach the hardware after an unbind fail there */
-	done = simaccel_submit_push(queue, &batch, &args->seqno);
+	done = simaccel_submit_push(queue, &batch, &sub, &args->seqno);
 	if (IS_ERR(done)) {
 		ret = PTR_ERR(done);
 		goto out_queue;
 	}
-	simaccel_submit_signal(&sub, queue, args, done);
+	simaccel_submit_signal(&sub, args);
 	if (args->flags & DRM_SIMACCEL_SUBMIT_WAIT)
 		ret = simaccel_wait_released(&sub, done);
 	dma_fence_put(done);

@@ -185,7 +185,8 @@ run_counted "libaccel suite through the Paddle plugin on cuda" env \
 	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
 run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 	--timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
-	./simaccel_test ./simaccel_job_test ./simaccel_share_test ./simaccel_fence_test \
+	./simaccel_test ./simaccel_job_test ./simaccel_share_test \
+	"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
 	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 run_vm "VM, simaccel.ko, 2 devices" --devices 2 --timeout 900 "${kselftests[@]}" \
 	"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
@@ -205,6 +206,10 @@ run_vm "VM, simaccel.ko, 2 devices: lib_fuzz, examples, plugin, one device" \
 run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
 	--timeout 900 --host-root -- \
 	"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
+# fences in order need several hardware queues: a job could finish first
+run_vm "VM, simaccel.ko, a slow device with four queues" \
+	--props dma-bandwidth=16777216 --file "$T/simaccel_fence_test" -- \
+	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_fence_test -t a_queues_fences_signal_in_order"
 run_vm "VM, simaccel.ko, a slow device" \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others"

@@ -14,7 +14,11 @@
  * - a fence held while root unloads the module: the unload is refused
  *   until the sync_file is closed, and then goes through (with
  *   SIMACCEL_KO naming the module to load again afterwards; skipped
- *   without it).
+ *   without it);
+ * - a queue's fences signal in seqno order, also when a job fails before
+ *   it runs while an earlier one is still on the hardware and a later one
+ *   could finish first on another hardware queue (on a throttled device,
+ *   with SIMACCEL_SLOW_DEVICE set; skipped without it).
  * A VM run fails on the oops or KASAN report that a dangling fence gives.
  */
 #define _GNU_SOURCE
@@ -219,6 +223,79 @@ TEST(a_held_fence_keeps_the_module)
 	close(sf);
 	EXPECT_EQ(0, unload_module());
 	ASSERT_EQ(0, load_module(ko));
+}
+
+static int syncobj_wait_for(int fd, uint32_t handle)
+{
+	struct timespec now;
+	struct drm_syncobj_wait w = {
+		.handles = (uintptr_t)&handle, .count_handles = 1,
+	};
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	w.timeout_nsec = (now.tv_sec + 30) * 1000000000ll + now.tv_nsec;
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w) ? -errno : 0;
+}
+
+/* The status of the fence in a syncobj, through a sync_file. */
+static int syncobj_status(int fd, uint32_t handle)
+{
+	struct sync_fence_info info;
+	int sf = sync_file_export(fd, handle), ret;
+
+	if (sf < 0)
+		return sf;
+	ret = sync_file_status(sf, &info);
+	close(sf);
+	return ret;
+}
+
+/*
+ * Queue B: #1 a long fill, #2 a job whose in-fence failed (drm_sched fails
+ * it before it runs, at once), #3 a short fill, which could run on an idle
+ * hardware queue and finish before #1. When #3's fence has signalled, #1's
+ * has: a dma_resv or a job that keeps only the later fence of a context
+ * relies on it.
+ */
+TEST(a_queues_fences_signal_in_order)
+{
+	struct drm_simaccel_bo_create big, small;
+	struct drm_simaccel_sync failed = { 0 }, s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
+	struct drm_simaccel_op fill_small = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
+	struct drm_simaccel_op fill_big = { .op = DRM_SIMACCEL_OP_FILL, .size = 32 << 20 };
+	char node[300], addr[64];
+	uint32_t qa, qb;
+	int fd;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a throttled device (SIMACCEL_SLOW_DEVICE)");
+	ASSERT_EQ(0, first_node(node, sizeof(node), addr, sizeof(addr)));
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &qa));
+	ASSERT_EQ(0, queue_create(fd, &qb));
+	ASSERT_EQ(0, bo_create(fd, 32 << 20, DRM_SIMACCEL_BO_HOST, &big));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &small));
+	ASSERT_EQ(0, syncobj_create(fd, &failed.handle));
+	ASSERT_EQ(0, syncobj_create(fd, &s1.handle));
+	ASSERT_EQ(0, syncobj_create(fd, &s2.handle));
+	ASSERT_EQ(0, syncobj_create(fd, &s3.handle));
+	fill_small.dst = small.dev_addr;
+	fill_big.dst = big.dev_addr;
+	ASSERT_EQ(0, inject_all_of(addr, "1"));
+	EXPECT_EQ(-EIO, submit(fd, qa, DRM_SIMACCEL_SUBMIT_WAIT, &fill_small, 1,
+			       NULL, 0, &failed));
+	ASSERT_EQ(0, inject_all_of(addr, "0"));
+	ASSERT_EQ(0, submit(fd, qb, 0, &fill_big, 1, NULL, 0, &s1));
+	usleep(20000);
+	ASSERT_EQ(0, submit(fd, qb, 0, &fill_small, 1, &failed, 1, &s2));
+	usleep(50000);
+	ASSERT_EQ(0, submit(fd, qb, 0, &fill_small, 1, NULL, 0, &s3));
+	ASSERT_EQ(0, syncobj_wait_for(fd, s3.handle));
+	EXPECT_EQ(1, syncobj_status(fd, s1.handle));
+	EXPECT_EQ(-ECANCELED, syncobj_status(fd, s2.handle));
+	EXPECT_EQ(1, syncobj_status(fd, s3.handle));
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
