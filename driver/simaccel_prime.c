@@ -126,15 +126,17 @@ static struct dma_buf *simaccel_vram_export(struct drm_gem_object *obj,
 {
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
-	long ret;
 
-	if (bo->clear) {
-		ret = dma_fence_wait(bo->clear, true);
-		if (ret)
-			return ERR_PTR(ret);
-		if (bo->clear->error)
-			return ERR_PTR(-EIO);
-	}
+	/*
+	 * No wait here: DRM core calls this with its device-wide GEM handle
+	 * lock held, where any user's buffer creation would wait behind our
+	 * clearing, unkillable. PRIME_HANDLE_TO_FD waited before taking it
+	 * (simaccel_prime_wait_exportable()).
+	 */
+	if (bo->clear && !dma_fence_is_signaled(bo->clear))
+		return ERR_PTR(-EBUSY);
+	if (bo->clear && bo->clear->error)
+		return ERR_PTR(-EIO);
 	info.exp_name = KBUILD_MODNAME;
 	info.owner = obj->dev->driver->fops->owner;
 	info.ops = &simaccel_vram_dmabuf_ops;
@@ -143,6 +145,32 @@ static struct dma_buf *simaccel_vram_export(struct drm_gem_object *obj,
 	info.priv = obj;
 	info.resv = obj->resv;
 	return drm_gem_dmabuf_export(obj->dev, &info);
+}
+
+/**
+ * simaccel_prime_wait_exportable - before DRM core exports a buffer
+ * @file: the caller's
+ * @handle: the buffer's handle
+ *
+ * A new VRAM buffer is exported once the device has cleared it, which may
+ * be queued behind the caller's own work: wait for that here, killably and
+ * holding nothing, rather than in the export under DRM core's locks.
+ * Returns 0, or the wait's error; an unknown handle is DRM core's to refuse.
+ */
+int simaccel_prime_wait_exportable(struct drm_file *file, u32 handle)
+{
+	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);
+	struct simaccel_bo *bo;
+	long ret = 0;
+
+	if (!obj)
+		return 0;
+	bo = to_simaccel_bo(obj);
+	/* a failed clearing is the export's to report */
+	if (bo->clear)
+		ret = dma_fence_wait(bo->clear, true);
+	drm_gem_object_put(obj);
+	return ret;
 }
 
 /* drm_gem_object_funcs.export: by kind; a USERPTR buffer is the caller's. */

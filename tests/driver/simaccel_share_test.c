@@ -15,12 +15,17 @@
  * - a shared buffer lives while any side holds it, and its memory comes
  *   back when the last one lets go;
  * - an import of a peer's VRAM is revoked (ENODEV) when the peer is
- *   unbound, and stays so after a rebind hands the range to someone else.
+ *   unbound, and stays so after a rebind hands the range to someone else;
+ * - an export that waits for a new VRAM buffer's clearing, queued behind
+ *   the exporter's own slow work, holds no one else up: another process
+ *   creates buffers meanwhile, and the exporter dies at once when killed
+ *   (on a throttled device with one queue, with SIMACCEL_SLOW_DEVICE set).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -383,6 +389,72 @@ TEST(a_peer_import_is_revoked_when_the_exporter_goes)
 	ASSERT_EQ(0, gem_close(fd1, imported));
 	close(fd0);
 	close(fd1);
+}
+
+static double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * A child queues 64 MiB of fills (4 s at 16 MB/s), creates a VRAM
+ * buffer, whose clearing queues behind them, and exports it; it says so on
+ * @ready first.
+ */
+static void export_behind_slow_work(int ready)
+{
+	struct drm_simaccel_bo_create host, vram;
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 << 20 };
+	uint32_t queue;
+	int fd = open(NODE0, O_RDWR | O_CLOEXEC), dmabuf;
+
+	if (fd < 0 || queue_create(fd, &queue) ||
+	    bo_create(fd, 8 << 20, DRM_SIMACCEL_BO_HOST, &host))
+		_exit(2);
+	fill.dst = host.dev_addr;
+	for (int i = 0; i < 8; i++)
+		if (submit(fd, queue, 0, &fill, 1, NULL, 0, NULL))
+			_exit(3);
+	usleep(100000);		/* on the ring: the clearing cannot overtake */
+	if (bo_create(fd, 1 << 20, DRM_SIMACCEL_BO_VRAM, &vram))
+		_exit(4);
+	if (write(ready, "x", 1) != 1)
+		_exit(5);
+	_exit(export(fd, vram.handle, &dmabuf) ? 6 : 0);
+}
+
+TEST(an_export_waiting_for_a_clearing_holds_no_one_up)
+{
+	struct drm_simaccel_bo_create bo;
+	int fds[2], fd, status;
+	double start;
+	char c;
+	pid_t pid;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a throttled device (SIMACCEL_SLOW_DEVICE)");
+	fd = open(NODE0, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		export_behind_slow_work(fds[1]);
+	ASSERT_EQ(1, read(fds[0], &c, 1));
+	usleep(200000);			/* the export is waiting */
+	start = seconds();
+	EXPECT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &bo));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("another user's buffer waited");
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG)) TH_LOG("the export did not wait: status 0x%x", status);
+	start = seconds();
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the exporter outlived SIGKILL");
+	EXPECT_TRUE(WIFSIGNALED(status));
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
