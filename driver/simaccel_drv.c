@@ -214,36 +214,13 @@ static bool simaccel_ioctl_is_transfer(unsigned int cmd)
 	return DRM_IOCTL_NR(cmd) == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_TRANSFER);
 }
 
-/*
- * PRIME_HANDLE_TO_FD: DRM core exports under its device-wide GEM handle
- * lock, so the wait for a new VRAM buffer's clearing comes first, here.
- */
-static int simaccel_prime_prepare(struct file *filp, unsigned int cmd,
-				  void __user *uarg)
-{
-	struct drm_prime_handle args = {};
-	size_t size = min_t(size_t, _IOC_SIZE(cmd), sizeof(args));
-
-	if (DRM_IOCTL_NR(cmd) != DRM_IOCTL_NR(DRM_IOCTL_PRIME_HANDLE_TO_FD) ||
-	    !(_IOC_DIR(cmd) & _IOC_WRITE))
-		return 0;
-	if (copy_from_user(&args, uarg, size))
-		return 0;	/* DRM core reads it again, and says EFAULT */
-	return simaccel_prime_wait_exportable(filp->private_data, args.handle);
-}
-
 static long simaccel_ioctl(struct file *filp, unsigned int cmd,
 			   unsigned long arg)
 {
-	int ret;
-
 	if (simaccel_ioctl_masterless(cmd))
 		return -EACCES;
 	if (simaccel_ioctl_is_transfer(cmd))
 		return simaccel_transfer_ioctl(filp, cmd, (void __user *)arg);
-	ret = simaccel_prime_prepare(filp, cmd, (void __user *)arg);
-	if (ret)
-		return ret;
 	return drm_ioctl(filp, cmd, arg);
 }
 
@@ -251,15 +228,10 @@ static long simaccel_ioctl(struct file *filp, unsigned int cmd,
 static long simaccel_compat_ioctl(struct file *filp, unsigned int cmd,
 				  unsigned long arg)
 {
-	int ret;
-
 	if (simaccel_ioctl_masterless(cmd))
 		return -EACCES;
 	if (simaccel_ioctl_is_transfer(cmd))
 		return simaccel_transfer_ioctl(filp, cmd, compat_ptr(arg));
-	ret = simaccel_prime_prepare(filp, cmd, compat_ptr(arg));
-	if (ret)
-		return ret;
 	return drm_compat_ioctl(filp, cmd, arg);
 }
 #endif
@@ -288,6 +260,7 @@ static const struct drm_driver simaccel_drm_driver = {
 	.open = simaccel_open,
 	.postclose = simaccel_postclose,
 	.gem_create_object = simaccel_gem_create_object,
+	.prime_handle_to_fd = simaccel_prime_handle_to_fd,
 	.gem_prime_import = simaccel_prime_import,
 	.gem_prime_import_sg_table = simaccel_prime_import_sg_table,
 	.show_fdinfo = simaccel_show_fdinfo,

@@ -130,8 +130,8 @@ static struct dma_buf *simaccel_vram_export(struct drm_gem_object *obj,
 	/*
 	 * No wait here: DRM core calls this with its device-wide GEM handle
 	 * lock held, where any user's buffer creation would wait behind our
-	 * clearing, unkillable. PRIME_HANDLE_TO_FD waited before taking it
-	 * (simaccel_prime_wait_exportable()).
+	 * clearing, unkillable. simaccel_prime_handle_to_fd() waited before
+	 * it took the lock, and tries again if the handle's buffer changed.
 	 */
 	if (bo->clear && !dma_fence_is_signaled(bo->clear))
 		return ERR_PTR(-EBUSY);
@@ -147,17 +147,13 @@ static struct dma_buf *simaccel_vram_export(struct drm_gem_object *obj,
 	return drm_gem_dmabuf_export(obj->dev, &info);
 }
 
-/**
- * simaccel_prime_wait_exportable - before DRM core exports a buffer
- * @file: the caller's
- * @handle: the buffer's handle
- *
+/*
  * A new VRAM buffer is exported once the device has cleared it, which may
- * be queued behind the caller's own work: wait for that here, killably and
- * holding nothing, rather than in the export under DRM core's locks.
- * Returns 0, or the wait's error; an unknown handle is DRM core's to refuse.
+ * be queued behind the caller's own work: wait for that, interruptibly and
+ * holding nothing. Returns 0, or the wait's error; an unknown handle is DRM
+ * core's to refuse.
  */
-int simaccel_prime_wait_exportable(struct drm_file *file, u32 handle)
+static int simaccel_prime_wait_exportable(struct drm_file *file, u32 handle)
 {
 	struct drm_gem_object *obj = drm_gem_object_lookup(file, handle);
 	struct simaccel_bo *bo;
@@ -170,6 +166,32 @@ int simaccel_prime_wait_exportable(struct drm_file *file, u32 handle)
 	if (bo->clear)
 		ret = dma_fence_wait(bo->clear, true);
 	drm_gem_object_put(obj);
+	return ret;
+}
+
+/**
+ * simaccel_prime_handle_to_fd - drm_driver.prime_handle_to_fd
+ * @drm: the device
+ * @file: the caller's
+ * @handle: the buffer's handle
+ * @flags: the dma-buf file's flags
+ * @fd: where its fd goes
+ *
+ * DRM core's export, after the wait for the buffer's clearing, which must
+ * not happen under DRM core's device-wide GEM handle lock. The export
+ * refuses (-EBUSY) a buffer that is not cleared: the caller's other thread
+ * closed the handle and a new buffer got it meanwhile; wait for that one.
+ */
+int simaccel_prime_handle_to_fd(struct drm_device *drm, struct drm_file *file,
+				u32 handle, u32 flags, int *fd)
+{
+	int ret;
+
+	do {
+		ret = simaccel_prime_wait_exportable(file, handle);
+		if (!ret)
+			ret = drm_gem_prime_handle_to_fd(drm, file, handle, flags, fd);
+	} while (ret == -EBUSY);
 	return ret;
 }
 

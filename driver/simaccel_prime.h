@@ -10,7 +10,8 @@
 #include "simaccel_drv.h"
 
 struct dma_buf *simaccel_prime_export(struct drm_gem_object *obj, int flags);
-int simaccel_prime_wait_exportable(struct drm_file *file, u32 handle);
+int simaccel_prime_handle_to_fd(struct drm_device *drm, struct drm_file *file,
+				u32 handle, u32 flags, int *fd);
 struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
 					     struct dma_buf *dma_buf);
 struct simaccel_bo;
