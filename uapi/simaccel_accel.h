@@ -180,9 +180,11 @@ struct drm_simaccel_bo_create {
  * is the same buffer at the same device address. Imported into another
  * simaccel device, it is a DRM_SIMACCEL_BO_IMPORTED buffer there, with a
  * device address of system memory, and copies to and from it go peer to
- * peer to the exporter's VRAM (or to the HOST buffer's pages), until the
- * exporter is unbound: jobs that name such an import then fail with
- * ENODEV. Only simaccel devices can import VRAM buffers.
+ * peer to the exporter's VRAM (or to the HOST buffer's pages). When the
+ * exporter is unbound, jobs that name an import of its VRAM fail with
+ * ENODEV; an import of a HOST buffer stays usable, since its pages are
+ * system memory that the dma-buf holds. Only simaccel devices can import
+ * VRAM buffers.
  */
 struct drm_simaccel_bo_info {
 	__u32 handle;

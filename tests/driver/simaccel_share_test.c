@@ -16,6 +16,7 @@
  *   back when the last one lets go;
  * - an import of a peer's VRAM is revoked (ENODEV) when the peer is
  *   unbound, and stays so after a rebind hands the range to someone else;
+ *   an import of a peer's HOST buffer stays usable;
  * - an export that waits for a new VRAM buffer's clearing, queued behind
  *   the exporter's own slow work, holds no one else up: another process
  *   creates buffers meanwhile, and the exporter dies at once when killed
@@ -301,6 +302,21 @@ static int open_by_pci(const char *addr)
 	return fd;
 }
 
+/* The PCI addresses of the first two devices bound to the driver. */
+static int bound_devices(char addr[2][64])
+{
+	struct dirent *e;
+	DIR *d = opendir(DRIVER_DIR);
+	int n = 0;
+
+	while (d && n < 2 && (e = readdir(d)))
+		if (!strncmp(e->d_name, "0000:", 5))
+			snprintf(addr[n++], 64, "%.63s", e->d_name);
+	if (d)
+		closedir(d);
+	return n == 2 ? 0 : -1;
+}
+
 /*
  * The importer goes while it holds an import of the other device's HOST
  * buffer: its DMA mapping of those pages goes with it (the exporter's
@@ -389,6 +405,48 @@ TEST(a_peer_import_is_revoked_when_the_exporter_goes)
 	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_FILL, 0, h1.dev_addr, 1, 4096));
 	ASSERT_EQ(0, gem_close(fd1, imported));
 	close(fd0);
+	close(fd1);
+}
+
+/*
+ * An import of a peer's HOST buffer is system memory that the dma-buf
+ * holds: unlike VRAM, it stays usable after the exporter is unbound.
+ */
+TEST(a_peers_host_buffer_import_outlives_the_exporter)
+{
+	struct drm_simaccel_bo_create h0, h1;
+	struct drm_simaccel_bo_info info;
+	uint32_t q0, q1, imported;
+	char addr[2][64];
+	int fd0, fd1, dmabuf;
+	uint8_t *m;
+
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	fd1 = open_by_pci(addr[1]);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, queue_create(fd0, &q0));
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_HOST, &h0));
+	ASSERT_EQ(0, bo_create(fd1, 1 << 20, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, run_op(fd0, q0, DRM_SIMACCEL_OP_FILL, 0, h0.dev_addr, 0x5a, 1 << 20));
+	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	close(dmabuf);
+	close(fd0);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_COPY, 0, h1.dev_addr,
+			    info.dev_addr, 1 << 20));
+	m = mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd1, h1.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(0x5a, m[0]);
+	EXPECT_EQ(0x5a, m[(1 << 20) - 1]);
+	munmap(m, 1 << 20);
+	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_FILL, 0, info.dev_addr, 1, 4096));
+	EXPECT_EQ(0, gem_close(fd1, imported));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
 	close(fd1);
 }
 
