@@ -542,26 +542,43 @@ void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_print_memory_stats(p, &system, DRM_GEM_OBJECT_RESIDENT, "system");
 }
 
-static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
-					   const struct drm_simaccel_bo_create *args)
+/* One try, while the device is there. */
+static struct simaccel_bo *simaccel_bo_try_new(struct simaccel_device *sdev,
+					       const struct drm_simaccel_bo_create *args)
 {
 	u64 align = max_t(u64, args->align, DRM_SIMACCEL_BO_MIN_ALIGN);
 	u64 size = round_up(args->size, PAGE_SIZE);
 	struct simaccel_bo *bo;
+	int idx;
 
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
 	if (args->kind == DRM_SIMACCEL_BO_HOST)
-		return simaccel_host_bo_new(sdev, size);
-	bo = simaccel_vram_bo_new(sdev, size, align, args->kind);
+		bo = simaccel_host_bo_new(sdev, size);
+	else
+		bo = simaccel_vram_bo_new(sdev, size, align, args->kind);
+	drm_dev_exit(idx);
+	return bo;
+}
+
+/*
+ * Buffers just freed are let go when their clearing, or the last job that
+ * used them, has ended: on a full VRAM, wait for that and try again. The
+ * wait is outside drm_dev_enter(), whose read side an unbind waits for:
+ * removal must not wait for users' work; it fails the jobs, and so ends
+ * the wait.
+ */
+static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
+					   const struct drm_simaccel_bo_create *args)
+{
+	struct simaccel_bo *bo = simaccel_bo_try_new(sdev, args);
+
 	if (PTR_ERR_OR_ZERO(bo) != -ENOSPC || simaccel_job_settled(sdev))
 		return bo;
-	/*
-	 * buffers just freed are let go when their clearing, or the last
-	 * job that used them, has ended: wait
-	 */
 	if (wait_event_interruptible(sdev->clears_wq,
 				     simaccel_job_settled(sdev)))
 		return ERR_PTR(-ERESTARTSYS);
-	return simaccel_vram_bo_new(sdev, size, align, args->kind);
+	return simaccel_bo_try_new(sdev, args);
 }
 
 /* A handle for a new buffer: the handle holds it then, or nothing does. */
@@ -580,15 +597,12 @@ int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 	struct simaccel_device *sdev = to_simaccel(drm);
 	struct drm_simaccel_bo_create *args = data;
 	struct simaccel_bo *bo;
-	int ret, idx;
+	int ret;
 
 	ret = simaccel_bo_check(sdev, args);
 	if (ret)
 		return ret;
-	if (!drm_dev_enter(drm, &idx))
-		return -ENODEV;
 	bo = simaccel_bo_new(sdev, args);
-	drm_dev_exit(idx);
 	if (IS_ERR(bo))
 		return PTR_ERR(bo);
 	args->dev_addr = bo->dev_addr;

@@ -29,7 +29,9 @@
  *   the buffers of a running job as active;
  * - fdinfo's drm-engine-copy counts each file's own jobs' engine time;
  * - unbinding the device with jobs queued fails them (or lets them finish)
- *   and every file operation afterwards is safe; a process killed with
+ *   and every file operation afterwards is safe, and does not wait for a
+ *   BO_CREATE waiting on full VRAM for clearings behind another user's
+ *   slow work (on a throttled device); a process killed with
  *   jobs stuck in flight dies within 3 s and what they held comes back;
  * - a queue's jobs run in order; user memory to user memory works.
  */
@@ -779,6 +781,65 @@ TEST(a_slow_job_that_progresses_survives_the_time_out)
 	EXPECT_EQ(0, fdinfo_bytes(fd, "drm-active-system"));
 	close(fd);
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+static double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * On a one-queue throttled device, user A queues 8 s of fills and then
+ * takes over half of VRAM, whose clearing queues behind them; B's BO_CREATE
+ * of the rest finds VRAM full and waits for the clearings. Root's unbind
+ * does not wait for B, nor for A's work: it fails the jobs, B gets its
+ * answer, and both return within a second.
+ */
+TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 * MIB };
+	struct drm_simaccel_mem_info mem = { 0 };
+	struct drm_simaccel_bo_create host, half, rest;
+	double start;
+	char addr[64];
+	uint32_t queue;
+	int fa, status;
+	pid_t b;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fa = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fa);
+	ASSERT_EQ(0, ioctl(fa, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	ASSERT_EQ(0, queue_create(fa, &queue));
+	ASSERT_EQ(0, bo_create(fa, 8 * MIB, DRM_SIMACCEL_BO_HOST, &host));
+	fill.dst = host.dev_addr;
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(0, submit(fa, queue, 0, &fill, 1, NULL, 0, NULL));
+	usleep(100000);		/* on the ring: the clearing queues behind */
+	ASSERT_EQ(0, bo_create(fa, mem.vram_total / 2 + MIB, DRM_SIMACCEL_BO_VRAM, &half));
+	b = fork();
+	ASSERT_LE(0, b);
+	if (b == 0) {
+		int fb = open(NODE, O_RDWR | O_CLOEXEC);
+
+		_exit(fb < 0 ? 100 : -bo_create(fb, mem.vram_total / 2,
+						DRM_SIMACCEL_BO_VRAM, &rest));
+	}
+	usleep(300000);		/* B waits for the clearings */
+	ASSERT_EQ(0, waitpid(b, &status, WNOHANG));
+	start = seconds();
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the unbind waited for a user");
+	ASSERT_EQ(b, waitpid(b, &status, 0));
+	EXPECT_GT(1.5, seconds() - start) TH_LOG("the creation outlived the unbind");
+	EXPECT_TRUE(WIFEXITED(status));
+	close(fa);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
 }
 
 /*
