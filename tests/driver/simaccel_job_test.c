@@ -830,7 +830,9 @@ TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 		_exit(fb < 0 ? 100 : -bo_create(fb, mem.vram_total / 2,
 						DRM_SIMACCEL_BO_VRAM, &rest));
 	}
-	usleep(300000);		/* B waits for the clearings */
+	ASSERT_TRUE(wait_in_ioctl(b, DRM_IOCTL_SIMACCEL_BO_CREATE))
+		TH_LOG("B did not wait");
+	usleep(100000);		/* asleep in it */
 	ASSERT_EQ(0, waitpid(b, &status, WNOHANG));
 	start = seconds();
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
@@ -838,6 +840,7 @@ TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 	ASSERT_EQ(b, waitpid(b, &status, 0));
 	EXPECT_GT(1.5, seconds() - start) TH_LOG("the creation outlived the unbind");
 	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(ENODEV, WEXITSTATUS(status));
 	close(fa);
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
 }

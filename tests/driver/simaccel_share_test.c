@@ -485,27 +485,10 @@ static void export_behind_slow_work(int ready)
 	_exit(export(fd, vram.handle, &dmabuf) ? 6 : 0);
 }
 
-/* Whether @pid sleeps in PRIME_HANDLE_TO_FD (x86-64: ioctl is call 16). */
-static bool in_prime_export(pid_t pid)
-{
-	char path[64], line[256] = "", cmd[32];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = 0;
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), " %#lx ", (unsigned long)DRM_IOCTL_PRIME_HANDLE_TO_FD);
-	return !strncmp(line, "16 ", 3) && strstr(line, cmd);
-}
-
 TEST(an_export_waiting_for_a_clearing_holds_no_one_up)
 {
 	struct drm_simaccel_bo_create bo;
-	int fds[2], fd, status = 0, tries;
+	int fds[2], fd, status = 0;
 	double start;
 	char c;
 	pid_t pid;
@@ -520,9 +503,8 @@ TEST(an_export_waiting_for_a_clearing_holds_no_one_up)
 	if (pid == 0)
 		export_behind_slow_work(fds[1]);
 	ASSERT_EQ(1, read(fds[0], &c, 1));
-	for (tries = 0; tries < 100 && !in_prime_export(pid); tries++)
-		usleep(20000);
-	ASSERT_GT(100, tries) TH_LOG("the export never waited");
+	ASSERT_TRUE(wait_in_ioctl(pid, DRM_IOCTL_PRIME_HANDLE_TO_FD))
+		TH_LOG("the export never waited");
 	usleep(100000);			/* asleep in it, whatever it holds */
 	start = seconds();
 	EXPECT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &bo));

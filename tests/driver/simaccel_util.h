@@ -172,6 +172,37 @@ static inline int inject_all(const char *what)
 	return inject_all_of(addr, what);
 }
 
+/*
+ * Whether process @pid is in the ioctl @cmd (x86-64: ioctl is system call
+ * 16; /proc/PID/syscall names the call and its arguments while it sleeps).
+ */
+static inline bool in_ioctl(pid_t pid, unsigned long cmd)
+{
+	char path[64], line[256] = "", arg[32];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	snprintf(arg, sizeof(arg), " %#lx ", cmd);
+	return !strncmp(line, "16 ", 3) && strstr(line, arg);
+}
+
+/* Wait up to 2 s for @pid to be in the ioctl @cmd. */
+static inline bool wait_in_ioctl(pid_t pid, unsigned long cmd)
+{
+	for (int i = 0; i < 100; i++) {
+		if (in_ioctl(pid, cmd))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
 /* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */
 static inline long long device_total(const char *name)
 {
