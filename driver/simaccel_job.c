@@ -231,6 +231,8 @@ static void simaccel_job_record_error(struct simaccel_job *job, int error)
  * device unbound, while it still references buffers and pins. The last
  * reference goes in a work item of its own, since the release of the
  * device stops the schedulers, and free_job runs in one of their works.
+ * It holds the module too, whose code its callbacks and works are: the
+ * module's exit drains simaccel_wq, where that reference goes last.
  */
 static void simaccel_job_put_device(struct work_struct *work)
 {
@@ -240,6 +242,7 @@ static void simaccel_job_put_device(struct work_struct *work)
 
 	kfree(job);
 	drm_dev_put(drm);
+	module_put(THIS_MODULE);
 }
 
 static void simaccel_job_release(struct kref *ref)
@@ -650,6 +653,7 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 		}
 		job->sdev = res->sdev;
 		drm_dev_get(&job->sdev->drm);
+		__module_get(THIS_MODULE);
 		kref_get(&res->ref);
 		job->res = res;
 		batch->jobs[batch->count++] = job;

@@ -209,7 +209,7 @@ run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
 # fences in order need several hardware queues: a job could finish first
 run_vm "VM, simaccel.ko, a slow device with four queues" \
 	--props dma-bandwidth=16777216 --file "$T/simaccel_fence_test" -- \
-	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_fence_test -t a_queues_fences_signal_in_order"
+	"SIMACCEL_SLOW_DEVICE=1 SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test -t a_queues_fences_signal_in_order -t jobs_in_flight_keep_the_module"
 run_vm "VM, simaccel.ko, a slow device" \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" \
 	--file "$T/simaccel_share_test" -- \

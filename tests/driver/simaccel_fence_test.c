@@ -15,6 +15,8 @@
  *   until the sync_file is closed, and then goes through (with
  *   SIMACCEL_KO naming the module to load again afterwards; skipped
  *   without it);
+ * - jobs in flight keep the module too, after their file is closed (on a
+ *   throttled device, with SIMACCEL_SLOW_DEVICE and SIMACCEL_KO set);
  * - a queue's fences signal in seqno order, also when a job fails before
  *   it runs while an earlier one is still on the hardware and a later one
  *   could finish first on another hardware queue (on a throttled device,
@@ -221,6 +223,31 @@ TEST(a_held_fence_keeps_the_module)
 	EXPECT_EQ(1, sync_file_status(sf, &info));
 	EXPECT_STREQ("simaccel", info.driver_name);
 	close(sf);
+	EXPECT_EQ(0, unload_module());
+	ASSERT_EQ(0, load_module(ko));
+}
+
+TEST(jobs_in_flight_keep_the_module)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 << 20 };
+	const char *ko = getenv("SIMACCEL_KO");
+	struct drm_simaccel_bo_create bo;
+	char node[300], addr[64];
+	uint32_t queue;
+	int fd;
+
+	if (!ko || !getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a throttled device and SIMACCEL_KO");
+	ASSERT_EQ(0, first_node(node, sizeof(node), addr, sizeof(addr)));
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 8 << 20, DRM_SIMACCEL_BO_HOST, &bo));
+	fill.dst = bo.dev_addr;
+	for (int i = 0; i < 4; i++)		/* 2 s at 16 MB/s */
+		ASSERT_EQ(0, submit(fd, queue, 0, &fill, 1, NULL, 0, NULL));
+	close(fd);			/* the jobs go on */
+	EXPECT_TRUE(module_refused_unload());
 	EXPECT_EQ(0, unload_module());
 	ASSERT_EQ(0, load_module(ko));
 }
