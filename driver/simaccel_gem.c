@@ -251,17 +251,36 @@ static void simaccel_vram_bo_free(struct drm_gem_object *obj)
 	kfree(bo);
 }
 
-/* The device clears a VRAM buffer before anyone can read it. */
-static int simaccel_vram_bo_wait_clear(struct simaccel_bo *bo)
+/*
+ * The device clears a VRAM buffer before anyone can read it: a fault waits
+ * for that. The clearing may be queued behind minutes of work, so where
+ * the fault may be retried it waits without the mmap lock (other threads
+ * of the process map and unmap meanwhile, and readers of its address space
+ * such as ps do not queue behind it), and is retried, as TTM's faults do.
+ * Returns 0 once cleared, or what the fault returns now.
+ */
+static vm_fault_t simaccel_vram_bo_fault_wait(struct vm_fault *vmf,
+					      struct simaccel_bo *bo)
 {
-	long ret;
+	struct dma_fence *clear = bo->clear;
+	long err;
 
-	if (!bo->clear)
-		return 0;
-	ret = dma_fence_wait(bo->clear, true);
-	if (ret)
-		return ret;
-	return bo->clear->error;
+	if (!clear || dma_fence_is_signaled(clear))
+		return clear && clear->error ? VM_FAULT_SIGBUS : 0;
+	if (vmf->flags & FAULT_FLAG_ALLOW_RETRY) {
+		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+			return VM_FAULT_RETRY;
+		dma_fence_get(clear);
+		release_fault_lock(vmf);
+		/* a signal ends the wait; the retry sees it */
+		dma_fence_wait(clear, true);
+		dma_fence_put(clear);
+		return VM_FAULT_RETRY;
+	}
+	err = dma_fence_wait(clear, true);
+	if (err == -ERESTARTSYS)
+		return VM_FAULT_NOPAGE;	/* the signal first, then again */
+	return err || clear->error ? VM_FAULT_SIGBUS : 0;
 }
 
 static vm_fault_t simaccel_vram_bo_fault(struct vm_fault *vmf)
@@ -272,15 +291,13 @@ static vm_fault_t simaccel_vram_bo_fault(struct vm_fault *vmf)
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 	unsigned long page = vmf->pgoff - drm_vma_node_start(&obj->vma_node);
 	vm_fault_t ret;
-	int idx, err;
+	int idx;
 
 	if (page >= obj->size >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
-	err = simaccel_vram_bo_wait_clear(bo);
-	if (err == -ERESTARTSYS)
-		return VM_FAULT_NOPAGE;	/* the signal first, then again */
-	if (err)
-		return VM_FAULT_SIGBUS;
+	ret = simaccel_vram_bo_fault_wait(vmf, bo);
+	if (ret)
+		return ret;
 	if (!drm_dev_enter(obj->dev, &idx))
 		return VM_FAULT_SIGBUS;
 	ret = vmf_insert_pfn(vma, vmf->address,

@@ -213,7 +213,7 @@ run_vm "VM, simaccel.ko, a slow device with four queues" \
 run_vm "VM, simaccel.ko, a slow device" \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" \
 	--file "$T/simaccel_share_test" -- \
-	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others -t unbind_does_not_wait_for_a_creation_waiting_on_full_vram" \
+	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others -t unbind_does_not_wait_for_a_creation_waiting_on_full_vram -t a_fault_waiting_for_a_clearing_holds_no_mmap_lock" \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t an_export_waiting_for_a_clearing_holds_no_one_up"
 run_vm "VM, simaccel.ko, a very slow device" \
 	--props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \

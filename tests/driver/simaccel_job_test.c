@@ -31,13 +31,15 @@
  * - unbinding the device with jobs queued fails them (or lets them finish)
  *   and every file operation afterwards is safe, and does not wait for a
  *   BO_CREATE waiting on full VRAM for clearings behind another user's
- *   slow work (on a throttled device); a process killed with
+ *   slow work, and a fault waiting for a clearing holds no mmap lock (on a
+ *   throttled device); a process killed with
  *   jobs stuck in flight dies within 3 s and what they held comes back;
  * - a queue's jobs run in order; user memory to user memory works.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -843,6 +845,54 @@ TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 	EXPECT_EQ(ENODEV, WEXITSTATUS(status));
 	close(fa);
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
+static void *touch_first_byte(void *p)
+{
+	return (void *)(uintptr_t)*(volatile uint8_t *)p;
+}
+
+/*
+ * On a one-queue throttled device, a fault on a new mappable VRAM buffer
+ * waits for its clearing, queued behind 4 s of fills: meanwhile another
+ * thread of the process maps and unmaps memory at once (the fault does not
+ * wait holding the process's mmap lock), and the fault then reads zeros.
+ */
+TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 * MIB };
+	struct drm_simaccel_bo_create host, vram;
+	uint32_t queue;
+	pthread_t toucher;
+	double start;
+	void *m, *anon, *byte;
+	int fd;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 8 * MIB, DRM_SIMACCEL_BO_HOST, &host));
+	fill.dst = host.dev_addr;
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, submit(fd, queue, 0, &fill, 1, NULL, 0, NULL));
+	usleep(100000);		/* on the ring: the clearing queues behind */
+	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
+	m = map_bo(fd, &vram);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, pthread_create(&toucher, NULL, touch_first_byte, m));
+	usleep(300000);		/* the toucher waits in the fault */
+	start = seconds();
+	anon = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, anon);
+	EXPECT_EQ(0, munmap(anon, 1 << 20));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the fault held the mmap lock");
+	ASSERT_EQ(0, pthread_join(toucher, &byte));
+	EXPECT_EQ(0, (uintptr_t)byte);
+	munmap(m, vram.size);
+	close(fd);
 }
 
 /*
