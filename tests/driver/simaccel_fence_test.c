@@ -252,18 +252,6 @@ TEST(jobs_in_flight_keep_the_module)
 	ASSERT_EQ(0, load_module(ko));
 }
 
-static int syncobj_wait_for(int fd, uint32_t handle)
-{
-	struct timespec now;
-	struct drm_syncobj_wait w = {
-		.handles = (uintptr_t)&handle, .count_handles = 1,
-	};
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	w.timeout_nsec = (now.tv_sec + 30) * 1000000000ll + now.tv_nsec;
-	return ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w) ? -errno : 0;
-}
-
 /* The status of the fence in a syncobj, through a sync_file. */
 static int syncobj_status(int fd, uint32_t handle)
 {
@@ -318,7 +306,7 @@ TEST(a_queues_fences_signal_in_order)
 	ASSERT_EQ(0, submit(fd, qb, 0, &fill_small, 1, &failed, 1, &s2));
 	usleep(50000);
 	ASSERT_EQ(0, submit(fd, qb, 0, &fill_small, 1, NULL, 0, &s3));
-	ASSERT_EQ(0, syncobj_wait_for(fd, s3.handle));
+	ASSERT_EQ(0, syncobj_wait(fd, s3.handle, 0));
 	EXPECT_EQ(1, syncobj_status(fd, s1.handle));
 	EXPECT_EQ(-ECANCELED, syncobj_status(fd, s2.handle));
 	EXPECT_EQ(1, syncobj_status(fd, s3.handle));

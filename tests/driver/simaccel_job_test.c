@@ -95,20 +95,6 @@ static void fill_pattern(uint8_t *p, size_t len, unsigned int seed)
 		p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 12));
 }
 
-static int syncobj_wait(int fd, uint32_t handle, uint64_t point)
-{
-	struct timespec now;
-	struct drm_syncobj_timeline_wait w = {
-		.handles = (uintptr_t)&handle, .points = (uintptr_t)&point,
-		.count_handles = 1,
-		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
-	};
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	w.timeout_nsec = (now.tv_sec + 10) * 1000000000ll + now.tv_nsec;
-	return ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w) ? -errno : 0;
-}
-
 /* 0 if the binary syncobj's fence has signalled, -ETIME if not (yet). */
 static int syncobj_signalled(int fd, uint32_t handle)
 {
@@ -785,14 +771,6 @@ TEST(a_slow_job_that_progresses_survives_the_time_out)
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
-static double seconds(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /*
  * On a one-queue throttled device, user A queues 8 s of fills and then
  * takes over half of VRAM, whose clearing queues behind them; B's BO_CREATE
@@ -802,9 +780,8 @@ static double seconds(void)
  */
 TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 {
-	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 * MIB };
 	struct drm_simaccel_mem_info mem = { 0 };
-	struct drm_simaccel_bo_create host, half, rest;
+	struct drm_simaccel_bo_create half, rest;
 	double start;
 	char addr[64];
 	uint32_t queue;
@@ -818,11 +795,7 @@ TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 	ASSERT_LE(0, fa);
 	ASSERT_EQ(0, ioctl(fa, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
 	ASSERT_EQ(0, queue_create(fa, &queue));
-	ASSERT_EQ(0, bo_create(fa, 8 * MIB, DRM_SIMACCEL_BO_HOST, &host));
-	fill.dst = host.dev_addr;
-	for (int i = 0; i < 16; i++)
-		ASSERT_EQ(0, submit(fa, queue, 0, &fill, 1, NULL, 0, NULL));
-	usleep(100000);		/* on the ring: the clearing queues behind */
+	ASSERT_EQ(0, queue_slow_fills(fa, queue, 16));
 	ASSERT_EQ(0, bo_create(fa, mem.vram_total / 2 + MIB, DRM_SIMACCEL_BO_VRAM, &half));
 	b = fork();
 	ASSERT_LE(0, b);
@@ -860,8 +833,7 @@ static void *touch_first_byte(void *p)
  */
 TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
 {
-	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 * MIB };
-	struct drm_simaccel_bo_create host, vram;
+	struct drm_simaccel_bo_create vram;
 	uint32_t queue;
 	pthread_t toucher;
 	double start;
@@ -873,11 +845,7 @@ TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, queue_create(fd, &queue));
-	ASSERT_EQ(0, bo_create(fd, 8 * MIB, DRM_SIMACCEL_BO_HOST, &host));
-	fill.dst = host.dev_addr;
-	for (int i = 0; i < 8; i++)
-		ASSERT_EQ(0, submit(fd, queue, 0, &fill, 1, NULL, 0, NULL));
-	usleep(100000);		/* on the ring: the clearing queues behind */
+	ASSERT_EQ(0, queue_slow_fills(fd, queue, 8));
 	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
 	m = map_bo(fd, &vram);
 	ASSERT_NE(MAP_FAILED, m);

@@ -450,14 +450,6 @@ TEST(a_peers_host_buffer_import_outlives_the_exporter)
 	close(fd1);
 }
 
-static double seconds(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /*
  * A child queues 64 MiB of fills (4 s at 16 MB/s), creates a VRAM
  * buffer, whose clearing queues behind them, and exports it; it says so on
@@ -465,19 +457,14 @@ static double seconds(void)
  */
 static void export_behind_slow_work(int ready)
 {
-	struct drm_simaccel_bo_create host, vram;
-	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 << 20 };
+	struct drm_simaccel_bo_create vram;
 	uint32_t queue;
 	int fd = open(NODE0, O_RDWR | O_CLOEXEC), dmabuf;
 
-	if (fd < 0 || queue_create(fd, &queue) ||
-	    bo_create(fd, 8 << 20, DRM_SIMACCEL_BO_HOST, &host))
+	if (fd < 0 || queue_create(fd, &queue))
 		_exit(2);
-	fill.dst = host.dev_addr;
-	for (int i = 0; i < 8; i++)
-		if (submit(fd, queue, 0, &fill, 1, NULL, 0, NULL))
-			_exit(3);
-	usleep(100000);		/* on the ring: the clearing cannot overtake */
+	if (queue_slow_fills(fd, queue, 8))
+		_exit(3);
 	if (bo_create(fd, 1 << 20, DRM_SIMACCEL_BO_VRAM, &vram))
 		_exit(4);
 	if (write(ready, "x", 1) != 1)

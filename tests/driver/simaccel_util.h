@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../uapi/simaccel_accel.h"
@@ -201,6 +202,47 @@ static inline bool wait_in_ioctl(pid_t pid, unsigned long cmd)
 		usleep(20000);
 	}
 	return false;
+}
+
+static inline double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Wait up to 10 s for a syncobj's fence at @point (0: a binary syncobj). */
+static inline int syncobj_wait(int fd, uint32_t handle, uint64_t point)
+{
+	struct timespec now;
+	struct drm_syncobj_timeline_wait w = {
+		.handles = (uintptr_t)&handle, .points = (uintptr_t)&point,
+		.count_handles = 1,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+	};
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	w.timeout_nsec = (now.tv_sec + 10) * 1000000000ll + now.tv_nsec;
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w) ? -errno : 0;
+}
+
+/*
+ * Slow work on a throttled device (16 MB/s): @count fills of 8 MiB (half a
+ * second each) of a new HOST buffer on @queue, left on the ring, so that a
+ * clearing created next queues behind them. 0 or -errno.
+ */
+static inline int queue_slow_fills(int fd, uint32_t queue, int count)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 8 << 20 };
+	struct drm_simaccel_bo_create host;
+	int ret = bo_create(fd, 8 << 20, DRM_SIMACCEL_BO_HOST, &host);
+
+	fill.dst = host.dev_addr;
+	for (int i = 0; !ret && i < count; i++)
+		ret = submit(fd, queue, 0, &fill, 1, NULL, 0, NULL);
+	usleep(100000);		/* on the ring: a clearing cannot overtake */
+	return ret;
 }
 
 /* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */
