@@ -29,6 +29,7 @@
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
 #include "simaccel_prime.h"
+#include "simaccel_quota.h"
 #include "simaccel_sysfs.h"
 
 unsigned int simaccel_dbg_mask;
@@ -93,7 +94,7 @@ static int simaccel_open(struct drm_device *drm, struct drm_file *file)
 	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL_ACCOUNT);
 	if (!sfile)
 		return -ENOMEM;
-	sfile->usage = simaccel_usage_new();
+	sfile->usage = simaccel_usage_new(to_simaccel(drm));
 	if (!sfile->usage) {
 		kfree(sfile);
 		return -ENOMEM;
@@ -194,6 +195,36 @@ out:
 	return ret;
 }
 
+/*
+ * DRM core allocates a syncobj for any user without charging its cgroup: a
+ * file has at most DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE. Core gives a new one
+ * the lowest free handle, so the file is full when no handle up to the
+ * limit is free; a probe under core's table lock finds out. Threads that
+ * create at once may pass the limit by one each.
+ */
+static bool simaccel_syncobjs_full(struct drm_file *file)
+{
+	int id;
+
+	idr_preload(GFP_KERNEL);
+	spin_lock(&file->syncobj_table_lock);
+	id = idr_alloc(&file->syncobj_idr, NULL, 1,
+		       DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE + 1, GFP_NOWAIT);
+	if (id > 0)
+		idr_remove(&file->syncobj_idr, id);
+	spin_unlock(&file->syncobj_table_lock);
+	idr_preload_end();
+	return id == -ENOSPC;
+}
+
+static bool simaccel_ioctl_makes_syncobj(unsigned int cmd)
+{
+	unsigned int nr = DRM_IOCTL_NR(cmd);
+
+	return nr == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_CREATE) ||
+	       nr == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE);
+}
+
 /* The argument as drm_ioctl() reads it: the caller's size, zero-filled. */
 static long simaccel_transfer_ioctl(struct file *filp, unsigned int cmd,
 				    void __user *uarg)
@@ -214,11 +245,24 @@ static bool simaccel_ioctl_is_transfer(unsigned int cmd)
 	return DRM_IOCTL_NR(cmd) == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_TRANSFER);
 }
 
-static long simaccel_ioctl(struct file *filp, unsigned int cmd,
-			   unsigned long arg)
+/* -errno for an ioctl the driver refuses before DRM core sees it, or 0. */
+static int simaccel_ioctl_refused(struct file *filp, unsigned int cmd)
 {
 	if (simaccel_ioctl_masterless(cmd))
 		return -EACCES;
+	if (simaccel_ioctl_makes_syncobj(cmd) &&
+	    simaccel_syncobjs_full(filp->private_data))
+		return -EMFILE;
+	return 0;
+}
+
+static long simaccel_ioctl(struct file *filp, unsigned int cmd,
+			   unsigned long arg)
+{
+	int ret = simaccel_ioctl_refused(filp, cmd);
+
+	if (ret)
+		return ret;
 	if (simaccel_ioctl_is_transfer(cmd))
 		return simaccel_transfer_ioctl(filp, cmd, (void __user *)arg);
 	return drm_ioctl(filp, cmd, arg);
@@ -228,8 +272,10 @@ static long simaccel_ioctl(struct file *filp, unsigned int cmd,
 static long simaccel_compat_ioctl(struct file *filp, unsigned int cmd,
 				  unsigned long arg)
 {
-	if (simaccel_ioctl_masterless(cmd))
-		return -EACCES;
+	int ret = simaccel_ioctl_refused(filp, cmd);
+
+	if (ret)
+		return ret;
 	if (simaccel_ioctl_is_transfer(cmd))
 		return simaccel_transfer_ioctl(filp, cmd, compat_ptr(arg));
 	return drm_compat_ioctl(filp, cmd, arg);
@@ -320,6 +366,9 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	ret = simaccel_gem_init(sdev);
+	if (ret)
+		return ret;
+	ret = simaccel_quota_init(sdev);
 	if (ret)
 		return ret;
 	ret = simaccel_hwq_init(sdev);

@@ -60,6 +60,7 @@ extern unsigned int simaccel_dbg_mask;
  * @hwqs: the hardware queues, @num_queues of them
  * @scheds: their schedulers, the list every entity is given
  * @desc_bytes: the most bytes one descriptor moves
+ * @slice_bytes: the most bytes one job moves, unless one descriptor does
  * @clear_entity: where the jobs that clear VRAM queue
  * @clear_lock: arms and pushes those jobs in order
  * @clears_pending: clearing jobs whose buffers are not yet let go
@@ -76,6 +77,8 @@ extern unsigned int simaccel_dbg_mask;
  * @vram_used: bytes of VRAM in buffers, for sysfs
  * @host_pinned: bytes of system memory pinned for the device (HOST
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
+ * @quotas: VRAM charged to each user (struct simaccel_quota by uid)
+ * @vram_limit_per_user: bytes of VRAM one user may hold, 0 for no limit
  *
  * The fields above @vram are set at probe and constant afterwards.
  */
@@ -95,6 +98,7 @@ struct simaccel_device {
 	struct simaccel_hwq *hwqs;
 	struct drm_gpu_scheduler **scheds;
 	u64 desc_bytes;
+	u64 slice_bytes;
 	struct drm_sched_entity clear_entity;
 	struct mutex clear_lock;	/* orders clear_entity's jobs */
 	atomic_t clears_pending;
@@ -106,17 +110,28 @@ struct simaccel_device {
 	struct mutex peer_lock;		/* protects peer_imports */
 	atomic64_t vram_used;
 	atomic64_t host_pinned;
+	struct xarray quotas;
+	u64 vram_limit_per_user;
 };
 
 /**
- * struct simaccel_usage - engine time of a file's jobs, for DRM fdinfo
+ * struct simaccel_usage - a file's share of the device
  * @ref: held by the file and by each of its queues, which outlive it
  * @busy_ns: nanoseconds from each finished job's start on the hardware to
- *	its end
+ *	its end, for DRM fdinfo
+ * @lock: protects @onboard and @onboard_cost (taken in fence callbacks)
+ * @onboard: its jobs let onto the hardware whose fence has not signalled
+ *	(struct simaccel_job.onboard_link), oldest first
+ * @onboard_cost: their cost
+ * @window: the cost of its jobs let onto the hardware at once, at most
  */
 struct simaccel_usage {
 	struct kref ref;
 	atomic64_t busy_ns;
+	spinlock_t lock;		/* protects onboard, onboard_cost */
+	struct list_head onboard;
+	u64 onboard_cost;
+	u64 window;
 };
 
 /**

@@ -42,6 +42,7 @@
 #include "simaccel_gem.h"
 #include "simaccel_job.h"
 #include "simaccel_prime.h"
+#include "simaccel_quota.h"
 
 /* Device addresses of system memory: 16 TiB of them. */
 #define SIMACCEL_HOST_SPACE	BIT_ULL(44)
@@ -247,6 +248,7 @@ static void simaccel_vram_bo_free(struct drm_gem_object *obj)
 	/* the clearing's jobs held the buffer: they are over */
 	dma_fence_put(bo->clear);
 	simaccel_addr_release(to_simaccel(obj->dev), &bo->node);
+	simaccel_quota_uncharge(bo->quota, bo->size);
 	drm_gem_object_release(obj);
 	kfree(bo);
 }
@@ -434,6 +436,7 @@ static int simaccel_bo_check(struct simaccel_device *sdev,
 static struct simaccel_bo *simaccel_vram_bo_new(struct simaccel_device *sdev,
 						u64 size, u64 align, u32 kind)
 {
+	struct simaccel_quota *quota;
 	struct simaccel_bo *bo;
 	struct dma_fence *clear;
 	int ret;
@@ -444,13 +447,19 @@ static struct simaccel_bo *simaccel_vram_bo_new(struct simaccel_device *sdev,
 	bo->kind = kind;
 	bo->base.base.funcs = &simaccel_vram_bo_funcs;
 	drm_gem_private_object_init(&sdev->drm, &bo->base.base, size);
+	quota = simaccel_quota_charge(sdev, size);
+	if (IS_ERR(quota)) {
+		ret = PTR_ERR(quota);
+		goto err_put;
+	}
+	bo->quota = quota;
+	bo->size = size;
 	/* whole pages, so that a mapping shows nothing of a neighbour */
 	ret = simaccel_addr_take(sdev, &sdev->vram_mm, &bo->node, size,
 				 max_t(u64, align, PAGE_SIZE));
 	if (ret)
 		goto err_put;
 	bo->dev_addr = DRM_SIMACCEL_VRAM_BASE + bo->node.start;
-	bo->size = size;
 	if (kind == DRM_SIMACCEL_BO_VRAM_MAPPABLE) {
 		ret = drm_gem_create_mmap_offset(&bo->base.base);
 		if (ret)
@@ -580,7 +589,8 @@ static struct simaccel_bo *simaccel_bo_try_new(struct simaccel_device *sdev,
 
 /*
  * VRAM buffers just freed are let go when their clearing, or the last job
- * that used them, has ended: on a full VRAM, wait for that and try again
+ * that used them, has ended: on a full VRAM (or the user's share of it),
+ * wait for that and try again
  * (unless all had ended before the first try, which then saw all there
  * is). The wait is outside drm_dev_enter(), whose read side an unbind
  * waits for: removal must not wait for users' work; it fails the jobs, and
@@ -592,8 +602,8 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 	bool settled = simaccel_job_settled(sdev);
 	struct simaccel_bo *bo = simaccel_bo_try_new(sdev, args);
 
-	if (args->kind == DRM_SIMACCEL_BO_HOST ||
-	    PTR_ERR_OR_ZERO(bo) != -ENOSPC || settled)
+	if (args->kind == DRM_SIMACCEL_BO_HOST || settled ||
+	    (PTR_ERR_OR_ZERO(bo) != -ENOSPC && PTR_ERR_OR_ZERO(bo) != -EDQUOT))
 		return bo;
 	if (wait_event_interruptible(sdev->clears_wq,
 				     simaccel_job_settled(sdev)))

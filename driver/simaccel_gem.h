@@ -24,8 +24,11 @@
  * @size: bytes addressable from @dev_addr
  * @sgt: HOST, USERPTR, IMPORTED: the DMA mapping of the memory
  * @pin: USERPTR: the pinned user pages
+ * @quota: VRAM: the user it is charged to, for @size bytes
  * @clear: VRAM: the fence of the device's clearing of it, or NULL
  * @active: jobs that use it and have not finished, for fdinfo
+ * @on_hardware: IMPORTED from a peer's VRAM: jobs on the hardware that
+ *	reach it, which the peer's removal waits for
  * @dma: HOST, IMPORTED: @sgt's tracking, for removal
  * @attach: IMPORTED: the dma-buf attachment @sgt maps; NULL once removal
  *	detached it
@@ -43,8 +46,10 @@ struct simaccel_bo {
 	u64 size;
 	struct sg_table *sgt;
 	struct simaccel_pin *pin;
+	struct simaccel_quota *quota;
 	struct dma_fence *clear;
 	atomic_t active;
+	atomic_t on_hardware;
 	struct simaccel_dma_map dma;
 	struct dma_buf_attachment *attach;
 	struct dma_buf *import_buf;

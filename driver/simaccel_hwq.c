@@ -32,11 +32,18 @@
 #define SIMACCEL_RING_SIZE	32768
 /* The most bytes a descriptor moves, unthrottled. */
 #define SIMACCEL_DESC_MAX	SZ_4M
+/* The most bytes a job moves, unthrottled: a few ms at memory speed. */
+#define SIMACCEL_SLICE_MAX	SZ_16M
 
 static unsigned int simaccel_job_timeout_ms = 2000;
 module_param_named(job_timeout_ms, simaccel_job_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "fail a job after this long without device progress (ms; for devices bound afterwards)");
+
+static unsigned int simaccel_slice_ms = 20;
+module_param_named(slice_ms, simaccel_slice_ms, uint, 0644);
+MODULE_PARM_DESC(slice_ms,
+		 "cut submissions into jobs of about this long at the device's advertised bandwidth, one descriptor at least (ms; for devices bound afterwards)");
 
 /* A job, its FENCE included, takes at most half a ring. */
 static_assert(DRM_SIMACCEL_MAX_DESCS + 1 <= SIMACCEL_RING_SIZE / 2);
@@ -57,6 +64,22 @@ static u64 simaccel_hwq_desc_bytes(struct simaccel_device *sdev)
 	bytes = mul_u64_u32_div(bw, max(simaccel_job_timeout_ms, 10U), 4000);
 	return clamp_t(u64, bytes ? rounddown_pow_of_two(bytes) : 0, SZ_4K,
 		       SIMACCEL_DESC_MAX);
+}
+
+/*
+ * The bytes one job moves at most, so that the scheduler can serve
+ * another file's work between the jobs of a large submission: a slice of
+ * the advertised bandwidth, SIMACCEL_SLICE_MAX unthrottled.
+ */
+static u64 simaccel_hwq_slice_bytes(struct simaccel_device *sdev)
+{
+	u64 bw = simaccel_read(sdev, ACCEL_REG_DMA_BW_LO) |
+		 (u64)simaccel_read(sdev, ACCEL_REG_DMA_BW_HI) << 32;
+
+	if (!bw)
+		return SIMACCEL_SLICE_MAX;
+	return clamp_t(u64, mul_u64_u32_div(bw, simaccel_slice_ms, 1000), SZ_4K,
+		       SIMACCEL_SLICE_MAX);
 }
 
 static const char *simaccel_fence_driver_name(struct dma_fence *fence)
@@ -193,7 +216,8 @@ struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 	job->seqno = ++hwq->seqno;
 	dma_fence_init(job->hw_fence, &simaccel_fence_ops, &hwq->lock,
 		       hwq->context, job->seqno);
-	job->hw_fence_live = true;
+	/* its file's admission may wait for the fence from now on */
+	smp_store_release(&job->hw_fence_live, true);
 	list_add_tail(&job->link, &hwq->inflight);
 	simaccel_hwq_emit_job(hwq, job);
 	simaccel_hwq_doorbell(hwq);
@@ -385,6 +409,7 @@ int simaccel_hwq_init(struct simaccel_device *sdev)
 	if (!sdev->hwqs)
 		return -ENOMEM;
 	sdev->desc_bytes = simaccel_hwq_desc_bytes(sdev);
+	sdev->slice_bytes = simaccel_hwq_slice_bytes(sdev);
 	for (q = 0; q < sdev->num_queues; q++) {
 		ret = simaccel_hwq_init_one(sdev, &sdev->hwqs[q], q);
 		if (ret)

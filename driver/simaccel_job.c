@@ -4,17 +4,22 @@
  *
  * A user queue is a drm_sched entity over every hardware queue's scheduler:
  * its jobs run in order, on whichever hardware queue is least loaded when
- * it is idle, and the schedulers share the hardware fairly between the
- * entities of all files. A submission is one job, so that its fence is its
- * whole outcome. Its operations are resolved once, in the ioctl: every
- * device address to a buffer of the file (referenced), every user pointer
- * to pinned pages (charged), and then to descriptors (struct
- * simaccel_job_res). Those are let go by a work item as soon as the job's
- * finished fence signals, when the device is done with the memory or never
- * got it (see simaccel_hwq.c for time-outs), and not when drm_sched frees
- * the job, which it does in ring order, behind other users' slow work. The
- * device's clearing of a VRAM buffer may need several jobs, which a fence
- * array stands for.
+ * it is idle, and the schedulers share the hardware between the entities
+ * of all files. A submission is cut into jobs of a time slice each
+ * (simaccel_piece()), and a file's jobs on the hardware at once are bounded
+ * (simaccel_usage_admit()): another file's job waits behind a window of
+ * work, not behind all that was queued before it. The submission's fence
+ * is its jobs' together, a fence array when there are several; so is the
+ * device's clearing of a VRAM buffer.
+ *
+ * A submission's operations are resolved once, in the ioctl: every device
+ * address to a buffer of the file (referenced), every user pointer to
+ * pinned pages (charged), and then to descriptors (struct
+ * simaccel_job_res). Those are let go by a work item as soon as the last
+ * job's finished fence signals, when the device is done with the memory or
+ * never got it (see simaccel_hwq.c for time-outs), and not when drm_sched
+ * frees the job, which it does in ring order, behind other users' slow
+ * work.
  *
  * Dependencies are dma_fences held by reference: syncobj fences, and the
  * fence of the device's clearing of each VRAM buffer a job names. No fence
@@ -45,7 +50,7 @@
  * @entity: where its jobs queue
  * @lock: arms and pushes its jobs in order; protects @dead
  * @dead: destroyed: nothing more is pushed
- * @jobs: jobs submitted and not yet freed
+ * @jobs: submissions not yet freed (their last job holds the slot)
  * @wq: where submissions wait for @jobs to fall
  * @usage: where its jobs' engine time goes, referenced
  * @timeline: the fences its submissions publish, referenced
@@ -114,13 +119,101 @@ void simaccel_usage_put(struct simaccel_usage *usage)
 	kref_put(&usage->ref, simaccel_usage_release);
 }
 
-struct simaccel_usage *simaccel_usage_new(void)
+/*
+ * A file may have two slices of work per hardware queue on the device at
+ * once: enough to keep every queue busy between its jobs, and all another
+ * file's job waits for behind it.
+ */
+struct simaccel_usage *simaccel_usage_new(struct simaccel_device *sdev)
 {
 	struct simaccel_usage *usage = kzalloc(sizeof(*usage), GFP_KERNEL_ACCOUNT);
 
-	if (usage)
-		kref_init(&usage->ref);
+	if (!usage)
+		return NULL;
+	kref_init(&usage->ref);
+	spin_lock_init(&usage->lock);
+	INIT_LIST_HEAD(&usage->onboard);
+	usage->window = 2ULL * sdev->num_queues * sdev->slice_bytes;
 	return usage;
+}
+
+static void simaccel_usage_leave_locked(struct simaccel_usage *usage,
+					struct simaccel_job *job)
+{
+	lockdep_assert_held(&usage->lock);
+	if (list_empty(&job->onboard_link))
+		return;
+	list_del_init(&job->onboard_link);
+	usage->onboard_cost -= job->cost;
+}
+
+/* The job's fence signalled (any context): it is off the hardware. */
+static void simaccel_usage_leave(struct simaccel_job *job)
+{
+	struct simaccel_usage *usage;
+	unsigned long flags;
+
+	if (!job->queue)
+		return;
+	usage = job->queue->usage;
+	spin_lock_irqsave(&usage->lock, flags);
+	simaccel_usage_leave_locked(usage, job);
+	spin_unlock_irqrestore(&usage->lock, flags);
+}
+
+/* @job's hardware fence once it is on a ring, else NULL. */
+static struct dma_fence *simaccel_job_hw_fence(struct simaccel_job *job)
+{
+	/* pairs with the release in simaccel_hwq_run(): the fence is set up */
+	return smp_load_acquire(&job->hw_fence_live) ? job->hw_fence : NULL;
+}
+
+/* Whether @job left the hardware; its fence callback may not have run yet. */
+static bool simaccel_job_off_hardware(struct simaccel_job *job)
+{
+	struct dma_fence *hw = simaccel_job_hw_fence(job);
+
+	return test_bit(DMA_FENCE_FLAG_SIGNALED_BIT,
+			&job->base.s_fence->finished.flags) ||
+	       (hw && test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &hw->flags));
+}
+
+/*
+ * Let @job onto the hardware if its file's jobs there leave room in its
+ * window; otherwise return the fence of the file's oldest job there,
+ * referenced, to wait for. Its entity is not ready meanwhile, so the
+ * scheduler serves other files' entities: a large submission is cut into
+ * jobs of a slice each, and another file's job waits behind one window of
+ * this file's work, not behind all it queued before.
+ *
+ * The fence waited for is the hardware's, since drm_sched ignores a
+ * dependency on an earlier job of the same entity. An admitted job has
+ * none until it is on the ring, a moment in its scheduler's work: a job
+ * of another hardware queue admitted meanwhile goes past the window, so
+ * a file has at most one job per hardware queue over it.
+ */
+static struct dma_fence *simaccel_usage_admit(struct simaccel_usage *usage,
+					      struct simaccel_job *job)
+{
+	struct dma_fence *wait = NULL;
+	struct simaccel_job *oldest;
+	unsigned long flags;
+
+	spin_lock_irqsave(&usage->lock, flags);
+	while ((oldest = list_first_entry_or_null(&usage->onboard,
+						  struct simaccel_job,
+						  onboard_link)) &&
+	       simaccel_job_off_hardware(oldest))
+		simaccel_usage_leave_locked(usage, oldest);
+	if (oldest && usage->onboard_cost + job->cost > usage->window &&
+	    simaccel_job_hw_fence(oldest)) {
+		wait = dma_fence_get(simaccel_job_hw_fence(oldest));
+	} else {
+		list_add_tail(&job->onboard_link, &usage->onboard);
+		usage->onboard_cost += job->cost;
+	}
+	spin_unlock_irqrestore(&usage->lock, flags);
+	return wait;
 }
 
 static void simaccel_queue_release(struct kref *ref)
@@ -213,16 +306,21 @@ static void simaccel_job_account(struct simaccel_job *job)
 static void simaccel_job_record_error(struct simaccel_job *job, int error)
 {
 	struct simaccel_queue *queue = job->queue;
+	struct drm_simaccel_failure *newest;
 	unsigned long flags;
 
 	if (!queue || !error)
 		return;
 	spin_lock_irqsave(&queue->err_lock, flags);
-	queue->recent[queue->failed % DRM_SIMACCEL_QUEUE_FAILURES] =
-		(struct drm_simaccel_failure){
-			.seqno = job->submission, .error = -error,
-		};
-	queue->failed++;
+	newest = &queue->recent[(queue->failed - 1) % DRM_SIMACCEL_QUEUE_FAILURES];
+	/* a submission counts once, though several of its jobs fail */
+	if (!queue->failed || newest->seqno != job->submission) {
+		queue->recent[queue->failed % DRM_SIMACCEL_QUEUE_FAILURES] =
+			(struct drm_simaccel_failure){
+				.seqno = job->submission, .error = -error,
+			};
+		queue->failed++;
+	}
 	spin_unlock_irqrestore(&queue->err_lock, flags);
 }
 
@@ -254,8 +352,10 @@ static void simaccel_job_release(struct kref *ref)
 	else
 		kfree(job->hw_fence);
 	if (job->queue) {
-		atomic_dec(&job->queue->jobs);
-		wake_up(&job->queue->wq);
+		if (job->holds_slot) {
+			atomic_dec(&job->queue->jobs);
+			wake_up(&job->queue->wq);
+		}
 		simaccel_queue_put(job->queue);
 	}
 	if (job->res)
@@ -290,10 +390,46 @@ static void simaccel_job_done_work(struct work_struct *work)
 	simaccel_job_put(job);
 }
 
+/* The job is off the hardware: so are its buffers in slots [0, @count). */
+static void simaccel_job_leave_peers(struct simaccel_job *job,
+				     unsigned int count)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++)
+		if (job->res->bos[i] && job->res->bos[i]->peer)
+			simaccel_prime_bo_left(job->res->bos[i]);
+}
+
+/*
+ * The job is about to reach the peers' VRAM it names: their removal waits
+ * for it from now until its fence signals. A job that would reach a
+ * peer's VRAM after the peer was unbound fails instead.
+ */
+static int simaccel_job_reach_peers(struct simaccel_job *job)
+{
+	struct simaccel_job_res *res = job->res;
+	unsigned int i;
+
+	for (i = 0; res && i < res->count; i++) {
+		struct simaccel_bo *bo = res->bos[i];
+
+		if (bo && bo->peer && !simaccel_prime_bo_reach(bo)) {
+			simaccel_job_leave_peers(job, i);
+			return -ENODEV;
+		}
+	}
+	job->reached_peers = true;
+	return 0;
+}
+
 static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct simaccel_job *job = container_of(cb, struct simaccel_job, done_cb);
 
+	simaccel_usage_leave(job);
+	if (job->reached_peers)
+		simaccel_job_leave_peers(job, job->res->count);
 	simaccel_job_record_error(job, fence->error);
 	atomic_inc(&job->sdev->releases_pending);
 	queue_work(simaccel_wq, &job->done_work);
@@ -312,18 +448,6 @@ bool simaccel_job_settled(struct simaccel_device *sdev)
 	       !atomic_read(&sdev->releases_pending);
 }
 
-/* A job that would reach a peer's VRAM after the peer was unbound fails. */
-static int simaccel_job_peer_gone(struct simaccel_job *job)
-{
-	struct simaccel_job_res *res = job->res;
-	unsigned int i;
-
-	for (i = 0; res && i < res->count; i++)
-		if (res->bos[i] && READ_ONCE(res->bos[i]->revoked))
-			return -ENODEV;
-	return 0;
-}
-
 /* A dependency that failed fails the job: it must not run on bad data. */
 static int simaccel_job_dependency_error(struct simaccel_job *job)
 {
@@ -336,6 +460,18 @@ static int simaccel_job_dependency_error(struct simaccel_job *job)
 	return 0;
 }
 
+/* Called until it returns NULL, after the job's own dependencies. */
+static struct dma_fence *simaccel_prepare_job(struct drm_sched_job *sched_job,
+					      struct drm_sched_entity *entity)
+{
+	struct simaccel_job *job = to_simaccel_job(sched_job);
+
+	/* the kernel's clearings are bounded by VRAM, and go first */
+	if (!job->queue)
+		return NULL;
+	return simaccel_usage_admit(job->queue->usage, job);
+}
+
 static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
 {
 	struct simaccel_job *job = to_simaccel_job(sched_job);
@@ -346,7 +482,7 @@ static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
 	if (!ret)
 		ret = simaccel_job_dependency_error(job);
 	if (!ret)
-		ret = simaccel_job_peer_gone(job);
+		ret = simaccel_job_reach_peers(job);
 	if (ret)
 		return ERR_PTR(ret);
 	return simaccel_hwq_run(hwq, job);
@@ -380,6 +516,7 @@ static void simaccel_free_job(struct drm_sched_job *sched_job)
 }
 
 const struct drm_sched_backend_ops simaccel_sched_ops = {
+	.prepare_job = simaccel_prepare_job,
 	.run_job = simaccel_run_job,
 	.timedout_job = simaccel_timedout_job,
 	.free_job = simaccel_free_job,
@@ -605,17 +742,57 @@ static void simaccel_batch_abort(struct simaccel_batch *batch)
 	kfree(batch->all);
 }
 
-/* Cut @res's @ndesc descriptors into jobs for @entity. */
+/* What a descriptor costs beyond its bytes, in bytes: the device's work to fetch it. */
+#define SIMACCEL_DESC_COST	SZ_4K
+
+/*
+ * How many of the @n descriptors at @descs the next job takes: about
+ * @slice bytes, one descriptor at least, DRM_SIMACCEL_MAX_DESCS at most.
+ * Their cost, with the job's FENCE, goes to @cost.
+ */
+static u32 simaccel_piece(const struct accel_desc *descs, u64 n, u64 slice,
+			  u64 *cost)
+{
+	u32 count = 0;
+
+	*cost = SIMACCEL_DESC_COST;
+	while (count < n && count < DRM_SIMACCEL_MAX_DESCS) {
+		u64 more = le64_to_cpu(descs[count].len) + SIMACCEL_DESC_COST;
+
+		if (count && *cost + more > slice)
+			break;
+		*cost += more;
+		count++;
+	}
+	return count;
+}
+
+/* How many jobs simaccel_piece() cuts @n descriptors into; one at least. */
+static u64 simaccel_piece_count(const struct accel_desc *descs, u64 n,
+				u64 slice)
+{
+	u64 done = 0, jobs = 0, cost;
+
+	do {
+		done += simaccel_piece(descs + done, n - done, slice, &cost);
+		jobs++;
+	} while (done < n);
+	return jobs;
+}
+
+/*
+ * Cut @res's @ndesc descriptors into jobs of a slice each for @entity; a
+ * job without descriptors is a barrier: its FENCE alone.
+ */
 static int simaccel_batch_init(struct simaccel_batch *batch,
 			       struct drm_sched_entity *entity,
 			       struct simaccel_job_res *res, u64 ndesc,
 			       void *owner)
 {
-	u32 per_job = DRM_SIMACCEL_MAX_DESCS, i;
+	u64 slice = res->sdev->slice_bytes, done = 0;
+	u64 njobs = simaccel_piece_count(res->descs, ndesc, slice);
+	u32 i;
 	int ret;
-
-	/* a job without descriptors is a barrier: its FENCE alone */
-	u64 njobs = max_t(u64, DIV_ROUND_UP(ndesc, per_job), 1);
 
 	batch->count = 0;
 	batch->fences = NULL;
@@ -640,10 +817,13 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 			kfree(job);
 			goto err_nomem;
 		}
-		job->descs = res->descs + (u64)i * per_job;
-		job->ndesc = min_t(u64, per_job, ndesc - (u64)i * per_job);
+		job->descs = res->descs + done;
+		job->ndesc = simaccel_piece(job->descs, ndesc - done, slice,
+					    &job->cost);
+		done += job->ndesc;
 		kref_init(&job->ref);
 		INIT_LIST_HEAD(&job->link);
+		INIT_LIST_HEAD(&job->onboard_link);
 		INIT_WORK(&job->done_work, simaccel_job_done_work);
 		ret = drm_sched_job_init(&job->base, entity, job->ndesc + 1, owner);
 		if (ret) {
@@ -706,6 +886,8 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 			kref_get(&queue->ref);
 			job->queue = queue;
 			job->submission = queue->submitted + 1;
+			/* drm_sched frees jobs in order: the last goes last */
+			job->holds_slot = i == batch->count - 1;
 		}
 		drm_sched_job_arm(&job->base);
 		set_bit(DRM_SCHED_FENCE_DONT_PIPELINE,
@@ -929,21 +1111,15 @@ static struct simaccel_queue *simaccel_queue_get(struct simaccel_file *sfile,
 	return queue;
 }
 
-/* Take @n of the queue's in-flight slots, if they are free. */
-static bool simaccel_queue_reserve(struct simaccel_queue *queue, u32 n)
+/* Take one of the queue's in-flight submission slots, if one is free. */
+static bool simaccel_queue_reserve(struct simaccel_queue *queue)
 {
-	int cur = atomic_read(&queue->jobs);
-
-	do {
-		if (cur + n > DRM_SIMACCEL_MAX_JOBS_PER_QUEUE)
-			return false;
-	} while (!atomic_try_cmpxchg(&queue->jobs, &cur, cur + n));
-	return true;
+	return atomic_add_unless(&queue->jobs, 1, DRM_SIMACCEL_MAX_JOBS_PER_QUEUE);
 }
 
-static void simaccel_queue_unreserve(struct simaccel_queue *queue, u32 n)
+static void simaccel_queue_unreserve(struct simaccel_queue *queue)
 {
-	atomic_sub(n, &queue->jobs);
+	atomic_dec(&queue->jobs);
 	wake_up(&queue->wq);
 }
 
@@ -1180,17 +1356,15 @@ static struct dma_fence *simaccel_submit_push(struct simaccel_queue *queue,
 					      u64 *seqno)
 {
 	struct dma_fence *done;
-	u32 count = batch->count;
 
-	if (wait_event_interruptible(queue->wq,
-				     simaccel_queue_reserve(queue, count))) {
+	if (wait_event_interruptible(queue->wq, simaccel_queue_reserve(queue))) {
 		simaccel_batch_abort(batch);
 		return ERR_PTR(-ERESTARTSYS);
 	}
 	mutex_lock(&queue->lock);
 	if (queue->dead) {
 		mutex_unlock(&queue->lock);
-		simaccel_queue_unreserve(queue, count);
+		simaccel_queue_unreserve(queue);
 		simaccel_batch_abort(batch);
 		return ERR_PTR(-ENOENT);
 	}

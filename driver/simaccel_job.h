@@ -23,6 +23,9 @@ struct simaccel_queue;
  *	submission, released when the last of them is freed
  * @descs: its descriptors, in @res
  * @ndesc: how many
+ * @cost: what they take of the hardware's time, in bytes
+ * @onboard_link: in its file's jobs on the hardware (struct
+ *	simaccel_usage.onboard), from its admission until its fence signals
  * @hw_fence: signalled when the device has run them; allocated with the
  *	job, initialized when it reaches the ring
  * @hw_fence_live: @hw_fence was initialized
@@ -30,6 +33,9 @@ struct simaccel_queue;
  * @seqno: @hw_fence's seqno
  * @started: when it went on the ring (the last time)
  * @submission: the seqno of its submission in its queue
+ * @holds_slot: its release frees its submission's slot in its queue
+ * @reached_peers: it went to the hardware with the peers' VRAM in @res,
+ *	whose removal waits for its fence (simaccel_prime_bo_reach())
  * @ref: held by the scheduler (until free_job) and by the release of its
  *	memory when its fence signals (@done_cb, @done_work)
  * @done_cb: on its finished fence
@@ -43,12 +49,16 @@ struct simaccel_job {
 	struct simaccel_job_res *res;
 	const struct accel_desc *descs;
 	u32 ndesc;
+	u64 cost;
+	struct list_head onboard_link;
 	struct dma_fence *hw_fence;
 	bool hw_fence_live;
 	struct list_head link;
 	u64 seqno;
 	ktime_t started;
 	u64 submission;
+	bool holds_slot;
+	bool reached_peers;
 	struct kref ref;
 	struct dma_fence_cb done_cb;
 	struct work_struct done_work;
@@ -64,7 +74,7 @@ static inline struct simaccel_job *to_simaccel_job(struct drm_sched_job *job)
 extern const struct drm_sched_backend_ops simaccel_sched_ops;
 
 int simaccel_job_init(struct simaccel_device *sdev);
-struct simaccel_usage *simaccel_usage_new(void);
+struct simaccel_usage *simaccel_usage_new(struct simaccel_device *sdev);
 void simaccel_usage_put(struct simaccel_usage *usage);
 void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void simaccel_job_file_fini(struct simaccel_file *sfile);

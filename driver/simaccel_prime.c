@@ -247,7 +247,31 @@ int simaccel_prime_init(struct simaccel_device *sdev)
 /* A job let go of @bo. */
 void simaccel_prime_bo_idle(struct simaccel_bo *bo)
 {
-	if (atomic_dec_and_test(&bo->active) && bo->peer)
+	atomic_dec(&bo->active);
+}
+
+/**
+ * simaccel_prime_bo_reach - a job is about to put @bo on the hardware
+ * @bo: a buffer of the job, imported from a peer's VRAM
+ *
+ * Return: false if the peer is gone: the job must fail instead. Otherwise
+ * the peer's removal waits for simaccel_prime_bo_left().
+ */
+bool simaccel_prime_bo_reach(struct simaccel_bo *bo)
+{
+	atomic_inc(&bo->on_hardware);
+	/* pairs with the barrier in simaccel_prime_revoke_importers() */
+	smp_mb__after_atomic();
+	if (!READ_ONCE(bo->revoked))
+		return true;
+	simaccel_prime_bo_left(bo);
+	return false;
+}
+
+/* The job that reached @bo is off the hardware (its fence signalled). */
+void simaccel_prime_bo_left(struct simaccel_bo *bo)
+{
+	if (atomic_dec_and_test(&bo->on_hardware))
 		wake_up_all(&simaccel_peer_idle);
 }
 
@@ -262,14 +286,14 @@ static void simaccel_prime_revoke_all(struct simaccel_device *sdev)
 	mutex_unlock(&sdev->peer_lock);
 }
 
-/* An import some job still holds, referenced; NULL if none. */
+/* An import that a job on the hardware reaches, referenced; NULL if none. */
 static struct simaccel_bo *simaccel_prime_busy_import(struct simaccel_device *sdev)
 {
 	struct simaccel_bo *bo, *busy = NULL;
 
 	mutex_lock(&sdev->peer_lock);
 	list_for_each_entry(bo, &sdev->peer_imports, peer_link) {
-		if (atomic_read(&bo->active)) {
+		if (atomic_read(&bo->on_hardware)) {
 			drm_gem_object_get(&bo->base.base);
 			busy = bo;
 			break;
@@ -281,16 +305,20 @@ static struct simaccel_bo *simaccel_prime_busy_import(struct simaccel_device *sd
 
 /*
  * Removal, after drm_dev_unplug(): no other device reaches this VRAM any
- * more. Jobs that had an import of it end within their time-out (those
- * not yet on a ring fail at once, and so do new ones).
+ * more. Removal does not drain the peers' work: their jobs that have not
+ * reached the hardware fail when they would (and so do new ones), and it
+ * waits only for those on a peer's hardware, which their file's window
+ * bounds (simaccel_usage_admit()), or their time-out ends.
  */
 void simaccel_prime_revoke_importers(struct simaccel_device *sdev)
 {
 	struct simaccel_bo *bo;
 
 	simaccel_prime_revoke_all(sdev);
+	/* pairs with the barrier in simaccel_prime_bo_reach() */
+	smp_mb();
 	while ((bo = simaccel_prime_busy_import(sdev))) {
-		wait_event(simaccel_peer_idle, !atomic_read(&bo->active));
+		wait_event(simaccel_peer_idle, !atomic_read(&bo->on_hardware));
 		drm_gem_object_put(&bo->base.base);
 	}
 }

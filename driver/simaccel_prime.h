@@ -19,6 +19,8 @@ struct simaccel_bo;
 int simaccel_prime_init(struct simaccel_device *sdev);
 void simaccel_prime_revoke_importers(struct simaccel_device *sdev);
 void simaccel_prime_bo_idle(struct simaccel_bo *bo);
+bool simaccel_prime_bo_reach(struct simaccel_bo *bo);
+void simaccel_prime_bo_left(struct simaccel_bo *bo);
 struct drm_gem_object *
 simaccel_prime_import_sg_table(struct drm_device *drm,
 			       struct dma_buf_attachment *attach,

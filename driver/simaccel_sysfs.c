@@ -3,7 +3,8 @@
  * simaccel: device totals in sysfs, on the PCI function
  * (/sys/class/accel/accelN/device/): what all users together hold, for
  * tools that show the device as a whole; each file's own usage is in its
- * DRM fdinfo. The attributes go with the binding.
+ * DRM fdinfo. The attributes go with the binding. vram_limit_per_user is
+ * the administrator's (simaccel_quota.c).
  */
 #include <linux/device.h>
 #include <linux/sysfs.h>
@@ -38,10 +39,33 @@ static ssize_t host_pinned_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(host_pinned);
 
+/* root's, to change at any time: see simaccel_quota.c */
+static ssize_t vram_limit_per_user_show(struct device *dev,
+					struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  READ_ONCE(to_sdev(dev)->vram_limit_per_user));
+}
+
+static ssize_t vram_limit_per_user_store(struct device *dev,
+					 struct device_attribute *attr,
+					 const char *buf, size_t count)
+{
+	u64 limit;
+	int ret = kstrtou64(buf, 0, &limit);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(to_sdev(dev)->vram_limit_per_user, limit);
+	return count;
+}
+static DEVICE_ATTR_RW(vram_limit_per_user);
+
 static struct attribute *simaccel_attrs[] = {
 	&dev_attr_vram_total.attr,
 	&dev_attr_vram_used.attr,
 	&dev_attr_host_pinned.attr,
+	&dev_attr_vram_limit_per_user.attr,
 	NULL,
 };
 

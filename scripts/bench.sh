@@ -53,6 +53,10 @@ build/tools/memcpy_bench
 scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --timeout 600 \
 	--file build/tools/simaccel_bench \
 	-- ./simaccel_bench 2>&1 | grep -E 'size|HOST|pageable|D2D|median'
+echo "== a 4 KiB job while another process saturates a device of one hardware queue (simaccel_bench --fairness; 1 vCPU, TCG)"
+scripts/vm-run.sh --smp 1 --vram 1G --memory 2G --props queues=1 --timeout 600 \
+	--file build/tools/simaccel_bench \
+	-- ./simaccel_bench --fairness 2>&1 | grep -E 'median'
 echo "== libaccel on cpu (build/tools/lib_bench, 64 MiB, median of 10); reference: memcpy above"
 ACCEL_VISIBLE_DEVICES=cpu build/tools/lib_bench -s 64 -r 10
 echo "== libaccel on accel in the VM (lib_bench, 64 MiB, median of 5; 1 vCPU, VRAM 1G, TCG)"

@@ -147,8 +147,10 @@ struct drm_simaccel_info {
  *	VRAM mapping raises SIGBUS; HOST mappings stay valid.
  *
  * Errors: EINVAL for a bad size, alignment, kind, flags or padding; ENOSPC
- * when VRAM has no free range of that size and alignment; ENODEV after the
- * device is unbound.
+ * when VRAM has no free range of that size and alignment; EDQUOT when the
+ * calling user's VRAM buffers would pass the administrator's limit (the
+ * device's sysfs attribute vram_limit_per_user); ENODEV after the device is
+ * unbound.
  */
 struct drm_simaccel_bo_create {
 	__u64 size;
@@ -282,6 +284,8 @@ struct drm_simaccel_bo_userptr {
  * as soon as its fence signals.
  */
 #define DRM_SIMACCEL_MAX_QUEUES_PER_FILE	1024
+/* DRM_IOCTL_SYNCOBJ_CREATE and _FD_TO_HANDLE fail with EMFILE past it */
+#define DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE	16384
 #define DRM_SIMACCEL_MAX_JOBS_PER_QUEUE	256	/* in flight; SUBMIT waits */
 
 /**

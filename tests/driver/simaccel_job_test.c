@@ -77,12 +77,6 @@ static int copy(int fd, uint32_t queue, uint64_t dst, uint64_t src,
 	return run_op(fd, queue, DRM_SIMACCEL_OP_COPY, 0, dst, src, size);
 }
 
-static int queue_query(int fd, uint32_t queue, struct drm_simaccel_queue_query *q)
-{
-	*q = (struct drm_simaccel_queue_query){ .handle = queue };
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, q) ? -errno : 0;
-}
-
 static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
 {
 	return mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -93,17 +87,6 @@ static void fill_pattern(uint8_t *p, size_t len, unsigned int seed)
 {
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 12));
-}
-
-/* 0 if the binary syncobj's fence has signalled, -ETIME if not (yet). */
-static int syncobj_signalled(int fd, uint32_t handle)
-{
-	struct drm_syncobj_wait w = {
-		.handles = (uintptr_t)&handle, .count_handles = 1,
-		.timeout_nsec = 0,
-	};
-
-	return ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w) ? -errno : 0;
 }
 
 FIXTURE(job) {
@@ -912,6 +895,115 @@ TEST(a_failed_job_returns_without_waiting_for_others)
 	EXPECT_EQ(ECANCELED, q.error);
 	close(fa);
 	close(fb);
+}
+
+/*
+ * Fairness between files, on a one-queue throttled device: one file keeps
+ * eight seconds of copies queued on four queues, submitted before another
+ * file's 4 KiB fill. The fill waits behind a slice of that work, not behind
+ * all of it: it is done while most of the first file's copies are not.
+ */
+TEST(a_small_job_waits_behind_a_slice_of_another_files_work)
+{
+	const size_t len = 16 * MIB;	/* a second each, four descriptors */
+	struct drm_simaccel_bo_create a, b, v;
+	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
+	struct drm_simaccel_sync done[8] = { 0 };
+	uint32_t qa[4], qb;
+	int fa, fb, i, finished = 0;
+	double t0;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fa = open(NODE, O_RDWR | O_CLOEXEC);
+	fb = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, queue_create(fa, &qa[i]));
+	ASSERT_EQ(0, queue_create(fb, &qb));
+	ASSERT_EQ(0, bo_create(fa, len, DRM_SIMACCEL_BO_HOST, &a));
+	ASSERT_EQ(0, bo_create(fa, len, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, bo_create(fb, 4096, DRM_SIMACCEL_BO_HOST, &v));
+	copy.src = a.dev_addr;
+	copy.dst = b.dev_addr;
+	fill.dst = v.dev_addr;
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, syncobj_create(fa, &done[i].handle));
+		ASSERT_EQ(0, submit(fa, qa[i % 4], 0, &copy, 1, NULL, 0, &done[i]));
+	}
+	usleep(100000);
+	t0 = seconds();
+	ASSERT_EQ(0, submit(fb, qb, DRM_SIMACCEL_SUBMIT_WAIT, &fill, 1, NULL, 0, NULL));
+	TH_LOG("the 4 KiB fill took %.2f s", seconds() - t0);
+	for (i = 0; i < 8; i++)
+		finished += !syncobj_signalled(fa, done[i].handle);
+	EXPECT_GT(4, finished);
+	close(fb);
+	close(fa);
+}
+
+/*
+ * A submission cut into several jobs (here four descriptors of a second
+ * each) that all fail is one failure of its queue, with the first error.
+ */
+TEST(a_submission_of_several_jobs_fails_once)
+{
+	const size_t len = 16 * MIB;
+	struct drm_simaccel_queue_query q;
+	struct drm_simaccel_bo_create a, b;
+	uint32_t queue;
+	int fd;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &a));
+	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, inject_all("4"));
+	EXPECT_EQ(-EIO, run_op(fd, queue, DRM_SIMACCEL_OP_COPY, 0, b.dev_addr,
+			       a.dev_addr, len));
+	ASSERT_EQ(0, inject_all("0"));
+	ASSERT_EQ(0, queue_query(fd, queue, &q));
+	EXPECT_EQ(1, q.failed);
+	EXPECT_EQ(1, q.failed_seqno);
+	EXPECT_EQ(EIO, q.error);
+	close(fd);
+}
+
+/*
+ * DRM core does not charge syncobjs to anyone: a file may make
+ * DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE of them, created or imported, then
+ * EMFILE; one destroyed makes room, and another file has its own.
+ */
+TEST_F(job, a_file_makes_a_bounded_number_of_syncobjs)
+{
+	struct drm_syncobj_handle exp = { 0 };
+	struct drm_syncobj_destroy d = { 0 };
+	uint32_t h, first, last = 0;
+	int other = open(NODE, O_RDWR | O_CLOEXEC);
+	int i;
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, syncobj_create(self->fd, &first));
+	for (i = 1; i < DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE; i++)
+		ASSERT_EQ(0, syncobj_create(self->fd, &last));
+	EXPECT_EQ(-EMFILE, syncobj_create(self->fd, &h));
+	exp.handle = first;
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &exp));
+	exp.handle = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &exp));
+	EXPECT_EQ(EMFILE, errno);
+	EXPECT_EQ(0, syncobj_create(other, &h));
+	d.handle = last;
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d));
+	EXPECT_EQ(0, ioctl(self->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &exp));
+	EXPECT_EQ(-EMFILE, syncobj_create(self->fd, &h));
+	close(exp.fd);
+	close(other);
 }
 
 /* sysfs totals count every user's buffers and pins, and come back. */

@@ -409,6 +409,123 @@ TEST(a_peer_import_is_revoked_when_the_exporter_goes)
 }
 
 /*
+ * On throttled devices: a peer keeps eight seconds of copies into an
+ * import of this device's VRAM queued. Unbinding this device does not
+ * drain them: what the peer's hardware is running ends, the rest fail with
+ * ENODEV.
+ */
+TEST(unbind_fails_a_peers_queued_work_on_an_import)
+{
+	const size_t len = 16 * 1024 * 1024;	/* a second each */
+	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_bo_create v0, h1;
+	struct drm_simaccel_queue_query q;
+	struct drm_simaccel_bo_info info;
+	uint32_t q1, imported;
+	char addr[2][64];
+	int fd0, fd1, dmabuf, i;
+	double start;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs two throttled devices (SIMACCEL_SLOW_DEVICE)");
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	fd1 = open_by_pci(addr[1]);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_VRAM, &v0));
+	ASSERT_EQ(0, bo_create(fd1, len, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	close(dmabuf);
+	close(fd0);
+	copy.dst = info.dev_addr;
+	copy.src = h1.dev_addr;
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, submit(fd1, q1, 0, &copy, 1, NULL, 0, NULL));
+	usleep(200000);
+	start = seconds();
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	TH_LOG("the unbind took %.2f s", seconds() - start);
+	/* a barrier behind them: they are over once it is */
+	ASSERT_EQ(0, submit(fd1, q1, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, queue_query(fd1, q1, &q));
+	EXPECT_LE(6, q.failed);
+	EXPECT_EQ(8, q.failed_seqno);
+	EXPECT_EQ(ENODEV, q.error);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
+	ASSERT_EQ(0, gem_close(fd1, imported));
+	close(fd1);
+}
+
+/*
+ * On throttled devices: a peer's job on an import of this device's VRAM
+ * waits for another file's four seconds of copies. Unbinding this device
+ * does not wait for that work, which has nothing of this device's: the
+ * job fails with ENODEV when its turn comes.
+ */
+TEST(unbind_does_not_wait_for_what_a_peers_job_waits_for)
+{
+	const size_t len = 16 * 1024 * 1024;	/* a second each */
+	struct drm_simaccel_op slow = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
+	struct drm_simaccel_bo_create v0, a, b;
+	struct drm_simaccel_sync done = { 0 };
+	struct drm_simaccel_bo_info info;
+	uint32_t q1, q2, imported;
+	char addr[2][64];
+	int fd0, fd1, fd2, dmabuf, i;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs two throttled devices (SIMACCEL_SLOW_DEVICE)");
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	fd1 = open_by_pci(addr[1]);
+	fd2 = open_by_pci(addr[1]);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, queue_create(fd2, &q2));
+	ASSERT_EQ(0, bo_create(fd0, 4096, DRM_SIMACCEL_BO_VRAM, &v0));
+	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	close(dmabuf);
+	close(fd0);
+	ASSERT_EQ(0, bo_create(fd2, len, DRM_SIMACCEL_BO_HOST, &a));
+	ASSERT_EQ(0, bo_create(fd2, len, DRM_SIMACCEL_BO_HOST, &b));
+	slow.src = a.dev_addr;
+	slow.dst = b.dev_addr;
+	ASSERT_EQ(0, syncobj_create(fd2, &done.handle));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, submit(fd2, q2, 0, &slow, 1, NULL, 0, i == 3 ? &done : NULL));
+	{
+		struct drm_syncobj_handle h = { .handle = done.handle };
+
+		ASSERT_EQ(0, ioctl(fd2, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h));
+		h.handle = 0;
+		ASSERT_EQ(0, ioctl(fd1, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h));
+		close(h.fd);
+		done.handle = h.handle;
+	}
+	fill.dst = info.dev_addr;
+	ASSERT_EQ(0, submit(fd1, q1, 0, &fill, 1, &done, 1, NULL));
+	usleep(200000);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	/* the work waited for is not done: the unbind did not wait for it */
+	EXPECT_EQ(-ETIME, syncobj_signalled(fd1, done.handle));
+	EXPECT_EQ(-ENODEV, submit(fd1, q1, DRM_SIMACCEL_SUBMIT_WAIT, &fill, 1,
+				  NULL, 0, NULL));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
+	ASSERT_EQ(0, gem_close(fd1, imported));
+	close(fd2);
+	close(fd1);
+}
+
+/*
  * An import of a peer's HOST buffer is system memory that the dma-buf
  * holds: unlike VRAM, it stays usable after the exporter is unbound.
  */

@@ -39,6 +39,8 @@
 #include "simaccel_util.h"
 #include "../../include/accel_hw.h"
 
+#define MIB		(1024 * 1024ull)
+
 #define ACCEL_MAJOR	261	/* DRM accel's char major */
 
 #define INFO_CAPS	(DRM_SIMACCEL_CAP_COPY | DRM_SIMACCEL_CAP_FILL | \
@@ -329,6 +331,57 @@ TEST_F(dev, vram_runs_out_with_enospc_and_comes_back)
 	ASSERT_EQ(0, gem_close(self->fd, a.handle));
 	ASSERT_EQ(0, bo_create_aligned(self->fd, vram, 0, DRM_SIMACCEL_BO_VRAM, &b));
 	EXPECT_EQ(0, gem_close(self->fd, b.handle));
+}
+
+/*
+ * The administrator's limit on each user's VRAM (sysfs, root only): a user
+ * at it gets EDQUOT in any of its files, another user does not, and a
+ * buffer freed gives its share back. Users are effective uids here
+ * (seteuid; the files are opened as root).
+ */
+TEST_F(dev, a_users_vram_is_bounded_by_the_administrators_limit)
+{
+	const char *limit = CLASS_DEVICE "/vram_limit_per_user";
+	struct drm_simaccel_bo_create a, b, c;
+	int other = open(NODE, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, write_file(limit, "16777216"));
+	ASSERT_EQ(0, seteuid(1000));
+	EXPECT_EQ(0, bo_create(self->fd, 8 * MIB, DRM_SIMACCEL_BO_VRAM, &a));
+	EXPECT_EQ(0, bo_create(other, 8 * MIB, DRM_SIMACCEL_BO_VRAM, &b));
+	EXPECT_EQ(-EDQUOT, bo_create(self->fd, 4096, DRM_SIMACCEL_BO_VRAM, &c));
+	EXPECT_EQ(-EDQUOT, bo_create(other, 4096, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &c));
+	/* system memory is the memory cgroup's, not this limit's */
+	EXPECT_EQ(0, bo_create(self->fd, 4096, DRM_SIMACCEL_BO_HOST, &c));
+	EXPECT_EQ(0, gem_close(self->fd, c.handle));
+	ASSERT_EQ(0, seteuid(0));
+	ASSERT_EQ(0, seteuid(1001));
+	EXPECT_EQ(0, bo_create(self->fd, 16 * MIB, DRM_SIMACCEL_BO_VRAM, &c));
+	EXPECT_EQ(0, gem_close(self->fd, c.handle));
+	ASSERT_EQ(0, seteuid(0));
+	ASSERT_EQ(0, seteuid(1000));
+	EXPECT_EQ(0, gem_close(other, b.handle));
+	/* freed, even with its clearing still under way: the share is back */
+	EXPECT_EQ(0, bo_create(other, 8 * MIB, DRM_SIMACCEL_BO_VRAM, &b));
+	EXPECT_EQ(0, gem_close(other, b.handle));
+	ASSERT_EQ(0, seteuid(0));
+	/* no limit: the user may take the rest */
+	ASSERT_EQ(0, write_file(limit, "0"));
+	ASSERT_EQ(0, seteuid(1000));
+	EXPECT_EQ(0, bo_create(other, 32 * MIB, DRM_SIMACCEL_BO_VRAM, &b));
+	ASSERT_EQ(0, seteuid(0));
+	EXPECT_EQ(0, gem_close(self->fd, a.handle));
+	close(other);
+}
+
+TEST_F(dev, vram_limit_refuses_what_is_not_a_number)
+{
+	const char *limit = CLASS_DEVICE "/vram_limit_per_user";
+
+	EXPECT_EQ(-1, write_file(limit, "lots"));
+	EXPECT_EQ(-1, write_file(limit, "-1"));
+	EXPECT_EQ(0, write_file(limit, "0"));
 }
 
 static int mem_info(int fd, uint32_t flags, struct drm_simaccel_mem_info *m)

@@ -115,6 +115,13 @@ static inline int write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+/* QUEUE_QUERY without the recent failures. */
+static inline int queue_query(int fd, uint32_t queue, struct drm_simaccel_queue_query *q)
+{
+	*q = (struct drm_simaccel_queue_query){ .handle = queue };
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_QUERY, q) ? -errno : 0;
+}
+
 static inline int syncobj_create(int fd, uint32_t *handle)
 {
 	struct drm_syncobj_create c = { 0 };
@@ -210,6 +217,17 @@ static inline double seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* 0 if the binary syncobj's fence has signalled, -ETIME if not (yet). */
+static inline int syncobj_signalled(int fd, uint32_t handle)
+{
+	struct drm_syncobj_wait w = {
+		.handles = (uintptr_t)&handle, .count_handles = 1,
+		.timeout_nsec = 0,
+	};
+
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w) ? -errno : 0;
 }
 
 /* Wait up to 10 s for a syncobj's fence at @point (0: a binary syncobj). */

@@ -3,8 +3,11 @@
  * simaccel.ko benchmarks, run in the VM: copy bandwidth per direction and
  * size with HOST buffers and pageable user memory, the latency of a 4 KiB
  * synchronous copy next to a null ioctl (GET_INFO) measured in the same
- * run, and what clearing VRAM costs: creating a buffer and having its first
- * job run, against creating one the device has already cleared.
+ * run, what clearing VRAM costs: creating a buffer and having its first
+ * job run, against creating one the device has already cleared, and how
+ * long a 4 KiB job of one file waits while another process keeps the
+ * device saturated, against the same job on an idle device (that alone
+ * with --fairness).
  * Medians; GB/s is 10^9 bytes per second.
  */
 #include <errno.h>
@@ -12,7 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench_common.h"
@@ -165,7 +170,92 @@ static void clearing(uint64_t size, uint64_t host_addr)
 	       bench_median(fresh, 20) * 1e6, bench_median(warm, 20) * 1e6);
 }
 
-int main(void)
+/*
+ * Another process's load: 256 MiB VRAM copies on four queues, with about
+ * 32 of them queued at any time, until it is killed. It writes to @ready
+ * once its buffers' clearing is done, which runs ahead of every user's work.
+ */
+static void saturate(int ready)
+{
+	struct drm_simaccel_queue_create qc[4] = { 0 };
+	struct drm_simaccel_bo_create a, b;
+	uint64_t n;
+	int q;
+
+	fd = open("/dev/accel/accel0", O_RDWR);
+	if (fd < 0)
+		die("open /dev/accel/accel0");
+	for (q = 0; q < 4; q++)
+		if (ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &qc[q]))
+			die("QUEUE_CREATE");
+	a = bo(256 << 20, DRM_SIMACCEL_BO_VRAM);
+	b = bo(256 << 20, DRM_SIMACCEL_BO_VRAM);
+	queue = qc[0].handle;
+	copy(b.dev_addr, a.dev_addr, 4096, 0);
+	if (write(ready, "", 1) != 1)
+		die("write");
+	for (n = 0;; n++) {
+		struct drm_simaccel_op o = { .op = DRM_SIMACCEL_OP_COPY,
+					     .dst = b.dev_addr, .src = a.dev_addr,
+					     .size = 256 << 20 };
+		struct drm_simaccel_submit s = {
+			.queue = qc[n % 4].handle, .ops = (uintptr_t)&o,
+			.op_count = 1,
+			.flags = n % 32 == 31 ? DRM_SIMACCEL_SUBMIT_WAIT : 0,
+		};
+
+		if (ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s))
+			die("SUBMIT (load)");
+	}
+}
+
+static void fill_4k(void *arg)
+{
+	run(DRM_SIMACCEL_OP_FILL, 0, *(uint64_t *)arg, 0, 4096);
+}
+
+/* A 4 KiB job's wait, idle and while another process saturates the device. */
+static void fairness(void)
+{
+	struct drm_simaccel_bo_create v = bo(4096, DRM_SIMACCEL_BO_VRAM);
+	double t[40], worst = 0;
+	int ready[2], i;
+	pid_t load;
+	char c;
+
+	printf("4 KiB fill, idle device:         median %9.1f us\n",
+	       median_of(fill_4k, &v.dev_addr, 200) * 1e6);
+	fflush(stdout);
+	if (pipe(ready))
+		die("pipe");
+	load = fork();
+	if (load < 0)
+		die("fork");
+	if (!load) {
+		saturate(ready[1]);
+		_exit(0);
+	}
+	if (read(ready[0], &c, 1) != 1)
+		die("read");
+	usleep(500000);
+	for (i = 0; i < 40; i++) {
+		double t0 = bench_now();
+
+		fill_4k(&v.dev_addr);
+		t[i] = bench_now() - t0;
+		worst = t[i] > worst ? t[i] : worst;
+		usleep(25000);
+	}
+	for (i = 0; getenv("BENCH_VERBOSE") && i < 40; i++)
+		fprintf(stderr, "%.1f ", t[i] * 1e3);
+	kill(load, SIGKILL);
+	waitpid(load, NULL, 0);
+	printf("4 KiB fill, another process saturating: median %9.1f us, worst %9.1f us (40 jobs)\n",
+	       bench_median(t, 40) * 1e6, worst * 1e6);
+	bo_close(v.handle);
+}
+
+int main(int argc, char **argv)
 {
 	uint64_t max = bench_sizes[BENCH_NSIZES - 1];
 	struct drm_simaccel_queue_create qc = { 0 };
@@ -179,6 +269,10 @@ int main(void)
 	if (ioctl(fd, DRM_IOCTL_SIMACCEL_QUEUE_CREATE, &qc))
 		die("QUEUE_CREATE");
 	queue = qc.handle;
+	if (argc > 1 && !strcmp(argv[1], "--fairness")) {
+		fairness();
+		return 0;
+	}
 	v0 = bo(max, DRM_SIMACCEL_BO_VRAM);
 	v1 = bo(max, DRM_SIMACCEL_BO_VRAM);
 	h = bo(max, DRM_SIMACCEL_BO_HOST);
@@ -203,5 +297,6 @@ int main(void)
 	clearing(1 << 20, h.dev_addr);
 	clearing(64 << 20, h.dev_addr);
 	clearing(256 << 20, h.dev_addr);
+	fairness();
 	return 0;
 }
