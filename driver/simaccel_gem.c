@@ -401,7 +401,7 @@ static void simaccel_userptr_bo_free(struct drm_gem_object *obj)
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
 	simaccel_addr_release(sdev, &bo->node);
-	simaccel_unpin(sdev, bo->pin);
+	simaccel_unpin(bo->pin);
 	drm_gem_object_release(obj);
 	kfree(bo);
 }
@@ -644,22 +644,17 @@ int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 	return ret;
 }
 
+/* A buffer of @pin's pages, which it owns from now on, mapped for @sdev. */
 static struct simaccel_bo *
-simaccel_userptr_bo_new(struct simaccel_device *sdev,
-			const struct drm_simaccel_bo_userptr *args)
+simaccel_userptr_bo_new(struct simaccel_device *sdev, struct simaccel_pin *pin)
 {
-	bool read_only = args->flags & DRM_SIMACCEL_USERPTR_READ_ONLY;
-	struct simaccel_pin *pin;
 	struct simaccel_bo *bo;
 	int ret;
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
-	if (!bo)
+	if (!bo) {
+		simaccel_unpin(pin);
 		return ERR_PTR(-ENOMEM);
-	pin = simaccel_pin_user(sdev, args->user_addr, args->size, read_only);
-	if (IS_ERR(pin)) {
-		kfree(bo);
-		return ERR_CAST(pin);
 	}
 	bo->kind = DRM_SIMACCEL_BO_USER;
 	bo->pin = pin;
@@ -667,14 +662,17 @@ simaccel_userptr_bo_new(struct simaccel_device *sdev,
 	bo->base.base.funcs = &simaccel_userptr_bo_funcs;
 	drm_gem_private_object_init(&sdev->drm, &bo->base.base,
 				    pin->npages << PAGE_SHIFT);
-	ret = simaccel_gem_take_host_range(sdev, bo, pin->npages << PAGE_SHIFT);
+	ret = simaccel_pin_map(sdev, pin);
+	if (!ret)
+		ret = simaccel_gem_take_host_range(sdev, bo,
+						   pin->npages << PAGE_SHIFT);
 	if (ret) {
 		drm_gem_object_put(&bo->base.base);
 		return ERR_PTR(ret);
 	}
 	/* the range is the caller's bytes, not the whole pages around them */
 	bo->dev_addr += pin->offset;
-	bo->size = args->size;
+	bo->size = pin->size;
 	return bo;
 }
 
@@ -683,14 +681,22 @@ int simaccel_bo_userptr_ioctl(struct drm_device *drm, void *data,
 {
 	struct simaccel_device *sdev = to_simaccel(drm);
 	struct drm_simaccel_bo_userptr *args = data;
+	struct simaccel_pin *pin;
 	struct simaccel_bo *bo;
 	int ret, idx;
 
 	if (args->flags & ~DRM_SIMACCEL_USERPTR_FLAGS)
 		return -EINVAL;
-	if (!drm_dev_enter(drm, &idx))
+	/* before drm_dev_enter(): faulting the pages in may take forever */
+	pin = simaccel_pin_user(args->user_addr, args->size,
+				args->flags & DRM_SIMACCEL_USERPTR_READ_ONLY);
+	if (IS_ERR(pin))
+		return PTR_ERR(pin);
+	if (!drm_dev_enter(drm, &idx)) {
+		simaccel_unpin(pin);
 		return -ENODEV;
-	bo = simaccel_userptr_bo_new(sdev, args);
+	}
+	bo = simaccel_userptr_bo_new(sdev, pin);
 	drm_dev_exit(idx);
 	if (IS_ERR(bo))
 		return PTR_ERR(bo);

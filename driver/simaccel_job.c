@@ -245,7 +245,7 @@ static void simaccel_res_release(struct kref *ref)
 			drm_gem_object_put(&res->bos[i]->base.base);
 		}
 		if (res->pins[i])
-			simaccel_unpin(res->sdev, res->pins[i]);
+			simaccel_unpin(res->pins[i]);
 	}
 	released = xchg(&res->released, NULL);
 	kvfree(res->descs);
@@ -612,7 +612,7 @@ static void simaccel_side_of_bo(struct simaccel_side *side,
 
 /*
  * Resolve one side of an operation into @res's slot @slot: a device
- * address of the file's buffers, or with @user a pointer to pin.
+ * address of the file's buffers, or with @user a pointer pinned there.
  */
 static int simaccel_resolve_side(struct simaccel_file *sfile,
 				 struct simaccel_job_res *res,
@@ -625,10 +625,11 @@ static int simaccel_resolve_side(struct simaccel_file *sfile,
 	int ret;
 
 	if (user) {
-		pin = simaccel_pin_user(sfile->sdev, addr, size, !write);
-		if (IS_ERR(pin))
-			return PTR_ERR(pin);
-		res->pins[slot] = pin;
+		/* pinned before drm_dev_enter(): simaccel_res_pin() */
+		pin = res->pins[slot];
+		ret = simaccel_pin_map(sfile->sdev, pin);
+		if (ret)
+			return ret;
 		side->sgt = &pin->sgt;
 		side->offset = pin->offset;
 		return 0;
@@ -1310,25 +1311,69 @@ static int simaccel_wait_released(struct simaccel_submit *sub,
 }
 
 /* Resolve, cut into jobs, make them wait for their dependencies. */
-static int simaccel_submit_prepare(struct simaccel_file *sfile,
-				   struct simaccel_queue *queue,
-				   const struct drm_simaccel_submit *args,
-				   struct simaccel_submit *sub,
-				   struct drm_file *file,
-				   struct simaccel_batch *batch)
+/*
+ * Pin the user memory that @ops name into @res (slots 2i and 2i + 1 are
+ * op i's sides), before drm_dev_enter(): faulting it in may take as long
+ * as the memory's owner likes, and an unbind must not wait for that.
+ */
+static int simaccel_res_pin(struct simaccel_job_res *res,
+			    const struct drm_simaccel_op *ops, u32 count)
 {
-	struct simaccel_job_res *res;
-	u64 ndesc;
+	struct simaccel_pin *pin;
+	u32 i;
+
+	for (i = 0; i < 2 * count; i++) {
+		const struct drm_simaccel_op *op = &ops[i / 2];
+		bool dst = !(i % 2);
+
+		if (!(op->flags & (dst ? DRM_SIMACCEL_OP_DST_USER :
+					 DRM_SIMACCEL_OP_SRC_USER)))
+			continue;
+		pin = simaccel_pin_user(dst ? op->dst : op->src, op->size, !dst);
+		if (IS_ERR(pin))
+			return PTR_ERR(pin);
+		res->pins[i] = pin;
+		res->count = i + 1;
+	}
+	return 0;
+}
+
+/* What the submission holds from before drm_dev_enter(): its user memory. */
+static struct simaccel_job_res *
+simaccel_submit_res(struct simaccel_device *sdev,
+		    const struct drm_simaccel_submit *args,
+		    struct simaccel_submit *sub)
+{
+	struct simaccel_job_res *res = simaccel_res_new(sdev, 2 * args->op_count);
 	int ret;
 
-	res = simaccel_res_new(sfile->sdev, 2 * args->op_count);
 	if (!res)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	if (args->flags & DRM_SIMACCEL_SUBMIT_WAIT) {
 		res->released = &sub->released;
 		kref_get(&res->ref);
 		sub->res = res;
 	}
+	ret = simaccel_res_pin(res, sub->ops, args->op_count);
+	if (ret) {
+		simaccel_res_put(res);
+		return ERR_PTR(ret);
+	}
+	return res;
+}
+
+/* Takes over the caller's reference to @res. */
+static int simaccel_submit_prepare(struct simaccel_file *sfile,
+				   struct simaccel_queue *queue,
+				   const struct drm_simaccel_submit *args,
+				   struct simaccel_submit *sub,
+				   struct drm_file *file,
+				   struct simaccel_job_res *res,
+				   struct simaccel_batch *batch)
+{
+	u64 ndesc;
+	int ret;
+
 	ret = simaccel_res_build(sfile, res, sub->ops, args->op_count, &ndesc);
 	if (!ret)
 		ret = simaccel_batch_init(batch, &queue->entity, res, ndesc, file);
@@ -1385,6 +1430,7 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 {
 	struct simaccel_file *sfile = to_simaccel_file(file);
 	struct drm_simaccel_submit *args = data;
+	struct simaccel_job_res *res;
 	struct simaccel_queue *queue;
 	struct simaccel_batch batch;
 	struct simaccel_submit sub;
@@ -1401,10 +1447,16 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 	ret = -ENOENT;
 	if (!queue)
 		goto out_sub;
-	ret = -ENODEV;
-	if (!drm_dev_enter(drm, &idx))
+	res = simaccel_submit_res(to_simaccel(drm), args, &sub);
+	ret = PTR_ERR_OR_ZERO(res);
+	if (ret)
 		goto out_queue;
-	ret = simaccel_submit_prepare(sfile, queue, args, &sub, file, &batch);
+	if (!drm_dev_enter(drm, &idx)) {
+		simaccel_res_put(res);
+		ret = -ENODEV;
+		goto out_queue;
+	}
+	ret = simaccel_submit_prepare(sfile, queue, args, &sub, file, res, &batch);
 	drm_dev_exit(idx);
 	if (ret)
 		goto out_queue;

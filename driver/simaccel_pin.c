@@ -48,8 +48,14 @@ static void simaccel_pin_unmap(struct simaccel_dma_map *map)
 			  DMA_ATTR_SKIP_CPU_SYNC);
 }
 
-static int simaccel_pin_map(struct simaccel_device *sdev,
-			    struct simaccel_pin *pin)
+/**
+ * simaccel_pin_map - map pinned pages for @sdev's DMA
+ * @sdev: the device, inside drm_dev_enter(): removal undoes the mapping
+ * @pin: from simaccel_pin_user(), not yet mapped
+ *
+ * Return: 0 or -errno; simaccel_unpin() lets go of @pin either way.
+ */
+int simaccel_pin_map(struct simaccel_device *sdev, struct simaccel_pin *pin)
 {
 	int ret;
 
@@ -73,6 +79,7 @@ static int simaccel_pin_map(struct simaccel_device *sdev,
 	dma_sync_sgtable_for_device(sdev->drm.dev, &pin->sgt, pin->dir);
 	pin->sdev = sdev;
 	simaccel_dma_track(sdev, &pin->dma, simaccel_pin_unmap);
+	atomic64_add(pin->npages << PAGE_SHIFT, &sdev->host_pinned);
 	return 0;
 }
 
@@ -91,11 +98,13 @@ static int simaccel_pin_charge(struct user_struct *user, unsigned long npages)
 }
 
 /*
- * Pin [user_addr, user_addr + size) of the caller's memory and map it for
- * DMA; the device only reads it if @read_only.
+ * Pin [user_addr, user_addr + size) of the caller's memory, for a device
+ * that only reads it if @read_only; simaccel_pin_map() maps it. Faulting
+ * the pages in may take as long as the memory's owner likes (a FUSE file,
+ * userfaultfd): callers pin outside drm_dev_enter(), which an unbind
+ * waits for.
  */
-struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
-				       u64 user_addr, u64 size, bool read_only)
+struct simaccel_pin *simaccel_pin_user(u64 user_addr, u64 size, bool read_only)
 {
 	struct simaccel_pin *pin;
 	u64 end;
@@ -127,14 +136,8 @@ struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
 	ret = simaccel_pin_pages(pin, user_addr, read_only);
 	if (ret)
 		goto err_unaccount;
-	ret = simaccel_pin_map(sdev, pin);
-	if (ret)
-		goto err_unpin;
-	atomic64_add(pin->npages << PAGE_SHIFT, &sdev->host_pinned);
 	return pin;
 
-err_unpin:
-	unpin_user_pages(pin->pages, pin->npages);
 err_unaccount:
 	atomic_long_sub(pin->npages, &pin->user->locked_vm);
 err_free:
@@ -144,12 +147,16 @@ err_free:
 	return ERR_PTR(ret);
 }
 
-/* Once the device can no longer touch the pages. */
-void simaccel_unpin(struct simaccel_device *sdev, struct simaccel_pin *pin)
+/* Once the device can no longer touch the pages; mapped or not. */
+void simaccel_unpin(struct simaccel_pin *pin)
 {
-	atomic64_sub(pin->npages << PAGE_SHIFT, &sdev->host_pinned);
-	simaccel_dma_untrack(sdev, &pin->dma);
-	sg_free_table(&pin->sgt);
+	struct simaccel_device *sdev = pin->sdev;
+
+	if (sdev) {
+		atomic64_sub(pin->npages << PAGE_SHIFT, &sdev->host_pinned);
+		simaccel_dma_untrack(sdev, &pin->dma);
+		sg_free_table(&pin->sgt);
+	}
 	unpin_user_pages_dirty_lock(pin->pages, pin->npages,
 				    pin->dir != DMA_TO_DEVICE);
 	atomic_long_sub(pin->npages, &pin->user->locked_vm);

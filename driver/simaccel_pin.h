@@ -20,7 +20,7 @@
  * @npages: how many
  * @user: the user charged for them (RLIMIT_MEMLOCK), held
  * @dir: DMA_TO_DEVICE for memory the device only reads
- * @sdev: the device it is mapped for
+ * @sdev: the device it is mapped for; NULL until it is
  * @dma: the mapping's tracking, for removal
  */
 struct simaccel_pin {
@@ -35,8 +35,8 @@ struct simaccel_pin {
 	struct simaccel_dma_map dma;
 };
 
-struct simaccel_pin *simaccel_pin_user(struct simaccel_device *sdev,
-				       u64 user_addr, u64 size, bool read_only);
-void simaccel_unpin(struct simaccel_device *sdev, struct simaccel_pin *pin);
+struct simaccel_pin *simaccel_pin_user(u64 user_addr, u64 size, bool read_only);
+int simaccel_pin_map(struct simaccel_device *sdev, struct simaccel_pin *pin);
+void simaccel_unpin(struct simaccel_pin *pin);
 
 #endif /* __SIMACCEL_PIN_H__ */

@@ -26,13 +26,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -233,6 +238,108 @@ TEST(unbind_while_open_then_rebind)
 	EXPECT_EQ(0, get_info(fd2, &info));
 	EXPECT_EQ(ACCEL_PCI_VENDOR_ID, info.vendor_id);
 	close(fd2);
+}
+
+struct slow_pin {
+	int fd;
+	void *mem;
+	uint32_t queue;
+	int userptr, submit;	/* their results */
+};
+
+static void *userptr_in_thread(void *arg)
+{
+	struct slow_pin *p = arg;
+	struct drm_simaccel_bo_userptr u = {
+		.user_addr = (uintptr_t)p->mem, .size = 4096,
+	};
+
+	p->userptr = ioctl(p->fd, DRM_IOCTL_SIMACCEL_BO_USERPTR, &u) ? -errno : 0;
+	return NULL;
+}
+
+static void *submit_in_thread(void *arg)
+{
+	struct slow_pin *p = arg;
+
+	p->submit = run_op(p->fd, p->queue, DRM_SIMACCEL_OP_FILL,
+			   DRM_SIMACCEL_OP_DST_USER, (uintptr_t)p->mem + 4096, 0, 4096);
+	return NULL;
+}
+
+/* Whether process @pid exits (successfully) within @limit seconds; reaped if so. */
+static bool exits_within(pid_t pid, double limit)
+{
+	double end = seconds() + limit;
+	int status;
+
+	while (seconds() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) && !WEXITSTATUS(status);
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * Pinning user memory faults it in, which takes as long as the memory's
+ * owner likes (userfaultfd here; a FUSE file for an unprivileged user).
+ * BO_USERPTR and SUBMIT pin before they enter the device, so root's unbind
+ * does not wait for them; they then fail with ENODEV.
+ */
+TEST(unbind_does_not_wait_for_a_pin_that_faults_slowly)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zero = { 0 };
+	struct slow_pin p = { .userptr = 1, .submit = 1 };
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	pthread_t t1, t2;
+	char addr[64];
+	pid_t unbind;
+	bool unbound;
+	int uffd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	p.mem = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p.mem);
+	reg.range.start = (uintptr_t)p.mem;
+	reg.range.len = 8192;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	p.fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, p.fd);
+	ASSERT_EQ(0, queue_create(p.fd, &p.queue));
+	ASSERT_EQ(0, pthread_create(&t1, NULL, userptr_in_thread, &p));
+	ASSERT_EQ(0, pthread_create(&t2, NULL, submit_in_thread, &p));
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, 5000));
+	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	usleep(200000);		/* the other thread faults too */
+	unbind = fork();
+	ASSERT_LE(0, unbind);
+	if (!unbind)
+		_exit(write_file(DRIVER_DIR "/unbind", addr) ? 1 : 0);
+	unbound = exits_within(unbind, 5);
+	/* let the faults through, whatever happened */
+	zero.range = reg.range;
+	ioctl(uffd, UFFDIO_ZEROPAGE, &zero);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	if (!unbound)
+		ASSERT_TRUE(exits_within(unbind, 60));
+	EXPECT_TRUE(unbound);
+	EXPECT_EQ(-ENODEV, p.userptr);
+	EXPECT_EQ(-ENODEV, p.submit);
+	close(p.fd);
+	close(uffd);
+	munmap(p.mem, 8192);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
 }
 
 TEST(closed_after_unbind_and_rebind)
