@@ -1310,7 +1310,6 @@ static int simaccel_wait_released(struct simaccel_submit *sub,
 	return ret;
 }
 
-/* Resolve, cut into jobs, make them wait for their dependencies. */
 /*
  * Pin the user memory that @ops name into @res (slots 2i and 2i + 1 are
  * op i's sides), before drm_dev_enter(): faulting it in may take as long
@@ -1362,7 +1361,10 @@ simaccel_submit_res(struct simaccel_device *sdev,
 	return res;
 }
 
-/* Takes over the caller's reference to @res. */
+/*
+ * Resolve, cut into jobs, make them wait for their dependencies; takes over
+ * the caller's reference to @res.
+ */
 static int simaccel_submit_prepare(struct simaccel_file *sfile,
 				   struct simaccel_queue *queue,
 				   const struct drm_simaccel_submit *args,

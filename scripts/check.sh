@@ -208,18 +208,18 @@ run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
 	"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
 # fences in order need several hardware queues: a job could finish first
 run_vm "VM, simaccel.ko, a slow device with four queues" \
-	--props dma-bandwidth=16777216 --file "$T/simaccel_fence_test" -- \
+	--hung-task 10 --props dma-bandwidth=16777216 --file "$T/simaccel_fence_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test -t a_queues_fences_signal_in_order -t jobs_in_flight_keep_the_module"
 run_vm "VM, simaccel.ko, a slow device" \
-	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" \
+	--hung-task 10 --props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" \
 	--file "$T/simaccel_share_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others -t a_small_job_waits_behind_a_slice_of_another_files_work -t a_submission_of_several_jobs_fails_once -t unbind_does_not_wait_for_a_creation_waiting_on_full_vram -t a_fault_waiting_for_a_clearing_holds_no_mmap_lock" \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t an_export_waiting_for_a_clearing_holds_no_one_up"
-run_vm "VM, simaccel.ko, two slow devices" --devices 2 \
+run_vm "VM, simaccel.ko, two slow devices" --devices 2 --hung-task 10 \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_share_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t unbind_fails_a_peers_queued_work_on_an_import -t unbind_does_not_wait_for_what_a_peers_job_waits_for"
 run_vm "VM, simaccel.ko, a very slow device" \
-	--props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \
+	--hung-task 10 --props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_VERY_SLOW_DEVICE=1 ./simaccel_job_test -t descriptors_are_sized_to_a_slow_devices_bandwidth"
 run_one "lint" scripts/lint.sh
 summary

@@ -11,6 +11,8 @@
 #                     fault it reports fails the run
 #   --expect-dma-faults  a test provokes DMA faults: they do not fail the run
 #   --slub-debug      boot with slub_debug=FZPU
+#   --hung-task SECS  report a task in uninterruptible sleep for SECS seconds
+#                     (kernel.hung_task_timeout_secs; the report fails the run)
 #   --no-driver       do not insmod the driver before the commands
 #   --file SRC[:DST]  copy SRC into the guest (default /opt/accel/NAME)
 #   --out DIR         share the host folder DIR with the guest, writable, at
@@ -41,7 +43,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-devices=1 vram=256M props="" iommu=0 slub=0 driver=1 timeout=300 memory=1G smp=2
+devices=1 vram=256M props="" iommu=0 slub=0 hung_task="" driver=1 timeout=300 memory=1G smp=2
 kernel="" module="" injected=0 dma_faults_ok=0 kvm=1 outdir="" host_root=0
 files=() traces=()
 while [ $# -gt 0 ]; do
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--props) props=,$2; shift 2 ;;
 	--iommu) iommu=1; shift ;;
 	--slub-debug) slub=1; shift ;;
+	--hung-task) hung_task=$2; shift 2 ;;
 	--no-driver) driver=0; shift ;;
 	--file) files+=("$2"); shift 2 ;;
 	--out) outdir=$(cd "$2" && pwd); shift 2 ;;
@@ -208,6 +211,8 @@ build_qemu_args() {
 		append="$append intel_iommu=on iommu.passthrough=0 iommu.strict=1"
 	fi
 	[ $slub -eq 0 ] || append="$append slub_debug=FZPU"
+	[ -z "$hung_task" ] ||
+		append="$append sysctl.kernel.hung_task_timeout_secs=$hung_task"
 	[ -z "$outdir" ] ||
 		args+=(-fsdev "local,id=out,path=$outdir,security_model=none"
 		       -device virtio-9p-pci,fsdev=out,mount_tag=out)

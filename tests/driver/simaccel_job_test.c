@@ -755,11 +755,11 @@ TEST(a_slow_job_that_progresses_survives_the_time_out)
 }
 
 /*
- * On a one-queue throttled device, user A queues 8 s of fills and then
- * takes over half of VRAM, whose clearing queues behind them; B's BO_CREATE
- * of the rest finds VRAM full and waits for the clearings. Root's unbind
- * does not wait for B, nor for A's work: it fails the jobs, B gets its
- * answer, and both return within a second.
+ * On a one-queue throttled device, user A frees a 64 MiB buffer and takes
+ * over half of VRAM, whose clearings take 12 s; B's BO_CREATE of the rest
+ * finds VRAM full and waits for the clearings. Root's unbind does not wait
+ * for B, nor for the clearings: it fails them, B gets its answer, and both
+ * return within a second.
  */
 TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 {
@@ -767,7 +767,6 @@ TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 	struct drm_simaccel_bo_create half, rest;
 	double start;
 	char addr[64];
-	uint32_t queue;
 	int fa, status;
 	pid_t b;
 
@@ -777,8 +776,7 @@ TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 	fa = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fa);
 	ASSERT_EQ(0, ioctl(fa, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
-	ASSERT_EQ(0, queue_create(fa, &queue));
-	ASSERT_EQ(0, queue_slow_fills(fa, queue, 16));
+	ASSERT_EQ(0, queue_slow_clearing(fa));
 	ASSERT_EQ(0, bo_create(fa, mem.vram_total / 2 + MIB, DRM_SIMACCEL_BO_VRAM, &half));
 	b = fork();
 	ASSERT_LE(0, b);
@@ -810,14 +808,13 @@ static void *touch_first_byte(void *p)
 
 /*
  * On a one-queue throttled device, a fault on a new mappable VRAM buffer
- * waits for its clearing, queued behind 4 s of fills: meanwhile another
+ * waits for its clearing, queued behind 4 s of clearing: meanwhile another
  * thread of the process maps and unmaps memory at once (the fault does not
  * wait holding the process's mmap lock), and the fault then reads zeros.
  */
 TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
 {
 	struct drm_simaccel_bo_create vram;
-	uint32_t queue;
 	pthread_t toucher;
 	double start;
 	void *m, *anon, *byte;
@@ -827,8 +824,7 @@ TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
 		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_create(fd, &queue));
-	ASSERT_EQ(0, queue_slow_fills(fd, queue, 8));
+	ASSERT_EQ(0, queue_slow_clearing(fd));
 	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
 	m = map_bo(fd, &vram);
 	ASSERT_NE(MAP_FAILED, m);
