@@ -431,17 +431,23 @@ static struct pci_driver simaccel_pci_driver = {
 };
 
 struct workqueue_struct *simaccel_wq;
+struct workqueue_struct *simaccel_drain_wq;
 
 static int __init simaccel_init(void)
 {
-	int ret;
+	int ret = -ENOMEM;
 
 	simaccel_wq = alloc_workqueue(DRIVER_NAME, WQ_UNBOUND, 0);
 	if (!simaccel_wq)
-		return -ENOMEM;
-	ret = pci_register_driver(&simaccel_pci_driver);
-	if (ret)
-		destroy_workqueue(simaccel_wq);
+		return ret;
+	simaccel_drain_wq = alloc_workqueue(DRIVER_NAME "-drain", WQ_UNBOUND, 0);
+	if (simaccel_drain_wq)
+		ret = pci_register_driver(&simaccel_pci_driver);
+	if (!ret)
+		return 0;
+	if (simaccel_drain_wq)
+		destroy_workqueue(simaccel_drain_wq);
+	destroy_workqueue(simaccel_wq);
 	return ret;
 }
 module_init(simaccel_init);
@@ -449,6 +455,8 @@ module_init(simaccel_init);
 static void __exit simaccel_exit(void)
 {
 	pci_unregister_driver(&simaccel_pci_driver);
+	/* a drain's last put may queue a job's release: drains go first */
+	destroy_workqueue(simaccel_drain_wq);
 	destroy_workqueue(simaccel_wq);
 	/* the frees of users' fences, which dropped their module references */
 	rcu_barrier();

@@ -163,6 +163,13 @@ struct simaccel_file {
  */
 extern struct workqueue_struct *simaccel_wq;
 
+/*
+ * Where queues that their file let go of drain: their jobs reach the
+ * hardware a window at a time, which may take minutes, and neither close()
+ * nor QUEUE_DESTROY waits for that. Module exit drains it too.
+ */
+extern struct workqueue_struct *simaccel_drain_wq;
+
 static inline struct simaccel_file *to_simaccel_file(struct drm_file *file)
 {
 	return file->driver_priv;

@@ -59,6 +59,9 @@
  * @failed: submissions that failed
  * @recent: the last DRM_SIMACCEL_QUEUE_FAILURES of them, a ring; the
  *	newest is at (@failed - 1) % DRM_SIMACCEL_QUEUE_FAILURES
+ * @sdev: its device
+ * @drain_work: destroys @entity once its jobs reached the hardware, after
+ *	its file let go of it (simaccel_drain_wq)
  */
 struct simaccel_queue {
 	struct kref ref;
@@ -73,6 +76,8 @@ struct simaccel_queue {
 	spinlock_t err_lock;		/* protects failed, recent */
 	u64 failed;
 	struct drm_simaccel_failure recent[DRM_SIMACCEL_QUEUE_FAILURES];
+	struct simaccel_device *sdev;
+	struct work_struct drain_work;
 };
 
 /**
@@ -1016,24 +1021,57 @@ static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev,
 		return ERR_PTR(ret);
 	}
 	kref_init(&queue->ref);
+	queue->sdev = sdev;
 	mutex_init(&queue->lock);
 	spin_lock_init(&queue->err_lock);
 	init_waitqueue_head(&queue->wq);
 	return queue;
 }
 
+/* The file let go of the queue: its jobs reach the hardware, then it goes. */
+static void simaccel_queue_drain_work(struct work_struct *work)
+{
+	struct simaccel_queue *queue =
+		container_of(work, struct simaccel_queue, drain_work);
+	struct drm_device *drm = &queue->sdev->drm;
+
+	drm_sched_entity_destroy(&queue->entity);
+	simaccel_queue_put(queue);
+	drm_dev_put(drm);
+}
+
 /*
- * Nothing more is pushed; jobs queued are handed to the hardware (or, when
- * a killed process closes its file, failed with -ESRCH), and the queue goes
- * with its last job.
+ * Nothing more is pushed. A live process's jobs run on: a queue with jobs
+ * not yet on the hardware drains in a work item (holding the device, whose
+ * schedulers the entity uses), since they get there a window at a time
+ * and close() must not wait for that. An exiting process's jobs get until
+ * @deadline to reach the hardware, and the rest fail with -ESRCH, as
+ * drm_sched does, but with one second for all of the file's queues, not
+ * one each.
  */
-static void simaccel_queue_destroy(struct simaccel_queue *queue)
+static void simaccel_queue_destroy(struct simaccel_queue *queue,
+				   unsigned long deadline)
 {
 	mutex_lock(&queue->lock);
 	queue->dead = true;
 	mutex_unlock(&queue->lock);
-	drm_sched_entity_destroy(&queue->entity);
+	if (!(current->flags & PF_EXITING) &&
+	    spsc_queue_count(&queue->entity.job_queue)) {
+		drm_dev_get(&queue->sdev->drm);
+		INIT_WORK(&queue->drain_work, simaccel_queue_drain_work);
+		queue_work(simaccel_drain_wq, &queue->drain_work);
+		return;
+	}
+	drm_sched_entity_flush(&queue->entity,
+			       time_before(jiffies, deadline) ? deadline - jiffies : 0);
+	drm_sched_entity_fini(&queue->entity);
 	simaccel_queue_put(queue);
+}
+
+/* What an exiting process's queues get to hand their jobs over: drm_sched's. */
+static unsigned long simaccel_queue_deadline(void)
+{
+	return jiffies + msecs_to_jiffies(1000);
 }
 
 int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
@@ -1062,7 +1100,7 @@ int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
 		sfile->nqueues++;
 	mutex_unlock(&sfile->lock);
 	if (ret < 0) {
-		simaccel_queue_destroy(queue);
+		simaccel_queue_destroy(queue, simaccel_queue_deadline());
 		return ret;
 	}
 	return 0;
@@ -1084,18 +1122,18 @@ int simaccel_queue_destroy_ioctl(struct drm_device *drm, void *data,
 	mutex_unlock(&sfile->lock);
 	if (!queue)
 		return -ENOENT;
-	simaccel_queue_destroy(queue);
+	simaccel_queue_destroy(queue, simaccel_queue_deadline());
 	return 0;
 }
 
 /* At close, after DRM released the file's handles and syncobjs. */
 void simaccel_job_file_fini(struct simaccel_file *sfile)
 {
+	unsigned long deadline = simaccel_queue_deadline(), handle;
 	struct simaccel_queue *queue;
-	unsigned long handle;
 
 	xa_for_each(&sfile->queues, handle, queue)
-		simaccel_queue_destroy(queue);
+		simaccel_queue_destroy(queue, deadline);
 	xa_destroy(&sfile->queues);
 }
 

@@ -69,18 +69,6 @@ static int first_node(char *node, size_t node_len, char *addr, size_t addr_len)
 	return ret;
 }
 
-/* A job's fence, through its syncobj, as a sync_file: its fd or -errno. */
-static int sync_file_export(int fd, uint32_t syncobj)
-{
-	struct drm_syncobj_handle h = {
-		.handle = syncobj,
-		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
-		.fd = -1,
-	};
-
-	return ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) ? -errno : h.fd;
-}
-
 /*
  * SYNC_IOC_FILE_INFO of a sync_file of one fence, which it describes in
  * @info: the status (1 signalled, 0 pending, -errno its error), or the

@@ -39,6 +39,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -54,6 +55,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sync_file.h>
 
 #include "kselftest_harness.h"
 #include "simaccel_util.h"
@@ -1000,6 +1003,95 @@ TEST_F(job, a_file_makes_a_bounded_number_of_syncobjs)
 	EXPECT_EQ(-EMFILE, syncobj_create(self->fd, &h));
 	close(exp.fd);
 	close(other);
+}
+
+/*
+ * On a one-queue throttled device: close() of a file with four seconds of
+ * copies queued returns at once (its jobs reach the hardware a window at
+ * a time, and its queue drains without the caller), and the jobs run to
+ * their end.
+ */
+TEST(closing_a_file_does_not_wait_for_its_queued_work)
+{
+	const size_t len = 16 * MIB;	/* a second each */
+	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_bo_create a, b;
+	struct drm_simaccel_sync done = { 0 };
+	struct sync_file_info info = { 0 };
+	struct pollfd pfd;
+	uint32_t queue;
+	double start;
+	int fd, i;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &a));
+	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, syncobj_create(fd, &done.handle));
+	copy.src = a.dev_addr;
+	copy.dst = b.dev_addr;
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, submit(fd, queue, 0, &copy, 1, NULL, 0, i == 3 ? &done : NULL));
+	pfd.fd = sync_file_export(fd, done.handle);
+	pfd.events = POLLIN;
+	ASSERT_LE(0, pfd.fd);
+	start = seconds();
+	EXPECT_EQ(0, close(fd));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("close() waited for the jobs");
+	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	ASSERT_EQ(0, ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &info));
+	EXPECT_EQ(1, info.status) TH_LOG("the last job failed: %d", info.status);
+	close(pfd.fd);
+}
+
+/*
+ * On a one-queue throttled device: a process killed with a job queued on
+ * each of 32 queues (all but a window of them held back) is reaped within
+ * a second or two: its queues share drm_sched's one second of grace.
+ */
+TEST(a_killed_process_with_many_busy_queues_is_reaped_at_once)
+{
+	const size_t len = 16 * MIB;
+	int ready[2], status;
+	double start;
+	pid_t child;
+	char c;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	ASSERT_EQ(0, pipe(ready));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+		struct drm_simaccel_bo_create a, b;
+		int fd = open(NODE, O_RDWR | O_CLOEXEC);
+		uint32_t queue;
+
+		if (fd < 0 || bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &a) ||
+		    bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &b))
+			_exit(2);
+		copy.src = a.dev_addr;
+		copy.dst = b.dev_addr;
+		for (int i = 0; i < 32; i++)
+			if (queue_create(fd, &queue) ||
+			    submit(fd, queue, 0, &copy, 1, NULL, 0, NULL))
+				_exit(3);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(200000);
+	start = seconds();
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_GT(3.0, seconds() - start) TH_LOG("the killed process lingered");
+	EXPECT_TRUE(WIFSIGNALED(status));
 }
 
 /* sysfs totals count every user's buffers and pins, and come back. */

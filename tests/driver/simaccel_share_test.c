@@ -278,30 +278,6 @@ TEST(a_shared_buffer_lives_while_anyone_holds_it)
 	close(fd1);
 }
 
-/*
- * The node of the device at a PCI address: a rebound device may get a new
- * minor while files of its old binding (or dma-bufs) hold the old one.
- */
-static int open_by_pci(const char *addr)
-{
-	char path[300];
-	struct dirent *e;
-	DIR *d;
-	int fd = -1;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/accel", addr);
-	d = opendir(path);
-	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "accel", 5)) {
-			snprintf(path, sizeof(path), "/dev/accel/%s", e->d_name);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-			break;
-		}
-	if (d)
-		closedir(d);
-	return fd;
-}
-
 /* The PCI addresses of the first two devices bound to the driver. */
 static int bound_devices(char addr[2][64])
 {

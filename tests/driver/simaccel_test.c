@@ -717,4 +717,48 @@ TEST(unbind_revokes_mappings)
 	close(fd);
 }
 
+/*
+ * A VRAM buffer mapped through its dma-buf (not the DRM file) goes with the
+ * device too: after an unbind the mapping faults, and after a rebind it
+ * never shows the VRAM's next owner's bytes.
+ */
+TEST(unbind_revokes_mappings_made_through_a_dma_buf)
+{
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR };
+	struct drm_simaccel_bo_create bo, next;
+	char addr[64];
+	uint32_t *p, *q;
+	int fd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_create_aligned(fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo));
+	prime.handle = bo.handle;
+	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, prime.fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 42;	/* the page is mapped now */
+	ASSERT_FALSE(read_faults(p));
+	close(prime.fd);
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_TRUE(read_faults(p));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	/* the mapping holds the old binding's node: this one has another */
+	fd = open_by_pci(addr);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_create_aligned(fd, 4096, 0, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &next));
+	q = map_bo(fd, &next, 4096);
+	ASSERT_NE(MAP_FAILED, q);
+	q[0] = 0x77777777;
+	EXPECT_TRUE(read_faults(p));
+	EXPECT_EQ(0, munmap(q, 4096));
+	EXPECT_EQ(0, munmap(p, 4096));
+	close(fd);
+	/* bound again with nothing held: the device is accel0 again */
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
 #ifndef SIMACCEL_UTIL_H
 #define SIMACCEL_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -115,6 +116,30 @@ static inline int write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+/*
+ * The node of the device at a PCI address: a rebound device may get a new
+ * minor while files of its old binding (or dma-bufs) hold the old one.
+ */
+static inline int open_by_pci(const char *addr)
+{
+	char path[300];
+	struct dirent *e;
+	DIR *d;
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/accel", addr);
+	d = opendir(path);
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "accel", 5)) {
+			snprintf(path, sizeof(path), "/dev/accel/%s", e->d_name);
+			fd = open(path, O_RDWR | O_CLOEXEC);
+			break;
+		}
+	if (d)
+		closedir(d);
+	return fd;
+}
+
 /* QUEUE_QUERY without the recent failures. */
 static inline int queue_query(int fd, uint32_t queue, struct drm_simaccel_queue_query *q)
 {
@@ -217,6 +242,18 @@ static inline double seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* A job's fence, through its syncobj, as a sync_file: its fd or -errno. */
+static inline int sync_file_export(int fd, uint32_t syncobj)
+{
+	struct drm_syncobj_handle h = {
+		.handle = syncobj,
+		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
+		.fd = -1,
+	};
+
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) ? -errno : h.fd;
 }
 
 /* 0 if the binary syncobj's fence has signalled, -ETIME if not (yet). */
