@@ -761,4 +761,68 @@ TEST(unbind_revokes_mappings_made_through_a_dma_buf)
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
 }
 
+/*
+ * A HOST buffer is system memory: a mapping of it keeps its bytes, readable
+ * and writable, after the device is unbound, and goes when unmapped.
+ */
+TEST(a_host_mapping_outlives_the_device)
+{
+	struct drm_simaccel_bo_create bo;
+	char addr[64];
+	uint32_t *p;
+	int fd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_create(fd, 8192, DRM_SIMACCEL_BO_HOST, &bo));
+	p = map_bo(fd, &bo, 8192);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 0x5a5a5a5a;
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_FALSE(read_faults(&p[2048]));
+	EXPECT_EQ(0x5a5a5a5a, p[0]);
+	p[2048] = 1;
+	EXPECT_EQ(1, p[2048]);
+	EXPECT_EQ(0, munmap(p, 8192));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("the mapping held the old binding's node");
+	close(fd);
+}
+
+/*
+ * A syncobj holding a job's fence across unbind and rebind: the unbind
+ * fails the job, so the fence signals; the old file's ioctls say ENODEV,
+ * closing it frees everything, and the new binding's node is the old one.
+ */
+TEST(a_syncobj_with_a_pending_job_across_unbind_and_rebind)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 64 << 20 };
+	struct drm_simaccel_sync out = { 0 };
+	struct drm_simaccel_bo_create bo;
+	uint32_t queue, other;
+	char addr[64];
+	int fd, i;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 64 << 20, DRM_SIMACCEL_BO_VRAM, &bo));
+	ASSERT_EQ(0, syncobj_create(fd, &out.handle));
+	fill.dst = bo.dev_addr;
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, submit(fd, queue, 0, &fill, 1, NULL, 0, &out));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_EQ(-ENODEV, syncobj_signalled(fd, out.handle));
+	EXPECT_EQ(-ENODEV, syncobj_create(fd, &other));
+	EXPECT_EQ(0, close(fd));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("the syncobj held the old binding's node");
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
