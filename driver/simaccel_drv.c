@@ -101,6 +101,7 @@ static int simaccel_open(struct drm_device *drm, struct drm_file *file)
 	}
 	sfile->sdev = to_simaccel(drm);
 	mutex_init(&sfile->lock);
+	mutex_init(&sfile->syncobj_lock);
 	simaccel_gem_file_init(sfile);
 	xa_init_flags(&sfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = sfile;
@@ -115,6 +116,7 @@ static void simaccel_postclose(struct drm_device *drm, struct drm_file *file)
 	simaccel_job_file_fini(sfile);
 	simaccel_gem_file_fini(sfile);
 	simaccel_usage_put(sfile->usage);
+	mutex_destroy(&sfile->syncobj_lock);
 	mutex_destroy(&sfile->lock);
 	kfree(sfile);
 }
@@ -199,8 +201,7 @@ out:
  * DRM core allocates a syncobj for any user without charging its cgroup: a
  * file has at most DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE. Core gives a new one
  * the lowest free handle, so the file is full when no handle up to the
- * limit is free; a probe under core's table lock finds out. Threads that
- * create at once may pass the limit by one each.
+ * limit is free; a probe under core's table lock finds out.
  */
 static bool simaccel_syncobjs_full(struct drm_file *file)
 {
@@ -225,6 +226,27 @@ static bool simaccel_ioctl_makes_syncobj(unsigned int cmd)
 	       nr == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE);
 }
 
+/*
+ * A syncobj is made after the probe, under the file's lock for it, so that
+ * threads creating at once do not pass the limit together. Neither call
+ * waits for anything while it holds the lock.
+ */
+static long simaccel_syncobj_make_ioctl(struct file *filp, unsigned int cmd,
+					unsigned long arg,
+					long (*core)(struct file *, unsigned int,
+						     unsigned long))
+{
+	struct drm_file *file = filp->private_data;
+	struct simaccel_file *sfile = to_simaccel_file(file);
+	long ret;
+
+	if (mutex_lock_killable(&sfile->syncobj_lock))
+		return -EINTR;
+	ret = simaccel_syncobjs_full(file) ? -EMFILE : core(filp, cmd, arg);
+	mutex_unlock(&sfile->syncobj_lock);
+	return ret;
+}
+
 /* The argument as drm_ioctl() reads it: the caller's size, zero-filled. */
 static long simaccel_transfer_ioctl(struct file *filp, unsigned int cmd,
 				    void __user *uarg)
@@ -245,26 +267,37 @@ static bool simaccel_ioctl_is_transfer(unsigned int cmd)
 	return DRM_IOCTL_NR(cmd) == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_TRANSFER);
 }
 
+/*
+ * DRM core keeps each SYNCOBJ_EVENTFD registration until its point signals,
+ * which may be never, allocated for any user and charged to no one: it is
+ * refused (poll a sync_file of the point instead).
+ */
+static bool simaccel_ioctl_unbounded(unsigned int cmd)
+{
+	return DRM_IOCTL_NR(cmd) == DRM_IOCTL_NR(DRM_IOCTL_SYNCOBJ_EVENTFD);
+}
+
 /* -errno for an ioctl the driver refuses before DRM core sees it, or 0. */
-static int simaccel_ioctl_refused(struct file *filp, unsigned int cmd)
+static int simaccel_ioctl_refused(unsigned int cmd)
 {
 	if (simaccel_ioctl_masterless(cmd))
 		return -EACCES;
-	if (simaccel_ioctl_makes_syncobj(cmd) &&
-	    simaccel_syncobjs_full(filp->private_data))
-		return -EMFILE;
+	if (simaccel_ioctl_unbounded(cmd))
+		return -EOPNOTSUPP;
 	return 0;
 }
 
 static long simaccel_ioctl(struct file *filp, unsigned int cmd,
 			   unsigned long arg)
 {
-	int ret = simaccel_ioctl_refused(filp, cmd);
+	int ret = simaccel_ioctl_refused(cmd);
 
 	if (ret)
 		return ret;
 	if (simaccel_ioctl_is_transfer(cmd))
 		return simaccel_transfer_ioctl(filp, cmd, (void __user *)arg);
+	if (simaccel_ioctl_makes_syncobj(cmd))
+		return simaccel_syncobj_make_ioctl(filp, cmd, arg, drm_ioctl);
 	return drm_ioctl(filp, cmd, arg);
 }
 
@@ -272,12 +305,15 @@ static long simaccel_ioctl(struct file *filp, unsigned int cmd,
 static long simaccel_compat_ioctl(struct file *filp, unsigned int cmd,
 				  unsigned long arg)
 {
-	int ret = simaccel_ioctl_refused(filp, cmd);
+	int ret = simaccel_ioctl_refused(cmd);
 
 	if (ret)
 		return ret;
 	if (simaccel_ioctl_is_transfer(cmd))
 		return simaccel_transfer_ioctl(filp, cmd, compat_ptr(arg));
+	if (simaccel_ioctl_makes_syncobj(cmd))
+		return simaccel_syncobj_make_ioctl(filp, cmd, arg,
+						   drm_compat_ioctl);
 	return drm_compat_ioctl(filp, cmd, arg);
 }
 #endif

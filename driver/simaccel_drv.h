@@ -145,6 +145,7 @@ struct simaccel_usage {
  * @nqueues: how many
  * @next_queue: where the search for a free queue handle starts
  * @usage: its jobs' engine time
+ * @syncobj_lock: makes its syncobjs one at a time, within the limit
  */
 struct simaccel_file {
 	struct simaccel_device *sdev;
@@ -154,6 +155,7 @@ struct simaccel_file {
 	u32 nqueues;
 	u32 next_queue;
 	struct simaccel_usage *usage;
+	struct mutex syncobj_lock;	/* makes syncobjs one at a time */
 };
 
 /*

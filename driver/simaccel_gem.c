@@ -589,8 +589,7 @@ static struct simaccel_bo *simaccel_bo_try_new(struct simaccel_device *sdev,
 
 /*
  * VRAM buffers just freed are let go when their clearing, or the last job
- * that used them, has ended: on a full VRAM (or the user's share of it),
- * wait for that and try again
+ * that used them, has ended: on a full VRAM, wait for that and try again
  * (unless all had ended before the first try, which then saw all there
  * is). The wait is outside drm_dev_enter(), whose read side an unbind
  * waits for: removal must not wait for users' work; it fails the jobs, and
@@ -602,8 +601,8 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 	bool settled = simaccel_job_settled(sdev);
 	struct simaccel_bo *bo = simaccel_bo_try_new(sdev, args);
 
-	if (args->kind == DRM_SIMACCEL_BO_HOST || settled ||
-	    (PTR_ERR_OR_ZERO(bo) != -ENOSPC && PTR_ERR_OR_ZERO(bo) != -EDQUOT))
+	if (args->kind == DRM_SIMACCEL_BO_HOST ||
+	    PTR_ERR_OR_ZERO(bo) != -ENOSPC || settled)
 		return bo;
 	if (wait_event_interruptible(sdev->clears_wq,
 				     simaccel_job_settled(sdev)))

@@ -90,6 +90,11 @@ struct simaccel_queue {
  * @pins: user memory, pinned
  * @released: completed once all of it is released, if a waiting submitter
  *	set it (and holds a reference until it waits, or takes it back)
+ * @canceled: a job of the submission failed before it reached the
+ *	hardware: the jobs after it fail too (only the first job waits for
+ *	the submission's dependencies, and a later one must not run on what
+ *	a failed one should have written, or on uncleared VRAM)
+ * @error_recorded: its queue counted the submission's failure
  */
 struct simaccel_job_res {
 	struct kref ref;
@@ -99,6 +104,8 @@ struct simaccel_job_res {
 	struct simaccel_bo **bos;
 	struct simaccel_pin **pins;
 	struct completion *released;
+	bool canceled;
+	atomic_t error_recorded;
 };
 
 /* One side of an operation, resolved. */
@@ -150,6 +157,8 @@ static void simaccel_usage_leave_locked(struct simaccel_usage *usage,
 		return;
 	list_del_init(&job->onboard_link);
 	usage->onboard_cost -= job->cost;
+	dma_fence_put(job->onboard_fence);
+	job->onboard_fence = NULL;
 }
 
 /* The job's fence signalled (any context): it is off the hardware. */
@@ -178,8 +187,7 @@ static bool simaccel_job_off_hardware(struct simaccel_job *job)
 {
 	struct dma_fence *hw = simaccel_job_hw_fence(job);
 
-	return test_bit(DMA_FENCE_FLAG_SIGNALED_BIT,
-			&job->base.s_fence->finished.flags) ||
+	return test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &job->onboard_fence->flags) ||
 	       (hw && test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &hw->flags));
 }
 
@@ -193,9 +201,9 @@ static bool simaccel_job_off_hardware(struct simaccel_job *job)
  *
  * The fence waited for is the hardware's, since drm_sched ignores a
  * dependency on an earlier job of the same entity. An admitted job has
- * none until it is on the ring, a moment in its scheduler's work: a job
- * of another hardware queue admitted meanwhile goes past the window, so
- * a file has at most one job per hardware queue over it.
+ * none until it is on the ring, a moment in its scheduler's work; such a
+ * job is of another entity (one entity's jobs are admitted and run by one
+ * work, in turn), whose finished fence drm_sched does wait for.
  */
 static struct dma_fence *simaccel_usage_admit(struct simaccel_usage *usage,
 					      struct simaccel_job *job)
@@ -210,10 +218,11 @@ static struct dma_fence *simaccel_usage_admit(struct simaccel_usage *usage,
 						  onboard_link)) &&
 	       simaccel_job_off_hardware(oldest))
 		simaccel_usage_leave_locked(usage, oldest);
-	if (oldest && usage->onboard_cost + job->cost > usage->window &&
-	    simaccel_job_hw_fence(oldest)) {
-		wait = dma_fence_get(simaccel_job_hw_fence(oldest));
+	if (oldest && usage->onboard_cost + job->cost > usage->window) {
+		wait = simaccel_job_hw_fence(oldest) ?: oldest->onboard_fence;
+		dma_fence_get(wait);
 	} else {
+		job->onboard_fence = dma_fence_get(&job->base.s_fence->finished);
 		list_add_tail(&job->onboard_link, &usage->onboard);
 		usage->onboard_cost += job->cost;
 	}
@@ -311,21 +320,17 @@ static void simaccel_job_account(struct simaccel_job *job)
 static void simaccel_job_record_error(struct simaccel_job *job, int error)
 {
 	struct simaccel_queue *queue = job->queue;
-	struct drm_simaccel_failure *newest;
 	unsigned long flags;
 
-	if (!queue || !error)
+	/* a submission counts once, though several of its jobs fail */
+	if (!queue || !error || atomic_xchg(&job->res->error_recorded, 1))
 		return;
 	spin_lock_irqsave(&queue->err_lock, flags);
-	newest = &queue->recent[(queue->failed - 1) % DRM_SIMACCEL_QUEUE_FAILURES];
-	/* a submission counts once, though several of its jobs fail */
-	if (!queue->failed || newest->seqno != job->submission) {
-		queue->recent[queue->failed % DRM_SIMACCEL_QUEUE_FAILURES] =
-			(struct drm_simaccel_failure){
-				.seqno = job->submission, .error = -error,
-			};
-		queue->failed++;
-	}
+	queue->recent[queue->failed % DRM_SIMACCEL_QUEUE_FAILURES] =
+		(struct drm_simaccel_failure){
+			.seqno = job->submission, .error = -error,
+		};
+	queue->failed++;
 	spin_unlock_irqrestore(&queue->err_lock, flags);
 }
 
@@ -486,11 +491,16 @@ static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
 	ret = sched_job->s_fence->finished.error;
 	if (!ret)
 		ret = simaccel_job_dependency_error(job);
+	/* the jobs of a submission come here in order, from one worker */
+	if (!ret && job->res && READ_ONCE(job->res->canceled))
+		ret = -ECANCELED;
 	if (!ret)
 		ret = simaccel_job_reach_peers(job);
-	if (ret)
-		return ERR_PTR(ret);
-	return simaccel_hwq_run(hwq, job);
+	if (!ret)
+		return simaccel_hwq_run(hwq, job);
+	if (job->res)
+		WRITE_ONCE(job->res->canceled, true);
+	return ERR_PTR(ret);
 }
 
 static enum drm_gpu_sched_stat

@@ -26,6 +26,7 @@ struct simaccel_queue;
  * @cost: what they take of the hardware's time, in bytes
  * @onboard_link: in its file's jobs on the hardware (struct
  *	simaccel_usage.onboard), from its admission until its fence signals
+ * @onboard_fence: its finished fence, referenced while it is there
  * @hw_fence: signalled when the device has run them; allocated with the
  *	job, initialized when it reaches the ring
  * @hw_fence_live: @hw_fence was initialized
@@ -51,6 +52,7 @@ struct simaccel_job {
 	u32 ndesc;
 	u64 cost;
 	struct list_head onboard_link;
+	struct dma_fence *onboard_fence;
 	struct dma_fence *hw_fence;
 	bool hw_fence_live;
 	struct list_head link;

@@ -7,8 +7,10 @@
  * (effective uid) and device: the module parameter vram_limit_per_user for
  * devices bound afterwards, and the device's sysfs attribute of the same
  * name at any time (bytes, 0 for none). A VRAM buffer is charged to the
- * user who creates it, for its whole life (whoever it is shared with), and
- * a creation past the limit fails with EDQUOT. Upstream's answer from Linux
+ * user who creates it, for its whole life (whoever it is shared with, and
+ * until the device has let go of it: its clearing or last job ended), and
+ * a creation past the limit fails with EDQUOT at once: waiting, as a full
+ * VRAM does, would wait for every user's clearings. Upstream's answer from Linux
  * 6.14 is the dmem cgroup controller; the charge and uncharge here are
  * where dmem_cgroup_try_charge() and dmem_cgroup_uncharge() go, with the
  * creator's cgroup in place of its uid and dmem.max in place of the limit.

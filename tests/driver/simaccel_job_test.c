@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -1005,6 +1006,117 @@ TEST_F(job, a_file_makes_a_bounded_number_of_syncobjs)
 	close(other);
 }
 
+struct syncobj_race {
+	int fd;
+	volatile bool stop;
+};
+
+static void *create_syncobjs(void *arg)
+{
+	struct syncobj_race *race = arg;
+	uint32_t h;
+
+	while (!race->stop)
+		syncobj_create(race->fd, &h);
+	return NULL;
+}
+
+/* Whether the file has a syncobj of handle @h. */
+static bool syncobj_exists(int fd, uint32_t h)
+{
+	struct drm_syncobj_array a = { .handles = (uintptr_t)&h, .count_handles = 1 };
+
+	return !ioctl(fd, DRM_IOCTL_SYNCOBJ_RESET, &a);
+}
+
+/*
+ * Threads that create syncobjs while another destroys them, one at a time,
+ * never take a file past the limit.
+ */
+TEST_F(job, racing_threads_make_no_more_syncobjs_than_the_limit)
+{
+	struct syncobj_race race = { .fd = self->fd };
+	pthread_t t[2];
+	double end;
+	uint32_t h;
+	int i, above = 0;
+
+	while (!syncobj_create(self->fd, &h))
+		;
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, create_syncobjs, &race));
+	end = seconds() + 2;
+	for (h = 1; seconds() < end; h = h % DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE + 1) {
+		struct drm_syncobj_destroy d = { .handle = h };
+
+		ioctl(self->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+	}
+	race.stop = true;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (h = DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE + 1;
+	     h <= DRM_SIMACCEL_MAX_SYNCOBJS_PER_FILE + 4096; h++)
+		above += syncobj_exists(self->fd, h);
+	EXPECT_EQ(0, above);
+}
+
+#ifndef DRM_IOCTL_SYNCOBJ_EVENTFD
+/* Linux 6.6's, for libdrm headers older than that */
+struct drm_syncobj_eventfd {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+	__s32 fd;
+	__u32 pad;
+};
+#define DRM_IOCTL_SYNCOBJ_EVENTFD	DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
+#endif
+
+/*
+ * DRM core keeps a SYNCOBJ_EVENTFD registration until its point signals,
+ * charged to no one: refused.
+ */
+TEST_F(job, syncobj_eventfd_is_refused)
+{
+	struct drm_syncobj_eventfd e = { .point = 1 };
+
+	ASSERT_EQ(0, syncobj_create(self->fd, &e.handle));
+	e.fd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, e.fd);
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SYNCOBJ_EVENTFD, &e));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	close(e.fd);
+}
+
+/*
+ * On a one-queue throttled device: a user at the administrator's VRAM limit
+ * is told EDQUOT at once, not after another user's clearings (4 s here).
+ */
+TEST(a_user_past_the_vram_limit_is_told_at_once)
+{
+	const char *limit = CLASS_DEVICE "/vram_limit_per_user";
+	struct drm_simaccel_bo_create mine, more;
+	double start;
+	int fd;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, seteuid(1001));
+	ASSERT_EQ(0, queue_slow_clearing(fd)) TH_LOG("another user's clearing");
+	ASSERT_EQ(0, seteuid(0));
+	ASSERT_EQ(0, write_file(limit, "1048576"));
+	ASSERT_EQ(0, seteuid(1000));
+	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM, &mine));
+	start = seconds();
+	EXPECT_EQ(-EDQUOT, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM, &more));
+	EXPECT_GT(0.5, seconds() - start) TH_LOG("EDQUOT waited for others");
+	ASSERT_EQ(0, seteuid(0));
+	ASSERT_EQ(0, write_file(limit, "0"));
+	close(fd);
+}
+
 /*
  * On a one-queue throttled device: close() of a file with four seconds of
  * copies queued returns at once (its jobs reach the hardware a window at
@@ -1017,6 +1129,7 @@ TEST(closing_a_file_does_not_wait_for_its_queued_work)
 	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
 	struct drm_simaccel_bo_create a, b;
 	struct drm_simaccel_sync done = { 0 };
+	struct drm_simaccel_mem_info settle = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
 	struct sync_file_info info = { 0 };
 	struct pollfd pfd;
 	uint32_t queue;
@@ -1027,6 +1140,8 @@ TEST(closing_a_file_does_not_wait_for_its_queued_work)
 		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
+	/* earlier tests' clearings are not in the way */
+	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &settle));
 	ASSERT_EQ(0, queue_create(fd, &queue));
 	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &a));
 	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &b));
@@ -1041,7 +1156,7 @@ TEST(closing_a_file_does_not_wait_for_its_queued_work)
 	start = seconds();
 	EXPECT_EQ(0, close(fd));
 	EXPECT_GT(1.0, seconds() - start) TH_LOG("close() waited for the jobs");
-	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	ASSERT_EQ(1, poll(&pfd, 1, 30000));
 	ASSERT_EQ(0, ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &info));
 	EXPECT_EQ(1, info.status) TH_LOG("the last job failed: %d", info.status);
 	close(pfd.fd);
@@ -1092,6 +1207,95 @@ TEST(a_killed_process_with_many_busy_queues_is_reaped_at_once)
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_GT(3.0, seconds() - start) TH_LOG("the killed process lingered");
 	EXPECT_TRUE(WIFSIGNALED(status));
+}
+
+static size_t count_byte(const uint8_t *p, size_t len, uint8_t byte)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += p[i] == byte;
+	return n;
+}
+
+/*
+ * A submission cut into several jobs whose in-sync failed: none of its jobs
+ * runs, not only the first (which alone waits for the in-sync).
+ */
+TEST_F(job, no_job_of_a_submission_runs_after_its_in_sync_failed)
+{
+	const size_t len = 64 * MIB;
+	struct drm_simaccel_op op = { .op = DRM_SIMACCEL_OP_COPY, .size = 4096 };
+	struct drm_simaccel_bo_create a, b, c;
+	struct drm_simaccel_sync bad = { 0 };
+	uint8_t *pa, *pb;
+	uint32_t other;
+
+	ASSERT_EQ(0, queue_create(self->fd, &other));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &a));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, bo_create(self->fd, 8192, DRM_SIMACCEL_BO_HOST, &c));
+	pa = map_bo(self->fd, &a);
+	pb = map_bo(self->fd, &b);
+	ASSERT_NE(MAP_FAILED, pa);
+	ASSERT_NE(MAP_FAILED, pb);
+	memset(pa, 0xaa, len);
+	ASSERT_EQ(0, syncobj_create(self->fd, &bad.handle));
+	ASSERT_EQ(0, inject_all("1"));
+	op.dst = c.dev_addr;
+	op.src = c.dev_addr + 4096;
+	EXPECT_EQ(-EIO, submit(self->fd, other, DRM_SIMACCEL_SUBMIT_WAIT, &op, 1,
+			       NULL, 0, &bad));
+	ASSERT_EQ(0, inject_all("0"));
+	op.dst = b.dev_addr;
+	op.src = a.dev_addr;
+	op.size = len;
+	EXPECT_EQ(-ECANCELED, submit(self->fd, self->queue, DRM_SIMACCEL_SUBMIT_WAIT,
+				     &op, 1, &bad, 1, NULL));
+	EXPECT_EQ(0, count_byte(pb, len, 0xaa));
+	munmap(pa, len);
+	munmap(pb, len);
+}
+
+/*
+ * A VRAM buffer whose clearing failed is never read, by any job of a
+ * submission cut into several: what its range held before (another
+ * owner's bytes) does not reach the reader.
+ */
+TEST_F(job, no_job_reads_a_buffer_whose_clearing_failed)
+{
+	const size_t len = 32 * MIB;
+	struct drm_simaccel_op ops[2] = {
+		{ .op = DRM_SIMACCEL_OP_FILL, .size = 24 * MIB, .src = 1 },
+		{ .op = DRM_SIMACCEL_OP_COPY, .size = len },
+	};
+	struct drm_simaccel_mem_info settle = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+	struct drm_simaccel_bo_create old, v, h, s;
+	uint8_t *p;
+
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &old));
+	p = map_bo(self->fd, &old);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x5a, len);
+	munmap(p, len);
+	ASSERT_EQ(0, gem_close(self->fd, old.handle));
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &settle));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &h));
+	ASSERT_EQ(0, bo_create(self->fd, 24 * MIB, DRM_SIMACCEL_BO_HOST, &s));
+	ASSERT_EQ(0, inject_all("1"));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(old.dev_addr, v.dev_addr) TH_LOG("the range went elsewhere");
+	usleep(300000);		/* its clearing failed by now */
+	ASSERT_EQ(0, inject_all("0"));
+	ops[0].dst = s.dev_addr;
+	ops[1].dst = h.dev_addr;
+	ops[1].src = v.dev_addr;
+	EXPECT_EQ(-ECANCELED, submit(self->fd, self->queue, DRM_SIMACCEL_SUBMIT_WAIT,
+				     ops, 2, NULL, 0, NULL));
+	p = map_bo(self->fd, &h);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, count_byte(p, len, 0x5a));
+	munmap(p, len);
 }
 
 /* sysfs totals count every user's buffers and pins, and come back. */

@@ -440,6 +440,12 @@ TEST_F(dev, vram_runs_out_with_enospc_and_comes_back)
 	EXPECT_EQ(0, gem_close(self->fd, b.handle));
 }
 
+static int mem_info(int fd, uint32_t flags, struct drm_simaccel_mem_info *m)
+{
+	*m = (struct drm_simaccel_mem_info){ .flags = flags };
+	return ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, m) ? -errno : 0;
+}
+
 /*
  * The administrator's limit on each user's VRAM (sysfs, root only): a user
  * at it gets EDQUOT in any of its files, another user does not, and a
@@ -449,6 +455,7 @@ TEST_F(dev, vram_runs_out_with_enospc_and_comes_back)
 TEST_F(dev, a_users_vram_is_bounded_by_the_administrators_limit)
 {
 	const char *limit = CLASS_DEVICE "/vram_limit_per_user";
+	struct drm_simaccel_mem_info settled;
 	struct drm_simaccel_bo_create a, b, c;
 	int other = open(NODE, O_RDWR | O_CLOEXEC);
 
@@ -469,7 +476,8 @@ TEST_F(dev, a_users_vram_is_bounded_by_the_administrators_limit)
 	ASSERT_EQ(0, seteuid(0));
 	ASSERT_EQ(0, seteuid(1000));
 	EXPECT_EQ(0, gem_close(other, b.handle));
-	/* freed, even with its clearing still under way: the share is back */
+	/* freed, once the device let go of it, the share is back */
+	EXPECT_EQ(0, mem_info(other, DRM_SIMACCEL_MEM_INFO_SETTLE, &settled));
 	EXPECT_EQ(0, bo_create(other, 8 * MIB, DRM_SIMACCEL_BO_VRAM, &b));
 	EXPECT_EQ(0, gem_close(other, b.handle));
 	ASSERT_EQ(0, seteuid(0));
@@ -489,12 +497,6 @@ TEST_F(dev, vram_limit_refuses_what_is_not_a_number)
 	EXPECT_EQ(-1, write_file(limit, "lots"));
 	EXPECT_EQ(-1, write_file(limit, "-1"));
 	EXPECT_EQ(0, write_file(limit, "0"));
-}
-
-static int mem_info(int fd, uint32_t flags, struct drm_simaccel_mem_info *m)
-{
-	*m = (struct drm_simaccel_mem_info){ .flags = flags };
-	return ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, m) ? -errno : 0;
 }
 
 TEST_F(dev, mem_info_refuses_bad_flags_and_padding)
