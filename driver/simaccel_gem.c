@@ -434,7 +434,8 @@ static int simaccel_bo_check(struct simaccel_device *sdev,
 }
 
 static struct simaccel_bo *simaccel_vram_bo_new(struct simaccel_device *sdev,
-						u64 size, u64 align, u32 kind)
+						u64 size, u64 align, u32 kind,
+						struct simaccel_usage *usage)
 {
 	struct simaccel_quota *quota;
 	struct simaccel_bo *bo;
@@ -465,7 +466,7 @@ static struct simaccel_bo *simaccel_vram_bo_new(struct simaccel_device *sdev,
 		if (ret)
 			goto err_put;
 	}
-	clear = simaccel_job_clear_vram(sdev, bo);
+	clear = simaccel_job_clear_vram(sdev, bo, usage);
 	if (IS_ERR(clear)) {
 		ret = PTR_ERR(clear);
 		goto err_put;
@@ -568,9 +569,10 @@ void simaccel_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_print_memory_stats(p, &system, DRM_GEM_OBJECT_RESIDENT, "system");
 }
 
-/* One try, while the device is there. */
+/* One try, while the device is there, for the file of @usage. */
 static struct simaccel_bo *simaccel_bo_try_new(struct simaccel_device *sdev,
-					       const struct drm_simaccel_bo_create *args)
+					       const struct drm_simaccel_bo_create *args,
+					       struct simaccel_usage *usage)
 {
 	u64 align = max_t(u64, args->align, DRM_SIMACCEL_BO_MIN_ALIGN);
 	u64 size = round_up(args->size, PAGE_SIZE);
@@ -582,7 +584,7 @@ static struct simaccel_bo *simaccel_bo_try_new(struct simaccel_device *sdev,
 	if (args->kind == DRM_SIMACCEL_BO_HOST)
 		bo = simaccel_host_bo_new(sdev, size);
 	else
-		bo = simaccel_vram_bo_new(sdev, size, align, args->kind);
+		bo = simaccel_vram_bo_new(sdev, size, align, args->kind, usage);
 	drm_dev_exit(idx);
 	return bo;
 }
@@ -596,10 +598,11 @@ static struct simaccel_bo *simaccel_bo_try_new(struct simaccel_device *sdev,
  * so ends the wait.
  */
 static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
-					   const struct drm_simaccel_bo_create *args)
+					   const struct drm_simaccel_bo_create *args,
+					   struct simaccel_usage *usage)
 {
 	bool settled = simaccel_job_settled(sdev);
-	struct simaccel_bo *bo = simaccel_bo_try_new(sdev, args);
+	struct simaccel_bo *bo = simaccel_bo_try_new(sdev, args, usage);
 
 	if (args->kind == DRM_SIMACCEL_BO_HOST ||
 	    PTR_ERR_OR_ZERO(bo) != -ENOSPC || settled)
@@ -607,7 +610,7 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 	if (wait_event_interruptible(sdev->clears_wq,
 				     simaccel_job_settled(sdev)))
 		return ERR_PTR(-ERESTARTSYS);
-	return simaccel_bo_try_new(sdev, args);
+	return simaccel_bo_try_new(sdev, args, usage);
 }
 
 /* A handle for a new buffer: the handle holds it then, or nothing does. */
@@ -631,7 +634,7 @@ int simaccel_bo_create_ioctl(struct drm_device *drm, void *data,
 	ret = simaccel_bo_check(sdev, args);
 	if (ret)
 		return ret;
-	bo = simaccel_bo_new(sdev, args);
+	bo = simaccel_bo_new(sdev, args, to_simaccel_file(file)->usage);
 	if (IS_ERR(bo))
 		return PTR_ERR(bo);
 	args->dev_addr = bo->dev_addr;

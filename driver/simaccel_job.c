@@ -164,12 +164,11 @@ static void simaccel_usage_leave_locked(struct simaccel_usage *usage,
 /* The job's fence signalled (any context): it is off the hardware. */
 static void simaccel_usage_leave(struct simaccel_job *job)
 {
-	struct simaccel_usage *usage;
+	struct simaccel_usage *usage = job->usage;
 	unsigned long flags;
 
-	if (!job->queue)
+	if (!usage)
 		return;
-	usage = job->queue->usage;
 	spin_lock_irqsave(&usage->lock, flags);
 	simaccel_usage_leave_locked(usage, job);
 	spin_unlock_irqrestore(&usage->lock, flags);
@@ -370,6 +369,8 @@ static void simaccel_job_release(struct kref *ref)
 	}
 	if (job->res)
 		simaccel_res_put(job->res);
+	if (job->usage)
+		simaccel_usage_put(job->usage);
 	INIT_WORK(&job->put_work, simaccel_job_put_device);
 	queue_work(simaccel_wq, &job->put_work);
 }
@@ -476,10 +477,7 @@ static struct dma_fence *simaccel_prepare_job(struct drm_sched_job *sched_job,
 {
 	struct simaccel_job *job = to_simaccel_job(sched_job);
 
-	/* the kernel's clearings are bounded by VRAM, and go first */
-	if (!job->queue)
-		return NULL;
-	return simaccel_usage_admit(job->queue->usage, job);
+	return job->usage ? simaccel_usage_admit(job->usage, job) : NULL;
 }
 
 static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
@@ -797,13 +795,14 @@ static u64 simaccel_piece_count(const struct accel_desc *descs, u64 n,
 }
 
 /*
- * Cut @res's @ndesc descriptors into jobs of a slice each for @entity; a
- * job without descriptors is a barrier: its FENCE alone.
+ * Cut @res's @ndesc descriptors into jobs of a slice each for @entity,
+ * within @usage's window; a job without descriptors is a barrier: its
+ * FENCE alone.
  */
 static int simaccel_batch_init(struct simaccel_batch *batch,
 			       struct drm_sched_entity *entity,
 			       struct simaccel_job_res *res, u64 ndesc,
-			       void *owner)
+			       struct simaccel_usage *usage, void *owner)
 {
 	u64 slice = res->sdev->slice_bytes, done = 0;
 	u64 njobs = simaccel_piece_count(res->descs, ndesc, slice);
@@ -852,6 +851,8 @@ static int simaccel_batch_init(struct simaccel_batch *batch,
 		__module_get(THIS_MODULE);
 		kref_get(&res->ref);
 		job->res = res;
+		kref_get(&usage->ref);
+		job->usage = usage;
 		batch->jobs[batch->count++] = job;
 	}
 	return 0;
@@ -935,11 +936,15 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
  * simaccel_job_clear_vram - have the device clear a new VRAM buffer
  * @sdev: the device
  * @bo: the buffer, which the jobs reference
+ * @usage: the share of the file that creates it: the clearing runs ahead of
+ *	users' jobs, but within that file's window, so that creating and
+ *	freeing buffers does not take the device from other users
  *
  * Return: the fence of the clearing, referenced, or an ERR_PTR.
  */
 struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
-					  struct simaccel_bo *bo)
+					  struct simaccel_bo *bo,
+					  struct simaccel_usage *usage)
 {
 	struct simaccel_side side = { .offset = bo->node.start };
 	struct simaccel_batch batch;
@@ -961,7 +966,7 @@ struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
 	/* the range stays the buffer's until the clearing is over */
 	res->count = 1;
 	simaccel_res_hold_bo(res, 0, bo);
-	ret = simaccel_batch_init(&batch, &sdev->clear_entity, res, n, NULL);
+	ret = simaccel_batch_init(&batch, &sdev->clear_entity, res, n, usage, NULL);
 	simaccel_res_put(res);
 	if (ret)
 		return ERR_PTR(ret);
@@ -1426,7 +1431,8 @@ static int simaccel_submit_prepare(struct simaccel_file *sfile,
 
 	ret = simaccel_res_build(sfile, res, sub->ops, args->op_count, &ndesc);
 	if (!ret)
-		ret = simaccel_batch_init(batch, &queue->entity, res, ndesc, file);
+		ret = simaccel_batch_init(batch, &queue->entity, res, ndesc,
+					  queue->usage, file);
 	simaccel_res_put(res);
 	if (ret)
 		return ret;

@@ -19,6 +19,7 @@ struct simaccel_queue;
  * struct simaccel_job - descriptors that run on one hardware queue
  * @base: the scheduler's job
  * @queue: the user queue it came from, referenced; NULL for the kernel's
+ * @usage: the share of the file it runs for (its window), referenced
  * @res: what its descriptors touch, referenced; shared by the jobs of one
  *	submission, released when the last of them is freed
  * @descs: its descriptors, in @res
@@ -47,6 +48,7 @@ struct simaccel_queue;
 struct simaccel_job {
 	struct drm_sched_job base;
 	struct simaccel_queue *queue;
+	struct simaccel_usage *usage;
 	struct simaccel_job_res *res;
 	const struct accel_desc *descs;
 	u32 ndesc;
@@ -81,7 +83,8 @@ void simaccel_usage_put(struct simaccel_usage *usage);
 void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void simaccel_job_file_fini(struct simaccel_file *sfile);
 struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
-					  struct simaccel_bo *bo);
+					  struct simaccel_bo *bo,
+					  struct simaccel_usage *usage);
 int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
 				struct drm_file *file);
 int simaccel_queue_destroy_ioctl(struct drm_device *drm, void *data,

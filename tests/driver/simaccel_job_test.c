@@ -1118,6 +1118,44 @@ TEST(a_user_past_the_vram_limit_is_told_at_once)
 }
 
 /*
+ * On a one-queue throttled device: one file frees two new 64 MiB buffers,
+ * eight seconds of clearing, which run ahead of users' jobs but within
+ * that file's window: another file's 4 KiB fill is done while most of
+ * that clearing is not (the buffers' VRAM is still held).
+ */
+TEST(a_files_clearings_do_not_hold_up_another_files_job)
+{
+	struct drm_simaccel_mem_info mem = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+	struct drm_simaccel_bo_create big, v;
+	uint32_t queue;
+	double start;
+	int fa, fb;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fa = open(NODE, O_RDWR | O_CLOEXEC);
+	fb = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, ioctl(fb, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	ASSERT_EQ(0, queue_create(fb, &queue));
+	ASSERT_EQ(0, bo_create(fb, 4096, DRM_SIMACCEL_BO_HOST, &v));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, bo_create(fa, 64 * MIB, DRM_SIMACCEL_BO_VRAM, &big));
+		ASSERT_EQ(0, gem_close(fa, big.handle));
+	}
+	usleep(100000);
+	start = seconds();
+	ASSERT_EQ(0, run_op(fb, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 4096));
+	TH_LOG("the 4 KiB fill took %.2f s", seconds() - start);
+	mem.flags = 0;
+	ASSERT_EQ(0, ioctl(fb, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	EXPECT_LE(64 * MIB, mem.vram_used) TH_LOG("the clearings were done first");
+	close(fa);
+	close(fb);
+}
+
+/*
  * On a one-queue throttled device: close() of a file with four seconds of
  * copies queued returns at once (its jobs reach the hardware a window at
  * a time, and its queue drains without the caller), and the jobs run to

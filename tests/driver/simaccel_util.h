@@ -286,8 +286,8 @@ static inline int syncobj_wait(int fd, uint32_t handle, uint64_t point)
  * Slow work ahead of the next clearing on a throttled device (16 MB/s): a
  * 64 MiB VRAM buffer, freed at once, whose clearing takes 4 s. The
  * kernel's clearings run in order, ahead of users' jobs, so the next one
- * waits behind it (a user's own jobs would not hold it up: each file has
- * only a window of work on the hardware). 0 or -errno.
+ * waits behind it (a user's jobs would not hold it up: a file has only a
+ * window of work on the hardware). 0 or -errno.
  */
 static inline int queue_slow_clearing(int fd)
 {
