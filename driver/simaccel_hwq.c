@@ -126,6 +126,7 @@ static void simaccel_hwq_start(struct simaccel_hwq *hwq)
 	simaccel_hwq_write(hwq, ACCEL_Q_RING_SIZE, hwq->ring_size);
 	simaccel_hwq_write(hwq, ACCEL_Q_CTRL, ACCEL_Q_CTRL_ENABLE);
 	hwq->tail = 0;
+	hwq->emitted = 0;
 	hwq->last_completed = 0;
 }
 
@@ -144,12 +145,29 @@ static void simaccel_hwq_emit(struct simaccel_hwq *hwq,
 	lockdep_assert_held(&hwq->lock);
 	hwq->ring[hwq->tail] = *desc;
 	hwq->tail = (hwq->tail + 1) & (hwq->ring_size - 1);
+	hwq->emitted++;
+}
+
+/*
+ * What a revoked job's descriptors become: a FENCE that writes what the
+ * fence page holds by the time the device gets there (the seqno of the job
+ * before it on the ring), without an interrupt: nothing.
+ */
+static struct accel_desc simaccel_hwq_nothing(struct simaccel_hwq *hwq,
+					      struct simaccel_job *job)
+{
+	return (struct accel_desc){
+		.opcode = cpu_to_le32(ACCEL_OP_FENCE),
+		.src = cpu_to_le64(job->seqno - 1),
+		.dst = cpu_to_le64(hwq->done_dma),
+	};
 }
 
 /* A job's descriptors and its FENCE, without the doorbell. */
 static void simaccel_hwq_emit_job(struct simaccel_hwq *hwq,
 				  struct simaccel_job *job)
 {
+	struct accel_desc nothing = simaccel_hwq_nothing(hwq, job);
 	struct accel_desc fence = {
 		.opcode = cpu_to_le32(ACCEL_OP_FENCE),
 		.flags = cpu_to_le32(ACCEL_DESC_IRQ),
@@ -159,9 +177,62 @@ static void simaccel_hwq_emit_job(struct simaccel_hwq *hwq,
 	u32 i;
 
 	job->started = ktime_get();
+	job->ring_first = hwq->emitted;
 	for (i = 0; i < job->ndesc; i++)
-		simaccel_hwq_emit(hwq, &job->descs[i]);
+		simaccel_hwq_emit(hwq, job->revoked ? &nothing : &job->descs[i]);
 	simaccel_hwq_emit(hwq, &fence);
+}
+
+/*
+ * Keep @job, on @hwq's ring, from moving anything: its descriptors become
+ * nothing (it fails with -ENODEV when its FENCE passes). Returns whether
+ * the device had not reached them yet: the device fetches the descriptor
+ * at its completion count, so if that count is still below the job's
+ * first one after the rewrite, it will only ever fetch the new ones.
+ */
+static bool simaccel_hwq_revoke_job(struct simaccel_hwq *hwq,
+				    struct simaccel_job *job)
+{
+	struct accel_desc nothing = simaccel_hwq_nothing(hwq, job);
+	u32 i;
+
+	lockdep_assert_held(&hwq->lock);
+	job->revoked = true;
+	for (i = 0; i < job->ndesc; i++)
+		hwq->ring[(job->ring_first + i) & (hwq->ring_size - 1)] = nothing;
+	/* the ring's stores before the read of where the device is */
+	wmb();
+	return simaccel_hwq_completed(hwq) < job->ring_first;
+}
+
+/**
+ * simaccel_hwq_revoke_import - keep the jobs on the rings that reach @bo
+ *	from running
+ * @sdev: the device that imported @bo
+ * @bo: an import of a peer's VRAM, revoked: the peer is going
+ *
+ * Jobs that the device has not reached stop counting as on the hardware
+ * (simaccel_job_revoked()), so that the peer's removal does not wait for
+ * them, nor for the other users' work on the ring ahead of them; the peer
+ * waits only for a job the device is running.
+ */
+void simaccel_hwq_revoke_import(struct simaccel_device *sdev,
+				struct simaccel_bo *bo)
+{
+	struct simaccel_job *job;
+	unsigned long flags;
+	u32 q;
+
+	for (q = 0; q < sdev->num_queues; q++) {
+		struct simaccel_hwq *hwq = &sdev->hwqs[q];
+
+		spin_lock_irqsave(&hwq->lock, flags);
+		list_for_each_entry(job, &hwq->inflight, link)
+			if (!job->revoked && simaccel_job_reaches(job, bo) &&
+			    simaccel_hwq_revoke_job(hwq, job))
+				simaccel_job_revoked(job);
+		spin_unlock_irqrestore(&hwq->lock, flags);
+	}
 }
 
 static void simaccel_hwq_doorbell(struct simaccel_hwq *hwq)
@@ -176,6 +247,8 @@ static void simaccel_hwq_signal(struct simaccel_hwq *hwq,
 {
 	lockdep_assert_held(&hwq->lock);
 	list_del_init(&job->link);
+	if (!error && job->revoked)
+		error = -ENODEV;
 	if (error)
 		dma_fence_set_error(job->hw_fence, error);
 	dma_fence_signal_locked(job->hw_fence);

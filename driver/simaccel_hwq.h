@@ -11,6 +11,7 @@
 
 #include "simaccel_drv.h"
 
+struct simaccel_bo;
 struct simaccel_job;
 
 /**
@@ -23,6 +24,8 @@ struct simaccel_job;
  * @ring_dma: its bus address
  * @ring_size: entries, a power of two
  * @tail: where the next descriptor goes
+ * @emitted: descriptors written since the queue was started, which is
+ *	what the device's ACCEL_Q_COMPLETED counts toward
  * @done: where the device's FENCE descriptors write the last job's seqno
  * @done_dma: its bus address
  * @context: the dma_fence context of the queue's hardware fences
@@ -41,6 +44,7 @@ struct simaccel_hwq {
 	dma_addr_t ring_dma;
 	u32 ring_size;
 	u32 tail;
+	u64 emitted;
 	__le64 *done;
 	dma_addr_t done_dma;
 	u64 context;
@@ -62,5 +66,7 @@ struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 				   struct simaccel_job *job);
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq);
 void simaccel_hwq_kill_all(struct simaccel_device *sdev);
+void simaccel_hwq_revoke_import(struct simaccel_device *sdev,
+				struct simaccel_bo *bo);
 
 #endif /* __SIMACCEL_HWQ_H__ */

@@ -434,6 +434,36 @@ static int simaccel_job_reach_peers(struct simaccel_job *job)
 	return 0;
 }
 
+/**
+ * simaccel_job_reaches - whether a job on the hardware reaches a peer's VRAM
+ * @job: a job on a ring (its hardware queue's lock held)
+ * @bo: an import of a peer's VRAM
+ */
+bool simaccel_job_reaches(struct simaccel_job *job, struct simaccel_bo *bo)
+{
+	unsigned int i;
+
+	if (!job->reached_peers)
+		return false;
+	for (i = 0; i < job->res->count; i++)
+		if (job->res->bos[i] == bo)
+			return true;
+	return false;
+}
+
+/**
+ * simaccel_job_revoked - the device will run nothing of a job on a ring
+ * @job: the job (its hardware queue's lock held, which its fence's
+ *	callbacks run under: simaccel_job_done() does not race this)
+ *
+ * The peers it reached no longer wait for it.
+ */
+void simaccel_job_revoked(struct simaccel_job *job)
+{
+	simaccel_job_leave_peers(job, job->res->count);
+	job->reached_peers = false;
+}
+
 static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct simaccel_job *job = container_of(cb, struct simaccel_job, done_cb);

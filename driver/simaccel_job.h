@@ -38,6 +38,10 @@ struct simaccel_queue;
  * @holds_slot: its release frees its submission's slot in its queue
  * @reached_peers: it went to the hardware with the peers' VRAM in @res,
  *	whose removal waits for its fence (simaccel_prime_bo_reach())
+ * @ring_first: where its first descriptor is, counted as @emitted is in
+ *	struct simaccel_hwq
+ * @revoked: a peer it reaches went: its descriptors on the ring move
+ *	nothing, and it fails with -ENODEV
  * @ref: held by the scheduler (until free_job) and by the release of its
  *	memory when its fence signals (@done_cb, @done_work)
  * @done_cb: on its finished fence
@@ -63,6 +67,8 @@ struct simaccel_job {
 	u64 submission;
 	bool holds_slot;
 	bool reached_peers;
+	u64 ring_first;
+	bool revoked;
 	struct kref ref;
 	struct dma_fence_cb done_cb;
 	struct work_struct done_work;
@@ -82,6 +88,8 @@ struct simaccel_usage *simaccel_usage_new(struct simaccel_device *sdev);
 void simaccel_usage_put(struct simaccel_usage *usage);
 void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void simaccel_job_file_fini(struct simaccel_file *sfile);
+bool simaccel_job_reaches(struct simaccel_job *job, struct simaccel_bo *bo);
+void simaccel_job_revoked(struct simaccel_job *job);
 struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
 					  struct simaccel_bo *bo,
 					  struct simaccel_usage *usage);

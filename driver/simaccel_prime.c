@@ -25,6 +25,7 @@
 #include <linux/dma-mapping.h>
 
 #include "simaccel_gem.h"
+#include "simaccel_hwq.h"
 #include "simaccel_prime.h"
 
 /* Woken when a job lets go of a peer's buffer. */
@@ -306,9 +307,10 @@ static struct simaccel_bo *simaccel_prime_busy_import(struct simaccel_device *sd
 /*
  * Removal, after drm_dev_unplug(): no other device reaches this VRAM any
  * more. Removal does not drain the peers' work: their jobs that have not
- * reached the hardware fail when they would (and so do new ones), and it
- * waits only for those on a peer's hardware, which their file's window
- * bounds (simaccel_usage_admit()), or their time-out ends.
+ * reached the hardware fail when they would (and so do new ones), those on
+ * a peer's ring that its device has not reached are made to move nothing
+ * there, and it waits only for a job that a peer's device is running: a
+ * slice, or its time-out.
  */
 void simaccel_prime_revoke_importers(struct simaccel_device *sdev)
 {
@@ -318,6 +320,7 @@ void simaccel_prime_revoke_importers(struct simaccel_device *sdev)
 	/* pairs with the barrier in simaccel_prime_bo_reach() */
 	smp_mb();
 	while ((bo = simaccel_prime_busy_import(sdev))) {
+		simaccel_hwq_revoke_import(to_simaccel(bo->base.base.dev), bo);
 		wait_event(simaccel_peer_idle, !atomic_read(&bo->on_hardware));
 		drm_gem_object_put(&bo->base.base);
 	}

@@ -217,7 +217,7 @@ run_vm "VM, simaccel.ko, a slow device" \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t an_export_waiting_for_a_clearing_holds_no_one_up"
 run_vm "VM, simaccel.ko, two slow devices" --devices 2 --hung-task 10 \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_share_test" -- \
-	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t unbind_fails_a_peers_queued_work_on_an_import -t unbind_does_not_wait_for_what_a_peers_job_waits_for"
+	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t unbind_fails_a_peers_queued_work_on_an_import -t unbind_does_not_wait_for_what_a_peers_job_waits_for -t unbind_does_not_wait_for_other_work_ahead_of_a_peers_job"
 run_vm "VM, simaccel.ko, a very slow device" \
 	--hung-task 10 --props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_VERY_SLOW_DEVICE=1 ./simaccel_job_test -t descriptors_are_sized_to_a_slow_devices_bandwidth"

@@ -502,6 +502,68 @@ TEST(unbind_does_not_wait_for_what_a_peers_job_waits_for)
 }
 
 /*
+ * On throttled devices: 24 files of a user keep the peer's ring busy (a
+ * quarter-second descriptor each, their windows' worth), and then a job on
+ * an import of this device's VRAM goes on the ring behind them. Unbinding
+ * this device does not wait for the others' work ahead of that job: the
+ * job is made to move nothing, and fails with ENODEV.
+ */
+TEST(unbind_does_not_wait_for_other_work_ahead_of_a_peers_job)
+{
+	const size_t len = 16 * 1024 * 1024;
+	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
+	struct drm_simaccel_bo_create v0, a, b;
+	struct drm_simaccel_bo_info info;
+	struct drm_simaccel_queue_query q;
+	uint32_t queue, q1, imported;
+	int fd0, fd1, files[24], dmabuf, i;
+	char addr[2][64];
+	double start;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs two throttled devices (SIMACCEL_SLOW_DEVICE)");
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	fd1 = open_by_pci(addr[1]);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd0, 4096, DRM_SIMACCEL_BO_VRAM, &v0));
+	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	close(dmabuf);
+	close(fd0);
+	for (i = 0; i < 24; i++) {
+		files[i] = open_by_pci(addr[1]);
+		ASSERT_LE(0, files[i]);
+		ASSERT_EQ(0, queue_create(files[i], &queue));
+		ASSERT_EQ(0, bo_create(files[i], len, DRM_SIMACCEL_BO_HOST, &a));
+		ASSERT_EQ(0, bo_create(files[i], len, DRM_SIMACCEL_BO_HOST, &b));
+		copy.src = a.dev_addr;
+		copy.dst = b.dev_addr;
+		ASSERT_EQ(0, submit(files[i], queue, 0, &copy, 1, NULL, 0, NULL));
+	}
+	fill.dst = info.dev_addr;
+	ASSERT_EQ(0, submit(fd1, q1, 0, &fill, 1, NULL, 0, NULL));
+	usleep(200000);
+	start = seconds();
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	/* 24 quarter seconds are ahead of the job */
+	EXPECT_GT(3.0, seconds() - start) TH_LOG("the unbind waited for others' work");
+	ASSERT_EQ(0, submit(fd1, q1, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, queue_query(fd1, q1, &q));
+	EXPECT_EQ(1, q.failed);
+	EXPECT_EQ(ENODEV, q.error);
+	for (i = 0; i < 24; i++)
+		close(files[i]);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
+	ASSERT_EQ(0, gem_close(fd1, imported));
+	close(fd1);
+}
+
+/*
  * An import of a peer's HOST buffer is system memory that the dma-buf
  * holds: unlike VRAM, it stays usable after the exporter is unbound.
  */
