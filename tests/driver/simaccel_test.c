@@ -827,4 +827,58 @@ TEST(a_syncobj_with_a_pending_job_across_unbind_and_rebind)
 	close(fd);
 }
 
+/*
+ * A killed process's mapping of VRAM lets the buffer go: the device's VRAM
+ * in use is back where it was. The fdinfo of a file whose device was
+ * unbound still reads, without DRM's keys (DRM core prints them only
+ * inside drm_dev_enter()).
+ */
+TEST(fdinfo_and_mappings_of_an_unbound_or_killed_user_go_cleanly)
+{
+	struct drm_simaccel_mem_info mem = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+	struct drm_simaccel_bo_create bo;
+	char addr[64], val[64];
+	int fd, ready[2], status;
+	uint64_t before;
+	pid_t child;
+	char c;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	before = mem.vram_used;
+	ASSERT_EQ(0, pipe(ready));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		int cfd = open(NODE, O_RDWR | O_CLOEXEC);
+		uint32_t *p;
+
+		if (cfd < 0 || bo_create_aligned(cfd, 1 << 20, 0,
+						 DRM_SIMACCEL_BO_VRAM_MAPPABLE, &bo))
+			_exit(2);
+		p = map_bo(cfd, &bo, 1 << 20);
+		if (p == MAP_FAILED)
+			_exit(3);
+		close(cfd);	/* the mapping alone holds the buffer */
+		p[0] = 1;
+		if (write(ready[1], "x", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	EXPECT_EQ(before, mem.vram_used);
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &bo));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_TRUE(fdinfo(fd, "flags", val, sizeof(val)));
+	EXPECT_FALSE(fdinfo(fd, "drm-driver", val, sizeof(val)));
+	EXPECT_EQ(0, close(fd));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
 TEST_HARNESS_MAIN
