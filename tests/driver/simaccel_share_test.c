@@ -564,6 +564,56 @@ TEST(unbind_does_not_wait_for_other_work_ahead_of_a_peers_job)
 }
 
 /*
+ * A process killed while its job reaches an import of a peer's VRAM lets
+ * go of the import: the exporter's unbind then waits for nothing of it.
+ */
+TEST(a_killed_importer_leaves_nothing_for_the_exporters_unbind)
+{
+	struct drm_simaccel_bo_create v0;
+	char addr[2][64];
+	int fd0, ready[2], status, dmabuf;
+	double start;
+	pid_t child;
+	char c;
+
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	ASSERT_LE(0, fd0);
+	ASSERT_EQ(0, bo_create(fd0, 64 << 20, DRM_SIMACCEL_BO_VRAM, &v0));
+	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, pipe(ready));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 64 << 20 };
+		struct drm_simaccel_bo_info info;
+		int fd1 = open_by_pci(addr[1]);
+		uint32_t queue, imported;
+
+		if (fd1 < 0 || queue_create(fd1, &queue) ||
+		    import(fd1, dmabuf, &imported) || bo_info(fd1, imported, &info))
+			_exit(2);
+		fill.dst = info.dev_addr;
+		for (int i = 0; i < 16; i++)
+			if (submit(fd1, queue, 0, &fill, 1, NULL, 0, NULL))
+				_exit(3);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	close(dmabuf);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	close(fd0);
+	start = seconds();
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	EXPECT_GT(2.0, seconds() - start) TH_LOG("the unbind waited for the killed importer");
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
+}
+
+/*
  * An import of a peer's HOST buffer is system memory that the dma-buf
  * holds: unlike VRAM, it stays usable after the exporter is unbound.
  */
