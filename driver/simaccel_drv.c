@@ -229,7 +229,8 @@ static bool simaccel_ioctl_makes_syncobj(unsigned int cmd)
 /*
  * A syncobj is made after the probe, under the file's lock for it, so that
  * threads creating at once do not pass the limit together. Neither call
- * waits for anything while it holds the lock.
+ * waits for the device or another file while it holds the lock (a fault
+ * on its argument holds up only the file's other creations, killably).
  */
 static long simaccel_syncobj_make_ioctl(struct file *filp, unsigned int cmd,
 					unsigned long arg,

@@ -124,6 +124,7 @@ struct simaccel_device {
  *	(struct simaccel_job.onboard_link), oldest first
  * @onboard_cost: their cost
  * @window: the cost of its jobs let onto the hardware at once, at most
+ * @queues: its queues not yet freed, those left to drain included
  */
 struct simaccel_usage {
 	struct kref ref;
@@ -132,6 +133,7 @@ struct simaccel_usage {
 	struct list_head onboard;
 	u64 onboard_cost;
 	u64 window;
+	atomic_t queues;
 };
 
 /**
@@ -142,7 +144,6 @@ struct simaccel_usage {
  * @addrs: device-address ranges of the buffers this file has handles to,
  *	each a struct simaccel_addr; readers take the tree's own lock
  * @queues: its queues by handle
- * @nqueues: how many
  * @next_queue: where the search for a free queue handle starts
  * @usage: its jobs' engine time
  * @syncobj_lock: makes its syncobjs one at a time, within the limit
@@ -152,7 +153,6 @@ struct simaccel_file {
 	struct mutex lock;		/* protects addrs' counts, queues */
 	struct maple_tree addrs;
 	struct xarray queues;
-	u32 nqueues;
 	u32 next_queue;
 	struct simaccel_usage *usage;
 	struct mutex syncobj_lock;	/* makes syncobjs one at a time */

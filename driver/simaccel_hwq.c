@@ -197,6 +197,9 @@ static bool simaccel_hwq_revoke_job(struct simaccel_hwq *hwq,
 	u32 i;
 
 	lockdep_assert_held(&hwq->lock);
+	/* done but for its FENCE: it moved all it had to, and did no harm */
+	if (simaccel_hwq_completed(hwq) >= job->ring_first + job->ndesc)
+		return false;
 	job->revoked = true;
 	for (i = 0; i < job->ndesc; i++)
 		hwq->ring[(job->ring_first + i) & (hwq->ring_size - 1)] = nothing;
@@ -289,6 +292,14 @@ struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 	job->seqno = ++hwq->seqno;
 	dma_fence_init(job->hw_fence, &simaccel_fence_ops, &hwq->lock,
 		       hwq->context, job->seqno);
+	/*
+	 * A peer went between the job's check and here: a revocation that
+	 * looked at the ring before it was on it did not see it.
+	 */
+	if (simaccel_job_reaches_revoked(job)) {
+		job->revoked = true;
+		simaccel_job_revoked(job);
+	}
 	/* its file's admission may wait for the fence from now on */
 	smp_store_release(&job->hw_fence_live, true);
 	list_add_tail(&job->link, &hwq->inflight);

@@ -192,11 +192,12 @@ static bool simaccel_job_off_hardware(struct simaccel_job *job)
 
 /*
  * Let @job onto the hardware if its file's jobs there leave room in its
- * window; otherwise return the fence of the file's oldest job there,
- * referenced, to wait for. Its entity is not ready meanwhile, so the
- * scheduler serves other files' entities: a large submission is cut into
- * jobs of a slice each, and another file's job waits behind one window of
- * this file's work, not behind all it queued before.
+ * window (it may go past it: a file has its window and one job more on
+ * the hardware at most); otherwise return the fence of the file's oldest
+ * job there, referenced, to wait for. Its entity is not ready meanwhile,
+ * so the scheduler serves other files' entities: a large submission is
+ * cut into jobs of a slice each, and another file's job waits behind one
+ * window of this file's work, not behind all it queued before.
  *
  * The fence waited for is the hardware's, since drm_sched ignores a
  * dependency on an earlier job of the same entity. An admitted job has
@@ -217,7 +218,13 @@ static struct dma_fence *simaccel_usage_admit(struct simaccel_usage *usage,
 						  onboard_link)) &&
 	       simaccel_job_off_hardware(oldest))
 		simaccel_usage_leave_locked(usage, oldest);
-	if (oldest && usage->onboard_cost + job->cost > usage->window) {
+	/*
+	 * Room left lets any job in, however large: a job larger than the
+	 * window (a clearing of one big descriptor on a throttled device)
+	 * would otherwise wait for an empty window, which the file's smaller
+	 * jobs keep from coming, and every file's clearing queues behind it.
+	 */
+	if (oldest && usage->onboard_cost >= usage->window) {
 		wait = simaccel_job_hw_fence(oldest) ?: oldest->onboard_fence;
 		dma_fence_get(wait);
 	} else {
@@ -234,6 +241,7 @@ static void simaccel_queue_release(struct kref *ref)
 	struct simaccel_queue *queue =
 		container_of(ref, struct simaccel_queue, ref);
 
+	atomic_dec(&queue->usage->queues);
 	simaccel_usage_put(queue->usage);
 	simaccel_timeline_put(queue->timeline);
 	mutex_destroy(&queue->lock);
@@ -447,6 +455,22 @@ bool simaccel_job_reaches(struct simaccel_job *job, struct simaccel_bo *bo)
 		return false;
 	for (i = 0; i < job->res->count; i++)
 		if (job->res->bos[i] == bo)
+			return true;
+	return false;
+}
+
+/**
+ * simaccel_job_reaches_revoked - whether a job reaches a peer that went
+ * @job: a job about to go on a ring (its hardware queue's lock held)
+ */
+bool simaccel_job_reaches_revoked(struct simaccel_job *job)
+{
+	unsigned int i;
+
+	if (!job->reached_peers)
+		return false;
+	for (i = 0; i < job->res->count; i++)
+		if (job->res->bos[i] && READ_ONCE(job->res->bos[i]->revoked))
 			return true;
 	return false;
 }
@@ -1046,31 +1070,37 @@ static struct simaccel_queue *simaccel_queue_new(struct simaccel_device *sdev,
 	char name[48];
 	int ret;
 
+	/* a queue counts until it is freed: one left to drain too */
+	if (!atomic_add_unless(&usage->queues, 1, DRM_SIMACCEL_MAX_QUEUES_PER_FILE))
+		return ERR_PTR(-EMFILE);
+	ret = -ENOMEM;
 	queue = kzalloc(sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
-		return ERR_PTR(-ENOMEM);
+		goto err_count;
 	snprintf(name, sizeof(name), "%s-user", dev_name(sdev->drm.dev));
 	queue->timeline = simaccel_timeline_new(name);
-	if (!queue->timeline) {
-		kfree(queue);
-		return ERR_PTR(-ENOMEM);
-	}
-	kref_get(&usage->ref);
-	queue->usage = usage;
+	if (!queue->timeline)
+		goto err_free;
 	ret = drm_sched_entity_init(&queue->entity, DRM_SCHED_PRIORITY_NORMAL,
 				    sdev->scheds, sdev->num_queues, NULL);
-	if (ret) {
-		simaccel_usage_put(usage);
-		simaccel_timeline_put(queue->timeline);
-		kfree(queue);
-		return ERR_PTR(ret);
-	}
+	if (ret)
+		goto err_timeline;
+	kref_get(&usage->ref);
+	queue->usage = usage;
 	kref_init(&queue->ref);
 	queue->sdev = sdev;
 	mutex_init(&queue->lock);
 	spin_lock_init(&queue->err_lock);
 	init_waitqueue_head(&queue->wq);
 	return queue;
+
+err_timeline:
+	simaccel_timeline_put(queue->timeline);
+err_free:
+	kfree(queue);
+err_count:
+	atomic_dec(&usage->queues);
+	return ERR_PTR(ret);
 }
 
 /* The file let go of the queue: its jobs reach the hardware, then it goes. */
@@ -1136,13 +1166,9 @@ int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
 	if (IS_ERR(queue))
 		return PTR_ERR(queue);
 	mutex_lock(&sfile->lock);
-	ret = -EMFILE;
-	if (sfile->nqueues < DRM_SIMACCEL_MAX_QUEUES_PER_FILE)
-		ret = xa_alloc_cyclic(&sfile->queues, &args->handle, queue,
-				      XA_LIMIT(1, U32_MAX), &sfile->next_queue,
-				      GFP_KERNEL_ACCOUNT);
-	if (ret >= 0)
-		sfile->nqueues++;
+	ret = xa_alloc_cyclic(&sfile->queues, &args->handle, queue,
+			      XA_LIMIT(1, U32_MAX), &sfile->next_queue,
+			      GFP_KERNEL_ACCOUNT);
 	mutex_unlock(&sfile->lock);
 	if (ret < 0) {
 		simaccel_queue_destroy(queue, simaccel_queue_deadline());
@@ -1162,8 +1188,6 @@ int simaccel_queue_destroy_ioctl(struct drm_device *drm, void *data,
 		return -EINVAL;
 	mutex_lock(&sfile->lock);
 	queue = xa_erase(&sfile->queues, args->handle);
-	if (queue)
-		sfile->nqueues--;
 	mutex_unlock(&sfile->lock);
 	if (!queue)
 		return -ENOENT;

@@ -89,6 +89,7 @@ void simaccel_usage_put(struct simaccel_usage *usage);
 void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void simaccel_job_file_fini(struct simaccel_file *sfile);
 bool simaccel_job_reaches(struct simaccel_job *job, struct simaccel_bo *bo);
+bool simaccel_job_reaches_revoked(struct simaccel_job *job);
 void simaccel_job_revoked(struct simaccel_job *job);
 struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
 					  struct simaccel_bo *bo,

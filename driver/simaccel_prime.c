@@ -287,7 +287,10 @@ static void simaccel_prime_revoke_all(struct simaccel_device *sdev)
 	mutex_unlock(&sdev->peer_lock);
 }
 
-/* An import that a job on the hardware reaches, referenced; NULL if none. */
+/*
+ * An import that a job on the hardware reaches, referenced, and its
+ * device too (whose rings the caller looks at); NULL if none.
+ */
 static struct simaccel_bo *simaccel_prime_busy_import(struct simaccel_device *sdev)
 {
 	struct simaccel_bo *bo, *busy = NULL;
@@ -296,6 +299,7 @@ static struct simaccel_bo *simaccel_prime_busy_import(struct simaccel_device *sd
 	list_for_each_entry(bo, &sdev->peer_imports, peer_link) {
 		if (atomic_read(&bo->on_hardware)) {
 			drm_gem_object_get(&bo->base.base);
+			drm_dev_get(bo->base.base.dev);
 			busy = bo;
 			break;
 		}
@@ -320,9 +324,12 @@ void simaccel_prime_revoke_importers(struct simaccel_device *sdev)
 	/* pairs with the barrier in simaccel_prime_bo_reach() */
 	smp_mb();
 	while ((bo = simaccel_prime_busy_import(sdev))) {
-		simaccel_hwq_revoke_import(to_simaccel(bo->base.base.dev), bo);
+		struct drm_device *importer = bo->base.base.dev;
+
+		simaccel_hwq_revoke_import(to_simaccel(importer), bo);
 		wait_event(simaccel_peer_idle, !atomic_read(&bo->on_hardware));
 		drm_gem_object_put(&bo->base.base);
+		drm_dev_put(importer);
 	}
 }
 

@@ -293,7 +293,8 @@ struct drm_simaccel_bo_userptr {
  * @flags: in, must be zero
  * @handle: out, the queue, never 0; handles are not reused soon
  *
- * Errors: EMFILE past DRM_SIMACCEL_MAX_QUEUES_PER_FILE queues.
+ * Errors: EMFILE past DRM_SIMACCEL_MAX_QUEUES_PER_FILE queues (a destroyed
+ * queue counts until its jobs have reached the hardware).
  */
 struct drm_simaccel_queue_create {
 	__u32 flags;

@@ -1156,6 +1156,66 @@ TEST(a_files_clearings_do_not_hold_up_another_files_job)
 }
 
 /*
+ * On a one-queue throttled device: a user streams ten seconds of small jobs
+ * and then creates a VRAM buffer, whose clearing (one descriptor, larger
+ * than the file's window) must still get in between that user's jobs:
+ * another user's new buffer, whose clearing queues behind it, is cleared
+ * and filled within a second.
+ */
+TEST(a_large_clearing_is_not_kept_out_by_its_files_smaller_jobs)
+{
+	struct drm_simaccel_bo_create mine;
+	int ready[2], status, fb;
+	uint32_t queue;
+	double start;
+	pid_t child;
+	char c;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	ASSERT_EQ(0, pipe(ready));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		static struct drm_simaccel_op ops[16];
+		struct drm_simaccel_bo_create h, big;
+		int fa = open(NODE, O_RDWR | O_CLOEXEC), i;
+		uint32_t qa;
+
+		if (fa < 0 || seteuid(1000) || queue_create(fa, &qa) ||
+		    bo_create(fa, MIB, DRM_SIMACCEL_BO_HOST, &h))
+			_exit(2);
+		/* jobs of four 64 KiB fills, 17 ms each, two in the window */
+		for (i = 0; i < 16; i++)
+			ops[i] = (struct drm_simaccel_op){
+				.op = DRM_SIMACCEL_OP_FILL, .src = i,
+				.dst = h.dev_addr + i * 65536, .size = 65536,
+			};
+		for (i = 0; i < 160; i++)	/* 64 ms each */
+			if (submit(fa, qa, 0, ops, 16, NULL, 0, NULL))
+				_exit(3);
+		usleep(200000);
+		if (bo_create(fa, MIB, DRM_SIMACCEL_BO_VRAM, &big) ||
+		    write(ready[1], "x", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(200000);
+	fb = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, queue_create(fb, &queue));
+	start = seconds();
+	ASSERT_EQ(0, bo_create(fb, 4096, DRM_SIMACCEL_BO_VRAM, &mine));
+	ASSERT_EQ(0, run_op(fb, queue, DRM_SIMACCEL_OP_FILL, 0, mine.dev_addr, 1, 4096));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the clearing waited for the other user's jobs");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(fb);
+}
+
+/*
  * On a one-queue throttled device: close() of a file with four seconds of
  * copies queued returns at once (its jobs reach the hardware a window at
  * a time, and its queue drains without the caller), and the jobs run to
