@@ -74,6 +74,9 @@ extern unsigned int simaccel_dbg_mask;
  * @peer_imports: other devices' buffers that are imports of this one's
  *	VRAM (struct simaccel_bo.peer_link), revoked at removal
  * @peer_lock: protects @peer_imports
+ * @imports: this device's imports of other devices' dma-bufs, one each
+ *	(struct simaccel_bo.import_link)
+ * @import_lock: protects @imports
  * @vram_used: bytes of VRAM in buffers, for sysfs
  * @host_pinned: bytes of system memory pinned for the device (HOST
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
@@ -108,6 +111,8 @@ struct simaccel_device {
 	struct mutex dma_lock;		/* protects dma_maps */
 	struct list_head peer_imports;
 	struct mutex peer_lock;		/* protects peer_imports */
+	struct list_head imports;
+	struct mutex import_lock;	/* protects imports */
 	atomic64_t vram_used;
 	atomic64_t host_pinned;
 	struct xarray quotas;

@@ -36,6 +36,7 @@
  * @peer: IMPORTED from another simaccel's VRAM: that device, whose removal
  *	revokes this buffer
  * @peer_link: in @peer's peer_imports
+ * @import_link: IMPORTED: in its device's imports, one per dma-buf
  * @revoked: the peer is gone: no job may reach this buffer any more
  */
 struct simaccel_bo {
@@ -55,6 +56,7 @@ struct simaccel_bo {
 	struct dma_buf *import_buf;
 	struct simaccel_device *peer;
 	struct list_head peer_link;
+	struct list_head import_link;
 	bool revoked;
 };
 

@@ -209,6 +209,53 @@ struct dma_buf *simaccel_prime_export(struct drm_gem_object *obj, int flags)
 }
 
 /* drm_driver.gem_prime_import: this device's own buffers come back as such. */
+/* This device's import of @dma_buf, referenced, if it has a live one. */
+static struct drm_gem_object *
+simaccel_prime_cached_import(struct simaccel_device *sdev,
+			     struct dma_buf *dma_buf)
+{
+	struct simaccel_bo *bo;
+
+	lockdep_assert_held(&sdev->import_lock);
+	list_for_each_entry(bo, &sdev->imports, import_link)
+		if (bo->import_buf == dma_buf &&
+		    kref_get_unless_zero(&bo->base.base.refcount))
+			return &bo->base.base;
+	return NULL;
+}
+
+/*
+ * One import of a dma-buf per device, whichever of its files import it:
+ * DRM core shares an import only within a file, and each import attaches
+ * and maps the exporter's memory for this device again (DMA-API debugging
+ * refuses more than seven mappings of one page).
+ */
+static struct drm_gem_object *simaccel_prime_import_once(struct drm_device *drm,
+							 struct dma_buf *dma_buf)
+{
+	struct simaccel_device *sdev = to_simaccel(drm);
+	struct drm_gem_object *obj, *cached;
+
+	mutex_lock(&sdev->import_lock);
+	cached = simaccel_prime_cached_import(sdev, dma_buf);
+	mutex_unlock(&sdev->import_lock);
+	if (cached)
+		return cached;
+	/* not under the lock: a failed import frees, which takes it */
+	obj = drm_gem_prime_import(drm, dma_buf);
+	if (IS_ERR(obj) || to_simaccel_bo(obj)->kind != DRM_SIMACCEL_BO_IMPORTED)
+		return obj;
+	mutex_lock(&sdev->import_lock);
+	cached = simaccel_prime_cached_import(sdev, dma_buf);
+	if (!cached)
+		list_add(&to_simaccel_bo(obj)->import_link, &sdev->imports);
+	mutex_unlock(&sdev->import_lock);
+	if (!cached)
+		return obj;
+	drm_gem_object_put(obj);
+	return cached;
+}
+
 struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
 					     struct dma_buf *dma_buf)
 {
@@ -218,7 +265,7 @@ struct drm_gem_object *simaccel_prime_import(struct drm_device *drm,
 		drm_gem_object_get(obj);
 		return obj;
 	}
-	return drm_gem_prime_import(drm, dma_buf);
+	return simaccel_prime_import_once(drm, dma_buf);
 }
 
 /*
@@ -241,8 +288,22 @@ static void simaccel_imported_bo_unmap(struct simaccel_dma_map *map)
 
 int simaccel_prime_init(struct simaccel_device *sdev)
 {
+	int ret;
+
 	INIT_LIST_HEAD(&sdev->peer_imports);
-	return drmm_mutex_init(&sdev->drm, &sdev->peer_lock);
+	INIT_LIST_HEAD(&sdev->imports);
+	ret = drmm_mutex_init(&sdev->drm, &sdev->peer_lock);
+	return ret ?: drmm_mutex_init(&sdev->drm, &sdev->import_lock);
+}
+
+/* @bo, an import, is not on its exporter's list of imports any more. */
+static void simaccel_prime_unlist_import(struct simaccel_bo *bo)
+{
+	if (!bo->peer)
+		return;
+	mutex_lock(&bo->peer->peer_lock);
+	list_del(&bo->peer_link);
+	mutex_unlock(&bo->peer->peer_lock);
 }
 
 /* A job let go of @bo. */
@@ -338,11 +399,10 @@ static void simaccel_imported_bo_free(struct drm_gem_object *obj)
 	struct simaccel_device *sdev = to_simaccel(obj->dev);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
-	if (bo->peer) {
-		mutex_lock(&bo->peer->peer_lock);
-		list_del(&bo->peer_link);
-		mutex_unlock(&bo->peer->peer_lock);
-	}
+	mutex_lock(&sdev->import_lock);
+	list_del_init(&bo->import_link);
+	mutex_unlock(&sdev->import_lock);
+	simaccel_prime_unlist_import(bo);
 	simaccel_gem_release_range(sdev, bo);
 	/* undoes the mapping and detaches, unless removal did */
 	simaccel_dma_untrack(sdev, &bo->dma);
@@ -370,6 +430,7 @@ simaccel_prime_import_sg_table(struct drm_device *drm,
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->kind = DRM_SIMACCEL_BO_IMPORTED;
+	INIT_LIST_HEAD(&bo->import_link);
 	bo->sgt = sgt;
 	bo->attach = attach;
 	/* the reference drm_gem_prime_import() took, dropped at free */
@@ -388,6 +449,7 @@ simaccel_prime_import_sg_table(struct drm_device *drm,
 	ret = simaccel_gem_take_host_range(to_simaccel(drm), bo,
 					   attach->dmabuf->size);
 	if (ret) {
+		simaccel_prime_unlist_import(bo);
 		drm_gem_object_release(&bo->base.base);
 		kfree(bo);
 		return ERR_PTR(ret);

@@ -614,6 +614,45 @@ TEST(a_killed_importer_leaves_nothing_for_the_exporters_unbind)
 }
 
 /*
+ * A peer's dma-buf imported by many files of a device is one import there:
+ * one attachment and one mapping of the exporter's memory (DMA-API
+ * debugging refuses more than seven mappings of a page), at one device
+ * address, and it lives while any file holds it.
+ */
+TEST(a_dma_buf_imported_by_many_files_is_one_import)
+{
+	struct drm_simaccel_bo_create h0;
+	struct drm_simaccel_bo_info info, first = { 0 };
+	uint32_t imported[9], queue;
+	char addr[2][64];
+	int fd0, files[9], dmabuf, i;
+
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	ASSERT_LE(0, fd0);
+	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_HOST, &h0));
+	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
+	for (i = 0; i < 9; i++) {
+		files[i] = open_by_pci(addr[1]);
+		ASSERT_LE(0, files[i]);
+		ASSERT_EQ(0, import(files[i], dmabuf, &imported[i]));
+		ASSERT_EQ(0, bo_info(files[i], imported[i], &info));
+		if (!i)
+			first = info;
+		EXPECT_EQ(first.dev_addr, info.dev_addr);
+	}
+	close(dmabuf);
+	for (i = 0; i < 8; i++)
+		close(files[i]);
+	/* the last file's import is whole */
+	ASSERT_EQ(0, queue_create(files[8], &queue));
+	EXPECT_EQ(0, run_op(files[8], queue, DRM_SIMACCEL_OP_FILL, 0,
+			    first.dev_addr, 0x11, 1 << 20));
+	close(files[8]);
+	close(fd0);
+}
+
+/*
  * An import of a peer's HOST buffer is system memory that the dma-buf
  * holds: unlike VRAM, it stays usable after the exporter is unbound.
  */
