@@ -385,6 +385,44 @@ TEST(a_peer_import_is_revoked_when_the_exporter_goes)
 }
 
 /*
+ * Device 1's import of a new VRAM buffer of device 0, and a queue on
+ * device 1 to reach it from; device 0's file is closed (the dma-buf and the
+ * import hold the buffer). 0 or -1.
+ */
+struct peer_import {
+	char addr[2][64];
+	int fd1;
+	uint32_t queue;
+	uint32_t handle;
+	uint64_t dev_addr;
+};
+
+static int import_peer_vram(struct peer_import *p, size_t len)
+{
+	struct drm_simaccel_bo_create v0;
+	struct drm_simaccel_bo_info info;
+	int fd0, dmabuf, ret;
+
+	if (bound_devices(p->addr))
+		return -1;
+	fd0 = open_by_pci(p->addr[0]);
+	p->fd1 = open_by_pci(p->addr[1]);
+	if (fd0 < 0 || p->fd1 < 0)
+		return -1;
+	ret = queue_create(p->fd1, &p->queue) ||
+	      bo_create(fd0, len, DRM_SIMACCEL_BO_VRAM, &v0) ||
+	      export(fd0, v0.handle, &dmabuf);
+	close(fd0);
+	if (ret)
+		return -1;
+	ret = import(p->fd1, dmabuf, &p->handle) ||
+	      bo_info(p->fd1, p->handle, &info);
+	close(dmabuf);
+	p->dev_addr = info.dev_addr;
+	return ret ? -1 : 0;
+}
+
+/*
  * On throttled devices: a peer keeps eight seconds of copies into an
  * import of this device's VRAM queued. Unbinding this device does not
  * drain them: what the peer's hardware is running ends, the rest fail with
@@ -394,46 +432,33 @@ TEST(unbind_fails_a_peers_queued_work_on_an_import)
 {
 	const size_t len = 16 * 1024 * 1024;	/* a second each */
 	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
-	struct drm_simaccel_bo_create v0, h1;
 	struct drm_simaccel_queue_query q;
-	struct drm_simaccel_bo_info info;
-	uint32_t q1, imported;
-	char addr[2][64];
-	int fd0, fd1, dmabuf, i;
+	struct drm_simaccel_bo_create h1;
+	struct peer_import p;
 	double start;
+	int i;
 
 	if (!getenv("SIMACCEL_SLOW_DEVICE"))
 		SKIP(return, "needs two throttled devices (SIMACCEL_SLOW_DEVICE)");
-	ASSERT_EQ(0, bound_devices(addr));
-	fd0 = open_by_pci(addr[0]);
-	fd1 = open_by_pci(addr[1]);
-	ASSERT_LE(0, fd0);
-	ASSERT_LE(0, fd1);
-	ASSERT_EQ(0, queue_create(fd1, &q1));
-	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_VRAM, &v0));
-	ASSERT_EQ(0, bo_create(fd1, len, DRM_SIMACCEL_BO_HOST, &h1));
-	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
-	ASSERT_EQ(0, bo_info(fd1, imported, &info));
-	close(dmabuf);
-	close(fd0);
-	copy.dst = info.dev_addr;
+	ASSERT_EQ(0, import_peer_vram(&p, len));
+	ASSERT_EQ(0, bo_create(p.fd1, len, DRM_SIMACCEL_BO_HOST, &h1));
+	copy.dst = p.dev_addr;
 	copy.src = h1.dev_addr;
 	for (i = 0; i < 8; i++)
-		ASSERT_EQ(0, submit(fd1, q1, 0, &copy, 1, NULL, 0, NULL));
+		ASSERT_EQ(0, submit(p.fd1, p.queue, 0, &copy, 1, NULL, 0, NULL));
 	usleep(200000);
 	start = seconds();
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", p.addr[0]));
 	TH_LOG("the unbind took %.2f s", seconds() - start);
 	/* a barrier behind them: they are over once it is */
-	ASSERT_EQ(0, submit(fd1, q1, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL));
-	ASSERT_EQ(0, queue_query(fd1, q1, &q));
+	ASSERT_EQ(0, submit(p.fd1, p.queue, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, queue_query(p.fd1, p.queue, &q));
 	EXPECT_LE(6, q.failed);
 	EXPECT_EQ(8, q.failed_seqno);
 	EXPECT_EQ(ENODEV, q.error);
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
-	ASSERT_EQ(0, gem_close(fd1, imported));
-	close(fd1);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", p.addr[0]));
+	ASSERT_EQ(0, gem_close(p.fd1, p.handle));
+	close(p.fd1);
 }
 
 /*
@@ -447,30 +472,18 @@ TEST(unbind_does_not_wait_for_what_a_peers_job_waits_for)
 	const size_t len = 16 * 1024 * 1024;	/* a second each */
 	struct drm_simaccel_op slow = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
 	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
-	struct drm_simaccel_bo_create v0, a, b;
 	struct drm_simaccel_sync done = { 0 };
-	struct drm_simaccel_bo_info info;
-	uint32_t q1, q2, imported;
-	char addr[2][64];
-	int fd0, fd1, fd2, dmabuf, i;
+	struct drm_simaccel_bo_create a, b;
+	struct peer_import p;
+	uint32_t q2;
+	int fd2, i;
 
 	if (!getenv("SIMACCEL_SLOW_DEVICE"))
 		SKIP(return, "needs two throttled devices (SIMACCEL_SLOW_DEVICE)");
-	ASSERT_EQ(0, bound_devices(addr));
-	fd0 = open_by_pci(addr[0]);
-	fd1 = open_by_pci(addr[1]);
-	fd2 = open_by_pci(addr[1]);
-	ASSERT_LE(0, fd0);
-	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, import_peer_vram(&p, 4096));
+	fd2 = open_by_pci(p.addr[1]);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, queue_create(fd1, &q1));
 	ASSERT_EQ(0, queue_create(fd2, &q2));
-	ASSERT_EQ(0, bo_create(fd0, 4096, DRM_SIMACCEL_BO_VRAM, &v0));
-	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
-	ASSERT_EQ(0, bo_info(fd1, imported, &info));
-	close(dmabuf);
-	close(fd0);
 	ASSERT_EQ(0, bo_create(fd2, len, DRM_SIMACCEL_BO_HOST, &a));
 	ASSERT_EQ(0, bo_create(fd2, len, DRM_SIMACCEL_BO_HOST, &b));
 	slow.src = a.dev_addr;
@@ -483,22 +496,22 @@ TEST(unbind_does_not_wait_for_what_a_peers_job_waits_for)
 
 		ASSERT_EQ(0, ioctl(fd2, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h));
 		h.handle = 0;
-		ASSERT_EQ(0, ioctl(fd1, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h));
+		ASSERT_EQ(0, ioctl(p.fd1, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h));
 		close(h.fd);
 		done.handle = h.handle;
 	}
-	fill.dst = info.dev_addr;
-	ASSERT_EQ(0, submit(fd1, q1, 0, &fill, 1, &done, 1, NULL));
+	fill.dst = p.dev_addr;
+	ASSERT_EQ(0, submit(p.fd1, p.queue, 0, &fill, 1, &done, 1, NULL));
 	usleep(200000);
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", p.addr[0]));
 	/* the work waited for is not done: the unbind did not wait for it */
-	EXPECT_EQ(-ETIME, syncobj_signalled(fd1, done.handle));
-	EXPECT_EQ(-ENODEV, submit(fd1, q1, DRM_SIMACCEL_SUBMIT_WAIT, &fill, 1,
+	EXPECT_EQ(-ETIME, syncobj_signalled(p.fd1, done.handle));
+	EXPECT_EQ(-ENODEV, submit(p.fd1, p.queue, DRM_SIMACCEL_SUBMIT_WAIT, &fill, 1,
 				  NULL, 0, NULL));
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
-	ASSERT_EQ(0, gem_close(fd1, imported));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", p.addr[0]));
+	ASSERT_EQ(0, gem_close(p.fd1, p.handle));
 	close(fd2);
-	close(fd1);
+	close(p.fd1);
 }
 
 /*
@@ -513,30 +526,18 @@ TEST(unbind_does_not_wait_for_other_work_ahead_of_a_peers_job)
 	const size_t len = 16 * 1024 * 1024;
 	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
 	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
-	struct drm_simaccel_bo_create v0, a, b;
-	struct drm_simaccel_bo_info info;
 	struct drm_simaccel_queue_query q;
-	uint32_t queue, q1, imported;
-	int fd0, fd1, files[24], dmabuf, i;
-	char addr[2][64];
+	struct drm_simaccel_bo_create a, b;
+	struct peer_import p;
+	int files[24], i;
+	uint32_t queue;
 	double start;
 
 	if (!getenv("SIMACCEL_SLOW_DEVICE"))
 		SKIP(return, "needs two throttled devices (SIMACCEL_SLOW_DEVICE)");
-	ASSERT_EQ(0, bound_devices(addr));
-	fd0 = open_by_pci(addr[0]);
-	fd1 = open_by_pci(addr[1]);
-	ASSERT_LE(0, fd0);
-	ASSERT_LE(0, fd1);
-	ASSERT_EQ(0, queue_create(fd1, &q1));
-	ASSERT_EQ(0, bo_create(fd0, 4096, DRM_SIMACCEL_BO_VRAM, &v0));
-	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
-	ASSERT_EQ(0, bo_info(fd1, imported, &info));
-	close(dmabuf);
-	close(fd0);
+	ASSERT_EQ(0, import_peer_vram(&p, 4096));
 	for (i = 0; i < 24; i++) {
-		files[i] = open_by_pci(addr[1]);
+		files[i] = open_by_pci(p.addr[1]);
 		ASSERT_LE(0, files[i]);
 		ASSERT_EQ(0, queue_create(files[i], &queue));
 		ASSERT_EQ(0, bo_create(files[i], len, DRM_SIMACCEL_BO_HOST, &a));
@@ -545,22 +546,22 @@ TEST(unbind_does_not_wait_for_other_work_ahead_of_a_peers_job)
 		copy.dst = b.dev_addr;
 		ASSERT_EQ(0, submit(files[i], queue, 0, &copy, 1, NULL, 0, NULL));
 	}
-	fill.dst = info.dev_addr;
-	ASSERT_EQ(0, submit(fd1, q1, 0, &fill, 1, NULL, 0, NULL));
+	fill.dst = p.dev_addr;
+	ASSERT_EQ(0, submit(p.fd1, p.queue, 0, &fill, 1, NULL, 0, NULL));
 	usleep(200000);
 	start = seconds();
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[0]));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", p.addr[0]));
 	/* 24 quarter seconds are ahead of the job */
 	EXPECT_GT(3.0, seconds() - start) TH_LOG("the unbind waited for others' work");
-	ASSERT_EQ(0, submit(fd1, q1, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL));
-	ASSERT_EQ(0, queue_query(fd1, q1, &q));
+	ASSERT_EQ(0, submit(p.fd1, p.queue, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, queue_query(p.fd1, p.queue, &q));
 	EXPECT_EQ(1, q.failed);
 	EXPECT_EQ(ENODEV, q.error);
 	for (i = 0; i < 24; i++)
 		close(files[i]);
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[0]));
-	ASSERT_EQ(0, gem_close(fd1, imported));
-	close(fd1);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", p.addr[0]));
+	ASSERT_EQ(0, gem_close(p.fd1, p.handle));
+	close(p.fd1);
 }
 
 /*
