@@ -1125,7 +1125,7 @@ TEST(a_user_past_the_vram_limit_is_told_at_once)
  */
 TEST(a_files_clearings_do_not_hold_up_another_files_job)
 {
-	struct drm_simaccel_mem_info mem = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+	struct drm_simaccel_mem_info mem = { 0 };
 	struct drm_simaccel_bo_create big, v;
 	uint32_t queue;
 	double start;
@@ -1137,7 +1137,7 @@ TEST(a_files_clearings_do_not_hold_up_another_files_job)
 	fb = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fa);
 	ASSERT_LE(0, fb);
-	ASSERT_EQ(0, ioctl(fb, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	ASSERT_EQ(0, settle(fb));
 	ASSERT_EQ(0, queue_create(fb, &queue));
 	ASSERT_EQ(0, bo_create(fb, 4096, DRM_SIMACCEL_BO_HOST, &v));
 	for (int i = 0; i < 2; i++) {
@@ -1148,7 +1148,6 @@ TEST(a_files_clearings_do_not_hold_up_another_files_job)
 	start = seconds();
 	ASSERT_EQ(0, run_op(fb, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 4096));
 	TH_LOG("the 4 KiB fill took %.2f s", seconds() - start);
-	mem.flags = 0;
 	ASSERT_EQ(0, ioctl(fb, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
 	EXPECT_LE(64 * MIB, mem.vram_used) TH_LOG("the clearings were done first");
 	close(fa);
@@ -1173,6 +1172,10 @@ TEST(a_large_clearing_is_not_kept_out_by_its_files_smaller_jobs)
 
 	if (!getenv("SIMACCEL_SLOW_DEVICE"))
 		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fb = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fb);
+	/* earlier tests' clearings are not in the way */
+	ASSERT_EQ(0, settle(fb));
 	ASSERT_EQ(0, pipe(ready));
 	child = fork();
 	ASSERT_LE(0, child);
@@ -1203,8 +1206,6 @@ TEST(a_large_clearing_is_not_kept_out_by_its_files_smaller_jobs)
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	usleep(200000);
-	fb = open(NODE, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fb);
 	ASSERT_EQ(0, queue_create(fb, &queue));
 	start = seconds();
 	ASSERT_EQ(0, bo_create(fb, 4096, DRM_SIMACCEL_BO_VRAM, &mine));
@@ -1227,7 +1228,6 @@ TEST(closing_a_file_does_not_wait_for_its_queued_work)
 	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = len };
 	struct drm_simaccel_bo_create a, b;
 	struct drm_simaccel_sync done = { 0 };
-	struct drm_simaccel_mem_info settle = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
 	struct sync_file_info info = { 0 };
 	struct pollfd pfd;
 	uint32_t queue;
@@ -1239,7 +1239,7 @@ TEST(closing_a_file_does_not_wait_for_its_queued_work)
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	/* earlier tests' clearings are not in the way */
-	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &settle));
+	ASSERT_EQ(0, settle(fd));
 	ASSERT_EQ(0, queue_create(fd, &queue));
 	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &a));
 	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &b));
@@ -1367,7 +1367,6 @@ TEST_F(job, no_job_reads_a_buffer_whose_clearing_failed)
 		{ .op = DRM_SIMACCEL_OP_FILL, .size = 24 * MIB, .src = 1 },
 		{ .op = DRM_SIMACCEL_OP_COPY, .size = len },
 	};
-	struct drm_simaccel_mem_info settle = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
 	struct drm_simaccel_bo_create old, v, h, s;
 	uint8_t *p;
 
@@ -1377,7 +1376,7 @@ TEST_F(job, no_job_reads_a_buffer_whose_clearing_failed)
 	memset(p, 0x5a, len);
 	munmap(p, len);
 	ASSERT_EQ(0, gem_close(self->fd, old.handle));
-	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &settle));
+	ASSERT_EQ(0, settle(self->fd));
 	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &h));
 	ASSERT_EQ(0, bo_create(self->fd, 24 * MIB, DRM_SIMACCEL_BO_HOST, &s));
 	ASSERT_EQ(0, inject_all("1"));

@@ -297,6 +297,26 @@ static inline int queue_slow_clearing(int fd)
 	return ret ? ret : gem_close(fd, big.handle);
 }
 
+/*
+ * Wait until no clearing is under way and no finished job holds buffers:
+ * MEM_INFO's SETTLE waits two seconds at most, so ask again while it took
+ * that long (a minute in all). 0 or -errno.
+ */
+static inline int settle(int fd)
+{
+	struct drm_simaccel_mem_info mem = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+
+	for (int i = 0; i < 30; i++) {
+		double start = seconds();
+
+		if (ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem))
+			return -errno;
+		if (seconds() - start < 1.5)
+			return 0;
+	}
+	return -ETIME;
+}
+
 /* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */
 static inline long long device_total(const char *name)
 {
