@@ -7,7 +7,8 @@
  * job run, against creating one the device has already cleared, and how
  * long a 4 KiB job of one file waits while another process keeps the
  * device saturated, against the same job on an idle device (that alone
- * with --fairness).
+ * with --fairness; BENCH_VERBOSE=1 prints each of those waits, in ms, on
+ * stderr).
  * Medians; GB/s is 10^9 bytes per second.
  */
 #include <errno.h>
