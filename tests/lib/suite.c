@@ -12,12 +12,15 @@
  * cuda backend on a machine without a GPU), every test is reported skipped
  * with the backend's reason instead of failing.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,6 +129,19 @@ size_t free_memory(struct suite_ctx *ctx)
 
 	REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free));
 	return free;
+}
+
+bool free_memory_is(size_t now, size_t before)
+{
+	const char *slack = getenv("ACCEL_SUITE_DRIVER_SLACK");
+	size_t most = slack ? strtoull(slack, NULL, 0) : 0;
+
+	size_t off = now > before ? now - before : before - now;
+
+	if (off && off <= most)
+		printf("#   free memory %zu, baseline %zu: within the driver's slack\n",
+		       now, before);
+	return off <= most;
 }
 
 size_t pool_blocks(struct suite_ctx *ctx)
@@ -243,8 +259,71 @@ void suite_exit(void)
 	exit(failed ? 1 : 0);
 }
 
+/*
+ * A test that outlives its time prints each of its threads' stack before
+ * it dies: where it waits, on a machine without a debugger (a lent GPU).
+ * The frames are the binaries' offsets, for addr2line where they were built.
+ */
+static volatile sig_atomic_t stack_printed;
+
+static void print_stack(void)
+{
+	void *frames[64];
+	char head[48];
+	int n = backtrace(frames, 64);
+	int len = snprintf(head, sizeof(head), "#   thread %ld:\n",
+			   (long)syscall(SYS_gettid));
+
+	if (write(STDOUT_FILENO, head, len) < 0)
+		return;
+	backtrace_symbols_fd(frames, n, STDOUT_FILENO);
+}
+
+static void print_stack_on_request(int sig)
+{
+	(void)sig;
+	print_stack();
+	stack_printed = 1;
+}
+
+/* each thread in turn, for at most a second each: one may be stuck */
+static void print_other_threads_stacks(void)
+{
+	long self = syscall(SYS_gettid);
+	DIR *tasks = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!tasks)
+		return;
+	while ((e = readdir(tasks))) {
+		long tid = atol(e->d_name);
+
+		if (tid <= 0 || tid == self)
+			continue;
+		stack_printed = 0;
+		if (syscall(SYS_tgkill, getpid(), tid, SIGUSR2))
+			continue;
+		for (int ms = 0; !stack_printed && ms < 1000; ms++)
+			usleep(1000);
+	}
+	closedir(tasks);
+}
+
+static void print_stacks_and_die(int sig)
+{
+	print_stack();
+	print_other_threads_stacks();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 void suite_start_timer(void)
 {
+	void *warm[1];
+
+	backtrace(warm, 1);	/* loads what backtrace() needs, outside a handler */
+	signal(SIGUSR2, print_stack_on_request);
+	signal(SIGALRM, print_stacks_and_die);
 	alarm(TEST_TIMEOUT_S);
 }
 

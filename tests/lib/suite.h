@@ -201,11 +201,21 @@ bool stream_busy(C_Device dev, C_Stream s);
 /* a try found the work over too soon: a longer chain, or skip; true */
 bool try_longer(int *copies);
 
+/*
+ * Whether free memory @now is back at @before. Exactly, unless
+ * ACCEL_SUITE_DRIVER_SLACK gives bytes that the device's own driver may
+ * keep or give back meanwhile: CUDA's driver was seen keeping 2 and 4 MiB
+ * after tests that made streams from several threads, with every chunk
+ * of libaccel's given back (scripts/gpu-check.sh sets it; fakecuda and
+ * the other backends are checked exactly).
+ */
+bool free_memory_is(size_t now, size_t before);
+
 /* The free memory must be back at @before; says by how much it is not. */
 #define CHECK_FREE_IS(ctx, before)					\
 	do {								\
 		size_t now_ = free_memory(ctx);				\
-		if (now_ != (before)) {					\
+		if (!free_memory_is(now_, (before))) {			\
 			printf("#   free memory %zu, baseline %zu\n", now_, \
 			       (size_t)(before));			\
 			suite_fail(__FILE__, __LINE__, "free memory back at its baseline"); \

@@ -218,8 +218,11 @@ def test_numba_kernels_on_memory_of_the_pool(numba_cuda, tmp_path):
         pytest.skip("accel_numba.py is not beside the accel module")
     script = tmp_path / "emm.py"
     script.write_text(NUMBA_EMM)
+    # the caller's path too: it may hold what makes Numba import at all
+    path = [build_python, str(tmp_path)] + [
+        p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = dict(os.environ, NUMBA_CUDA_MEMORY_MANAGER="accel_numba",
-               PYTHONPATH=os.pathsep.join([build_python, str(tmp_path)]))
+               PYTHONPATH=os.pathsep.join(path))
     res = subprocess.run([sys.executable, str(script)], env=env,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
