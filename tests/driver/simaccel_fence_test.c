@@ -15,6 +15,11 @@
  *   until the sync_file is closed, and then goes through (with
  *   SIMACCEL_KO naming the module to load again afterwards; skipped
  *   without it);
+ * - a syncobj exported as an fd of its own while its job is pending, its
+ *   file closed, across unbind and bind, keeps the module and gives the
+ *   job's error to a file of the device bound again;
+ * - a sync_file that a killed process's pending job left signals (the
+ *   job's time-out), whoever holds it;
  * - jobs in flight keep the module too, after their file is closed (on a
  *   throttled device, with SIMACCEL_SLOW_DEVICE and SIMACCEL_KO set);
  * - a queue's fences signal in seqno order, also when a job fails before
@@ -31,7 +36,9 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/sync_file.h>
@@ -92,32 +99,42 @@ static bool sync_file_readable(int sf)
 }
 
 /*
- * On a new file of @node, one fill of a HOST buffer whose fence goes to a
- * syncobj, exported as a sync_file; the file is closed. With @stalled the
- * device stalls the job first, so that the fence is still pending.
+ * On @fd, one fill of a HOST buffer whose fence goes to a new syncobj,
+ * *@syncobj. With @stalled the device of @addr stalls the job first, so
+ * that the fence is still pending.
  */
-static int sync_file_of_a_job(const char *node, const char *addr, bool stalled)
+static int fill_into_a_syncobj(int fd, const char *addr, bool stalled, uint32_t *syncobj)
 {
 	struct drm_simaccel_bo_create bo;
 	struct drm_simaccel_op op = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
 	struct drm_simaccel_sync out = { 0 };
 	uint32_t queue;
-	int fd, sf = -1;
+	int ret;
+
+	ret = queue_create(fd, &queue) ?: bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &bo) ?:
+	      syncobj_create(fd, &out.handle);
+	if (ret)
+		return ret;
+	op.dst = bo.dev_addr;
+	if (stalled && inject_all_of(addr, "0x10000"))
+		return -EIO;
+	*syncobj = out.handle;
+	return submit(fd, queue, stalled ? 0 : DRM_SIMACCEL_SUBMIT_WAIT, &op, 1, NULL, 0, &out);
+}
+
+/*
+ * On a new file of @node, a fill (fill_into_a_syncobj()) whose fence is
+ * exported as a sync_file; the file is closed.
+ */
+static int sync_file_of_a_job(const char *node, const char *addr, bool stalled)
+{
+	uint32_t syncobj;
+	int fd, sf;
 
 	fd = open(node, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (queue_create(fd, &queue) || bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &bo) ||
-	    syncobj_create(fd, &out.handle))
-		goto out;
-	op.dst = bo.dev_addr;
-	if (stalled && inject_all_of(addr, "0x10000"))
-		goto out;
-	if (submit(fd, queue, stalled ? 0 : DRM_SIMACCEL_SUBMIT_WAIT, &op, 1,
-		   NULL, 0, &out))
-		goto out;
-	sf = sync_file_export(fd, out.handle);
-out:
+	sf = fill_into_a_syncobj(fd, addr, stalled, &syncobj) ?: sync_file_export(fd, syncobj);
 	close(fd);
 	return sf;
 }
@@ -195,6 +212,117 @@ TEST(pending_jobs_sync_file_fails_with_the_device)
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
 }
 
+/* The status of the fence in a syncobj, through a sync_file. */
+static int syncobj_status(int fd, uint32_t handle)
+{
+	struct sync_fence_info info;
+	int sf = sync_file_export(fd, handle), ret;
+
+	if (sf < 0)
+		return sf;
+	ret = sync_file_status(sf, &info);
+	close(sf);
+	return ret;
+}
+
+/* A syncobj as an fd of its own (not a sync_file): its fd or -errno. */
+static int syncobj_fd_export(int fd, uint32_t syncobj)
+{
+	struct drm_syncobj_handle h = { .handle = syncobj, .fd = -1 };
+
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) ? -errno : h.fd;
+}
+
+static int syncobj_fd_import(int fd, int syncobj_fd, uint32_t *handle)
+{
+	struct drm_syncobj_handle h = { .fd = syncobj_fd };
+
+	if (ioctl(fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h))
+		return -errno;
+	*handle = h.handle;
+	return 0;
+}
+
+/*
+ * A syncobj is DRM core's, and lives as long as an fd of it; the fence in
+ * it is ours. Exported while its job is pending, it outlives its file and
+ * the device, keeps the module meanwhile, and a file of the device bound
+ * again reads the job's error from it.
+ */
+TEST(a_syncobj_fd_outlives_its_device_and_keeps_the_module)
+{
+	const char *ko = getenv("SIMACCEL_KO");
+	char node[300], addr[64];
+	uint32_t syncobj;
+	int fd, sfd;
+
+	ASSERT_EQ(0, first_node(node, sizeof(node), addr, sizeof(addr)));
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fill_into_a_syncobj(fd, addr, true, &syncobj));
+	sfd = syncobj_fd_export(fd, syncobj);
+	ASSERT_LE(0, sfd);
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	if (ko)
+		EXPECT_TRUE(module_refused_unload());
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd = open_by_pci(addr);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, syncobj_fd_import(fd, sfd, &syncobj));
+	EXPECT_EQ(-ENODEV, syncobj_status(fd, syncobj));
+	close(fd);
+	close(sfd);
+}
+
+/*
+ * A sync_file of a job that another process submitted and then was killed
+ * with: the job goes on (or fails) without its file, and the fence
+ * signals, here with the time-out's error on a stalled device, never
+ * staying pending for whoever holds it.
+ */
+TEST(a_killed_submitters_sync_file_still_signals)
+{
+	struct sync_fence_info info;
+	char node[300], addr[64];
+	int ready[2], pidfd, sf, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, first_node(node, sizeof(node), addr, sizeof(addr)));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(node, O_RDWR | O_CLOEXEC);
+		uint32_t syncobj;
+
+		sf = fd < 0 ? -errno : fill_into_a_syncobj(fd, addr, true, &syncobj) ?:
+		     sync_file_export(fd, syncobj);
+		if (write(ready[1], &sf, sizeof(sf)) != sizeof(sf))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(sizeof(sf), read(ready[0], &sf, sizeof(sf)));
+	ASSERT_LE(0, sf);
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	ASSERT_LE(0, pidfd);
+	sf = syscall(SYS_pidfd_getfd, pidfd, sf, 0);
+	ASSERT_LE(0, sf);
+	EXPECT_EQ(0, sync_file_status(sf, &info));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	for (int i = 0; i < 100 && !sync_file_readable(sf); i++)
+		usleep(100000);		/* the job's time-out is 2 s */
+	EXPECT_TRUE(sync_file_readable(sf));
+	EXPECT_GT(0, sync_file_status(sf, &info));
+	ASSERT_EQ(0, inject_all_of(addr, "0"));
+	close(sf);
+	close(pidfd);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 TEST(a_held_fence_keeps_the_module)
 {
 	const char *ko = getenv("SIMACCEL_KO");
@@ -238,19 +366,6 @@ TEST(jobs_in_flight_keep_the_module)
 	EXPECT_TRUE(module_refused_unload());
 	EXPECT_EQ(0, unload_module());
 	ASSERT_EQ(0, load_module(ko));
-}
-
-/* The status of the fence in a syncobj, through a sync_file. */
-static int syncobj_status(int fd, uint32_t handle)
-{
-	struct sync_fence_info info;
-	int sf = sync_file_export(fd, handle), ret;
-
-	if (sf < 0)
-		return sf;
-	ret = sync_file_status(sf, &info);
-	close(sf);
-	return ret;
 }
 
 /*
