@@ -49,8 +49,15 @@ OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 #define ACCEL_SLICE_BYTES   (4 * MiB)
 /* Work a doorbell does itself, in the vCPU, when it finds the queue idle. */
 #define ACCEL_INLINE_BYTES  (64 * KiB)
-/* Cost charged for a descriptor that moves no data, to bound a slice. */
+/* Link time, in bytes, of a descriptor that moves no data. */
 #define ACCEL_DESC_COST     4096
+/*
+ * The least a step of a descriptor counts toward a slice, whatever it
+ * moves: a doorbell runs at most 4 steps, a slice 256, each with its
+ * fetch, checks and mapping (about 10 us), so that a ring of 1-byte
+ * copies holds the BQL for a few milliseconds at a time as big copies do.
+ */
+#define ACCEL_STEP_MIN_COST (16 * KiB)
 /*
  * A byte moved under the BQL (MMIO, such as config space read 4 bytes at a
  * time) counts this many times toward the slice, so that a slice of such
@@ -381,6 +388,15 @@ static int64_t accel_link_free(AccelQueue *q)
     return q->link_start + lo;
 }
 
+/*
+ * Set while this thread runs a queue's slice, of any accel device: a
+ * doorbell rung by that slice's DMA (a peer's TAIL, or a chain of peers)
+ * then only kicks its worker, so that one doorbell write does one
+ * doorbell's bounded work, and no device's registers change under a copy
+ * that another device's MMIO handler is in the middle of.
+ */
+static __thread bool accel_in_slice;
+
 static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
 {
     trace_accel_doorbell(q->index, val);
@@ -410,7 +426,7 @@ static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
      * Where the worker is idle, the write does the first of the work
      * itself: a small transfer then completes without waking a thread.
      */
-    if (!q->running && accel_queue_has_work(q)) {
+    if (!q->running && !accel_in_slice && accel_queue_has_work(q)) {
         accel_queue_run(q, ACCEL_INLINE_BYTES);
     }
     accel_queue_kick(q);
@@ -893,7 +909,7 @@ static bool accel_pay_for_step(AccelQueue *q, uint64_t budget)
  * A slice of at most @budget of the queue's work, with the BQL, which the
  * worker may drop to copy.
  */
-static void accel_queue_run(AccelQueue *q, uint64_t budget)
+static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
 {
     uint64_t spent = 0, cost, n;
     uint32_t err;
@@ -912,7 +928,7 @@ static void accel_queue_run(AccelQueue *q, uint64_t budget)
             return;
         }
         q->credit -= MIN(q->credit, n);
-        spent += cost;
+        spent += MAX(cost, ACCEL_STEP_MIN_COST);
         if (err) {
             accel_queue_halt(q, err);
             return;
@@ -921,6 +937,14 @@ static void accel_queue_run(AccelQueue *q, uint64_t budget)
             accel_complete_desc(q);
         }
     }
+}
+
+/* A slice, with this thread's doorbells marked as rung from it. */
+static void accel_queue_run(AccelQueue *q, uint64_t budget)
+{
+    accel_in_slice = true;
+    accel_queue_run_slice(q, budget);
+    accel_in_slice = false;
 }
 
 /* A main-loop turn has passed since the worker yielded: let it go on. */
@@ -1144,9 +1168,25 @@ static uint64_t accel_reg_value(AccelPCIState *s, hwaddr addr)
     }
 }
 
+/*
+ * A peer's copy into the registers can unplug the device between two of
+ * its accesses (a message that an unmasking sends goes to a root port's
+ * Slot Control): the copy's later accesses still reach these handlers,
+ * after unrealize freed what they would touch. A removed device reads as
+ * all ones and ignores writes.
+ */
+static bool accel_gone(AccelPCIState *s)
+{
+    return !qdev_is_realized(DEVICE(s));
+}
+
 static uint64_t accel_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
-    uint64_t val = accel_reg_value(opaque, addr);
+    uint64_t val = UINT32_MAX;
+
+    if (!accel_gone(opaque)) {
+        val = accel_reg_value(opaque, addr);
+    }
 
     trace_accel_mmio_read(addr, val);
     return val;
@@ -1162,6 +1202,9 @@ static void accel_regs_write(void *opaque, hwaddr addr, uint64_t val,
     hwaddr reg;
 
     trace_accel_mmio_write(addr, val);
+    if (accel_gone(s)) {
+        return;
+    }
     q = accel_queue_at(s, addr, &reg);
     if (q) {
         accel_queue_write(q, reg, val);
