@@ -34,6 +34,7 @@
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
+#include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
@@ -156,6 +157,15 @@ struct AccelPCIState {
 
     AccelQueue queues[ACCEL_MAX_QUEUES];
 
+    /*
+     * Vectors whose message QEMU's MSI-X held pending while masked, and
+     * that an unmasking released: msix_bh sends them, not the write that
+     * unmasked them (a peer's copy into the table could be unplugging the
+     * device under itself; a config write would send into its own BARs).
+     */
+    uint64_t msix_released;
+    QEMUBH *msix_bh;
+
     /* Properties */
     uint64_t vram_size;
     uint32_t num_queues;
@@ -176,6 +186,56 @@ static void accel_msix_notify(AccelPCIState *s, unsigned vector)
 {
     trace_accel_irq_msix(vector);
     msix_notify(PCI_DEVICE(s), vector);
+}
+
+/* Whether the PBA holds @vector's message (msix.c keeps its own test static). */
+static bool accel_msix_pending(PCIDevice *pdev, unsigned vector)
+{
+    return pdev->msix_pba[vector / 8] & (1u << (vector % 8));
+}
+
+/*
+ * MSI-X vector notifier: @vector was unmasked. It runs before msix.c would
+ * send the pending message itself, in the middle of the unmasking write.
+ */
+static int accel_msix_vector_use(PCIDevice *pdev, unsigned vector,
+                                 MSIMessage msg)
+{
+    AccelPCIState *s = ACCEL_PCI(pdev);
+
+    if (accel_msix_pending(pdev, vector)) {
+        msix_clr_pending(pdev, vector);
+        s->msix_released |= BIT_ULL(vector);
+        qemu_bh_schedule(s->msix_bh);
+    }
+    return 0;
+}
+
+/* MSI-X vector notifier: @vector was masked; a later message waits in the PBA. */
+static void accel_msix_vector_release(PCIDevice *pdev, unsigned vector)
+{
+}
+
+/*
+ * The messages that unmaskings released, under the device's re-entrancy
+ * guard. A message can unplug the device (a root port's Slot Control is
+ * memory too): look again after each, holding the object meanwhile.
+ */
+static void accel_msix_send_released(void *opaque)
+{
+    AccelPCIState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    object_ref(OBJECT(s));
+    while (qdev_is_realized(DEVICE(s)) && s->msix_released) {
+        unsigned vector = ctz64(s->msix_released);
+
+        s->msix_released &= ~BIT_ULL(vector);
+        if (msix_enabled(pdev)) {
+            accel_msix_notify(s, vector);
+        }
+    }
+    object_unref(OBJECT(s));
 }
 
 /* IRQ_STATUS bits that have a vector: the queues' and the error's. */
@@ -223,6 +283,7 @@ static void accel_ack_irq(AccelPCIState *s, uint32_t bits)
 
         acked &= ~bit;
         msix_clr_pending(pdev, accel_irq_vector(s, bit));
+        s->msix_released &= ~BIT_ULL(accel_irq_vector(s, bit));
     }
 }
 
@@ -1350,6 +1411,10 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
     for (i = 0; i < nvec; i++) {
         msix_vector_use(pdev, i);
     }
+    s->msix_bh = qemu_bh_new_guarded(accel_msix_send_released, s,
+                                     &DEVICE(s)->mem_reentrancy_guard);
+    msix_set_vector_notifiers(pdev, accel_msix_vector_use,
+                              accel_msix_vector_release, NULL);
 
     accel_start_workers(s);
 }
@@ -1359,6 +1424,8 @@ static void accel_exit(PCIDevice *pdev)
     AccelPCIState *s = ACCEL_PCI(pdev);
 
     accel_stop_workers(s);
+    msix_unset_vector_notifiers(pdev);
+    qemu_bh_delete(s->msix_bh);
     msix_uninit_exclusive_bar(pdev);
     /* Finalize waits for the workers: free VRAM's name for a new device. */
     vmstate_unregister_ram(&s->vram, DEVICE(s));
@@ -1368,8 +1435,8 @@ static void accel_exit(PCIDevice *pdev)
  * With Bus Master Enable cleared the device must not touch memory, so the
  * write returns once the copies in flight, mapped before it, have ended.
  * Later pieces go through the memory API and fail. With MSI-X turned off,
- * a pending source asserts INTA again. The write runs under the device's
- * re-entrancy guard, as MMIO does.
+ * a pending source asserts INTA again. Messages that unmasking MSI-X
+ * releases go from msix_bh, after the write.
  */
 static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                                int len)
@@ -1378,14 +1445,9 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     bool was_master = pci_get_word(pdev->config + PCI_COMMAND) &
                       PCI_COMMAND_MASTER;
     bool was_msix = msix_enabled(pdev);
-    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
-    bool engaged = guard->engaged_in_io;
     unsigned i;
 
-    /* Unmasking MSI-X sends pending messages: they must not re-enter. */
-    guard->engaged_in_io = true;
     pci_default_write_config(pdev, addr, val, len);
-    guard->engaged_in_io = engaged;
     if (!qdev_is_realized(DEVICE(s))) {
         return;
     }

@@ -679,6 +679,41 @@ static void test_unplug_under_a_peers_copy_into_its_registers(void)
 	CHECK_EQ(accel_rd(b, ACCEL_REG_MAGIC), ACCEL_MAGIC);
 }
 
+/*
+ * The same through the MSI-X table: B's copy into A's table unmasks a
+ * vector whose message QEMU's MSI-X holds pending, to A's root port's Slot
+ * Control, and goes on into the next vectors' entries.
+ */
+static void test_unplug_under_a_peers_copy_into_its_msix_table(void)
+{
+	struct qtest *qt = boot_with(2, "", "-global "
+		"ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
+	struct accel_dev *a = &dev[0], *b = &dev[1];
+	uint32_t words[1 + 4 * 3] = { 0 };	/* vector 0's control, then 1 to 3 */
+	int exp = pci_find_cap(qt, 0, accel_port_devfn(a), PCI_CAP_ID_EXP);
+	uint16_t sltctl;
+
+	CHECK(qt && exp);
+	pci_ecam_enable(qt);
+	sltctl = pci_cfg_read(qt, 0, accel_port_devfn(a), exp + PCI_EXP_SLTCTL, 2);
+	qtest_writel(qt, a->msix_table + 12, 1);	/* vector 0 masked */
+	qtest_writel(qt, a->msix_table, accel_port_ecam(a, exp + PCI_EXP_SLTCTL));
+	qtest_writel(qt, a->msix_table + 4, 0);
+	qtest_writel(qt, a->msix_table + 8, sltctl | PCI_EXP_SLTCTL_OFF);
+	accel_queue_enable(a, 0, 8);
+	CHECK_EQ(nop_with_irq(a, 0), ACCEL_Q_STATUS_ENABLED);
+
+	qtest_memwrite(qt, TEST_RAM_DATA, words, sizeof(words));
+	accel_queue_enable(b, 0, 8);
+	accel_submit(b, 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+		     .src = TEST_RAM_DATA, .dst = a->msix_table + 12,
+		     .len = sizeof(words) }, 1);
+	accel_wait(b, 0, 0);
+	CHECK(qtest_alive(qt));
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0, 4), 0xffffffff);
+	CHECK_EQ(accel_rd(b, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+}
+
 /* Budgets: what one register write, or one slice of a queue, may do */
 
 /*
@@ -1450,6 +1485,8 @@ static const struct test tests[] = {
 	{ "unplug_by_own_dma", test_unplug_by_own_dma },
 	{ "unplug_under_a_peers_copy_into_its_registers",
 	  test_unplug_under_a_peers_copy_into_its_registers },
+	{ "unplug_under_a_peers_copy_into_its_msix_table",
+	  test_unplug_under_a_peers_copy_into_its_msix_table },
 	{ "tiny_descriptors_bound_a_doorbell", test_tiny_descriptors_bound_a_doorbell },
 	{ "tiny_descriptors_through_a_peer_bound_a_doorbell",
 	  test_tiny_descriptors_through_a_peer_bound_a_doorbell },
