@@ -35,6 +35,7 @@ deps:
 qemu: deps
 	@scripts/build-qemu.sh >/dev/null
 	@scripts/build-qemu.sh fuzz >/dev/null
+	@scripts/build-qemu.sh tsan >/dev/null
 
 kernel: $(BUILD)/kernel.env
 

@@ -2,7 +2,7 @@
 # Build QEMU from the distribution's qemu source package (trixie's 10.0) with
 # the accel device added, and link its binaries into build/.
 #
-# Usage: scripts/build-qemu.sh [plain|fuzz|cov]
+# Usage: scripts/build-qemu.sh [plain|fuzz|tsan|cov]
 #   plain: qemu-system-x86_64, minimal, with the log trace backend
 #          (build/qemu-system-x86_64)
 #   fuzz:  clang with AddressSanitizer and UndefinedBehaviorSanitizer:
@@ -45,6 +45,14 @@ fuzz)
 			 --with-devices-x86_64=accel-qtest)
 	targets=(qemu-system-x86_64 qemu-fuzz-x86_64)
 	out=$top/build/asan ;;
+tsan)
+	"$top/scripts/deps.sh" fuzz
+	# ThreadSanitizer, for the qtests' devices only
+	configure_args+=(--cc=clang-14 --cxx=clang++-14 --enable-tsan
+			 --enable-trace-backends=log --extra-ldflags=-fuse-ld=lld-14
+			 --without-default-devices --with-devices-x86_64=accel-qtest)
+	targets=(qemu-system-x86_64)
+	out=$top/build/tsan ;;
 cov)
 	# gcov's counters, for scripts/coverage.sh; the qtests' devices only
 	configure_args+=(--enable-gcov --enable-trace-backends=log
