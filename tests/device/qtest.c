@@ -395,3 +395,56 @@ int64_t qtest_clock_step(struct qtest *qt, int64_t ns)
 {
 	return strtoll(command(qt, "clock_step %" PRId64 "\n", ns), NULL, 0);
 }
+
+/* One line from @fd into @buf (truncated), within QTEST_TIMEOUT_MS; false on EOF. */
+static bool qmp_read_line(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+	char c;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, QTEST_TIMEOUT_MS) != 1 || read(fd, &c, 1) != 1)
+			return false;
+		if (c == '\n')
+			break;
+		if (n + 1 < len)
+			buf[n++] = c;
+	}
+	buf[n] = 0;
+	return true;
+}
+
+bool qmp_execute(int fd, const char *command)
+{
+	char line[4096];
+	size_t len = strlen(command);
+
+	if (write(fd, command, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
+		return false;
+	while (qmp_read_line(fd, line, sizeof(line))) {
+		if (strstr(line, "\"return\""))
+			return true;
+		if (strstr(line, "\"error\""))
+			return false;
+	}
+	return false;	/* events are skipped; EOF or time-out ends it */
+}
+
+int qmp_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char greeting[4096];
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (void *)&sa, sizeof(sa)) ||
+	    !qmp_read_line(fd, greeting, sizeof(greeting)) ||
+	    !qmp_execute(fd, "{\"execute\": \"qmp_capabilities\"}")) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}

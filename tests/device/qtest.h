@@ -36,6 +36,14 @@ bool qtest_alive(struct qtest *qt);
  * status and copies the start of its stderr into @err. */
 int qemu_run_expect_exit(const char *args, char *err, size_t errlen);
 
+/*
+ * QEMU's monitor (QMP) at the unix socket @path, of a QEMU started with
+ * "-qmp unix:PATH,server=on,wait=off": a connected, negotiated fd or -1.
+ */
+int qmp_connect(const char *path);
+/* Send the one-line JSON @command; true once it returned, false on an error. */
+bool qmp_execute(int fd, const char *command);
+
 uint32_t qtest_readl(struct qtest *qt, uint64_t addr);
 void qtest_writel(struct qtest *qt, uint64_t addr, uint32_t val);
 uint64_t qtest_readq(struct qtest *qt, uint64_t addr);
