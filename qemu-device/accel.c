@@ -48,6 +48,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 
 /* Work a queue does, in bytes, before it gives the BQL back for a turn. */
 #define ACCEL_SLICE_BYTES   (4 * MiB)
+/* ... and in time: what each step costs in the rest of the machine varies. */
+#define ACCEL_SLICE_NS      (2 * SCALE_MS)
+/* A slice that moved less without the BQL let others in too little: it yields. */
+#define ACCEL_SLICE_UNLOCKED_MIN (ACCEL_SLICE_BYTES / 2)
+/* Messages the bottom half sends before it lets the main loop run. */
+#define ACCEL_MSIX_BATCH    4
 /* Work a doorbell does itself, in the vCPU, when it finds the queue idle. */
 #define ACCEL_INLINE_BYTES  (64 * KiB)
 /* Link time, in bytes, of a descriptor that moves no data. */
@@ -67,8 +73,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 #define ACCEL_LOCKED_COST   64
 /* RAM pieces mapped for one unlocked copy (an IOMMU maps page by page). */
 #define ACCEL_MAX_CHUNKS    64
-/* Bytes moved at a time, under the BQL, where an end is not RAM. */
-#define ACCEL_BQL_PIECE     4096
+/*
+ * Bytes moved at a time, under the BQL, where an end is not RAM: a few
+ * accesses, since each can cost milliseconds (one into a root port's or a
+ * peer's config space can rebuild the machine's memory map).
+ */
+#define ACCEL_BQL_PIECE     16
 
 #define ACCEL_VRAM_MIN      (1 * MiB)
 #define ACCEL_VRAM_MAX      (64 * GiB)
@@ -121,8 +131,8 @@ typedef struct AccelQueue {
     bool exiting;
     /* The worker is in a slice, which it may leave to copy without the BQL. */
     bool running;
-    /* The slice has released the BQL (to copy) at least once. */
-    bool released;
+    /* Bytes the slice moved with the BQL released. */
+    uint64_t unlocked_bytes;
     /* The worker waits for a main-loop turn before its next slice. */
     bool yielding;
     /* The re-entrancy guard's state before the worker took the BQL. */
@@ -158,12 +168,11 @@ struct AccelPCIState {
     AccelQueue queues[ACCEL_MAX_QUEUES];
 
     /*
-     * Vectors whose message QEMU's MSI-X held pending while masked, and
-     * that an unmasking released: msix_bh sends them, not the write that
-     * unmasked them (a peer's copy into the table could be unplugging the
-     * device under itself; a config write would send into its own BARs).
+     * Vectors whose message is due from msix_bh: raised by a register
+     * write rather than the device's own work, or held pending in the PBA
+     * while masked and released by an unmasking (accel_msix_signal()).
      */
-    uint64_t msix_released;
+    uint64_t msix_due;
     QEMUBH *msix_bh;
 
     /* Properties */
@@ -171,6 +180,18 @@ struct AccelPCIState {
     uint32_t num_queues;
     uint64_t dma_bandwidth;
 };
+
+/*
+ * The device whose queue slice, or message bottom half, this thread runs;
+ * NULL for a vCPU's, qtest's or the main loop's own access. A doorbell
+ * rung meanwhile (by that work's DMA or messages: a peer's TAIL, chains
+ * of peers) only kicks its worker, so that one register write does at
+ * most one doorbell's bounded work. And a device sends a message at once
+ * only from its own work: raised by anything else (a register write,
+ * which a peer's copy may be making), the message goes from msix_bh once
+ * that access is over, so that it cannot unplug the device under it.
+ */
+static __thread AccelPCIState *accel_running_dev;
 
 /* Interrupts */
 
@@ -186,6 +207,17 @@ static void accel_msix_notify(AccelPCIState *s, unsigned vector)
 {
     trace_accel_irq_msix(vector);
     msix_notify(PCI_DEVICE(s), vector);
+}
+
+/* Send @vector's message now from the device's own work, else from msix_bh. */
+static void accel_msix_signal(AccelPCIState *s, unsigned vector)
+{
+    if (accel_running_dev == s) {
+        accel_msix_notify(s, vector);
+        return;
+    }
+    s->msix_due |= BIT_ULL(vector);
+    qemu_bh_schedule(s->msix_bh);
 }
 
 /* Whether the PBA holds @vector's message (msix.c keeps its own test static). */
@@ -205,7 +237,7 @@ static int accel_msix_vector_use(PCIDevice *pdev, unsigned vector,
 
     if (accel_msix_pending(pdev, vector)) {
         msix_clr_pending(pdev, vector);
-        s->msix_released |= BIT_ULL(vector);
+        s->msix_due |= BIT_ULL(vector);
         qemu_bh_schedule(s->msix_bh);
     }
     return 0;
@@ -216,25 +248,41 @@ static void accel_msix_vector_release(PCIDevice *pdev, unsigned vector)
 {
 }
 
+static uint32_t accel_vector_source(AccelPCIState *s, unsigned vector);
+
 /*
- * The messages that unmaskings released, under the device's re-entrancy
- * guard. A message can unplug the device (a root port's Slot Control is
+ * The messages due, under the device's re-entrancy guard, a few per run.
+ * One whose source was acknowledged, reset or masked by IRQ_MASK since is
+ * no longer due; one that finds MSI-X off waits in the PBA for it to be
+ * on again. A message can unplug the device (a root port's Slot Control is
  * memory too): look again after each, holding the object meanwhile.
  */
-static void accel_msix_send_released(void *opaque)
+static void accel_msix_send_due(void *opaque)
 {
     AccelPCIState *s = opaque;
     PCIDevice *pdev = PCI_DEVICE(s);
+    unsigned sent = 0;
 
     object_ref(OBJECT(s));
-    while (qdev_is_realized(DEVICE(s)) && s->msix_released) {
-        unsigned vector = ctz64(s->msix_released);
+    accel_running_dev = s;
+    while (qdev_is_realized(DEVICE(s)) && s->msix_due) {
+        unsigned vector = ctz64(s->msix_due);
 
-        s->msix_released &= ~BIT_ULL(vector);
+        if (sent++ == ACCEL_MSIX_BATCH) {
+            qemu_bh_schedule(s->msix_bh);
+            break;
+        }
+        s->msix_due &= ~BIT_ULL(vector);
+        if (!(s->irq_status & ~s->irq_mask & accel_vector_source(s, vector))) {
+            continue;
+        }
         if (msix_enabled(pdev)) {
             accel_msix_notify(s, vector);
+        } else {
+            msix_set_pending(pdev, vector);
         }
     }
+    accel_running_dev = NULL;
     object_unref(OBJECT(s));
 }
 
@@ -250,6 +298,13 @@ static unsigned accel_irq_vector(AccelPCIState *s, uint32_t bit)
                                   : ctz32(bit);
 }
 
+/* The IRQ_STATUS bit whose vector @vector is. */
+static uint32_t accel_vector_source(AccelPCIState *s, unsigned vector)
+{
+    return vector == ACCEL_MSIX_ERROR_VECTOR(s->num_queues) ? ACCEL_IRQ_ERROR
+                                                            : BIT(vector);
+}
+
 static void accel_raise_irq(AccelPCIState *s, uint32_t bit)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
@@ -258,7 +313,7 @@ static void accel_raise_irq(AccelPCIState *s, uint32_t bit)
     if (!msix_enabled(pdev)) {
         accel_update_intx(s);
     } else if (!(s->irq_mask & bit)) {
-        accel_msix_notify(s, accel_irq_vector(s, bit));
+        accel_msix_signal(s, accel_irq_vector(s, bit));
     } else {
         trace_accel_irq_masked(bit);
     }
@@ -274,16 +329,14 @@ static void accel_ack_irq(AccelPCIState *s, uint32_t bits)
     uint32_t acked = s->irq_status & bits & accel_irq_sources(s);
 
     s->irq_status &= ~bits;
-    if (!msix_enabled(pdev)) {
-        accel_update_intx(s);
-        return;
-    }
     while (acked) {
         uint32_t bit = acked & -acked;
 
         acked &= ~bit;
         msix_clr_pending(pdev, accel_irq_vector(s, bit));
-        s->msix_released &= ~BIT_ULL(accel_irq_vector(s, bit));
+    }
+    if (!msix_enabled(pdev)) {
+        accel_update_intx(s);
     }
 }
 
@@ -298,17 +351,13 @@ static void accel_write_irq_mask(AccelPCIState *s, uint32_t mask)
         accel_update_intx(s);
         return;
     }
-    /*
-     * A source pending while masked is delivered when it is unmasked. A
-     * message is a DMA write, which can reset or unplug the device (a
-     * root port's config space is memory too): look again after each.
-     */
-    while (qdev_is_realized(DEVICE(s)) && msix_enabled(pdev) &&
-           (pending = unmasked & s->irq_status & ~s->irq_mask)) {
+    /* A source pending while masked is delivered when it is unmasked. */
+    pending = unmasked & s->irq_status;
+    while (pending) {
         uint32_t bit = pending & -pending;
 
-        unmasked &= ~bit;
-        accel_msix_notify(s, accel_irq_vector(s, bit));
+        pending &= ~bit;
+        accel_msix_signal(s, accel_irq_vector(s, bit));
     }
 }
 
@@ -449,15 +498,6 @@ static int64_t accel_link_free(AccelQueue *q)
     return q->link_start + lo;
 }
 
-/*
- * Set while this thread runs a queue's slice, of any accel device: a
- * doorbell rung by that slice's DMA (a peer's TAIL, or a chain of peers)
- * then only kicks its worker, so that one doorbell write does one
- * doorbell's bounded work, and no device's registers change under a copy
- * that another device's MMIO handler is in the middle of.
- */
-static __thread bool accel_in_slice;
-
 static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
 {
     trace_accel_doorbell(q->index, val);
@@ -487,7 +527,7 @@ static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
      * Where the worker is idle, the write does the first of the work
      * itself: a small transfer then completes without waking a thread.
      */
-    if (!q->running && !accel_in_slice && accel_queue_has_work(q)) {
+    if (!q->running && !accel_running_dev && accel_queue_has_work(q)) {
         accel_queue_run(q, ACCEL_INLINE_BYTES);
     }
     accel_queue_kick(q);
@@ -786,7 +826,7 @@ static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
         trace_accel_dma_inline(q->index, bytes, count);
     } else {
         trace_accel_dma_unlocked(q->index, bytes, count);
-        q->released = true;
+        q->unlocked_bytes += bytes;
         accel_set_copying(q, true);
         accel_worker_unlock(q);
     }
@@ -987,12 +1027,13 @@ static bool accel_pay_for_step(AccelQueue *q, uint64_t budget)
  */
 static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
 {
+    int64_t end = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ACCEL_SLICE_NS;
     uint64_t spent = 0, cost, n;
     uint32_t err;
 
     q->slice_gen = q->gen;
     while (!accel_slice_stopped(q) && accel_queue_runnable(q) &&
-           spent < budget) {
+           spent < budget && qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < end) {
         if (!q->active && !accel_start_desc(q)) {
             return;
         }
@@ -1015,12 +1056,12 @@ static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
     }
 }
 
-/* A slice, with this thread's doorbells marked as rung from it. */
+/* A slice, as the device's own work (accel_running_dev). */
 static void accel_queue_run(AccelQueue *q, uint64_t budget)
 {
-    accel_in_slice = true;
+    accel_running_dev = q->dev;
     accel_queue_run_slice(q, budget);
-    accel_in_slice = false;
+    accel_running_dev = NULL;
 }
 
 /* A main-loop turn has passed since the worker yielded: let it go on. */
@@ -1066,10 +1107,11 @@ static void *accel_queue_worker(void *opaque)
             continue;
         }
         q->running = true;
-        q->released = false;
+        q->unlocked_bytes = 0;
         accel_queue_run(q, ACCEL_SLICE_BYTES);
         q->running = false;
-        if (accel_queue_has_work(q) && !q->released) {
+        if (accel_queue_has_work(q) &&
+            q->unlocked_bytes < ACCEL_SLICE_UNLOCKED_MIN) {
             accel_worker_yield(q);
         }
     }
@@ -1324,6 +1366,19 @@ static const MemoryRegionOps accel_regs_ops = {
 
 /* Lifecycle */
 
+/* No message of the device's is due any more, sent or held in the PBA. */
+static void accel_clear_messages(AccelPCIState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    unsigned vector;
+
+    s->msix_due = 0;
+    for (vector = 0; msix_present(pdev) && vector < s->num_queues + 1;
+         vector++) {
+        msix_clr_pending(pdev, vector);
+    }
+}
+
 static void accel_reset(AccelPCIState *s)
 {
     unsigned i;
@@ -1335,6 +1390,7 @@ static void accel_reset(AccelPCIState *s)
     s->irq_status = 0;
     s->irq_mask = 0;
     s->scratch = 0;
+    accel_clear_messages(s);
     accel_update_intx(s);
 }
 
@@ -1426,7 +1482,7 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
     for (i = 0; i < nvec; i++) {
         msix_vector_use(pdev, i);
     }
-    s->msix_bh = qemu_bh_new_guarded(accel_msix_send_released, s,
+    s->msix_bh = qemu_bh_new_guarded(accel_msix_send_due, s,
                                      &DEVICE(s)->mem_reentrancy_guard);
     msix_set_vector_notifiers(pdev, accel_msix_vector_use,
                               accel_msix_vector_release, NULL);
