@@ -33,7 +33,9 @@
  *   BO_CREATE waiting on full VRAM for clearings behind another user's
  *   slow work, and a fault waiting for a clearing holds no mmap lock (on a
  *   throttled device); a process killed with
- *   jobs stuck in flight dies within 3 s and what they held comes back;
+ *   jobs stuck in flight dies within 3 s and what they held comes back; a
+ *   queue with jobs queued across unbind and bind fails them, its file's
+ *   ioctls fail with ENODEV, and closing it leaves nothing behind;
  * - a queue's jobs run in order; user memory to user memory works.
  */
 #define _GNU_SOURCE
@@ -1591,16 +1593,6 @@ TEST(descriptors_are_sized_to_a_slow_devices_bandwidth)
 	close(fd);
 }
 
-/* An unprivileged child of a root parent keeps the open file. */
-static int as_nobody_with_memlock(uint64_t limit)
-{
-	struct rlimit r = { limit, limit };
-
-	if (setrlimit(RLIMIT_MEMLOCK, &r) || setgid(65534) || setuid(65534))
-		return -1;
-	return 0;
-}
-
 TEST_F(job, pins_are_charged_against_rlimit_memlock)
 {
 	const size_t len = 4 * MIB;
@@ -1725,6 +1717,76 @@ TEST(unbind_with_jobs_queued_fails_them_and_files_stay_safe)
 	EXPECT_EQ(-ENODEV, gem_close(fd, a.handle));
 	close(fd);
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
+/*
+ * A queue with jobs queued (the first stalled) on a file opened before an
+ * unbind, across the rebind: the jobs failed with the device (ENODEV, in
+ * the fence a sync_file holds), every ioctl of the old file on its queue
+ * fails with ENODEV, the new binding's queues work, closing the old file
+ * is clean and quick, and it leaves nothing behind: bound again, the
+ * device gets its old node back.
+ */
+TEST(a_queue_with_jobs_queued_across_unbind_and_rebind)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .src = 3, .size = 4096 };
+	struct drm_simaccel_sync out = { 0 };
+	struct drm_simaccel_queue_query q;
+	struct drm_simaccel_bo_create bo, mine;
+	struct sync_file_info sfi = { 0 };
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t queue, other;
+	char addr[64];
+	double start;
+	int fd, fd2, i;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &bo));
+	ASSERT_EQ(0, syncobj_create(fd, &out.handle));
+	fill.dst = bo.dev_addr;
+	ASSERT_EQ(0, inject_all("0x10000"));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, submit(fd, queue, 0, &fill, 1, NULL, 0, i == 7 ? &out : NULL));
+	pfd.fd = sync_file_export(fd, out.handle);
+	ASSERT_LE(0, pfd.fd);
+	EXPECT_EQ(-ETIME, syncobj_signalled(fd, out.handle));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd2 = open_by_pci(addr);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, inject_all_of(addr, "0"));
+	/* the jobs failed with the device they were queued on */
+	ASSERT_EQ(1, poll(&pfd, 1, 5000));
+	ASSERT_EQ(0, ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &sfi));
+	EXPECT_EQ(-ENODEV, sfi.status);
+	close(pfd.fd);
+	/* the old file's queue is the old device's */
+	EXPECT_EQ(-ENODEV, submit(fd, queue, 0, &fill, 1, NULL, 0, NULL));
+	EXPECT_EQ(-ENODEV, submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL));
+	EXPECT_EQ(-ENODEV, queue_query(fd, queue, &q));
+	EXPECT_EQ(-ENODEV, queue_destroy(fd, queue));
+	EXPECT_EQ(-ENODEV, queue_create(fd, &other));
+	/* the new binding's queues work, whatever the old one's handles */
+	ASSERT_EQ(0, queue_create(fd2, &other));
+	ASSERT_EQ(0, bo_create(fd2, 4096, DRM_SIMACCEL_BO_HOST, &mine));
+	EXPECT_EQ(-ENOENT, queue_query(fd2, other + 1, &q));
+	EXPECT_EQ(0, run_op(fd2, other, DRM_SIMACCEL_OP_FILL, 0, mine.dev_addr, 5, 4096));
+	ASSERT_EQ(0, queue_query(fd2, other, &q));
+	EXPECT_EQ(1, q.submitted);
+	EXPECT_EQ(0, q.failed);
+	start = seconds();
+	EXPECT_EQ(0, close(fd));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("closing the old file waited");
+	close(fd2);
+	/* no file of an older binding is left: bound again, it is accel0 */
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("the old file's queue held the old binding");
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -17,6 +17,11 @@
  * - an import of a peer's VRAM is revoked (ENODEV) when the peer is
  *   unbound, and stays so after a rebind hands the range to someone else;
  *   an import of a peer's HOST buffer stays usable;
+ * - an importer that closes its file (or is killed) with work queued on an
+ *   import of a peer's VRAM or HOST buffer lets the work run (or fail)
+ *   and the import go: the exporter's memory comes back once it lets go;
+ *   an importer rebound with an import held in an old file imports afresh;
+ *   a sync_file of a job on an import fails with the exporter's unbind;
  * - an export that waits for a new VRAM buffer's clearing, queued behind
  *   the exporter's own slow work, holds no one else up: another process
  *   creates buffers meanwhile, and the exporter dies at once when killed
@@ -26,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,6 +44,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sync_file.h>
 
 #include "kselftest_harness.h"
 #include "simaccel_util.h"
@@ -276,21 +283,6 @@ TEST(a_shared_buffer_lives_while_anyone_holds_it)
 	ASSERT_EQ(0, gem_close(fd1, imported));
 	EXPECT_EQ(vram0, device_total("vram_used"));
 	close(fd1);
-}
-
-/* The PCI addresses of the first two devices bound to the driver. */
-static int bound_devices(char addr[2][64])
-{
-	struct dirent *e;
-	DIR *d = opendir(DRIVER_DIR);
-	int n = 0;
-
-	while (d && n < 2 && (e = readdir(d)))
-		if (!strncmp(e->d_name, "0000:", 5))
-			snprintf(addr[n++], 64, "%.63s", e->d_name);
-	if (d)
-		closedir(d);
-	return n == 2 ? 0 : -1;
 }
 
 /*
@@ -696,6 +688,171 @@ TEST(a_peers_host_buffer_import_outlives_the_exporter)
 }
 
 /*
+ * The device total that counts a buffer of @kind: vram_used or host_pinned.
+ */
+static const char *total_of_kind(uint32_t kind)
+{
+	return kind == DRM_SIMACCEL_BO_HOST ? "host_pinned" : "vram_used";
+}
+
+/*
+ * A file of device 1 imports device 0's buffer of @kind, maps it through
+ * the dma-buf, queues seconds of fills into it and closes,
+ * with the dma-buf: close() does not wait for the work, which runs to its
+ * end (QUEUE_DESTROY and close() by a live process let jobs run), the
+ * mapping shows it, and once the exporter lets go too the buffer's memory
+ * comes back: the import is gone with its file and its jobs.
+ */
+static void close_an_importer_with_work_queued(struct __test_metadata *_metadata,
+					       uint32_t kind)
+{
+	const size_t len = 16 << 20;
+	struct drm_simaccel_op load[32];
+	struct drm_simaccel_op last = { .op = DRM_SIMACCEL_OP_FILL, .src = 0x22, .size = len / 2 };
+	struct drm_simaccel_sync out = { 0 };
+	struct sync_file_info sfi = { 0 };
+	struct drm_simaccel_bo_create bo;
+	struct drm_simaccel_bo_info info;
+	const char *total = total_of_kind(kind);
+	long long base;
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t queue, imported;
+	char addr[2][64];
+	int fd0, fd1, dmabuf, i;
+	double start;
+	uint8_t *m;
+
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	fd1 = open_by_pci(addr[1]);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, settle(fd0));
+	base = device_total_of(addr[0], total);
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, bo_create(fd0, len, kind, &bo));
+	ASSERT_EQ(0, export(fd0, bo.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, bo_info(fd1, imported, &info));
+	EXPECT_EQ(DRM_SIMACCEL_BO_IMPORTED, info.kind);
+	ASSERT_EQ(0, queue_create(fd1, &queue));
+	ASSERT_EQ(0, syncobj_create(fd1, &out.handle));
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	for (i = 0; i < 32; i++)
+		load[i] = (struct drm_simaccel_op){
+			.op = DRM_SIMACCEL_OP_FILL, .dst = info.dev_addr,
+			.src = 0x11, .size = len,
+		};
+	last.dst = info.dev_addr + len / 2;
+	/* 32 GiB of fills: more than a second of work */
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, submit(fd1, queue, 0, load, 32, NULL, 0, NULL));
+	ASSERT_EQ(0, submit(fd1, queue, 0, &last, 1, NULL, 0, &out));
+	pfd.fd = sync_file_export(fd1, out.handle);
+	ASSERT_LE(0, pfd.fd);
+	/* the work is queued when the file goes, or this shows nothing */
+	ASSERT_EQ(-ETIME, syncobj_signalled(fd1, out.handle));
+	close(dmabuf);
+	start = seconds();
+	EXPECT_EQ(0, close(fd1));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("close() waited for the jobs");
+	ASSERT_EQ(1, poll(&pfd, 1, 60000));
+	TH_LOG("the work ended %.2f s after the close", seconds() - start);
+	ASSERT_EQ(0, ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &sfi));
+	EXPECT_EQ(1, sfi.status) TH_LOG("the last job failed: %d", sfi.status);
+	close(pfd.fd);
+	EXPECT_EQ(0x11, m[0]);
+	EXPECT_EQ(0x11, m[len / 2 - 1]);
+	EXPECT_EQ(0x22, m[len / 2]);
+	EXPECT_EQ(0x22, m[len - 1]);
+	EXPECT_EQ(0, munmap(m, len));
+	EXPECT_EQ(base + (long long)len, device_total_of(addr[0], total));
+	ASSERT_EQ(0, gem_close(fd0, bo.handle));
+	/* the importer's file, jobs and import held nothing back */
+	EXPECT_EQ(base, wait_device_total_of(addr[0], total, base, 5.0))
+		TH_LOG("the exporter's buffer outlived its last user");
+	close(fd0);
+}
+
+TEST(an_importer_closed_with_work_queued_on_a_peers_vram_lets_it_run_and_go)
+{
+	close_an_importer_with_work_queued(_metadata, DRM_SIMACCEL_BO_VRAM_MAPPABLE);
+}
+
+TEST(an_importer_closed_with_work_queued_on_a_peers_host_buffer_lets_it_run_and_go)
+{
+	close_an_importer_with_work_queued(_metadata, DRM_SIMACCEL_BO_HOST);
+}
+
+/*
+ * A process killed with an import of a peer's HOST buffer and work queued
+ * on it dies at once, and lets go of the import: the exporter's buffer is
+ * still its own to use, and its memory comes back once the exporter lets
+ * go (the dma-buf's pages are the exporter's, the import held them).
+ */
+TEST(a_killed_importer_of_a_peers_host_buffer_lets_it_go)
+{
+	const size_t len = 16 << 20;
+	struct drm_simaccel_bo_create h0;
+	long long base;
+	char addr[2][64];
+	int fd0, ready[2], status, dmabuf;
+	uint32_t q0;
+	double start;
+	pid_t child;
+	char c;
+
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	ASSERT_LE(0, fd0);
+	ASSERT_EQ(0, queue_create(fd0, &q0));
+	base = device_total_of(addr[0], "host_pinned");
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_HOST, &h0));
+	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
+	ASSERT_EQ(0, pipe(ready));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		struct drm_simaccel_op fill = {
+			.op = DRM_SIMACCEL_OP_FILL, .src = 0x11, .size = len,
+		};
+		struct drm_simaccel_bo_info info;
+		int fd1 = open_by_pci(addr[1]);
+		uint32_t queue, imported;
+
+		if (fd1 < 0 || queue_create(fd1, &queue) ||
+		    import(fd1, dmabuf, &imported) || bo_info(fd1, imported, &info))
+			_exit(2);
+		close(dmabuf);
+		fill.dst = info.dev_addr;
+		for (int i = 0; i < 64; i++)
+			if (submit(fd1, queue, 0, &fill, 1, NULL, 0, NULL))
+				_exit(3);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	close(dmabuf);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	start = seconds();
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_GT(3.0, seconds() - start) TH_LOG("the killed importer lingered");
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(0, run_op(fd0, q0, DRM_SIMACCEL_OP_FILL, 0, h0.dev_addr, 0x33, len));
+	EXPECT_EQ(base + (long long)len, device_total_of(addr[0], "host_pinned"));
+	ASSERT_EQ(0, gem_close(fd0, h0.handle));
+	EXPECT_EQ(base, wait_device_total_of(addr[0], "host_pinned", base, 5.0))
+		TH_LOG("the killed importer's import held the buffer");
+	close(fd0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/*
  * A child creates a VRAM buffer whose clearing queues behind 4 s of
  * clearing (16 MB/s), and exports it; it says so on @ready first.
  */
@@ -746,6 +903,112 @@ TEST(an_export_waiting_for_a_clearing_holds_no_one_up)
 	EXPECT_GT(1.0, seconds() - start) TH_LOG("the exporter outlived SIGKILL");
 	EXPECT_TRUE(WIFSIGNALED(status));
 	close(fd);
+}
+
+/*
+ * The importer's device is unbound and bound again while a file of its old
+ * binding holds an import of a peer's HOST buffer: every ioctl of the old
+ * file fails with ENODEV, the new binding imports the same dma-buf afresh
+ * and reaches its pages, closing the old file is clean, and once every side
+ * lets go the exporter's memory comes back.
+ */
+TEST(an_import_of_a_peers_host_buffer_across_the_importers_rebind)
+{
+	const size_t len = 1 << 20;
+	struct drm_simaccel_bo_create h0;
+	struct drm_simaccel_bo_info info;
+	uint32_t q0, q1, imported, again;
+	long long base;
+	char addr[2][64];
+	int fd0, fd1, fd1b, dmabuf;
+	uint8_t *m;
+
+	ASSERT_EQ(0, bound_devices(addr));
+	fd0 = open_by_pci(addr[0]);
+	fd1 = open_by_pci(addr[1]);
+	ASSERT_LE(0, fd0);
+	ASSERT_LE(0, fd1);
+	base = device_total_of(addr[0], "host_pinned");
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, queue_create(fd0, &q0));
+	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_HOST, &h0));
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd0, h0.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[1]));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[1]));
+	fd1b = open_by_pci(addr[1]);
+	ASSERT_LE(0, fd1b);
+	/* the old file's import is the old binding's */
+	EXPECT_EQ(-ENODEV, bo_info(fd1, imported, &info));
+	EXPECT_EQ(-ENODEV, import(fd1, dmabuf, &again));
+	EXPECT_EQ(-ENODEV, gem_close(fd1, imported));
+	/* the new binding's import is its own, and reaches the pages */
+	ASSERT_EQ(0, import(fd1b, dmabuf, &again));
+	ASSERT_EQ(0, bo_info(fd1b, again, &info));
+	EXPECT_EQ(DRM_SIMACCEL_BO_IMPORTED, info.kind);
+	ASSERT_EQ(0, queue_create(fd1b, &q1));
+	EXPECT_EQ(0, run_op(fd1b, q1, DRM_SIMACCEL_OP_FILL, 0, info.dev_addr, 0x6b, len));
+	EXPECT_EQ(0x6b, m[0]);
+	EXPECT_EQ(0x6b, m[len - 1]);
+	EXPECT_EQ(0, close(fd1));
+	/* the exporter's buffer is whole */
+	EXPECT_EQ(0, run_op(fd0, q0, DRM_SIMACCEL_OP_FILL, 0, h0.dev_addr, 0x11, len));
+	EXPECT_EQ(0x11, m[len - 1]);
+	close(fd1b);
+	close(dmabuf);
+	EXPECT_EQ(0, munmap(m, len));
+	ASSERT_EQ(0, gem_close(fd0, h0.handle));
+	EXPECT_EQ(base, wait_device_total_of(addr[0], "host_pinned", base, 2.0))
+		TH_LOG("an import held the exporter's buffer");
+	close(fd0);
+	/* no file of the old binding is left: it comes back as accel1 */
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[1]));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[1]));
+}
+
+/*
+ * A sync_file of a job on an import of a peer's VRAM, queued behind a
+ * stalled job: when the peer (the exporter) is unbound, the job fails
+ * with ENODEV and so does its fence, which the sync_file shows.
+ */
+TEST(a_sync_file_of_a_job_on_a_peers_vram_fails_with_the_peer)
+{
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .src = 1, .size = 4096 };
+	struct drm_simaccel_sync out = { 0 };
+	struct sync_file_info sfi = { 0 };
+	struct pollfd pfd = { .events = POLLIN };
+	struct drm_simaccel_bo_create h1;
+	struct peer_import p;
+	double start;
+
+	ASSERT_EQ(0, import_peer_vram(&p, 4096));
+	ASSERT_EQ(0, bo_create(p.fd1, 4096, DRM_SIMACCEL_BO_HOST, &h1));
+	ASSERT_EQ(0, syncobj_create(p.fd1, &out.handle));
+	ASSERT_EQ(0, inject_all_of(p.addr[1], "0x10000"));
+	fill.dst = h1.dev_addr;
+	ASSERT_EQ(0, submit(p.fd1, p.queue, 0, &fill, 1, NULL, 0, NULL));
+	fill.dst = p.dev_addr;
+	ASSERT_EQ(0, submit(p.fd1, p.queue, 0, &fill, 1, NULL, 0, &out));
+	pfd.fd = sync_file_export(p.fd1, out.handle);
+	ASSERT_LE(0, pfd.fd);
+	usleep(100000);
+	ASSERT_EQ(0, ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &sfi));
+	EXPECT_EQ(0, sfi.status);
+	start = seconds();
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", p.addr[0]));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the unbind waited for the stalled job");
+	/* behind the stalled job's time-out (2 s) */
+	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	sfi = (struct sync_file_info){ 0 };
+	ASSERT_EQ(0, ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &sfi));
+	EXPECT_EQ(-ENODEV, sfi.status);
+	close(pfd.fd);
+	ASSERT_EQ(0, inject_all_of(p.addr[1], "0"));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", p.addr[0]));
+	ASSERT_EQ(0, gem_close(p.fd1, p.handle));
+	close(p.fd1);
 }
 
 TEST_HARNESS_MAIN

@@ -15,6 +15,11 @@
  *   cleared between owners, mappings of mappable buffers only and within
  *   their size, handles and mappings private to their file, and mappings
  *   revoked (SIGBUS) when the device is unbound;
+ * - a file opened before an unbind, across the rebind: its HOST and USERPTR
+ *   buffers keep their memory (and the pin its user's charge) until it is
+ *   closed, its ioctls fail with ENODEV, its fdinfo has no DRM keys, and
+ *   the new binding has nothing of it; a killed user's HOST mapping lets
+ *   the buffer go;
  * - fdinfo (Documentation/gpu/drm-usage-stats.rst) names the driver, the PCI
  *   function and a client id of each open, and counts the VRAM each file's
  *   buffers hold, page-rounded, and no one else's.
@@ -879,6 +884,236 @@ TEST(fdinfo_and_mappings_of_an_unbound_or_killed_user_go_cleanly)
 	EXPECT_FALSE(fdinfo(fd, "drm-driver", val, sizeof(val)));
 	EXPECT_EQ(0, close(fd));
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
+/*
+ * Unbind and bind the device at @addr again while files of the old binding
+ * may be open: the new binding's node then differs, open_by_pci() finds it.
+ */
+static int rebind(const char *addr)
+{
+	return write_file(DRIVER_DIR "/unbind", addr) ?:
+	       write_file(DRIVER_DIR "/bind", addr);
+}
+
+/*
+ * The node of the device bound again is accel0 once no file of an older
+ * binding holds that minor: whatever a closed file had is gone with it.
+ */
+static bool rebound_as_accel0(const char *addr)
+{
+	int fd;
+
+	if (rebind(addr))
+		return false;
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* KiB of shmem that the rest of the system may take or free meanwhile */
+#define SHMEM_NOISE	1024
+
+/* Wait up to 2 s for /proc/meminfo's Shmem to be at most @kib. */
+static long long shmem_down_to(long long kib)
+{
+	long long v;
+
+	for (int i = 0; (v = meminfo_kib("Shmem")) > kib && i < 100; i++)
+		usleep(20000);
+	return v;
+}
+
+/*
+ * A HOST buffer of a file opened before an unbind, across the rebind: the
+ * file keeps the memory (not its DMA mapping) while it is open, every
+ * ioctl and mmap() of it fails with ENODEV, the new binding counts
+ * nothing of it and works, and closing the old file frees the memory.
+ */
+TEST(a_host_handle_across_unbind_and_rebind)
+{
+	const size_t len = 32 << 20;
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR };
+	struct drm_simaccel_bo_create bo, other;
+	struct drm_simaccel_bo_info info = { 0 };
+	long long shmem0;
+	char addr[64];
+	uint32_t queue;
+	int fd, fd2;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	shmem0 = meminfo_kib("Shmem");
+	ASSERT_LE(0, shmem0);
+	ASSERT_EQ(0, bo_create(fd, len, DRM_SIMACCEL_BO_HOST, &bo));
+	/* shmem pages, allocated and pinned at creation */
+	EXPECT_LE(shmem0 + (long long)(len >> 10) - SHMEM_NOISE, meminfo_kib("Shmem"));
+	ASSERT_EQ(0, rebind(addr));
+	fd2 = open_by_pci(addr);
+	ASSERT_LE(0, fd2);
+	/* the old file keeps the memory while it is open */
+	EXPECT_LE(shmem0 + (long long)(len >> 10) - SHMEM_NOISE, meminfo_kib("Shmem"));
+	EXPECT_EQ(-ENODEV, gem_close(fd, bo.handle));
+	info.handle = bo.handle;
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_SIMACCEL_BO_INFO, &info));
+	EXPECT_EQ(ENODEV, errno);
+	prime.handle = bo.handle;
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(MAP_FAILED, map_bo(fd, &bo, len));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-ENODEV, bo_create(fd, 4096, DRM_SIMACCEL_BO_HOST, &other));
+	/* the new binding has nothing of the old one's, and works */
+	EXPECT_EQ(0, device_total_of(addr, "host_pinned"));
+	ASSERT_EQ(0, queue_create(fd2, &queue));
+	ASSERT_EQ(0, bo_create(fd2, 4096, DRM_SIMACCEL_BO_HOST, &other));
+	EXPECT_EQ(0, run_op(fd2, queue, DRM_SIMACCEL_OP_FILL, 0, other.dev_addr, 7, 4096));
+	EXPECT_EQ(0, close(fd));
+	EXPECT_GT(shmem0 + SHMEM_NOISE, shmem_down_to(shmem0 + SHMEM_NOISE))
+		TH_LOG("the old file's buffer outlived it");
+	close(fd2);
+	EXPECT_TRUE(rebound_as_accel0(addr));
+}
+
+/*
+ * A USERPTR buffer of a file opened before an unbind, across the rebind:
+ * the file keeps the pin while it is open, and with it its user's charge
+ * against RLIMIT_MEMLOCK (the pins of one user count together, whichever
+ * file and binding holds them); every ioctl of the old file fails with
+ * ENODEV; closing it lets go of the pages and gives the charge back.
+ */
+TEST(a_userptr_handle_across_unbind_and_rebind)
+{
+	const size_t len = 4 << 20;
+	uint8_t *buf = aligned_alloc(4096, len);
+	struct drm_simaccel_bo_userptr u;
+	uint32_t handle = 0, again;
+	pid_t nobody;
+	char addr[64];
+	int fd, fd2;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 1, len);
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	nobody = nobody_lives_on();
+	ASSERT_LT(0, nobody);
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pin_as_nobody(fd, buf, len, len + len / 2, &handle));
+	ASSERT_NE(0, handle);
+	ASSERT_EQ(0, rebind(addr));
+	fd2 = open_by_pci(addr);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(-ENODEV, gem_close(fd, handle));
+	u = (struct drm_simaccel_bo_userptr){ .user_addr = (uintptr_t)buf, .size = 4096 };
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_SIMACCEL_BO_USERPTR, &u));
+	EXPECT_EQ(ENODEV, errno);
+	/* the old file's pin still counts against the user's limit */
+	EXPECT_EQ(-ENOMEM, pin_as_nobody(fd2, buf, len, len + len / 2, &again));
+	EXPECT_EQ(0, close(fd));
+	/* closed, it gave its charge back */
+	EXPECT_EQ(0, pin_as_nobody(fd2, buf, len, len + len / 2, &again));
+	EXPECT_EQ((long long)len, device_total_of(addr, "host_pinned"));
+	close(fd2);
+	kill_child(nobody);
+	EXPECT_TRUE(rebound_as_accel0(addr));
+	free(buf);
+}
+
+/*
+ * fdinfo of a file opened before an unbind, across the rebind: it reads,
+ * without DRM's keys (the device it was opened on is gone), closes
+ * cleanly, and a file of the new binding has keys of its own: the same
+ * PCI function, a client id of its own, none of the old file's memory.
+ */
+TEST(fdinfo_of_a_file_across_unbind_and_rebind)
+{
+	char addr[64], val[64], old_id[32], new_id[32];
+	struct drm_simaccel_bo_create bo;
+	int fd, fd2;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_create(fd, 1 << 20, DRM_SIMACCEL_BO_VRAM, &bo));
+	ASSERT_TRUE(fdinfo(fd, "drm-client-id", old_id, sizeof(old_id)));
+	EXPECT_EQ(1 << 20, fdinfo_bytes(fd, "drm-total-vram"));
+	ASSERT_EQ(0, rebind(addr));
+	fd2 = open_by_pci(addr);
+	ASSERT_LE(0, fd2);
+	for (int i = 0; i < 2; i++) {
+		EXPECT_TRUE(fdinfo(fd, "flags", val, sizeof(val)));
+		EXPECT_FALSE(fdinfo(fd, "drm-driver", val, sizeof(val)));
+		EXPECT_FALSE(fdinfo(fd, "drm-client-id", val, sizeof(val)));
+		EXPECT_EQ(~0ull, fdinfo_bytes(fd, "drm-total-vram"));
+		ASSERT_TRUE(fdinfo(fd2, "drm-driver", val, sizeof(val)));
+		EXPECT_STREQ("simaccel", val);
+		ASSERT_TRUE(fdinfo(fd2, "drm-pdev", val, sizeof(val)));
+		EXPECT_STREQ(addr, val);
+		ASSERT_TRUE(fdinfo(fd2, "drm-client-id", new_id, sizeof(new_id)));
+		EXPECT_STRNE(old_id, new_id);
+		EXPECT_EQ(i ? 8192 : 0, fdinfo_bytes(fd2, "drm-total-vram"));
+		/* the new file's buffer is its own */
+		if (!i)
+			ASSERT_EQ(0, bo_create(fd2, 5000, DRM_SIMACCEL_BO_VRAM, &bo));
+	}
+	EXPECT_EQ(0, close(fd));
+	EXPECT_EQ(8192, fdinfo_bytes(fd2, "drm-total-vram"));
+	close(fd2);
+	EXPECT_TRUE(rebound_as_accel0(addr));
+}
+
+/*
+ * A killed process's mapping of a HOST buffer (its only holder: the file
+ * and handle closed) lets the buffer go: the pinned system memory of the
+ * device and the shmem pages come back.
+ */
+TEST(a_killed_users_host_mapping_lets_the_buffer_go)
+{
+	const size_t len = 16 << 20;
+	int ready[2], status;
+	long long pinned0, shmem0;
+	char addr[64], c;
+	pid_t child;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	pinned0 = device_total("host_pinned");
+	shmem0 = meminfo_kib("Shmem");
+	ASSERT_LE(0, pinned0);
+	ASSERT_LE(0, shmem0);
+	ASSERT_EQ(0, pipe(ready));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		struct drm_simaccel_bo_create bo;
+		int cfd = open(NODE, O_RDWR | O_CLOEXEC);
+		uint8_t *p;
+
+		if (cfd < 0 || bo_create(cfd, len, DRM_SIMACCEL_BO_HOST, &bo))
+			_exit(2);
+		p = map_bo(cfd, &bo, len);
+		if (p == MAP_FAILED || gem_close(cfd, bo.handle))
+			_exit(3);
+		close(cfd);	/* the mapping alone holds the buffer */
+		memset(p, 0x5a, len);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	EXPECT_EQ(pinned0 + (long long)len, device_total("host_pinned"));
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(pinned0, wait_device_total_of(addr, "host_pinned", pinned0, 2.0));
+	EXPECT_GT(shmem0 + SHMEM_NOISE, shmem_down_to(shmem0 + SHMEM_NOISE))
+		TH_LOG("the killed user's buffer outlived its mapping");
+	close(ready[0]);
+	close(ready[1]);
 }
 
 TEST_HARNESS_MAIN

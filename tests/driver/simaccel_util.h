@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,6 +142,21 @@ static inline int open_by_pci(const char *addr)
 	if (d)
 		closedir(d);
 	return fd;
+}
+
+/* The PCI addresses of the first two devices bound to the driver. */
+static inline int bound_devices(char addr[2][64])
+{
+	struct dirent *e;
+	DIR *d = opendir(DRIVER_DIR);
+	int n = 0;
+
+	while (d && n < 2 && (e = readdir(d)))
+		if (!strncmp(e->d_name, "0000:", 5))
+			snprintf(addr[n++], 64, "%.63s", e->d_name);
+	if (d)
+		closedir(d);
+	return n == 2 ? 0 : -1;
 }
 
 /* QUEUE_QUERY without the recent failures. */
@@ -378,6 +397,147 @@ static inline long long fdinfo_num(int fd, const char *key)
 	char val[64];
 
 	return fdinfo(fd, key, val, sizeof(val)) ? strtoll(val, NULL, 10) : -1;
+}
+
+/* A device total of the device at PCI address @addr; -1 if absent. */
+static inline long long device_total_of(const char *addr, const char *name)
+{
+	char path[300], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", addr, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return strtoll(buf, NULL, 0);
+}
+
+/*
+ * Wait up to @secs seconds for the device total @name of the device at
+ * @addr to be @want (a buffer is let go in a work item once its last job
+ * or mapping is gone); the last value read.
+ */
+static inline long long wait_device_total_of(const char *addr, const char *name,
+					     long long want, double secs)
+{
+	double end = seconds() + secs;
+	long long v;
+
+	while ((v = device_total_of(addr, name)) != want && seconds() < end)
+		usleep(20000);
+	return v;
+}
+
+/* A /proc/meminfo line's value in KiB (Shmem, Unevictable, ...); -1 if absent. */
+static inline long long meminfo_kib(const char *key)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (v < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			v = strtoll(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Become an unprivileged user (nobody) with an RLIMIT_MEMLOCK of @limit
+ * bytes, in a child of a root parent that keeps its open files. 0 or -1.
+ */
+static inline int as_nobody_with_memlock(uint64_t limit)
+{
+	struct rlimit r = { limit, limit };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &r) || setgid(65534) || setuid(65534))
+		return -1;
+	return 0;
+}
+
+/*
+ * In a child, as nobody with an RLIMIT_MEMLOCK of @limit, pin @len bytes
+ * at @buf into @fd; the handle in *@handle. 0 or the pin's -errno.
+ */
+static inline int pin_as_nobody(int fd, void *buf, size_t len, uint64_t limit,
+				uint32_t *handle)
+{
+	int pipefd[2], status;
+	uint32_t h = 0;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		struct drm_simaccel_bo_userptr u = {
+			.user_addr = (uintptr_t)buf, .size = len,
+		};
+		int ret;
+
+		if (as_nobody_with_memlock(limit))
+			_exit(255);
+		ret = ioctl(fd, DRM_IOCTL_SIMACCEL_BO_USERPTR, &u) ? errno : 0;
+		if (write(pipefd[1], &u.handle, sizeof(u.handle)) != sizeof(u.handle))
+			_exit(254);
+		_exit(ret);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &h, sizeof(h)) != sizeof(h))
+		h = 0;
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	if (handle)
+		*handle = h;
+	return -WEXITSTATUS(status);
+}
+
+/*
+ * A child that lives as nobody until killed: the kernel keeps a user's
+ * struct (and its count of pinned pages, locked_vm) only while something
+ * of the user's lives, so a charge left behind shows only then. Its pid,
+ * once it is nobody, or -1.
+ */
+static inline pid_t nobody_lives_on(void)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(ready[0]);
+		/* after setuid(), which clears it: it dies with the test */
+		if (!as_nobody_with_memlock(0) && !prctl(PR_SET_PDEATHSIG, SIGKILL) &&
+		    write(ready[1], "x", 1) == 1)
+			pause();
+		_exit(1);
+	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+/* Kill and reap @pid, a child. */
+static inline void kill_child(pid_t pid)
+{
+	if (pid > 0 && !kill(pid, SIGKILL))
+		waitpid(pid, NULL, 0);
 }
 
 #endif /* SIMACCEL_UTIL_H */
