@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=$(mktemp /tmp/accel-pytest.XXXXXX)
 trap 'rm -f "$out"' EXIT
 PYTHONPATH=build/python${PYTHONPATH:+:$PYTHONPATH} ${PYTHON:-/usr/bin/python3} -m pytest \
-	-q -p no:cacheprovider "$@" tests/python 2>&1 | tee "$out"
+	-q -rs -p no:cacheprovider "$@" tests/python 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 last=$(tail -n 1 "$out")
 count() { echo "$last" | grep -oE "[0-9]+ $1" | grep -oE '^[0-9]+' || echo 0; }

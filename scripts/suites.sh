@@ -1,15 +1,37 @@
 # Sourced by check.sh and check-debug.sh: run suites and count their tests,
-# ending with one line "N passed, N failed[, N skipped]" from summary.
+# ending with a table of the stages (counts and time), the skips grouped
+# by reason, and one line "N passed, N failed[, N skipped]" from summary.
 # Expects T (the tests' build directory) and runs from the top of the tree.
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 stage_start=$SECONDS
 log=$(mktemp /tmp/accel-check.XXXXXX)
-trap 'rm -f "$log"' EXIT
+stages=$(mktemp /tmp/accel-stages.XXXXXX)
+skip_reasons=$(mktemp /tmp/accel-skips.XXXXXX)
+trap 'rm -f "$log" "$stages" "$skip_reasons"' EXIT
 
 add() {	# suite passed failed [skipped]
 	echo "== $1: $2 passed, $3 failed${4:+, $4 skipped}"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" \
+		"$((SECONDS - stage_start))" >>"$stages"
 	passed=$((passed + $2))
 	failed=$((failed + $3))
 	skipped=$((skipped + ${4:-0}))
+}
+
+# The reason of each skipped test in the log of a stage: kselftest's and
+# the libaccel suite's TAP ("ok N name # SKIP reason", the suite's reason
+# on its "#   SKIP: reason" line before), pytest's -rs lines.
+note_skips() {
+	awk '
+	/^#   SKIP: / { last = substr($0, index($0, "SKIP: ") + 6); next }
+	/^ok [0-9]+ .* # SKIP/ {
+		r = $0; sub(/.* # SKIP */, "", r)
+		if (r == "") r = last
+		print (r == "" ? "(no reason given)" : r); last = ""
+	}
+	/^SKIPPED \[[0-9]+\] / {
+		n = $2; gsub(/[][]/, "", n); r = $0; sub(/^SKIPPED \[[0-9]+\] [^ ]*: /, "", r)
+		for (i = 0; i < n; i++) print r
+	}' "$log" | sed -E 's/[[:space:]]+$//' >>"$skip_reasons"
 }
 
 # A suite whose last line is "N passed, N failed[, N skipped]"; a crash
@@ -17,8 +39,10 @@ add() {	# suite passed failed [skipped]
 run_counted() {
 	local name=$1 rc p f s
 	shift
+	stage_start=$SECONDS
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	note_skips
 	if read -r p f s < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/p' "$log" | tail -n 1); then
 		[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
 		add "$name" "$p" "$f" "${s:-0}"
@@ -31,6 +55,7 @@ run_counted() {
 run_one() {
 	local name=$1
 	shift
+	stage_start=$SECONDS
 	if "$@"; then add "$name" 1 0; else add "$name" 0 1; fi
 }
 
@@ -39,8 +64,10 @@ run_one() {
 run_vm() {
 	local name=$1 rc p f s ok nok
 	shift
+	stage_start=$SECONDS
 	scripts/vm-run.sh "$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	note_skips
 	p=0 f=0 s=0
 	while read -r tp tf ts; do
 		p=$((p + tp)) f=$((f + tf)) s=$((s + ts))
@@ -52,8 +79,25 @@ run_vm() {
 	add "$name" "$p" "$f" "$s"
 }
 
-# The last line of a run; the exit status says whether anything failed.
+# The stages, the skips by reason, and the last line of a run; the exit
+# status says whether anything failed.
 summary() {
+	echo
+	echo "== Summary"
+	awk -F '\t' '
+	{ name[NR] = $1; row[NR] = $0; if (length($1) > w) w = length($1) }
+	END {
+		printf "%-*s %7s %7s %8s %8s\n", w, "stage", "passed", "failed", "skipped", "seconds"
+		for (i = 1; i <= NR; i++) {
+			split(row[i], f, "\t")
+			printf "%-*s %7d %7d %8d %8d\n", w, f[1], f[2], f[3], f[4], f[5]
+		}
+	}' "$stages"
+	if [ -s "$skip_reasons" ]; then
+		echo
+		echo "== Skipped, by reason"
+		sort "$skip_reasons" | uniq -c | sort -rn
+	fi
 	echo
 	echo "$passed passed, $failed failed${skipped:+, $skipped skipped}" | sed 's/, 0 skipped$//'
 	[ "$failed" -eq 0 ]
