@@ -107,6 +107,15 @@ if [ ! -f "$dir/vmlinuz" ]; then
 	cp "$src/arch/x86/boot/bzImage" "$dir/vmlinuz"
 fi
 
+# The options the kselftests need (tests/driver/config, as in-tree
+# selftests have one; an =m there may be built in): the debug kernel has
+# them all. DRM_ACCEL_IVPU brings DRM's scheduler and shmem helpers,
+# which have no prompt.
+while read -r opt; do
+	grep -qE "^${opt%=*}=(y|${opt#*=})$" "$src/.config" ||
+		{ echo "build-debug-kernel: the kselftests need $opt" >&2; exit 1; }
+done < <(grep -E '^CONFIG_' "$top/tests/driver/config")
+
 # simaccel.ko for this kernel, from a copy of the sources laid out as the
 # Makefile lays it out (the tree's own objects belong to the distribution
 # kernel's build); $2 is added to the Kbuild file.
