@@ -22,6 +22,7 @@ add() {	# suite passed failed [skipped]
 # on its "#   SKIP: reason" line before), pytest's -rs lines.
 note_skips() {
 	awk '
+	{ sub(/\r$/, "") }	# the serial console of a VM ends lines with CR LF
 	/^#   SKIP: / { last = substr($0, index($0, "SKIP: ") + 6); next }
 	/^ok [0-9]+ .* # SKIP/ {
 		r = $0; sub(/.* # SKIP */, "", r)
