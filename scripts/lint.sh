@@ -26,5 +26,10 @@ perl "$qemu_src/scripts/checkpatch.pl" --no-tree --terse -f qemu-device/accel.c 
 perl "$qemu_src/scripts/checkpatch.pl" --no-tree -q -f qemu-device/accel.c \
 	>/dev/null || rc=1
 
+echo "lint: bash -n on the scripts"
+for f in scripts/*.sh tests/driver/*.sh tests/driver/debug/*.sh tests/tools/*.sh; do
+	[ ! -f "$f" ] || bash -n "$f" || rc=1
+done
+
 [ $rc -eq 0 ] && echo "ok: lint clean" || echo "not ok: lint found problems"
 exit $rc
