@@ -74,6 +74,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 /* RAM pieces mapped for one unlocked copy (an IOMMU maps page by page). */
 #define ACCEL_MAX_CHUNKS    64
 /*
+ * Bytes a worker copies without the BQL before it looks whether the queue
+ * was stopped: a stop waits for the copy in flight, with the BQL held,
+ * and a device reset or Bus Master Enable cleared stops every queue.
+ */
+#define ACCEL_STOP_PIECE    (256 * KiB)
+/*
  * Bytes moved at a time, under the BQL, where an end is not RAM: a few
  * accesses, since each can cost milliseconds (one into a root port's or a
  * peer's config space can rebuild the machine's memory map).
@@ -192,6 +198,25 @@ struct AccelPCIState {
  * that access is over, so that it cannot unplug the device under it.
  */
 static __thread AccelPCIState *accel_running_dev;
+/* ... and that work is a doorbell's inline work, inside the access that rang it. */
+static __thread bool accel_running_inline;
+
+/*
+ * Whether the byte at bus address @addr is RAM the device reaches directly,
+ * not registers, config space or nothing, which an access can reset or
+ * unplug a device through.
+ */
+static bool accel_bus_is_ram(AccelPCIState *s, uint64_t addr, bool is_write)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    hwaddr xlat, len = 1;
+    MemoryRegion *mr;
+
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(as, addr, &xlat, &len, is_write,
+                                 MEMTXATTRS_UNSPECIFIED);
+    return memory_access_is_direct(mr, is_write, MEMTXATTRS_UNSPECIFIED);
+}
 
 /* Interrupts */
 
@@ -209,10 +234,26 @@ static void accel_msix_notify(AccelPCIState *s, unsigned vector)
     msix_notify(PCI_DEVICE(s), vector);
 }
 
-/* Send @vector's message now from the device's own work, else from msix_bh. */
+/*
+ * Whether @vector's message goes to the interrupt controller (x86's MSI
+ * window) or to RAM, where it can reset or unplug nothing.
+ */
+static bool accel_msix_harmless(AccelPCIState *s, unsigned vector)
+{
+    uint64_t addr = msix_get_message(PCI_DEVICE(s), vector).address;
+
+    return (addr >> 20) == 0xfee || accel_bus_is_ram(s, addr, true);
+}
+
+/*
+ * Send @vector's message now from the device's own work, else from
+ * msix_bh; from a doorbell's inline work only if it is harmless, since
+ * the access that rang the doorbell goes on after it.
+ */
 static void accel_msix_signal(AccelPCIState *s, unsigned vector)
 {
-    if (accel_running_dev == s) {
+    if (accel_running_dev == s &&
+        (!accel_running_inline || accel_msix_harmless(s, vector))) {
         accel_msix_notify(s, vector);
         return;
     }
@@ -340,25 +381,28 @@ static void accel_ack_irq(AccelPCIState *s, uint32_t bits)
     }
 }
 
+/* The messages of the sources @bits. */
+static void accel_signal_sources(AccelPCIState *s, uint32_t bits)
+{
+    while (bits) {
+        uint32_t bit = bits & -bits;
+
+        bits &= ~bit;
+        accel_msix_signal(s, accel_irq_vector(s, bit));
+    }
+}
+
 static void accel_write_irq_mask(AccelPCIState *s, uint32_t mask)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint32_t unmasked = s->irq_mask & ~mask & accel_irq_sources(s);
-    uint32_t pending;
 
     s->irq_mask = mask;
-    if (!msix_enabled(pdev)) {
+    if (!msix_enabled(PCI_DEVICE(s))) {
         accel_update_intx(s);
         return;
     }
     /* A source pending while masked is delivered when it is unmasked. */
-    pending = unmasked & s->irq_status;
-    while (pending) {
-        uint32_t bit = pending & -pending;
-
-        pending &= ~bit;
-        accel_msix_signal(s, accel_irq_vector(s, bit));
-    }
+    accel_signal_sources(s, unmasked & s->irq_status);
 }
 
 /* Queue state */
@@ -387,7 +431,7 @@ static void accel_queue_halt(AccelQueue *q, uint32_t error)
     AccelPCIState *s = q->dev;
 
     /* A doorbell can halt the queue while its worker copies: abandon that. */
-    q->gen++;
+    qatomic_inc(&q->gen);
     q->error = error;
     q->error_desc = q->head;
     q->active = false;
@@ -410,7 +454,7 @@ static void accel_queue_wait_copy(AccelQueue *q)
 /* Abandon the work in flight, once the bytes being copied have moved. */
 static void accel_queue_stop(AccelQueue *q)
 {
-    q->gen++;
+    qatomic_inc(&q->gen);
     accel_queue_wait_copy(q);
     timer_del(q->throttle);
     q->enabled = false;
@@ -832,8 +876,16 @@ static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
     }
     for (i = 0; i < count; i++) {
         AccelChunk *c = &q->chunks[i];
+        hwaddr off, n;
 
-        accel_move_guest_bytes(c->dst, fill ? NULL : c->src, value, c->len);
+        for (off = 0; off < c->len; off += n) {
+            n = MIN(c->len - off, ACCEL_STOP_PIECE);
+            if (q->running && qatomic_read(&q->gen) != q->slice_gen) {
+                break;      /* stopped: the rest is abandoned */
+            }
+            accel_move_guest_bytes(c->dst + off, fill ? NULL : c->src + off,
+                                   value, n);
+        }
     }
     if (q->running) {
         accel_set_copying(q, false);
@@ -1025,6 +1077,32 @@ static bool accel_pay_for_step(AccelQueue *q, uint64_t budget)
  * A slice of at most @budget of the queue's work, with the BQL, which the
  * worker may drop to copy.
  */
+/*
+ * Whether the next step of the current descriptor touches only RAM and
+ * VRAM. A doorbell's inline work leaves any other step to the worker: a
+ * write into registers or config space (a root port's Slot Control) could
+ * reset or unplug the device, or a peer, in the middle of the access that
+ * rang the doorbell, which goes on into their registers afterwards.
+ */
+static bool accel_step_on_ram(AccelQueue *q)
+{
+    AccelPCIState *s = q->dev;
+    const struct accel_desc *d = &q->desc;
+    bool dst_ram = (d->flags & ACCEL_DESC_DST_VRAM) ||
+                   accel_bus_is_ram(s, d->dst + q->done, true);
+
+    switch (d->opcode) {
+    case ACCEL_OP_COPY:
+        return dst_ram && ((d->flags & ACCEL_DESC_SRC_VRAM) ||
+                           accel_bus_is_ram(s, d->src + q->done, false));
+    case ACCEL_OP_FILL:
+    case ACCEL_OP_FENCE:
+        return dst_ram;
+    default:
+        return true;
+    }
+}
+
 static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
 {
     int64_t end = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ACCEL_SLICE_NS;
@@ -1035,6 +1113,9 @@ static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
     while (!accel_slice_stopped(q) && accel_queue_runnable(q) &&
            spent < budget && qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < end) {
         if (!q->active && !accel_start_desc(q)) {
+            return;
+        }
+        if (!q->running && !accel_step_on_ram(q)) {
             return;
         }
         if (!accel_pay_for_step(q, budget - spent)) {
@@ -1060,8 +1141,10 @@ static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
 static void accel_queue_run(AccelQueue *q, uint64_t budget)
 {
     accel_running_dev = q->dev;
+    accel_running_inline = !q->running;
     accel_queue_run_slice(q, budget);
     accel_running_dev = NULL;
+    accel_running_inline = false;
 }
 
 /* A main-loop turn has passed since the worker yielded: let it go on. */
@@ -1503,6 +1586,17 @@ static void accel_exit(PCIDevice *pdev)
 }
 
 /*
+ * MSI-X turned on: the sources pending (and unmasked in IRQ_MASK) had
+ * INTx while it was off, which msix.c has just lowered; each is due as a
+ * message now.
+ */
+static void accel_msix_resend(AccelPCIState *s)
+{
+    accel_signal_sources(s, s->irq_status & ~s->irq_mask &
+                            accel_irq_sources(s));
+}
+
+/*
  * With Bus Master Enable cleared the device must not touch memory, so the
  * write returns once the copies in flight, mapped before it, have ended.
  * Later pieces go through the memory API and fail. With MSI-X turned off,
@@ -1530,6 +1624,8 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     }
     if (was_msix && !msix_enabled(pdev)) {
         accel_update_intx(s);
+    } else if (!was_msix && msix_enabled(pdev)) {
+        accel_msix_resend(s);
     }
 }
 

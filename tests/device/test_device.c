@@ -637,6 +637,18 @@ static void test_unplug_by_own_dma(void)
 }
 
 /*
+ * Whether the device on @bus is gone (its config space reads all ones)
+ * within a second: a message or a worker's step may unplug it just after
+ * the access that made it due.
+ */
+static bool unplugged(struct qtest *qt, int bus)
+{
+	for (int i = 0; i < 100 && pci_cfg_read(qt, bus, 0, 0, 4) != 0xffffffff; i++)
+		usleep(10000);
+	return pci_cfg_read(qt, bus, 0, 0, 4) == 0xffffffff;
+}
+
+/*
  * Device B copies from RAM into device A's registers, from IRQ_MASK on.
  * Its first access unmasks a completion that A has pending, whose message
  * goes to A's root port's Slot Control and unplugs A; the copy's later
@@ -676,7 +688,7 @@ static void test_unplug_under_a_peers_copy_into_its_registers(void)
 	accel_wait(b, 0, 0);
 	/* A is gone, QEMU lives, and B answers */
 	CHECK(qtest_alive(qt));
-	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0, 4), 0xffffffff);
+	CHECK(unplugged(qt, 1));
 	CHECK_EQ(accel_rd(b, ACCEL_REG_MAGIC), ACCEL_MAGIC);
 }
 
@@ -711,21 +723,24 @@ static void test_unplug_under_a_peers_copy_into_its_msix_table(void)
 		     .len = sizeof(words) }, 1);
 	accel_wait(b, 0, 0);
 	CHECK(qtest_alive(qt));
-	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0, 4), 0xffffffff);
+	CHECK(unplugged(qt, 1));
 	CHECK_EQ(accel_rd(b, ACCEL_REG_MAGIC), ACCEL_MAGIC);
 }
 
 /*
  * As above, with A's MSI-X table (BAR4) moved over the second 4 KiB of its
- * BAR0: B's one piece of copy goes from IRQ_MASK, whose unmasking would
- * send A's pending message (unplugging A), on into A's table. The message
- * goes after the access, so the copy meets a device that is still there.
+ * BAR0: one access goes from IRQ_MASK, whose unmasking makes A's pending
+ * message due (unplugging A), on into A's table; by a guest's string
+ * store (one qtest write) when @peer is NULL, else by @peer's copy. The
+ * message goes after the access, so the access meets a device that is
+ * still there. A may survive: the access rewrote the table entry (address
+ * 0) before the message went.
  */
-static void test_unplug_under_a_peers_copy_into_a_moved_msix_table(void)
+static void unplug_under_one_access_into_a_moved_msix_table(struct accel_dev *peer)
 {
 	struct qtest *qt = boot_with(2, "", "-global "
 		"ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
-	struct accel_dev *a = &dev[0], *b = &dev[1];
+	struct accel_dev *a = &dev[0];
 	uint32_t words[(0x1000 - ACCEL_REG_IRQ_MASK + 16) / 4] = { 0 };
 	int exp = pci_find_cap(qt, 0, accel_port_devfn(a), PCI_CAP_ID_EXP);
 	uint16_t sltctl;
@@ -742,15 +757,83 @@ static void test_unplug_under_a_peers_copy_into_a_moved_msix_table(void)
 	pci_cfg_write(qt, 1, 0, 0x20, 4, (uint32_t)(a->regs + 0x1000));
 	pci_cfg_write(qt, 1, 0, 0x24, 4, 0);
 
-	qtest_memwrite(qt, TEST_RAM_DATA, words, sizeof(words));
-	accel_queue_enable(b, 0, 8);
-	accel_submit(b, 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
-		     .src = TEST_RAM_DATA, .dst = a->regs + ACCEL_REG_IRQ_MASK,
-		     .len = sizeof(words) }, 1);
-	accel_wait(b, 0, 0);
+	if (!peer) {
+		qtest_memwrite(qt, a->regs + ACCEL_REG_IRQ_MASK, words, sizeof(words));
+	} else {
+		qtest_memwrite(qt, TEST_RAM_DATA, words, sizeof(words));
+		accel_queue_enable(peer, 0, 8);
+		accel_submit(peer, 0, &(struct accel_desc){ .opcode = ACCEL_OP_COPY,
+			     .src = TEST_RAM_DATA, .dst = a->regs + ACCEL_REG_IRQ_MASK,
+			     .len = sizeof(words) }, 1);
+		accel_wait(peer, 0, 0);
+		CHECK_EQ(accel_rd(peer, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+	}
 	CHECK(qtest_alive(qt));
-	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0, 4), 0xffffffff);
-	CHECK_EQ(accel_rd(b, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+}
+
+static void test_unplug_under_one_access_into_a_moved_msix_table(void)
+{
+	unplug_under_one_access_into_a_moved_msix_table(NULL);
+	unplug_under_one_access_into_a_moved_msix_table(&dev[1]);
+}
+
+/*
+ * One access (a guest's string store, another device's DMA) from queue
+ * 15's TAIL on into the MSI-X table, moved to @bar4_off of BAR0: the
+ * doorbell's work is a copy into the root port's Slot Control, which
+ * unplugs the device. A doorbell leaves such a step to the worker, after
+ * the access: the access meets a device that is still there.
+ */
+static void unplug_by_a_doorbell_inside_one_access(uint64_t bar4_off)
+{
+	struct qtest *qt = boot_with(1, "queues=16", "-global "
+		"ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
+	struct accel_dev *a = &dev[0];
+	int exp = pci_find_cap(qt, 0, accel_port_devfn(a), PCI_CAP_ID_EXP);
+	uint64_t start = a->regs + ACCEL_QUEUE_REG(15, ACCEL_Q_TAIL);
+	size_t len = a->regs + bar4_off + 16 - start;
+	uint32_t *words = calloc(1, len);
+
+	CHECK(qt && exp && words);
+	pci_ecam_enable(qt);
+	qtest_writel(qt, TEST_RAM_DATA, pci_cfg_read(qt, 0, accel_port_devfn(a),
+		     exp + PCI_EXP_SLTCTL, 2) | PCI_EXP_SLTCTL_OFF);
+	pci_cfg_write(qt, 1, 0, 0x20, 4, (uint32_t)(a->regs + bar4_off));
+	pci_cfg_write(qt, 1, 0, 0x24, 4, 0);
+	accel_queue_enable(a, 15, 8);
+	accel_qwr(a, 15, ACCEL_Q_TAIL, 0);
+	qtest_memwrite(qt, accel_ring_addr(a, 15), &(struct accel_desc){
+		.opcode = ACCEL_OP_COPY, .src = TEST_RAM_DATA,
+		.dst = accel_port_ecam(a, exp + PCI_EXP_SLTCTL), .len = 2 },
+		sizeof(struct accel_desc));
+	words[0] = 1;		/* TAIL */
+	qtest_memwrite(qt, start, words, len);
+	free(words);
+	CHECK(qtest_alive(qt));
+	CHECK(unplugged(qt, 1));
+}
+
+static void test_unplug_by_a_doorbell_inside_one_access_to_the_msix_table(void)
+{
+	unplug_by_a_doorbell_inside_one_access(0x4000);	/* BAR4 after BAR0 */
+	unplug_by_a_doorbell_inside_one_access(0x2000);	/* BAR4 over BAR0 */
+}
+
+/* A completion while MSI-X is off is a message once MSI-X is on. */
+static void test_a_source_pending_while_msix_is_off_is_sent_when_on(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *a = &dev[0];
+
+	CHECK(qt);
+	pci_cfg_write(qt, 1, 0, a->msix_cap + 2, 2, 0);
+	msi_clear(a, 0);
+	accel_queue_enable(a, 0, 8);
+	CHECK_EQ(nop_with_irq(a, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(!msi_fired(a, 0));
+	pci_cfg_write(qt, 1, 0, a->msix_cap + 2, 2, 0x8000);
+	CHECK(msi_fired(a, 0));
+	CHECK_EQ(accel_rd(a, ACCEL_REG_IRQ_STATUS), ACCEL_IRQ_QUEUE(0));
 }
 
 /* The bus address of @d's own config register @off, through ECAM. */
@@ -970,7 +1053,13 @@ static void test_tiny_descriptors_through_a_peer_bound_a_doorbell(void)
 	t = now_s();
 	accel_qwr(a, 0, ACCEL_Q_TAIL, COPIES);
 	check_waited("the first device's doorbell write", t);
-	/* B's doorbell, rung from A's copies, left B's ring to B's worker */
+	/*
+	 * A's worker rings B (a copy into registers is no doorbell's inline
+	 * work), and B's doorbell, rung from A's copies, leaves B's ring to
+	 * B's worker
+	 */
+	for (int i = 0; i < 100 && accel_qrd(b, 0, ACCEL_Q_TAIL) != tail; i++)
+		usleep(1000);
 	CHECK(accel_qrd(b, 0, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_BUSY);
 	check_answers_while_busy(b, 0, qmp);
 	CHECK_EQ(accel_wait(a, 0, 0), ACCEL_Q_STATUS_ENABLED);
@@ -1718,8 +1807,12 @@ static const struct test tests[] = {
 	  test_unplug_under_a_peers_copy_into_its_registers },
 	{ "unplug_under_a_peers_copy_into_its_msix_table",
 	  test_unplug_under_a_peers_copy_into_its_msix_table },
-	{ "unplug_under_a_peers_copy_into_a_moved_msix_table",
-	  test_unplug_under_a_peers_copy_into_a_moved_msix_table },
+	{ "unplug_under_one_access_into_a_moved_msix_table",
+	  test_unplug_under_one_access_into_a_moved_msix_table },
+	{ "unplug_by_a_doorbell_inside_one_access_to_the_msix_table",
+	  test_unplug_by_a_doorbell_inside_one_access_to_the_msix_table },
+	{ "a_source_pending_while_msix_is_off_is_sent_when_on",
+	  test_a_source_pending_while_msix_is_off_is_sent_when_on },
 	{ "a_released_message_waits_for_msix", test_a_released_message_waits_for_msix },
 	{ "a_reset_cancels_messages", test_a_reset_cancels_messages },
 	{ "an_ack_with_msix_off_cancels_the_held_message",
