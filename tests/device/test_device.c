@@ -649,6 +649,29 @@ static bool unplugged(struct qtest *qt, int bus)
 }
 
 /*
+ * @a's vector 0 sends a message to its root port's Slot Control that
+ * powers the slot off (unplugging @a), and queue 0's completion waits for
+ * it behind IRQ_MASK: unmasking source 0 makes the message due.
+ */
+static void pending_message_unplugs(struct accel_dev *a)
+{
+	struct qtest *qt = a->qt;
+	int exp = pci_find_cap(qt, 0, accel_port_devfn(a), PCI_CAP_ID_EXP);
+	uint16_t sltctl;
+
+	CHECK(exp);
+	pci_ecam_enable(qt);
+	sltctl = pci_cfg_read(qt, 0, accel_port_devfn(a), exp + PCI_EXP_SLTCTL, 2);
+	qtest_writel(qt, a->msix_table, accel_port_ecam(a, exp + PCI_EXP_SLTCTL));
+	qtest_writel(qt, a->msix_table + 4, 0);
+	qtest_writel(qt, a->msix_table + 8, sltctl | PCI_EXP_SLTCTL_OFF);
+	accel_wr(a, ACCEL_REG_IRQ_MASK, ACCEL_IRQ_QUEUE(0));
+	accel_queue_enable(a, 0, 8);
+	CHECK_EQ(nop_with_irq(a, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(accel_rd(a, ACCEL_REG_IRQ_STATUS), ACCEL_IRQ_QUEUE(0));
+}
+
+/*
  * Device B copies from RAM into device A's registers, from IRQ_MASK on.
  * Its first access unmasks a completion that A has pending, whose message
  * goes to A's root port's Slot Control and unplugs A; the copy's later
@@ -662,21 +685,9 @@ static void test_unplug_under_a_peers_copy_into_its_registers(void)
 		"ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
 	struct accel_dev *a = &dev[0], *b = &dev[1];
 	uint32_t words[(ACCEL_QUEUE_REG(0, ACCEL_Q_TAIL) - ACCEL_REG_IRQ_MASK) / 4 + 1] = { 0 };
-	int exp = pci_find_cap(qt, 0, accel_port_devfn(a), PCI_CAP_ID_EXP);
-	uint16_t sltctl;
 
-	CHECK(qt && exp);
-	pci_ecam_enable(qt);
-	sltctl = pci_cfg_read(qt, 0, accel_port_devfn(a), exp + PCI_EXP_SLTCTL, 2);
-	qtest_writel(qt, a->msix_table, accel_port_ecam(a, exp + PCI_EXP_SLTCTL));
-	qtest_writel(qt, a->msix_table + 4, 0);
-	qtest_writel(qt, a->msix_table + 8, sltctl | PCI_EXP_SLTCTL_OFF);
-	accel_wr(a, ACCEL_REG_IRQ_MASK, ACCEL_IRQ_QUEUE(0));
-	accel_queue_enable(a, 0, 8);
-	accel_submit(a, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP,
-		     .flags = ACCEL_DESC_IRQ }, 1);
-	CHECK_EQ(accel_wait(a, 0, 0), ACCEL_Q_STATUS_ENABLED);
-	CHECK_EQ(accel_rd(a, ACCEL_REG_IRQ_STATUS), ACCEL_IRQ_QUEUE(0));
+	CHECK(qt);
+	pending_message_unplugs(a);
 
 	words[(ACCEL_QUEUE_REG(0, ACCEL_Q_CTRL) - ACCEL_REG_IRQ_MASK) / 4] = ACCEL_Q_CTRL_ENABLE;
 	words[(ACCEL_QUEUE_REG(0, ACCEL_Q_TAIL) - ACCEL_REG_IRQ_MASK) / 4] = 0xffff;
@@ -742,18 +753,9 @@ static void unplug_under_one_access_into_a_moved_msix_table(struct accel_dev *pe
 		"ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
 	struct accel_dev *a = &dev[0];
 	uint32_t words[(0x1000 - ACCEL_REG_IRQ_MASK + 16) / 4] = { 0 };
-	int exp = pci_find_cap(qt, 0, accel_port_devfn(a), PCI_CAP_ID_EXP);
-	uint16_t sltctl;
 
-	CHECK(qt && exp);
-	pci_ecam_enable(qt);
-	sltctl = pci_cfg_read(qt, 0, accel_port_devfn(a), exp + PCI_EXP_SLTCTL, 2);
-	qtest_writel(qt, a->msix_table, accel_port_ecam(a, exp + PCI_EXP_SLTCTL));
-	qtest_writel(qt, a->msix_table + 4, 0);
-	qtest_writel(qt, a->msix_table + 8, sltctl | PCI_EXP_SLTCTL_OFF);
-	accel_wr(a, ACCEL_REG_IRQ_MASK, ACCEL_IRQ_QUEUE(0));
-	accel_queue_enable(a, 0, 8);
-	CHECK_EQ(nop_with_irq(a, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(qt);
+	pending_message_unplugs(a);
 	pci_cfg_write(qt, 1, 0, 0x20, 4, (uint32_t)(a->regs + 0x1000));
 	pci_cfg_write(qt, 1, 0, 0x24, 4, 0);
 

@@ -337,19 +337,26 @@ static inline int settle(int fd)
 }
 
 /* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */
-static inline long long device_total(const char *name)
+/* The number in the file at @path; -1 if it cannot be opened. */
+static inline long long read_number(const char *path)
 {
-	char path[256], buf[64] = "";
-	FILE *f;
+	char buf[64] = "";
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), CLASS_DEVICE "/%s", name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	fclose(f);
 	return strtoll(buf, NULL, 0);
+}
+
+static inline long long device_total(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), CLASS_DEVICE "/%s", name);
+	return read_number(path);
 }
 
 /* The value of a DRM fdinfo key of @fd. */
@@ -402,17 +409,10 @@ static inline long long fdinfo_num(int fd, const char *key)
 /* A device total of the device at PCI address @addr; -1 if absent. */
 static inline long long device_total_of(const char *addr, const char *name)
 {
-	char path[300], buf[64] = "";
-	FILE *f;
+	char path[300];
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", addr, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return strtoll(buf, NULL, 0);
+	return read_number(path);
 }
 
 /*
