@@ -279,9 +279,13 @@ static vm_fault_t simaccel_vram_bo_fault_wait(struct vm_fault *vmf,
 		dma_fence_put(clear);
 		return VM_FAULT_RETRY;
 	}
+	/*
+	 * A fault that cannot be retried comes from the kernel on the
+	 * process's behalf (a futex's fixup_user_fault()), which would fault
+	 * again at once with the signal still pending, in a loop no signal
+	 * ends: a signal fails it, and the call that faulted gets EFAULT.
+	 */
 	err = dma_fence_wait(clear, true);
-	if (err == -ERESTARTSYS)
-		return VM_FAULT_NOPAGE;	/* the signal first, then again */
 	return err || clear->error ? VM_FAULT_SIGBUS : 0;
 }
 

@@ -1128,8 +1128,9 @@ static void simaccel_queue_destroy(struct simaccel_queue *queue,
 				   unsigned long deadline)
 {
 	mutex_lock(&queue->lock);
-	queue->dead = true;
+	WRITE_ONCE(queue->dead, true);
 	mutex_unlock(&queue->lock);
+	wake_up(&queue->wq);	/* submissions waiting for a slot */
 	if (!(current->flags & PF_EXITING) &&
 	    spsc_queue_count(&queue->entity.job_queue)) {
 		drm_dev_get(&queue->sdev->drm);
@@ -1223,6 +1224,19 @@ static struct simaccel_queue *simaccel_queue_get(struct simaccel_file *sfile,
 static bool simaccel_queue_reserve(struct simaccel_queue *queue)
 {
 	return atomic_add_unless(&queue->jobs, 1, DRM_SIMACCEL_MAX_JOBS_PER_QUEUE);
+}
+
+/*
+ * What a submission waits for: a job slot of @queue (*@reserved), or the
+ * queue destroyed, whose slots may take minutes to free.
+ */
+static bool simaccel_queue_slot_or_dead(struct simaccel_queue *queue,
+					bool *reserved)
+{
+	if (READ_ONCE(queue->dead))
+		return true;
+	*reserved = simaccel_queue_reserve(queue);
+	return *reserved;
 }
 
 static void simaccel_queue_unreserve(struct simaccel_queue *queue)
@@ -1511,15 +1525,18 @@ static struct dma_fence *simaccel_submit_push(struct simaccel_queue *queue,
 					      u64 *seqno)
 {
 	struct dma_fence *done;
+	bool reserved = false;
 
-	if (wait_event_interruptible(queue->wq, simaccel_queue_reserve(queue))) {
+	if (wait_event_interruptible(queue->wq,
+				     simaccel_queue_slot_or_dead(queue, &reserved))) {
 		simaccel_batch_abort(batch);
 		return ERR_PTR(-ERESTARTSYS);
 	}
 	mutex_lock(&queue->lock);
 	if (queue->dead) {
 		mutex_unlock(&queue->lock);
-		simaccel_queue_unreserve(queue);
+		if (reserved)
+			simaccel_queue_unreserve(queue);
 		simaccel_batch_abort(batch);
 		return ERR_PTR(-ENOENT);
 	}

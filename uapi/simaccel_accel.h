@@ -383,7 +383,8 @@ struct drm_simaccel_sync {
  * signal interrupts it: the job stays queued) and returns its error, as
  * listed above. A submission that would exceed
  * DRM_SIMACCEL_MAX_JOBS_PER_QUEUE jobs in flight waits (interruptibly,
- * before anything is queued) for earlier ones.
+ * before anything is queued) for earlier ones; destroying the queue ends
+ * the wait with ENOENT.
  *
  * Errors of the call itself: EINVAL for bad flags, ops or padding, or an
  * in-sync with no fence (yet) at that point; ENOENT for an unknown queue or

@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -59,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
 #include <linux/sync_file.h>
 
 #include "kselftest_harness.h"
@@ -849,6 +851,104 @@ TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
 }
 
 /*
+ * A child that writes the first word of @m with FUTEX_WAKE_OP: the kernel
+ * faults the page in for the futex itself (fixup_user_fault()), a fault
+ * that cannot drop the mmap lock and be retried. The child exits with the
+ * call's errno, 0 if it succeeded. Its pid once it sleeps in the call, or
+ * -1.
+ */
+static pid_t futex_writer_of(void *m)
+{
+	static uint32_t word;
+	pid_t pid = fork();
+
+	if (!pid) {
+		long r = syscall(SYS_futex, &word,
+				 FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 0, NULL, m,
+				 FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_EQ, 0));
+
+		_exit(r < 0 ? errno : 0);
+	}
+	if (pid > 0 && !wait_in_syscall(pid, SYS_futex, NULL)) {
+		kill_child(pid);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * On a one-queue throttled device, a futex on a new mappable VRAM buffer
+ * waits for its clearing (4 s of clearing ahead) in a fault that holds the
+ * mmap lock: a signal ends that wait, and the killed process is reaped at
+ * once, not when the clearing is done.
+ */
+TEST(a_futex_waiting_for_a_clearing_ends_with_a_kill)
+{
+	struct drm_simaccel_bo_create vram;
+	double start;
+	pid_t child;
+	void *m;
+	int fd;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_slow_clearing(fd));
+	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
+	m = map_bo(fd, &vram);
+	ASSERT_NE(MAP_FAILED, m);
+	child = futex_writer_of(m);
+	ASSERT_LT(0, child) TH_LOG("the futex did not wait");
+	usleep(200000);
+	ASSERT_EQ(0, waitpid(child, NULL, WNOHANG)) TH_LOG("no wait for the clearing");
+	start = seconds();
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, NULL, 0));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the kill waited for the clearing");
+	munmap(m, vram.size);
+	ASSERT_EQ(0, settle(fd));
+	close(fd);
+}
+
+/*
+ * The same futex, waiting in its fault for the clearing, while root
+ * unbinds the device: the unbind fails the clearing rather than wait for
+ * it, and the futex fails with EFAULT (the page cannot be mapped).
+ */
+TEST(a_futex_waiting_for_a_clearing_holds_up_no_unbind)
+{
+	struct drm_simaccel_bo_create vram;
+	char addr[64];
+	double start;
+	int fd, status;
+	pid_t child;
+	void *m;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_slow_clearing(fd));
+	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
+	m = map_bo(fd, &vram);
+	ASSERT_NE(MAP_FAILED, m);
+	child = futex_writer_of(m);
+	ASSERT_LT(0, child) TH_LOG("the futex did not wait");
+	start = seconds();
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the unbind waited for a fault");
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_GT(1.5, seconds() - start) TH_LOG("the fault outlived the unbind");
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(EFAULT, WEXITSTATUS(status));
+	munmap(m, vram.size);
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+}
+
+/*
  * On a one-queue throttled device: a job that fails at once (its in-fence
  * carries an error) returns from SUBMIT_WAIT at once, though another
  * file's slow job went to the hardware before it.
@@ -974,6 +1074,171 @@ TEST(a_submission_of_several_jobs_fails_once)
 	EXPECT_EQ(1, q.failed_seqno);
 	EXPECT_EQ(EIO, q.error);
 	close(fd);
+}
+
+/* A one-queue throttled device's queue with every job slot taken. */
+struct full_queue {
+	int fd;
+	uint32_t queue;
+	struct drm_simaccel_bo_create a, b, v;
+};
+
+/*
+ * Open a file and a queue and take all its DRM_SIMACCEL_MAX_JOBS_PER_QUEUE
+ * slots: four copies of a second each, then small fills behind them.
+ * 0 or -errno.
+ */
+static int fill_every_slot(struct full_queue *fq)
+{
+	struct drm_simaccel_op copy = { .op = DRM_SIMACCEL_OP_COPY, .size = 16 * MIB };
+	struct drm_simaccel_op fill = { .op = DRM_SIMACCEL_OP_FILL, .size = 1 };
+	int i, ret;
+
+	fq->fd = open(NODE, O_RDWR | O_CLOEXEC);
+	if (fq->fd < 0)
+		return -errno;
+	ret = queue_create(fq->fd, &fq->queue);
+	if (!ret)
+		ret = bo_create(fq->fd, copy.size, DRM_SIMACCEL_BO_HOST, &fq->a);
+	if (!ret)
+		ret = bo_create(fq->fd, copy.size, DRM_SIMACCEL_BO_HOST, &fq->b);
+	if (!ret)
+		ret = bo_create(fq->fd, 4096, DRM_SIMACCEL_BO_HOST, &fq->v);
+	copy.src = fq->a.dev_addr;
+	copy.dst = fq->b.dev_addr;
+	fill.dst = fq->v.dev_addr;
+	for (i = 0; !ret && i < DRM_SIMACCEL_MAX_JOBS_PER_QUEUE; i++)
+		ret = submit(fq->fd, fq->queue, 0, i < 4 ? &copy : &fill, 1,
+			     NULL, 0, NULL);
+	return ret;
+}
+
+static void note_signal(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A child submitting one more fill to the full queue, which waits for a
+ * slot; a SIGUSR1 interrupts it (no SA_RESTART). It exits with the call's
+ * errno, 0 if it succeeded. Its pid once it waits, or -1.
+ */
+static pid_t slot_waiter_of(struct full_queue *fq)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		struct sigaction sa = { .sa_handler = note_signal };
+
+		sigaction(SIGUSR1, &sa, NULL);
+		_exit(-run_op(fq->fd, fq->queue, DRM_SIMACCEL_OP_FILL, 0,
+			      fq->v.dev_addr, 0, 1));
+	}
+	if (pid > 0 && !wait_in_ioctl(pid, DRM_IOCTL_SIMACCEL_SUBMIT)) {
+		kill_child(pid);
+		return -1;
+	}
+	return pid;
+}
+
+static int exit_code(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * On a one-queue throttled device, a SUBMIT to a queue with all its job
+ * slots taken waits for one, before anything of it is queued: a signal
+ * ends the wait with EINTR and queues nothing, and so does a kill.
+ */
+TEST(a_submit_waiting_for_a_job_slot_ends_with_a_signal)
+{
+	struct drm_simaccel_queue_query q;
+	struct full_queue fq;
+	double start;
+	pid_t child;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	ASSERT_EQ(0, fill_every_slot(&fq));
+	child = slot_waiter_of(&fq);
+	ASSERT_LT(0, child) TH_LOG("the submission did not wait");
+	start = seconds();
+	ASSERT_EQ(0, kill(child, SIGUSR1));
+	EXPECT_EQ(EINTR, exit_code(child));
+	EXPECT_GT(0.5, seconds() - start) TH_LOG("the signal waited for a slot");
+	child = slot_waiter_of(&fq);
+	ASSERT_LT(0, child) TH_LOG("the submission did not wait");
+	start = seconds();
+	kill_child(child);
+	EXPECT_GT(0.5, seconds() - start) TH_LOG("the kill waited for a slot");
+	ASSERT_EQ(0, queue_query(fq.fd, fq.queue, &q));
+	EXPECT_EQ(DRM_SIMACCEL_MAX_JOBS_PER_QUEUE, q.submitted);
+	close(fq.fd);
+}
+
+/*
+ * While a SUBMIT waits for a slot of its full queue, another user's small
+ * job runs in its turn, and destroying the queue ends the wait at once
+ * with ENOENT (the queue is gone), not when a slot frees.
+ */
+TEST(a_submit_waiting_for_a_job_slot_holds_no_one_up)
+{
+	struct drm_simaccel_bo_create v;
+	struct full_queue fq;
+	uint32_t qb;
+	double start;
+	pid_t child;
+	int fb;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	ASSERT_EQ(0, fill_every_slot(&fq));
+	child = slot_waiter_of(&fq);
+	ASSERT_LT(0, child) TH_LOG("the submission did not wait");
+	fb = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, queue_create(fb, &qb));
+	ASSERT_EQ(0, bo_create(fb, 4096, DRM_SIMACCEL_BO_HOST, &v));
+	start = seconds();
+	EXPECT_EQ(0, run_op(fb, qb, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 0, 4096));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("another user waited");
+	start = seconds();
+	ASSERT_EQ(0, queue_destroy(fq.fd, fq.queue));
+	EXPECT_EQ(ENOENT, exit_code(child));
+	EXPECT_GT(0.5, seconds() - start) TH_LOG("the destroyed queue's submission waited on");
+	close(fb);
+	close(fq.fd);
+}
+
+/*
+ * Root's unbind does not wait for a SUBMIT waiting for a slot: the
+ * queue's jobs fail, and the waiting submission fails with ENODEV.
+ */
+TEST(a_submit_waiting_for_a_job_slot_holds_up_no_unbind)
+{
+	struct full_queue fq;
+	char addr[64];
+	double start;
+	pid_t child;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	ASSERT_EQ(0, fill_every_slot(&fq));
+	child = slot_waiter_of(&fq);
+	ASSERT_LT(0, child) TH_LOG("the submission did not wait");
+	start = seconds();
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	EXPECT_GT(1.0, seconds() - start) TH_LOG("the unbind waited for a submission");
+	EXPECT_EQ(ENODEV, exit_code(child));
+	EXPECT_GT(1.5, seconds() - start) TH_LOG("the submission outlived the unbind");
+	close(fq.fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
 }
 
 /*

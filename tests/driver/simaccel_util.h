@@ -225,12 +225,13 @@ static inline int inject_all(const char *what)
 }
 
 /*
- * Whether process @pid is in the ioctl @cmd (x86-64: ioctl is system call
- * 16; /proc/PID/syscall names the call and its arguments while it sleeps).
+ * Whether process @pid sleeps in system call @nr (x86-64 numbers) with
+ * @arg among its arguments, if @arg: /proc/PID/syscall names the call and
+ * its arguments while it sleeps.
  */
-static inline bool in_ioctl(pid_t pid, unsigned long cmd)
+static inline bool in_syscall(pid_t pid, long nr, const char *arg)
 {
-	char path[64], line[256] = "", arg[32];
+	char path[64], line[256] = "", call[24];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
@@ -240,19 +241,37 @@ static inline bool in_ioctl(pid_t pid, unsigned long cmd)
 	if (!fgets(line, sizeof(line), f))
 		line[0] = 0;
 	fclose(f);
+	snprintf(call, sizeof(call), "%ld ", nr);
+	return !strncmp(line, call, strlen(call)) && (!arg || strstr(line, arg));
+}
+
+/* Wait up to 2 s for @pid to sleep in system call @nr (see in_syscall()). */
+static inline bool wait_in_syscall(pid_t pid, long nr, const char *arg)
+{
+	for (int i = 0; i < 100; i++) {
+		if (in_syscall(pid, nr, arg))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* Whether process @pid is in the ioctl @cmd (x86-64: system call 16). */
+static inline bool in_ioctl(pid_t pid, unsigned long cmd)
+{
+	char arg[32];
+
 	snprintf(arg, sizeof(arg), " %#lx ", cmd);
-	return !strncmp(line, "16 ", 3) && strstr(line, arg);
+	return in_syscall(pid, 16, arg);
 }
 
 /* Wait up to 2 s for @pid to be in the ioctl @cmd. */
 static inline bool wait_in_ioctl(pid_t pid, unsigned long cmd)
 {
-	for (int i = 0; i < 100; i++) {
-		if (in_ioctl(pid, cmd))
-			return true;
-		usleep(20000);
-	}
-	return false;
+	char arg[32];
+
+	snprintf(arg, sizeof(arg), " %#lx ", cmd);
+	return wait_in_syscall(pid, 16, arg);
 }
 
 static inline double seconds(void)
