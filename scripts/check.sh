@@ -195,11 +195,11 @@ run_counted "the Python module on cpu, trixie's Python and NumPy 2" \
 run_counted "libaccel suite through the Paddle plugin on cuda" env \
 	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
 run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
-	--timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
+	--hung-task 10 --timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
 	./simaccel_test ./simaccel_job_test ./simaccel_share_test \
 	"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
 	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
-run_vm "VM, simaccel.ko, 2 devices" --devices 2 --timeout 900 "${kselftests[@]}" \
+run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 "${kselftests[@]}" \
 	"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
 	--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
 	./simaccel_job_test "SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \

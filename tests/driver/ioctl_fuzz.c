@@ -14,15 +14,17 @@
  * - QUEUE_CREATE/DESTROY, SUBMIT (copies and fills between the file's
  *   buffers and user memory, bogus addresses, barriers, in-syncs and an
  *   out-sync on binary and timeline syncobjs, SUBMIT_WAIT), QUEUE_QUERY;
- * - every SYNCOBJ ioctl, syncobjs and sync_files as fds;
+ * - every SYNCOBJ ioctl, syncobjs and sync_files as fds, which answer
+ *   SYNC_IOC_FILE_INFO and merge after their device and job are gone;
  * - PRIME export and import, on the same device and the other one; the fds
  *   go to other processes by fork and over a Unix socket (SCM_RIGHTS), and
  *   so do device files;
  * - ioctl numbers of any size and direction with random bytes, poll;
  * - arming device faults (debugfs fault_inject: failures and stalls).
- * Some workers switch to an unprivileged uid before or after they open
- * their files, so that a second user's files meet root's exported buffers
- * and syncobjs. The parent kills some workers midway (starting new ones),
+ * Three workers in four switch to one of two unprivileged users (uids 1000 and
+ * 1001, with an RLIMIT_MEMLOCK of 8 MiB) before or after they open their
+ * files, so that each user's files meet the other's and root's exported
+ * buffers and syncobjs. The parent kills some workers midway (starting new ones),
  * and unbinds and binds devices again under them: workers then see ENODEV
  * and SIGBUS, and reopen.
  *
@@ -59,12 +61,15 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sync_file.h>
 
 #include "../../uapi/simaccel_accel.h"
 
@@ -78,7 +83,8 @@
 #define MAX_SHARED 16		/* dma-buf, syncobj and sync_file fds */
 #define SCRATCH (4u << 20)
 #define PAGE 4096u
-#define NOBODY 65534
+#define FIRST_USER 1000		/* workers are users 1000 and 1001 */
+#define USER_MEMLOCK (8u << 20)
 #define DRIVER_DIR "/sys/bus/pci/drivers/simaccel"
 #define ACCEL_MAJOR 261
 #define MS 1000000ll		/* ns */
@@ -327,6 +333,7 @@ static uint8_t *forbidden;	/* PROT_NONE: user pointers that fault */
 static uint8_t *hole;		/* unmapped: a range over it cannot be pinned */
 static int xfer[2] = { -1, -1 };	/* SCM_RIGHTS between all processes */
 static unsigned long drop_at = ULONG_MAX;	/* the op to give up root at */
+static uid_t user;				/* the uid it gives it up for */
 
 /*
  * Counters, per worker, reported through a pipe in one write (less than
@@ -1468,6 +1475,36 @@ static void op_poll(struct file *f)
 	counted(poll(p, 2, 0) < 0);
 }
 
+/*
+ * What a sync_file answers by itself, whatever became of the device, the
+ * module's jobs and the file that made it: its fences' names and states
+ * (SYNC_IOC_FILE_INFO, with room for some of them or none), or a merge
+ * with another sync_file, kept.
+ */
+static void op_sync_file(void)
+{
+	struct sync_fence_info fences[4];
+	struct sync_file_info info = { 0 };
+	struct sync_merge_data merge = { .name = "ioctl_fuzz" };
+	int fd = some_fd(SYNC_FILE), ret;
+
+	if (chance(30)) {
+		merge.fd2 = some_fd(SYNC_FILE);
+		merge.flags = mostly_zero(5);
+		ret = ioctl(fd, SYNC_IOC_MERGE, &merge);
+		counted(ret);
+		if (!ret)
+			keep_shared(merge.fence, SYNC_FILE);
+		return;
+	}
+	info.num_fences = (uint32_t)below(5);
+	info.sync_fence_info = info.num_fences ? (uintptr_t)fences : 0;
+	if (chance(5))
+		info.sync_fence_info = (uintptr_t)forbidden;
+	info.flags = mostly_zero(5);
+	counted(ioctl(fd, SYNC_IOC_FILE_INFO, &info));
+}
+
 /* The fault_inject file of one of the device's hardware queues. */
 static void fault_path(int d, unsigned int q, char *path, size_t len)
 {
@@ -1502,18 +1539,21 @@ static void disarm_faults(void)
 }
 
 /*
- * Become an ordinary user: the files already open stay usable. With
- * --kernel-faults the new credentials may not be allocated: then it stays
- * root, and tries again at its next chance.
+ * Become the worker's ordinary user, with an ordinary user's limit on
+ * locked memory: the files already open stay usable. With --kernel-faults
+ * the new credentials may not be allocated: then it stays root, and tries
+ * again at its next chance.
  */
 static void drop_privileges(void)
 {
+	const struct rlimit memlock = { USER_MEMLOCK, USER_MEMLOCK };
+
 	if (getuid() != 0)
 		return;
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY)) {
+	if (setrlimit(RLIMIT_MEMLOCK, &memlock) || setgroups(0, NULL) ||
+	    setresgid(user, user, user) || setresuid(user, user, user)) {
 		counted(-1);
-		/* all of it or none: a root uid with nobody's gid is neither */
+		/* all of it or none: a root uid with a user's gid is neither */
 		if (getuid() == 0 && getgid() != 0 && setresgid(0, 0, 0))
 			_exit(2);
 		return;
@@ -1559,6 +1599,7 @@ static void (*const file_ops[])(struct file *) = {
 
 static void (*const process_ops[])(void) = {
 	op_munmap, op_touch, op_touch, op_send_fd, op_recv_fd, op_close_shared,
+	op_sync_file,
 };
 
 static void run_ops(unsigned long n)
@@ -1634,6 +1675,7 @@ static void worker(uint64_t seed, unsigned long n, int report_fd)
 	/* the kernel's faults from here: the setup above is not under test */
 	if (kernel_faults && write_file("/proc/self/make-it-fail", "1"))
 		_exit(2);
+	user = FIRST_USER + (uid_t)below(2);
 	switch (below(4)) {
 	case 0:
 		drop_privileges();
@@ -1641,6 +1683,7 @@ static void worker(uint64_t seed, unsigned long n, int report_fd)
 			drop_at = 1;
 		break;
 	case 1:
+	case 2:
 		drop_at = 1 + below(n + 1);
 		break;
 	}
