@@ -15,7 +15,7 @@
 
 #define TRY(call)							\
 	do {								\
-		if ((call) != C_SUCCESS) {				\
+		if ((call) != ACCEL_SUCCESS) {				\
 			fprintf(stderr, "%s:%d: %s failed: %s\n",	\
 				__FILE__, __LINE__, #call,		\
 				accel_get_last_error());		\
@@ -33,7 +33,7 @@
 		}							\
 	} while (0)
 
-static inline const char *example_device(struct C_Device_st *dev)
+static inline const char *example_device(struct accel_device_id *dev)
 {
 	const char *name;
 

@@ -55,13 +55,13 @@ static void my_kernel(accel_array_t d_arr)
 int main(void)
 {
 	static const int64_t want[2][5] = { { 0, 4, 8, 12, 16 }, { 2, 6, 10, 14, 18 } };
-	struct C_Device_st dev;
+	struct accel_device_id dev;
 	accel_dtype_t i64 = accel_dtype(ACCEL_INT64);
 	const size_t n = 10, shape[2] = { 2, 5 };
 	int64_t arr[10], empty[10];
 	accel_array_t ary, d_ary, hary, out, d_arr;
 	struct accel_array_info a;
-	C_Stream stream;
+	accel_stream_t stream;
 
 	printf("device %s\n", example_device(&dev));
 	/* ary = np.arange(10); d_ary = cuda.to_device(ary) */

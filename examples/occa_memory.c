@@ -26,7 +26,7 @@ static void print(const char *what, accel_memory_t mem)
 
 int main(void)
 {
-	struct C_Device_st dev;
+	struct accel_device_id dev;
 	accel_dtype_t f32 = accel_dtype(ACCEL_FLOAT32);
 	float a[N], part[3] = { 20, 21, 22 };
 	accel_memory_t mem, slice, clone, words;
@@ -73,7 +73,7 @@ int main(void)
 	printf("after free, the cast is %s\n",
 	       accel_memory_is_valid(words) ? "valid" : "no longer valid");
 	EXPECT(!accel_memory_is_valid(words));
-	EXPECT(accel_memory_copy_to(words, a, ACCEL_ALL, 0) == C_FAILED);
+	EXPECT(accel_memory_copy_to(words, a, ACCEL_ALL, 0) == ACCEL_FAILED);
 	printf("using it fails: %s\n", accel_get_last_error());
 	TRY(accel_memory_release(words));
 	TRY(accel_memory_release(clone));

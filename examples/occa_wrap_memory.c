@@ -13,7 +13,7 @@
 
 int main(void)
 {
-	struct C_Device_st dev;
+	struct accel_device_id dev;
 	accel_dtype_t f64 = accel_dtype(ACCEL_FLOAT64);
 	struct accel_memory_info info;
 	accel_memory_t mem;

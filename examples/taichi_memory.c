@@ -10,7 +10,7 @@
 
 int main(void)
 {
-	struct C_Device_st dev;
+	struct accel_device_id dev;
 	accel_dtype_t u32 = accel_dtype(ACCEL_UINT32);
 	accel_memory_t device_memory, host_accessible_memory;
 	uint32_t readback_data[4];
@@ -42,7 +42,7 @@ int main(void)
 
 	/* void *a_null_ptr = device_memory.map(); */
 	EXPECT(accel_memory_map(device_memory, ACCEL_MAP_READ, &a_null_ptr) ==
-	       C_FAILED && !a_null_ptr);
+	       ACCEL_FAILED && !a_null_ptr);
 	printf("mapping device-only memory: %s\n", accel_get_last_error());
 
 	TRY(accel_memory_release(host_accessible_memory));

@@ -40,13 +40,13 @@
 
 struct adopted {
 	void *native;
-	C_Stream stream;
+	accel_stream_t stream;
 };
 
 struct torch_device {
 	pthread_mutex_t lock;		/* adding a stream, starting the device */
 	atomic_bool ready;
-	struct C_Device_st dev;
+	struct accel_device_id dev;
 	accel_pool_t pool;
 	/* appended under the lock, read without it up to nstreams */
 	struct adopted streams[MAX_STREAMS];
@@ -80,8 +80,8 @@ static struct torch_device *device_of(int device)
 	pthread_mutex_lock(&d->lock);
 	if (!atomic_load_explicit(&d->ready, memory_order_relaxed)) {
 		snprintf(name, sizeof(name), "cuda:%d", device);
-		if (accel_find_device(name, &d->dev.id) != C_SUCCESS ||
-		    accel_pool_create(&d->dev, &d->pool) != C_SUCCESS)
+		if (accel_find_device(name, &d->dev.id) != ACCEL_SUCCESS ||
+		    accel_pool_create(&d->dev, &d->pool) != ACCEL_SUCCESS)
 			report(device, "starting its pool");
 		else
 			atomic_store_explicit(&d->ready, true,
@@ -91,7 +91,7 @@ static struct torch_device *device_of(int device)
 	return atomic_load(&d->ready) ? d : NULL;
 }
 
-static C_Stream find_stream(struct torch_device *d, void *native)
+static accel_stream_t find_stream(struct torch_device *d, void *native)
 {
 	size_t n = atomic_load_explicit(&d->nstreams, memory_order_acquire);
 
@@ -102,17 +102,17 @@ static C_Stream find_stream(struct torch_device *d, void *native)
 }
 
 /* a new adopted stream of @d, under its lock; NULL on error, reported */
-static C_Stream adopt(struct torch_device *d, int device, void *native)
+static accel_stream_t adopt(struct torch_device *d, int device, void *native)
 {
 	size_t n = atomic_load_explicit(&d->nstreams, memory_order_relaxed);
-	C_Stream s;
+	accel_stream_t s;
 
 	if (n == MAX_STREAMS) {
 		fprintf(stderr, "libaccel-torch: cuda:%d: more than %d streams\n",
 			device, MAX_STREAMS);
 		return NULL;
 	}
-	if (accel_stream_create_external(&d->dev, native, &s) != C_SUCCESS) {
+	if (accel_stream_create_external(&d->dev, native, &s) != ACCEL_SUCCESS) {
 		report(device, "adopting a stream");
 		return NULL;
 	}
@@ -122,9 +122,9 @@ static C_Stream adopt(struct torch_device *d, int device, void *native)
 }
 
 /* PyTorch's stream @native (NULL: the legacy default one) as libaccel's */
-static C_Stream stream_of(struct torch_device *d, int device, void *native)
+static accel_stream_t stream_of(struct torch_device *d, int device, void *native)
 {
-	C_Stream s = find_stream(d, native);
+	accel_stream_t s = find_stream(d, native);
 
 	if (s)
 		return s;
@@ -140,13 +140,13 @@ static C_Stream stream_of(struct torch_device *d, int device, void *native)
 EXPORT void *accel_torch_alloc(ssize_t size, int device, void *stream)
 {
 	struct torch_device *d = device_of(device);
-	C_Stream s;
+	accel_stream_t s;
 	void *ptr = NULL;
 
 	if (!d || size < 0)
 		return NULL;
 	s = stream_of(d, device, stream);
-	if (s && accel_pool_allocate(d->pool, s, &ptr, (size_t)size) != C_SUCCESS)
+	if (s && accel_pool_allocate(d->pool, s, &ptr, (size_t)size) != ACCEL_SUCCESS)
 		report(device, "allocating");
 	return ptr;
 }
@@ -155,12 +155,12 @@ EXPORT void *accel_torch_alloc(ssize_t size, int device, void *stream)
 EXPORT void accel_torch_free(void *ptr, ssize_t size, int device, void *stream)
 {
 	struct torch_device *d = device_of(device);
-	C_Stream s;
+	accel_stream_t s;
 
 	if (!d || size < 0)
 		return;
 	s = stream_of(d, device, stream);
-	if (s && accel_pool_deallocate(d->pool, s, ptr, (size_t)size) != C_SUCCESS)
+	if (s && accel_pool_deallocate(d->pool, s, ptr, (size_t)size) != ACCEL_SUCCESS)
 		report(device, "freeing");
 }
 
@@ -188,7 +188,7 @@ EXPORT size_t accel_torch_stat(int device, const char *name)
 		{ "backend_frees", &st.backend_frees },
 	};
 
-	if (!d || !name || accel_pool_get_stats(d->pool, &st) != C_SUCCESS)
+	if (!d || !name || accel_pool_get_stats(d->pool, &st) != ACCEL_SUCCESS)
 		return (size_t)-1;
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (!strcmp(fields[i].name, name))
@@ -201,7 +201,7 @@ EXPORT int accel_torch_reset_peaks(int device)
 {
 	struct torch_device *d = device_of(device);
 
-	return d && accel_pool_reset_peaks(d->pool) == C_SUCCESS ? 0 : -1;
+	return d && accel_pool_reset_peaks(d->pool) == ACCEL_SUCCESS ? 0 : -1;
 }
 
 /* give the device's idle chunks back (torch.cuda.empty_cache's part) */
@@ -209,5 +209,5 @@ EXPORT int accel_torch_trim(int device)
 {
 	struct torch_device *d = device_of(device);
 
-	return d && accel_pool_trim(d->pool) == C_SUCCESS ? 0 : -1;
+	return d && accel_pool_trim(d->pool) == ACCEL_SUCCESS ? 0 : -1;
 }

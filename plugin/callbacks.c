@@ -11,13 +11,14 @@
 #include <stdlib.h>
 
 #include "callbacks.h"
+#include "forward.h"
 
 struct callback {
 	struct callback *next;
 	uint64_t seq;
 	struct C_Device_st dev;
 	C_Stream stream;
-	C_Event event;
+	accel_event_t event;
 	C_Callback fn;
 	void *user_data;
 };
@@ -69,10 +70,11 @@ static void *run_callbacks(void *arg)
 	(void)arg;
 	on_callback_thread = true;
 	while ((cb = take())) {
-		C_Status status = accel_event_synchronize(&cb->dev, cb->event);
+		C_Status status = to_paddle(accel_event_synchronize(to_accel_device(&cb->dev),
+								    cb->event));
 
 		cb->fn(&cb->dev, cb->stream, cb->user_data, &status);
-		accel_event_destroy(&cb->dev, cb->event);
+		accel_event_destroy(to_accel_device(&cb->dev), cb->event);
 		pthread_mutex_lock(&q.lock);
 		q.done_seq = cb->seq;
 		pthread_cond_broadcast(&q.ran);
@@ -129,8 +131,9 @@ C_Status callbacks_add(const C_Device device, C_Stream stream, C_Callback fn,
 	cb->stream = stream;
 	cb->fn = fn;
 	cb->user_data = user_data;
-	if (accel_event_create(device, &cb->event) != C_SUCCESS ||
-	    accel_event_record(device, stream, cb->event) != C_SUCCESS)
+	if (accel_event_create(to_accel_device(device), &cb->event) != ACCEL_SUCCESS ||
+	    accel_event_record(to_accel_device(device), to_accel_stream(stream),
+			       cb->event) != ACCEL_SUCCESS)
 		goto fail;
 	pthread_mutex_lock(&q.lock);
 	if (!q.running) {
@@ -157,7 +160,7 @@ C_Status callbacks_add(const C_Device device, C_Stream stream, C_Callback fn,
 	return C_SUCCESS;
 fail:
 	if (cb->event)
-		accel_event_destroy(device, cb->event);
+		accel_event_destroy(to_accel_device(device), cb->event);
 	free(cb);
 	return C_FAILED;
 }

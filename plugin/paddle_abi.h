@@ -14,7 +14,22 @@
 #include <assert.h>
 #include <stddef.h>
 
-#include <accel/accel.h>
+/* Paddle's status and handles, as device_ext.h declares them */
+typedef enum {
+	C_SUCCESS = 0,
+	C_WARNING,
+	C_FAILED,
+	C_ERROR,
+	C_INTERNAL_ERROR
+} C_Status;
+
+typedef struct C_Device_st {
+	int id;
+} *C_Device;
+
+typedef struct C_Stream_st *C_Stream;
+
+typedef struct C_Event_st *C_Event;
 
 /* The plugin API version this plugin implements (Paddle accepts >= 0.1.1). */
 #define PADDLE_CUSTOM_RUNTIME_MAJOR_VERSION 0

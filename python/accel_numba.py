@@ -41,7 +41,7 @@ _LEGACY_STREAM = ctypes.c_void_p(1)    # CU_STREAM_LEGACY
 
 
 class _Device(ctypes.Structure):
-    """C_Device's struct C_Device_st"""
+    """accel_device_t's struct accel_device_id"""
     _fields_ = [("id", ctypes.c_int)]
 
 

@@ -50,7 +50,7 @@ PyObject *raise_not(PyObject *obj, const char *fmt, ...);
 /* a new heap type of @spec (@bases: NULL or a tuple), also added to @m if any */
 PyTypeObject *new_type(PyObject *m, PyType_Spec *spec, PyObject *bases);
 /* the visible device @id as the library's handle */
-C_Device device_handle(int id);
+accel_device_t device_handle(int id);
 /* the calling thread's current device (the first visible one at first) */
 int current_device(void);
 /* a new accel.Device for visible device @id */
@@ -64,7 +64,7 @@ int device_from_object(PyObject *obj);
 typedef struct {
 	PyObject_HEAD
 	int dev;
-	C_Stream stream;	/* NULL: the synchronous "stream 0" */
+	accel_stream_t stream;	/* NULL: the synchronous "stream 0" */
 	/* objects the stream's queued transfers use, dropped at synchronize */
 	PyObject *pending;	/* list */
 } StreamObject;
@@ -75,7 +75,7 @@ int stream_init(PyObject *m);
  * The stream argument @obj (0, None or a Stream of device @dev) into
  * *@stream (NULL for synchronous); -1 with an exception set
  */
-int stream_from_object(PyObject *obj, int dev, C_Stream *stream);
+int stream_from_object(PyObject *obj, int dev, accel_stream_t *stream);
 /* keep @obj until @stream_obj is synchronized (nothing for stream 0) */
 int stream_keep(PyObject *stream_obj, PyObject *obj);
 PyObject *stream_new(int dev);

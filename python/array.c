@@ -116,7 +116,7 @@ int parse_layout(PyObject *shape, PyObject *dtype, PyObject *strides,
 
 int array_info(accel_array_t ary, struct accel_array_info *info)
 {
-	if (accel_array_get_info(ary, info) != C_SUCCESS) {
+	if (accel_array_get_info(ary, info) != ACCEL_SUCCESS) {
 		raise_accel();
 		return -1;
 	}
@@ -167,7 +167,7 @@ static int DeviceArray_traverse(DeviceArrayObject *self, visitproc visit,
 static int DeviceArray_clear(DeviceArrayObject *self)
 {
 	accel_array_t ary = self->ary;
-	C_Status st;
+	accel_status_t st;
 
 	self->ary = NULL;
 	if (ary) {
@@ -198,8 +198,8 @@ static PyObject *make_device_array(PyObject *shape, PyObject *dtype,
 {
 	struct layout_args l;
 	accel_array_t ary;
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 	int dev = current_device();
 
 	if (dev < 0 || parse_layout(shape, dtype, strides, order, &l) < 0 ||
@@ -209,7 +209,7 @@ static PyObject *make_device_array(PyObject *shape, PyObject *dtype,
 					   l.dtype,
 					   l.has_strides ? l.strides : NULL,
 					   l.order, s, &ary));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	return device_array_wrap(ary, dev, NULL, stream);
 }
@@ -317,14 +317,14 @@ static Py_ssize_t DeviceArray_len(DeviceArrayObject *self)
 /* Methods */
 
 /* a numpy array of the device array's layout, in new host memory */
-static PyObject *copy_to_new_host(DeviceArrayObject *self, C_Stream s)
+static PyObject *copy_to_new_host(DeviceArrayObject *self, accel_stream_t s)
 {
 	accel_array_t host;
 	PyObject *owner, *arr;
-	C_Status st;
+	accel_status_t st;
 
 	WITHOUT_GIL(st, accel_array_copy_to_host(self->ary, NULL, s, &host));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	owner = device_array_wrap(host, -1, NULL, NULL);
 	if (!owner)
@@ -341,8 +341,8 @@ static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
 	PyObject *ary = Py_None, *stream = NULL, *keep;
 	struct numpy_layout l;
 	accel_array_t host;
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:copy_to_host", kw,
 					 &ary, &stream) ||
@@ -362,7 +362,7 @@ static PyObject *DeviceArray_copy_to_host(DeviceArrayObject *self,
 	if (!host)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_copy_to_host(self->ary, host, s, NULL));
-	if (st != C_SUCCESS) {
+	if (st != ACCEL_SUCCESS) {
 		accel_array_release(host);
 		return raise_accel();
 	}
@@ -427,8 +427,8 @@ static PyObject *DeviceArray_copy_to_device(DeviceArrayObject *self,
 	static char *kw[] = { "ary", "stream", NULL };
 	PyObject *ary, *stream = NULL, *keep;
 	accel_array_t src;
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:copy_to_device", kw,
 					 &ary, &stream) ||
@@ -438,7 +438,7 @@ static PyObject *DeviceArray_copy_to_device(DeviceArrayObject *self,
 	if (!src)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_copy_to_device(self->ary, src, s));
-	if (st != C_SUCCESS) {
+	if (st != ACCEL_SUCCESS) {
 		Py_DECREF(keep);
 		return raise_accel();
 	}
@@ -463,11 +463,11 @@ static PyObject *DeviceArray_is_f_contiguous(DeviceArrayObject *self,
 }
 
 /* a view made by the library: the same lender and stream */
-static PyObject *view_result(DeviceArrayObject *self, C_Status st,
+static PyObject *view_result(DeviceArrayObject *self, accel_status_t st,
 			     accel_array_t view)
 {
 	/* a view that would need a copy is an invalid value: a ValueError */
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	return device_array_wrap(view, self->dev, self->owner, self->stream);
 }
@@ -478,8 +478,8 @@ static PyObject *DeviceArray_ravel(DeviceArrayObject *self, PyObject *args,
 	static char *kw[] = { "order", "stream", NULL };
 	PyObject *order = NULL, *stream = NULL;
 	accel_array_t view;
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 	char o;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:ravel", kw, &order,
@@ -498,7 +498,7 @@ static PyObject *DeviceArray_reshape(DeviceArrayObject *self, PyObject *args,
 	PyObject *order = NULL, *newshape;
 	accel_array_t view;
 	int ndim = -1;
-	C_Status st;
+	accel_status_t st;
 	char o;
 
 	if (kwds) {
@@ -618,8 +618,8 @@ PyObject *py_device_array_like(PyObject *self, PyObject *args, PyObject *kwds)
 	static char *kw[] = { "ary", "stream", NULL };
 	PyObject *like, *stream = NULL, *keep;
 	accel_array_t src, ary;
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 	int dev;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:device_array_like",
@@ -633,7 +633,7 @@ PyObject *py_device_array_like(PyObject *self, PyObject *args, PyObject *kwds)
 		return NULL;
 	WITHOUT_GIL(st, accel_device_array_like(device_handle(dev), src, s, &ary));
 	Py_DECREF(keep);
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	return device_array_wrap(ary, dev, NULL, stream);
 }

@@ -22,7 +22,7 @@ accel_array_t host_array_of(PyObject *arr)
 		}
 	}
 	if (accel_host_array(l.data, l.ndim, l.shape, l.dtype, l.strides, 'C',
-			     l.readonly, &h) != C_SUCCESS) {
+			     l.readonly, &h) != ACCEL_SUCCESS) {
 		raise_accel();
 		return NULL;
 	}
@@ -55,12 +55,12 @@ accel_array_t library_array_of(PyObject *arr)
 	struct accel_array_info info;
 	DeviceArrayObject *owner = numpy_lender(arr);
 	accel_array_t view = NULL;
-	C_Status st = C_SUCCESS;
+	accel_status_t st = ACCEL_SUCCESS;
 
 	if (!owner)
 		return NULL;
 	/* pinned memory is host memory: only mapped memory is the device's */
-	if (owner->dev < 0 || accel_array_get_info(owner->ary, &info) != C_SUCCESS ||
+	if (owner->dev < 0 || accel_array_get_info(owner->ary, &info) != ACCEL_SUCCESS ||
 	    info.kind != ACCEL_ARRAY_MAPPED || interface_of_numpy(arr, &iface) < 0) {
 		PyErr_Clear();
 		goto out;
@@ -71,11 +71,11 @@ accel_array_t library_array_of(PyObject *arr)
 	/* a view of the library's storage, holding it */
 	st = accel_array_from_interface(device_handle(owner->dev), &iface, 0,
 					&view);
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		raise_accel();
 out:
 	Py_DECREF(owner);
-	return st == C_SUCCESS ? view : NULL;
+	return st == ACCEL_SUCCESS ? view : NULL;
 }
 
 accel_array_t array_of_numpy(PyObject *arr)
@@ -219,7 +219,7 @@ static int parse_cai(PyObject *d, struct accel_array_interface *iface,
 static int sync_foreign_stream(PyObject *stream, int dev)
 {
 	void *native = PyLong_Check(stream) ? PyLong_AsVoidPtr(stream) : NULL;
-	C_Status st;
+	accel_status_t st;
 
 	if (!native) {
 		if (!PyErr_Occurred())
@@ -229,10 +229,10 @@ static int sync_foreign_stream(PyObject *stream, int dev)
 	}
 	WITHOUT_GIL(st, accel_native_stream_synchronize(device_handle(dev),
 							native));
-	if (st != C_SUCCESS &&
+	if (st != ACCEL_SUCCESS &&
 	    accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED)
 		WITHOUT_GIL(st, accel_device_synchronize(device_handle(dev)));
-	if (st != C_SUCCESS) {
+	if (st != ACCEL_SUCCESS) {
 		raise_accel();
 		return -1;
 	}
@@ -244,7 +244,7 @@ static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
 	struct accel_array_interface iface;
 	PyObject *stream = NULL, *d;
 	accel_array_t ary;
-	C_Status st;
+	accel_status_t st;
 	int r;
 
 	/*
@@ -263,7 +263,7 @@ static PyObject *view_of_cai(PyObject *obj, PyObject *cai, int dev, int sync)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_from_interface(device_handle(dev), &iface,
 						   0, &ary));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	return device_array_wrap(ary, dev, obj, NULL);
 }
@@ -279,7 +279,7 @@ static PyObject *view_of_capsule(PyObject *capsule, int dev, PyObject *owner)
 {
 	DLManagedTensor *t = PyCapsule_GetPointer(capsule, dltensor_name);
 	accel_array_t ary;
-	C_Status st;
+	accel_status_t st;
 
 	if (!t) {
 		PyErr_Clear();
@@ -295,7 +295,7 @@ static PyObject *view_of_capsule(PyObject *capsule, int dev, PyObject *owner)
 		return NULL;
 	WITHOUT_GIL(st, accel_array_from_dlpack(dev < 0 ? NULL : device_handle(dev),
 						t, &ary));
-	if (st != C_SUCCESS) {
+	if (st != ACCEL_SUCCESS) {
 		PyCapsule_SetName(capsule, dltensor_name);
 		return raise_accel();
 	}
@@ -365,14 +365,14 @@ static PyObject *to_device_from(accel_array_t src, PyObject *keep, int dev,
 				PyObject *stream, int copy)
 {
 	accel_array_t out;
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 
 	if (stream_from_object(stream, dev, &s) < 0)
 		return NULL;
 	WITHOUT_GIL(st, accel_to_device_ex(device_handle(dev), src, s, copy,
 					   &out));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	/* a queued copy reads the source later */
 	if (stream_keep(stream, keep) < 0) {

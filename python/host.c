@@ -26,7 +26,7 @@ PyObject *py_pinned_array(PyObject *self, PyObject *args, PyObject *kwds)
 	PyObject *shape, *dtype = NULL, *strides = NULL, *order = NULL;
 	struct layout_args l;
 	accel_array_t ary;
-	C_Status st;
+	accel_status_t st;
 	int dev;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOO:pinned_array", kw,
@@ -39,7 +39,7 @@ PyObject *py_pinned_array(PyObject *self, PyObject *args, PyObject *kwds)
 					   l.dtype,
 					   l.has_strides ? l.strides : NULL,
 					   l.order, &ary));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	return numpy_over(ary, dev, NULL, ndarray_type);
 }
@@ -124,8 +124,8 @@ PyObject *py_mapped_array(PyObject *self, PyObject *args, PyObject *kwds)
 	struct layout_args l;
 	accel_array_t ary;
 	unsigned int flags;
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOOpp:mapped_array", kw,
 					 &shape, &dtype, &strides, &order,
@@ -141,7 +141,7 @@ PyObject *py_mapped_array(PyObject *self, PyObject *args, PyObject *kwds)
 						 l.shape, l.dtype,
 						 l.has_strides ? l.strides : NULL,
 						 l.order, s, flags, &ary));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	return numpy_over(ary, dev, stream, MappedArray_Type);
 }
@@ -277,7 +277,7 @@ static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwds,
 {
 	PyObject *stream = NULL;
 	ScopeObject *s;
-	C_Stream cs;
+	accel_stream_t cs;
 	int dev = current_device();
 
 	if (dev < 0)
@@ -318,7 +318,7 @@ static PyObject *scope_new(PyTypeObject *type, PyObject *args, PyObject *kwds,
 
 static void scope_end(ScopeObject *self)
 {
-	C_Status st;
+	accel_status_t st;
 
 	for (int i = 0; i < self->nreg; i++) {
 		WITHOUT_GIL(st, accel_array_unregister(self->hosts[i]));
@@ -339,11 +339,11 @@ static PyObject *mapped_views(ScopeObject *self)
 		accel_array_t view;
 		PyObject *d;
 
-		C_Status st;
+		accel_status_t st;
 
 		WITHOUT_GIL(st, accel_to_device_ex(device_handle(self->dev),
 						   self->hosts[i], NULL, 0, &view));
-		if (st != C_SUCCESS) {
+		if (st != ACCEL_SUCCESS) {
 			Py_DECREF(list);
 			return raise_accel();
 		}
@@ -364,7 +364,7 @@ static PyObject *mapped_views(ScopeObject *self)
 static PyObject *Scope_enter(ScopeObject *self, PyObject *unused)
 {
 	Py_ssize_t n = PyTuple_Size(self->arrays);
-	C_Status st;
+	accel_status_t st;
 
 	if (self->nreg) {
 		PyErr_SetString(PyExc_RuntimeError, "the scope is entered already");
@@ -377,7 +377,7 @@ static PyObject *Scope_enter(ScopeObject *self, PyObject *unused)
 			goto fail;
 		WITHOUT_GIL(st, accel_array_register(device_handle(self->dev), h,
 						     self->mapped));
-		if (st != C_SUCCESS) {
+		if (st != ACCEL_SUCCESS) {
 			raise_accel();
 			accel_array_release(h);
 			goto fail;

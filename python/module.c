@@ -9,7 +9,7 @@ PyObject *accel_py_error;
 /* an invalid value: an AccelError that is a ValueError too */
 static PyObject *accel_py_value_error;
 
-static struct C_Device_st handles[64];
+static struct accel_device_id handles[64];
 static _Thread_local int current = -1;
 
 PyObject *raise_accel(void)
@@ -71,7 +71,7 @@ PyTypeObject *new_type(PyObject *m, PyType_Spec *spec, PyObject *bases)
 	return (PyTypeObject *)type;
 }
 
-C_Device device_handle(int id)
+accel_device_t device_handle(int id)
 {
 	handles[id].id = id;
 	return &handles[id];
@@ -81,7 +81,7 @@ static int device_count(void)
 {
 	size_t n;
 
-	if (accel_get_device_count(&n) != C_SUCCESS) {
+	if (accel_get_device_count(&n) != ACCEL_SUCCESS) {
 		raise_accel();
 		return -1;
 	}
@@ -148,7 +148,7 @@ int device_from_object(PyObject *obj)
 
 		if (!name)
 			return -1;
-		if (accel_find_device(name, &id) != C_SUCCESS) {
+		if (accel_find_device(name, &id) != ACCEL_SUCCESS) {
 			PyErr_Format(PyExc_ValueError, "no visible device \"%s\": %s",
 				     name, accel_get_last_error());
 			return -1;
@@ -207,11 +207,11 @@ static PyObject *Device_get_id(DeviceObject *self, void *closure)
 static PyObject *Device_mem_info(DeviceObject *self, PyObject *unused)
 {
 	size_t total, free;
-	C_Status st;
+	accel_status_t st;
 
 	WITHOUT_GIL(st, accel_device_memory_stats(device_handle(self->id),
 						  &total, &free));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	return Py_BuildValue("(nn)", (Py_ssize_t)free, (Py_ssize_t)total);
 }
@@ -221,8 +221,8 @@ static PyObject *Device_pool_stats(DeviceObject *self, PyObject *unused)
 	struct accel_pool_stats s;
 	accel_pool_t pool;
 
-	if (accel_device_pool(device_handle(self->id), &pool) != C_SUCCESS ||
-	    accel_pool_get_stats(pool, &s) != C_SUCCESS)
+	if (accel_device_pool(device_handle(self->id), &pool) != ACCEL_SUCCESS ||
+	    accel_pool_get_stats(pool, &s) != ACCEL_SUCCESS)
 		return raise_accel();
 	return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:O}",
 			     "reserved", (Py_ssize_t)s.reserved,
@@ -242,10 +242,10 @@ static PyObject *Device_pool_stats(DeviceObject *self, PyObject *unused)
 
 static PyObject *synchronize_device(int id)
 {
-	C_Status st;
+	accel_status_t st;
 
 	WITHOUT_GIL(st, accel_device_synchronize(device_handle(id)));
-	if (st != C_SUCCESS)
+	if (st != ACCEL_SUCCESS)
 		return raise_accel();
 	Py_RETURN_NONE;
 }

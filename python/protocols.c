@@ -17,7 +17,7 @@ static bool host_accessible(DLDevice d)
 
 static int dlpack_device(DeviceArrayObject *self, DLDevice *d)
 {
-	if (accel_array_dlpack_device(self->ary, d) != C_SUCCESS) {
+	if (accel_array_dlpack_device(self->ary, d) != ACCEL_SUCCESS) {
 		raise_accel();
 		return -1;
 	}
@@ -151,21 +151,21 @@ static int consumer_stream(PyObject *stream, DLDevice d, int *sync,
  * recorded there, waited for on the consumer's stream. An array with no
  * stream has nothing queued for it.
  */
-static C_Status order_consumer(DeviceArrayObject *self, void *native)
+static accel_status_t order_consumer(DeviceArrayObject *self, void *native)
 {
-	C_Device dev = device_handle(self->dev);
+	accel_device_t dev = device_handle(self->dev);
 	struct accel_array_interface iface;
-	C_Event e;
-	C_Status st;
+	accel_event_t e;
+	accel_status_t st;
 
-	if (accel_array_get_interface(self->ary, &iface) != C_SUCCESS)
-		return C_FAILED;
+	if (accel_array_get_interface(self->ary, &iface) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!iface.stream)
-		return C_SUCCESS;
-	if (accel_event_create(dev, &e) != C_SUCCESS)
-		return C_FAILED;
+		return ACCEL_SUCCESS;
+	if (accel_event_create(dev, &e) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	st = accel_event_record(dev, iface.stream, e);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		st = accel_native_stream_wait_event(dev, native, e);
 	accel_event_destroy(dev, e);
 	return st;
@@ -209,7 +209,7 @@ PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
 	DLManagedTensor *t;
 	void *native;
 	DLDevice d;
-	C_Status st;
+	accel_status_t st;
 	int sync;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kw,
@@ -223,11 +223,11 @@ PyObject *array_dlpack(DeviceArrayObject *self, PyObject *args, PyObject *kwds)
 		sync = 1;
 	else if (native) {
 		WITHOUT_GIL(st, order_consumer(self, native));
-		if (st != C_SUCCESS)
+		if (st != ACCEL_SUCCESS)
 			return raise_accel();
 	}
 	WITHOUT_GIL(st, accel_array_to_dlpack(self->ary, sync, &t));
-	if (st != C_SUCCESS) {
+	if (st != ACCEL_SUCCESS) {
 		if (accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED) {
 			PyErr_SetString(PyExc_BufferError, accel_get_last_error());
 			return NULL;
@@ -251,7 +251,7 @@ static bool on_cuda(int dev)
 	const char *name = "";
 
 	return dev >= 0 &&
-	       accel_get_device_name(device_handle(dev), &name) == C_SUCCESS &&
+	       accel_get_device_name(device_handle(dev), &name) == ACCEL_SUCCESS &&
 	       !strncmp(name, "cuda:", 5);
 }
 
@@ -286,12 +286,12 @@ PyObject *array_cuda_interface(DeviceArrayObject *self, void *closure)
 	PyObject *d, *stream;
 	void *native = NULL;
 
-	if (accel_array_get_interface(self->ary, &iface) != C_SUCCESS)
+	if (accel_array_get_interface(self->ary, &iface) != ACCEL_SUCCESS)
 		return raise_accel();
 	/* the array's CUstream, for the consumer to order itself after; None: ready */
 	if (iface.stream &&
 	    accel_stream_get_native(device_handle(self->dev), iface.stream,
-				    &native) != C_SUCCESS)
+				    &native) != ACCEL_SUCCESS)
 		return raise_accel();
 	d = cai_dict(&iface);
 	stream = native ? PyLong_FromVoidPtr(native) : Py_NewRef(Py_None);

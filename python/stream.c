@@ -10,7 +10,7 @@
 PyObject *stream_new(int dev)
 {
 	StreamObject *s = PyObject_GC_New(StreamObject, Stream_Type);
-	C_Status st;
+	accel_status_t st;
 
 	if (!s)
 		return NULL;
@@ -23,7 +23,7 @@ PyObject *stream_new(int dev)
 		return NULL;
 	}
 	WITHOUT_GIL(st, accel_stream_create(device_handle(dev), &s->stream));
-	if (st != C_SUCCESS) {
+	if (st != ACCEL_SUCCESS) {
 		s->stream = NULL;
 		Py_DECREF(s);
 		return raise_accel();
@@ -31,7 +31,7 @@ PyObject *stream_new(int dev)
 	return (PyObject *)s;
 }
 
-int stream_from_object(PyObject *obj, int dev, C_Stream *stream)
+int stream_from_object(PyObject *obj, int dev, accel_stream_t *stream)
 {
 	StreamObject *s = (StreamObject *)obj;
 
@@ -77,7 +77,7 @@ int stream_keep(PyObject *stream_obj, PyObject *obj)
 /* Wait for the stream; what its transfers used goes afterwards. */
 static int stream_sync(StreamObject *self)
 {
-	C_Status st;
+	accel_status_t st;
 
 	if (!self->stream)
 		return 0;
@@ -85,7 +85,7 @@ static int stream_sync(StreamObject *self)
 						 self->stream));
 	if (PyList_SetSlice(self->pending, 0, PY_SSIZE_T_MAX, NULL) < 0)
 		return -1;
-	if (st != C_SUCCESS) {
+	if (st != ACCEL_SUCCESS) {
 		raise_accel();
 		return -1;
 	}
@@ -185,7 +185,7 @@ static void Stream_dealloc(StreamObject *self)
 
 	PyObject_GC_UnTrack(self);
 	if (self->stream) {
-		C_Status st;
+		accel_status_t st;
 
 		WITHOUT_GIL(st, accel_stream_destroy(device_handle(self->dev),
 						     self->stream));

@@ -40,6 +40,15 @@ gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -Ilib/include "$work/
 g++ -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Ilib/include "$work/h.c" ||
 	bad "the header does not compile as C++"
 
+# ... and beside PaddlePaddle's declarations, in either order.
+for lang in "gcc -std=c11 -pedantic" "g++ -x c++ -std=c++11"; do
+	for order in "" -DPADDLE_FIRST; do
+		$lang -Wall -Wextra -Werror -fsyntax-only $order -Ilib/include \
+			tests/lib/beside_paddle.c ||
+			bad "the headers clash with Paddle's (${lang%% *} $order)"
+	done
+done
+
 # Install, then build a program the way a user would.
 make -s install PREFIX=/opt/accel DESTDIR="$work/root" >/dev/null
 cat >"$work/use.c" <<'C'
@@ -49,7 +58,7 @@ cat >"$work/use.c" <<'C'
 
 int main(void)
 {
-	struct C_Device_st dev = { 0 };
+	struct accel_device_id dev = { 0 };
 	char in[64] = "through an installed libaccel", out[64] = "";
 	void *d;
 
@@ -88,7 +97,7 @@ void memory_lookup(void) { abort(); }
 
 int main(void)
 {
-	struct C_Device_st dev = { 0 };
+	struct accel_device_id dev = { 0 };
 	char in[16] = "no clash", out[16] = "";
 	accel_memory_t m;
 

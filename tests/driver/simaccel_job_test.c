@@ -815,6 +815,19 @@ static void *touch_first_byte(void *p)
 }
 
 /*
+ * A new mappable VRAM buffer of @fd, mapped, whose clearing waits behind
+ * 4 s of clearing on a one-queue throttled device: the mapping, or
+ * MAP_FAILED.
+ */
+static void *mapping_being_cleared(int fd, struct drm_simaccel_bo_create *vram)
+{
+	if (queue_slow_clearing(fd) ||
+	    bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, vram))
+		return MAP_FAILED;
+	return map_bo(fd, vram);
+}
+
+/*
  * On a one-queue throttled device, a fault on a new mappable VRAM buffer
  * waits for its clearing, queued behind 4 s of clearing: meanwhile another
  * thread of the process maps and unmaps memory at once (the fault does not
@@ -832,9 +845,7 @@ TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
 		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_slow_clearing(fd));
-	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
-	m = map_bo(fd, &vram);
+	m = mapping_being_cleared(fd, &vram);
 	ASSERT_NE(MAP_FAILED, m);
 	ASSERT_EQ(0, pthread_create(&toucher, NULL, touch_first_byte, m));
 	usleep(300000);		/* the toucher waits in the fault */
@@ -894,9 +905,7 @@ TEST(a_futex_waiting_for_a_clearing_ends_with_a_kill)
 		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_slow_clearing(fd));
-	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
-	m = map_bo(fd, &vram);
+	m = mapping_being_cleared(fd, &vram);
 	ASSERT_NE(MAP_FAILED, m);
 	child = futex_writer_of(m);
 	ASSERT_LT(0, child) TH_LOG("the futex did not wait");
@@ -930,9 +939,7 @@ TEST(a_futex_waiting_for_a_clearing_holds_up_no_unbind)
 	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_slow_clearing(fd));
-	ASSERT_EQ(0, bo_create(fd, MIB, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &vram));
-	m = map_bo(fd, &vram);
+	m = mapping_being_cleared(fd, &vram);
 	ASSERT_NE(MAP_FAILED, m);
 	child = futex_writer_of(m);
 	ASSERT_LT(0, child) TH_LOG("the futex did not wait");

@@ -187,7 +187,7 @@ bool peer_on_another_backend(struct suite_ctx *ctx)
 	return strcspn(peer, ":") != n || strncmp(peer, ctx->name, n);
 }
 
-void busy_chain_of(C_Device dev, C_Stream s, uint8_t *busy, int copies,
+void busy_chain_of(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies,
 		   size_t half)
 {
 	for (int i = 0; i < copies; i++) {
@@ -198,7 +198,7 @@ void busy_chain_of(C_Device dev, C_Stream s, uint8_t *busy, int copies,
 	}
 }
 
-void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies)
+void busy_chain(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies)
 {
 	busy_chain_of(dev, s, busy, copies, BUSY_HALF);
 }
@@ -211,12 +211,12 @@ double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-bool stream_busy(C_Device dev, C_Stream s)
+bool stream_busy(accel_device_t dev, accel_stream_t s)
 {
-	C_Status st = accel_stream_query(dev, s);
+	accel_status_t st = accel_stream_query(dev, s);
 
-	REQUIRE(st == C_SUCCESS || st == C_WARNING);
-	return st == C_WARNING;
+	REQUIRE(st == ACCEL_SUCCESS || st == ACCEL_WARNING);
+	return st == ACCEL_WARNING;
 }
 
 bool try_longer(int *copies)
@@ -354,7 +354,7 @@ static const char *unavailable_backend(char *why, size_t len)
 
 		snprintf(name, sizeof(name), "%.*s", (int)n, p);
 		p += strcspn(p, ",");
-		if (accel_get_backend_info(name, &available, &reason) != C_SUCCESS)
+		if (accel_get_backend_info(name, &available, &reason) != ACCEL_SUCCESS)
 			return NULL;	/* a bad name: the tests say so */
 		if (!available) {
 			snprintf(why, len, "backend %s is unavailable: %s", name,
@@ -446,12 +446,12 @@ int cuda_ordinal(struct suite_ctx *ctx)
 	return atoi(ctx->name + 5);
 }
 
-void *native_stream(struct suite_ctx *ctx, C_Stream *owner)
+void *native_stream(struct suite_ctx *ctx, accel_stream_t *owner)
 {
 	void *native = NULL;
 
-	REQUIRE(accel_stream_create(ctx->dev, owner) == C_SUCCESS);
-	REQUIRE(accel_stream_get_native(ctx->dev, *owner, &native) == C_SUCCESS);
+	REQUIRE(accel_stream_create(ctx->dev, owner) == ACCEL_SUCCESS);
+	REQUIRE(accel_stream_get_native(ctx->dev, *owner, &native) == ACCEL_SUCCESS);
 	return native;
 }
 

@@ -20,9 +20,9 @@
 #include <accel/accel.h>
 
 struct suite_ctx {
-	C_Device dev;		/* the device under test */
-	C_Device peer;		/* a second device, or NULL */
-	struct C_Device_st dev_s, peer_s;
+	accel_device_t dev;		/* the device under test */
+	accel_device_t peer;		/* a second device, or NULL */
+	struct accel_device_id dev_s, peer_s;
 	const char *name;	/* the device's name */
 	size_t min_chunk;
 };
@@ -86,14 +86,14 @@ void suite_start_timer(void);
 		}							\
 	} while (0)
 
-#define OK(call) CHECK((call) == C_SUCCESS)
-#define REQUIRE_OK(call) REQUIRE((call) == C_SUCCESS)
+#define OK(call) CHECK((call) == ACCEL_SUCCESS)
+#define REQUIRE_OK(call) REQUIRE((call) == ACCEL_SUCCESS)
 
-/* The call must fail with C_FAILED and leave a message. */
+/* The call must fail with ACCEL_FAILED and leave a message. */
 #define FAILS(call)							\
 	do {								\
 		accel_clear_last_error();				\
-		if ((call) != C_FAILED)					\
+		if ((call) != ACCEL_FAILED)					\
 			suite_fail(__FILE__, __LINE__, #call " should fail"); \
 		else if (!accel_get_last_error()[0])			\
 			suite_fail(__FILE__, __LINE__, #call " left no message"); \
@@ -178,7 +178,7 @@ int cuda_ordinal(struct suite_ctx *ctx);
  * A CUstream of the device, as another CUDA library would have one: a new
  * libaccel stream's (*owner, which the test destroys)
  */
-void *native_stream(struct suite_ctx *ctx, C_Stream *owner);
+void *native_stream(struct suite_ctx *ctx, accel_stream_t *owner);
 
 /* libaccel-torch.so's functions, as PyTorch's CUDAPluggableAllocator calls them */
 struct torch_alloc {
@@ -192,12 +192,12 @@ void torch_alloc_load(struct torch_alloc *t);
 
 /* seconds on the monotonic clock */
 double now_s(void);
-void busy_chain(C_Device dev, C_Stream s, uint8_t *busy, int copies);
+void busy_chain(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies);
 /* the same with copies of @half bytes, in a buffer of 2 * @half */
-void busy_chain_of(C_Device dev, C_Stream s, uint8_t *busy, int copies,
+void busy_chain_of(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies,
 		   size_t half);
 /* whether @s still has work */
-bool stream_busy(C_Device dev, C_Stream s);
+bool stream_busy(accel_device_t dev, accel_stream_t s);
 /* a try found the work over too soon: a longer chain, or skip; true */
 bool try_longer(int *copies);
 

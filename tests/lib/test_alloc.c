@@ -37,7 +37,7 @@ TEST(zero_size_allocations)
 	OK(accel_unified_memory_deallocate(ctx->dev, NULL, 0));
 }
 
-/* "Out of memory: return C_FAILED and set *ptr = NULL." */
+/* "Out of memory: return ACCEL_FAILED and set *ptr = NULL." */
 TEST(out_of_memory)
 {
 	size_t total, free, max;

@@ -187,7 +187,7 @@ TEST(transfers_on_a_stream)
 	const size_t n = 1 << 16;
 	int64_t *buf = xmalloc(n * 8);
 	accel_array_t ary = arange(buf, n), d, h;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_to_device(ctx->dev, ary, s, &d));
@@ -215,7 +215,7 @@ TEST(copy_to_host_without_a_stream_is_synchronous)
 	const size_t n = 1 << 20;
 	int64_t *buf = xmalloc(n * 8), *out = xmalloc(n * 8);
 	accel_array_t ary = arange(buf, n), d, e;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_to_device(ctx->dev, ary, s, &d));	/* queued */

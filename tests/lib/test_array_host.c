@@ -44,7 +44,7 @@ TEST(pinned_array_is_page_locked_host_memory)
 	struct accel_array_info i;
 	accel_array_t p, like, d;
 	size_t before = free_memory(ctx);
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_pinned_array(ctx->dev, 2, shape, F32, NULL, 'C', &p));
 	i = info_of(p);
@@ -174,7 +174,7 @@ TEST(mapped_scope_over_an_existing_host_array)
 	FAILS(accel_array_register(ctx->dev, d, 0));
 	FAILS(accel_array_register(NULL, h, 0));
 	/* a failure inside the library's own calls names the one called */
-	FAILS(accel_array_register(&(struct C_Device_st){ .id = 9999 }, h, 0));
+	FAILS(accel_array_register(&(struct accel_device_id){ .id = 9999 }, h, 0));
 	CHECK(!strncmp(accel_get_last_error(), "accel_array_register: ", 22));
 	OK(accel_array_release(d));
 	OK(accel_array_release(h));

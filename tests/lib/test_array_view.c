@@ -172,7 +172,7 @@ TEST(device_arrays_export_the_array_interface)
 	accel_array_t c = device_2d(ctx, 3, 4, 'C'), f = device_2d(ctx, 3, 4, 'F');
 	accel_array_t h, s;
 	struct accel_array_interface ai;
-	C_Stream st;
+	accel_stream_t st;
 
 	CHECK(accel_array_has_interface(c));
 	REQUIRE_OK(accel_array_get_interface(c, &ai));
@@ -234,7 +234,7 @@ TEST(as_cuda_array_synchronizes_the_stream)
 	int64_t *buf = xmalloc(n * 8), *out = xmalloc(n * 8);
 	accel_array_t h, d, v;
 	struct accel_array_interface ai;
-	C_Stream s;
+	accel_stream_t s;
 
 	for (size_t k = 0; k < n; k++)
 		buf[k] = (int64_t)k - 7;
@@ -244,7 +244,7 @@ TEST(as_cuda_array_synchronizes_the_stream)
 	REQUIRE_OK(accel_array_get_interface(d, &ai));
 	CHECK(ai.stream == s);
 	REQUIRE_OK(accel_array_from_interface(ctx->dev, &ai, 1, &v));
-	CHECK(accel_stream_query(ctx->dev, s) == C_SUCCESS);
+	CHECK(accel_stream_query(ctx->dev, s) == ACCEL_SUCCESS);
 	/* the raw pointer is now safe to use from anywhere */
 	OK(accel_memory_copy_d2h(ctx->dev, out, ai.data, n * 8));
 	CHECK(!memcmp(out, buf, n * 8));

@@ -2,9 +2,9 @@
 /* async_memory_copy_h2d / d2h / d2d: ordering and captured sources. */
 #include "suite.h"
 
-static C_Stream new_stream(struct suite_ctx *ctx)
+static accel_stream_t new_stream(struct suite_ctx *ctx)
 {
-	C_Stream s = NULL;
+	accel_stream_t s = NULL;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE(s);
@@ -16,7 +16,7 @@ TEST(async_chain_in_order)
 	const size_t n = (2 << 20) + 1;
 	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n);
 	uint8_t *out = xmalloc(n);
-	C_Stream s = new_stream(ctx);
+	accel_stream_t s = new_stream(ctx);
 
 	fill_pattern(h, n, 31);
 	memset(out, 0, n);
@@ -43,7 +43,7 @@ TEST(async_h2d_pageable_source_reused_at_once)
 	const size_t big = 8 << 20, n = 3000;
 	uint8_t *busy = dalloc(ctx, big), *busy2 = dalloc(ctx, big);
 	uint8_t *d = dalloc(ctx, n * COPIES), *back;
-	C_Stream s = new_stream(ctx);
+	accel_stream_t s = new_stream(ctx);
 
 	for (int i = 0; i < COPIES; i++) {
 		uint8_t *h = xmalloc(n);
@@ -70,7 +70,7 @@ TEST(async_h2d_one_buffer_rewritten_between_copies)
 	enum { COPIES = 32 };
 	const size_t n = 70000;
 	uint8_t *d = dalloc(ctx, n * COPIES), *h = xmalloc(n), *back;
-	C_Stream s = new_stream(ctx);
+	accel_stream_t s = new_stream(ctx);
 
 	for (int i = 0; i < COPIES; i++) {
 		fill_pattern(h, n, 2000 + i);
@@ -91,7 +91,7 @@ TEST(async_pinned_both_ways)
 {
 	const size_t n = 1 << 20;
 	uint8_t *p = NULL, *q = NULL, *d = dalloc(ctx, n);
-	C_Stream s = new_stream(ctx);
+	accel_stream_t s = new_stream(ctx);
 
 	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&p, n));
 	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&q, n));
@@ -113,7 +113,7 @@ TEST(sync_copy_sees_earlier_async_work)
 {
 	const size_t n = 4 << 20;
 	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n), *back;
-	C_Stream s = new_stream(ctx);
+	accel_stream_t s = new_stream(ctx);
 
 	fill_pattern(h, n, 51);
 	REQUIRE_OK(accel_memory_copy_h2d(ctx->dev, a, h, n));
@@ -133,12 +133,12 @@ TEST(sync_copy_sees_earlier_async_work)
 TEST(async_bad_arguments)
 {
 	uint8_t *d = dalloc(ctx, 4096), h[16];
-	C_Stream s = new_stream(ctx), gone = new_stream(ctx);
+	accel_stream_t s = new_stream(ctx), gone = new_stream(ctx);
 
 	OK(accel_stream_destroy(ctx->dev, gone));
 	FAILS(accel_async_memory_copy_h2d(ctx->dev, NULL, d, h, 16));
 	FAILS(accel_async_memory_copy_h2d(ctx->dev, gone, d, h, 16));
-	FAILS(accel_async_memory_copy_h2d(ctx->dev, (C_Stream)h, d, h, 16));
+	FAILS(accel_async_memory_copy_h2d(ctx->dev, (accel_stream_t)h, d, h, 16));
 	FAILS(accel_async_memory_copy_h2d(ctx->dev, s, d + 4090, h, 16));
 	FAILS(accel_async_memory_copy_d2h(ctx->dev, s, d, d, 16));
 	FAILS(accel_async_memory_copy_d2d(ctx->dev, s, h, d, 16));
@@ -151,7 +151,7 @@ TEST(async_bad_arguments)
 TEST_PEER(async_stream_of_another_device)
 {
 	uint8_t *d = dalloc(ctx, 4096), h[16] = { 0 };
-	C_Stream ps = NULL;
+	accel_stream_t ps = NULL;
 
 	REQUIRE_OK(accel_stream_create(ctx->peer, &ps));
 	FAILS(accel_async_memory_copy_h2d(ctx->dev, ps, d, h, 16));

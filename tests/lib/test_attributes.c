@@ -16,7 +16,7 @@ static struct accel_pointer_attributes attrs_of(const void *p)
 	struct accel_pointer_attributes a;
 
 	memset(&a, 0x5a, sizeof(a));
-	REQUIRE(accel_pointer_get_attributes(p, &a) == C_SUCCESS);
+	REQUIRE(accel_pointer_get_attributes(p, &a) == ACCEL_SUCCESS);
 	return a;
 }
 
@@ -123,7 +123,7 @@ static struct accel_array_info ainfo(accel_array_t a)
 {
 	struct accel_array_info i;
 
-	REQUIRE(accel_array_get_info(a, &i) == C_SUCCESS);
+	REQUIRE(accel_array_get_info(a, &i) == ACCEL_SUCCESS);
 	return i;
 }
 
@@ -131,7 +131,7 @@ static struct accel_memory_info minfo(accel_memory_t m)
 {
 	struct accel_memory_info i;
 
-	REQUIRE(accel_memory_get_info(m, &i) == C_SUCCESS);
+	REQUIRE(accel_memory_get_info(m, &i) == ACCEL_SUCCESS);
 	return i;
 }
 

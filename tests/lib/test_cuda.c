@@ -38,7 +38,7 @@ static void round_trip(struct suite_ctx *ctx, uint32_t seed)
 {
 	const size_t n = 1 << 20;
 	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *out = xmalloc(n);
-	C_Stream s;
+	accel_stream_t s;
 
 	fill_pattern(h, n, seed);
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));

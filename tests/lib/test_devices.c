@@ -13,7 +13,7 @@ TEST(device_list_and_names)
 	REQUIRE(count >= 1 && count <= 64);
 	REQUIRE_OK(accel_get_device_list(ids));
 	for (size_t i = 0; i < count; i++) {
-		struct C_Device_st d = { .id = (int)ids[i] };
+		struct accel_device_id d = { .id = (int)ids[i] };
 		int id = -1;
 
 		CHECK(ids[i] == i);
@@ -44,7 +44,7 @@ TEST(find_device_by_backend_and_unknown_name)
 
 TEST(bad_device_is_an_error)
 {
-	struct C_Device_st bad = { .id = -1 }, past;
+	struct accel_device_id bad = { .id = -1 }, past;
 	size_t count, total, free;
 	void *p = (void *)0x1;
 	char buf[4];
@@ -128,7 +128,7 @@ TEST(last_error_is_per_thread)
 TEST_NOINIT(visible_devices_empty_hides_all)
 {
 	size_t count = 99;
-	struct C_Device_st d = { 0 };
+	struct accel_device_id d = { 0 };
 	void *p;
 
 	setenv("ACCEL_VISIBLE_DEVICES", "", 1);
@@ -153,7 +153,7 @@ TEST_NOINIT(visible_devices_select_and_order)
 	const char *want = suite_device_name() ? suite_device_name() : "cpu:0";
 	char list[80];
 	const char *name;
-	struct C_Device_st d = { 0 };
+	struct accel_device_id d = { 0 };
 	size_t count;
 
 	/* the device under test, named twice, comes once, first */
@@ -195,7 +195,7 @@ TEST_NOINIT(cpu_device_count_is_checked)
 
 TEST_NOINIT(cpu_devices_and_memory_as_set)
 {
-	struct C_Device_st d = { .id = 2 };
+	struct accel_device_id d = { .id = 2 };
 	size_t count, total, free;
 	const char *name;
 

@@ -300,7 +300,7 @@ TEST(dlpack_export_refusals)
 	REQUIRE_OK(accel_mapped_array(ctx->dev, 1, shape + 1, accel_dtype(ACCEL_BOOL),
 				      NULL, 'C', NULL, &b));
 	FAILS_WITH(ACCEL_ERROR_NOT_SUPPORTED, accel_array_to_dlpack(b, 1, &t));
-	if (accel_dtype_find("dlpack_test_rgb", &opaque) != C_SUCCESS)
+	if (accel_dtype_find("dlpack_test_rgb", &opaque) != ACCEL_SUCCESS)
 		REQUIRE_OK(accel_dtype_register("dlpack_test_rgb", 3, &opaque));
 	REQUIRE_OK(accel_mapped_array(ctx->dev, 1, shape + 1, opaque, NULL, 'C', NULL, &v));
 	FAILS_WITH(ACCEL_ERROR_NOT_SUPPORTED, accel_array_to_dlpack(v, 1, &t));
@@ -333,7 +333,7 @@ TEST(dlpack_export_waits_for_the_array_stream)
 	struct accel_array_info info;
 	DLManagedTensor *t;
 	accel_array_t src, dst;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_host_array(NULL, 1, shape, F64, NULL, 'C', 0, &src));
@@ -526,7 +526,7 @@ TEST(dlpack_import_given_back_after_queued_transfers)
 	struct foreign *f = foreign_new(n, 6);
 	struct accel_array_info info;
 	accel_array_t lent, dev, out;
-	C_Stream s;
+	accel_stream_t s;
 
 	f->poison = true;
 	if (!is_cpu(ctx))
@@ -555,7 +555,7 @@ TEST(dlpack_import_given_back_after_queued_transfers)
 TEST(native_streams_are_cudas)
 {
 	void *native = (void *)&native;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	if (!on(ctx, "cuda")) {

@@ -34,7 +34,7 @@ TEST(peek_keeps_the_code_get_resets_it)
 /* A success after a failure leaves the failure's code, as CUDA does. */
 TEST(success_leaves_the_code_alone)
 {
-	C_Stream s;
+	accel_stream_t s;
 
 	FAILS(accel_stream_create(ctx->dev, NULL));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
@@ -55,8 +55,8 @@ TEST(out_of_memory_has_its_code)
 
 TEST(stale_handles_have_their_code)
 {
-	C_Stream s;
-	C_Event e;
+	accel_stream_t s;
+	accel_event_t e;
 	void *p;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
@@ -73,7 +73,7 @@ TEST(stale_handles_have_their_code)
 
 TEST(a_device_that_does_not_exist_is_an_invalid_value)
 {
-	struct C_Device_st none = { .id = 1 << 20 };
+	struct accel_device_id none = { .id = 1 << 20 };
 	size_t total, free_mem;
 
 	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
@@ -152,14 +152,14 @@ TEST(the_code_is_per_thread)
  */
 TEST(a_success_after_inner_failures_leaves_the_error)
 {
-	struct C_Device_st none = { .id = 1 << 20 };
+	struct accel_device_id none = { .id = 1 << 20 };
 	size_t total, free_mem;
 	accel_pool_t pool;
 	const size_t half = 16u << 20;
 	accel_memory_t m;
 	uint8_t *busy;
 	void *p, *big;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
 	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE, accel_stream_create(&none, NULL));

@@ -4,19 +4,19 @@
 
 TEST(event_basics)
 {
-	C_Event e;
-	C_Stream s;
+	accel_event_t e;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
-	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);	/* never recorded */
+	CHECK(accel_event_query(ctx->dev, e) == ACCEL_SUCCESS);	/* never recorded */
 	OK(accel_event_synchronize(ctx->dev, e));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	OK(accel_event_record(ctx->dev, s, e));
 	OK(accel_event_synchronize(ctx->dev, e));
-	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);
+	CHECK(accel_event_query(ctx->dev, e) == ACCEL_SUCCESS);
 	OK(accel_stream_destroy(ctx->dev, s));
 	/* an event outlives the stream it was recorded on */
-	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);
+	CHECK(accel_event_query(ctx->dev, e) == ACCEL_SUCCESS);
 	OK(accel_event_destroy(ctx->dev, e));
 	FAILS(accel_event_destroy(ctx->dev, e));
 	FAILS(accel_event_query(ctx->dev, e));
@@ -28,9 +28,9 @@ TEST(event_covers_work_before_record)
 {
 	const size_t n = 4 << 20;
 	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *out = xmalloc(n);
-	C_Stream s;
-	C_Event e;
-	C_Status st;
+	accel_stream_t s;
+	accel_event_t e;
+	accel_status_t st;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
@@ -39,9 +39,9 @@ TEST(event_covers_work_before_record)
 	OK(accel_async_memory_copy_d2h(ctx->dev, s, out, d, n));
 	OK(accel_event_record(ctx->dev, s, e));
 	st = accel_event_query(ctx->dev, e);
-	CHECK(st == C_SUCCESS || st == C_WARNING);
+	CHECK(st == ACCEL_SUCCESS || st == ACCEL_WARNING);
 	OK(accel_event_synchronize(ctx->dev, e));
-	CHECK(accel_event_query(ctx->dev, e) == C_SUCCESS);
+	CHECK(accel_event_query(ctx->dev, e) == ACCEL_SUCCESS);
 	CHECK(check_pattern(out, n, 81));
 	OK(accel_event_destroy(ctx->dev, e));
 	OK(accel_stream_destroy(ctx->dev, s));
@@ -51,7 +51,7 @@ TEST(event_covers_work_before_record)
 }
 
 /* Slow work that keeps a stream busy, so what follows is really queued. */
-static void keep_busy(struct suite_ctx *ctx, C_Stream s, uint8_t *busy,
+static void keep_busy(struct suite_ctx *ctx, accel_stream_t s, uint8_t *busy,
 		      size_t n)
 {
 	OK(accel_async_memory_copy_d2d(ctx->dev, s, busy + n / 2, busy, n / 2));
@@ -65,8 +65,8 @@ TEST(stream_waits_for_event_of_another_stream)
 	const size_t n = 256 << 10, nb = 8 << 20;
 	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n);
 	uint8_t *out = xmalloc(n), *busy = dalloc(ctx, nb);
-	C_Stream s1, s2;
-	C_Event e;
+	accel_stream_t s1, s2;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s1));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s2));
@@ -103,8 +103,8 @@ TEST(event_destroyed_while_waited_on)
 	const size_t n = 4 << 20, nb = 8 << 20;
 	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n), *h = xmalloc(n), *back;
 	uint8_t *busy = dalloc(ctx, nb);
-	C_Stream s1, s2;
-	C_Event e;
+	accel_stream_t s1, s2;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s1));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s2));
@@ -130,25 +130,25 @@ TEST(event_destroyed_while_waited_on)
 
 TEST(event_bad_arguments)
 {
-	C_Stream s;
-	C_Event e;
+	accel_stream_t s;
+	accel_event_t e;
 	int junk;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	FAILS(accel_event_record(ctx->dev, NULL, e));
 	FAILS(accel_event_record(ctx->dev, s, NULL));
-	FAILS(accel_event_record(ctx->dev, s, (C_Event)&junk));
-	FAILS(accel_stream_wait_event(ctx->dev, s, (C_Event)&junk));
-	FAILS(accel_event_synchronize(ctx->dev, (C_Event)&junk));
+	FAILS(accel_event_record(ctx->dev, s, (accel_event_t)&junk));
+	FAILS(accel_stream_wait_event(ctx->dev, s, (accel_event_t)&junk));
+	FAILS(accel_event_synchronize(ctx->dev, (accel_event_t)&junk));
 	OK(accel_event_destroy(ctx->dev, e));
 	OK(accel_stream_destroy(ctx->dev, s));
 }
 
 TEST_PEER(event_of_another_device)
 {
-	C_Stream s, ps;
-	C_Event pe;
+	accel_stream_t s, ps;
+	accel_event_t pe;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_stream_create(ctx->peer, &ps));

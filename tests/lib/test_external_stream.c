@@ -14,7 +14,7 @@
 
 TEST(external_streams_are_cudas)
 {
-	C_Stream s = (C_Stream)&s;
+	accel_stream_t s = (accel_stream_t)&s;
 
 	FAILS(accel_stream_create_external(ctx->dev, LEGACY, NULL));
 	if (on_cuda(ctx))
@@ -26,7 +26,7 @@ TEST(external_streams_are_cudas)
 
 TEST(external_per_thread_default_stream_refused)
 {
-	C_Stream s = (C_Stream)&s;
+	accel_stream_t s = (accel_stream_t)&s;
 
 	if (!on_cuda(ctx))
 		suite_skip("a test of the cuda backend");
@@ -36,7 +36,7 @@ TEST(external_per_thread_default_stream_refused)
 }
 
 /* A copy there and back on @s, waited for with a stream synchronize. */
-static void round_trip_on(struct suite_ctx *ctx, C_Stream s, uint32_t seed)
+static void round_trip_on(struct suite_ctx *ctx, accel_stream_t s, uint32_t seed)
 {
 	const size_t n = 1 << 20;
 	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *out = xmalloc(n);
@@ -54,7 +54,7 @@ static void round_trip_on(struct suite_ctx *ctx, C_Stream s, uint32_t seed)
 /* The legacy default stream, as NULL and as 1 (the CUDA array interface's). */
 TEST(external_legacy_default_stream)
 {
-	C_Stream a, b;
+	accel_stream_t a, b;
 
 	if (!on_cuda(ctx))
 		suite_skip("a test of the cuda backend");
@@ -79,7 +79,7 @@ TEST(external_stream_shares_the_order)
 	const size_t n = 32u << 20;
 	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *out = xmalloc(n);
 	void *native = NULL;
-	C_Stream own, ext;
+	accel_stream_t own, ext;
 
 	if (!on_cuda(ctx))
 		suite_skip("a test of the cuda backend");
@@ -107,7 +107,7 @@ TEST(external_stream_shares_the_order)
 TEST(external_stream_adopted_twice)
 {
 	void *native = NULL;
-	C_Stream own, a, b;
+	accel_stream_t own, a, b;
 
 	if (!on_cuda(ctx))
 		suite_skip("a test of the cuda backend");
@@ -133,7 +133,7 @@ TEST(external_stream_pool_reuse)
 	uint8_t *h = xmalloc(n);
 	accel_pool_t pool;
 	void *native = NULL, *p = NULL, *q = NULL;
-	C_Stream own, ext;
+	accel_stream_t own, ext;
 
 	if (!on_cuda(ctx))
 		suite_skip("a test of the cuda backend");
@@ -188,7 +188,7 @@ TEST(external_stream_of_another_context_refused)
 {
 	struct foreign_cuda cu;
 	void *foreign = NULL, *native = NULL;
-	C_Stream s = (C_Stream)&s;
+	accel_stream_t s = (accel_stream_t)&s;
 	int dev;
 
 	if (!on_cuda(ctx))
@@ -209,7 +209,7 @@ TEST_PEER(external_stream_of_the_peer_refused)
 {
 	const char *peer_name = "";
 	void *native = NULL;
-	C_Stream peer_s, s = (C_Stream)&s;
+	accel_stream_t peer_s, s = (accel_stream_t)&s;
 
 	REQUIRE_OK(accel_get_device_name(ctx->peer, &peer_name));
 	if (!on_cuda(ctx) || strncmp(peer_name, "cuda:", 5))
@@ -292,8 +292,8 @@ TEST(native_stream_waits_for_an_event)
 	uint8_t *d = dalloc(ctx, n), *out = xmalloc(n);
 	struct consumer c;
 	void *busy, *src;
-	C_Stream producer;
-	C_Event e;
+	accel_stream_t producer;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	if (!on_cuda(ctx)) {

@@ -71,7 +71,7 @@ TEST(failed_async_work_is_reported_once)
 {
 	const size_t n = 64 << 10;
 	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *out = xmalloc(n);
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	fill_pattern(h, n, 131);
@@ -115,8 +115,8 @@ TEST(an_event_reports_the_failure_of_its_work)
 {
 	const size_t n = 64 << 10;
 	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n);
-	C_Stream s;
-	C_Event e;
+	accel_stream_t s;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
@@ -166,7 +166,7 @@ TEST(queued_pageable_copies_pin_boundedly)
 	const size_t n = 4096, copies = 150;
 	uint8_t *d = dalloc(ctx, n), h[4096];
 	long long before, queued;
-	C_Stream s;
+	accel_stream_t s;
 
 	inject(ctx, 0);		/* skips where there is no fault injection */
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));

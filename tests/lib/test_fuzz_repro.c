@@ -8,8 +8,8 @@
  * The printed program uses the slots below: p[] raw pointers, s[] streams,
  * e[] events, pl[] pools, m[] memory handles with mp[] their mappings, hb[]
  * pageable host buffers, src and tmp scratch buffers. fz_expect() checks a
- * status against the model's allowed statuses and, for C_FAILED, error
- * codes (bit masks: 1 << C_SUCCESS ..., 1 << ACCEL_ERROR_...).
+ * status against the model's allowed statuses and, for ACCEL_FAILED, error
+ * codes (bit masks: 1 << ACCEL_SUCCESS ..., 1 << ACCEL_ERROR_...).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@
 
 #define FZ_HB_SIZE (4u << 20)
 
-static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
+static bool fz_expect(accel_status_t st, unsigned statuses, unsigned codes)
 {
 	enum accel_error code = accel_peek_last_error_code();
 
@@ -31,7 +31,7 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 		return false;
 	}
 	accel_get_last_error_code();	/* the next call's error is its own */
-	if (st == C_FAILED && !(codes & (1u << code))) {
+	if (st == ACCEL_FAILED && !(codes & (1u << code))) {
 		printf("#   code %s, allowed mask 0x%x\n", accel_error_name(code),
 		       codes);
 		return false;
@@ -41,8 +41,8 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 
 #define FZ_DECLS							\
 	void *p[8] = { 0 };						\
-	C_Stream s[3] = { 0 };						\
-	C_Event e[3] = { 0 };						\
+	accel_stream_t s[3] = { 0 };						\
+	accel_event_t e[3] = { 0 };						\
 	accel_pool_t pl[2] = { 0 }, dp = NULL;				\
 	accel_memory_t m[6] = { 0 };					\
 	void *mp[6] = { 0 };						\
@@ -51,11 +51,11 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 	uint8_t *tmp = malloc(FZ_HB_SIZE + 4096);			\
 	struct accel_memory_info info;					\
 	struct accel_pointer_attributes attr;				\
-	C_Status st;							\
+	accel_status_t st;							\
 	void *np;							\
 	accel_memory_t nm;						\
-	C_Stream ns;							\
-	C_Event ne;							\
+	accel_stream_t ns;							\
+	accel_event_t ne;							\
 	accel_pool_t npl;						\
 	accel_array_t a[6] = { 0 }, na;					\
 	struct accel_array_info ainfo;					\
@@ -85,16 +85,16 @@ static bool fz_expect(C_Status st, unsigned statuses, unsigned codes)
 /*
  * Issue 17 item 5 (raw copies into pool memory): a copy past the end of a
  * pool block, inside its chunk, is accepted; docs/libaccel.md promises
- * C_FAILED for any range past its allocation.
+ * ACCEL_FAILED for any range past its allocation.
  * Found with ACCEL_CPU_DEVICES=1, --known maprel,stale,cast,syncwait,release,peerstream,event.
  */
-/* lib_fuzz --seed 1000003: got C_SUCCESS (); model allows status mask 0x4, codes ACCEL_ERROR_INVALID_VALUE [raw: default-pool block of 1 bytes] at op 91 (d2h) */
+/* lib_fuzz --seed 1000003: got ACCEL_SUCCESS (); model allows status mask 0x4, codes ACCEL_ERROR_INVALID_VALUE [raw: default-pool block of 1 bytes] at op 91 (d2h) */
 TEST(fuzz_pool_block_range)
 {
 	FZ_DECLS;
 	/* op 48: alloc */
 	OK(accel_device_pool(ctx->dev, &dp));
-	st = accel_pool_allocate(dp, NULL, &np, 1); if (st == C_SUCCESS) p[0] = np;
+	st = accel_pool_allocate(dp, NULL, &np, 1); if (st == ACCEL_SUCCESS) p[0] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 91: d2h */
 	st = accel_memory_copy_d2h(ctx->dev, tmp, (char *)p[0] + 1, 93);
@@ -114,7 +114,7 @@ TEST(fuzz_release_mapped)
 {
 	FZ_DECLS;
 	/* op 34: mem_create */
-	st = accel_memory_create(ctx->dev, 1048576, accel_dtype(ACCEL_UINT8), NULL, 0x3, &nm); if (st == C_SUCCESS) m[4] = nm;
+	st = accel_memory_create(ctx->dev, 1048576, accel_dtype(ACCEL_UINT8), NULL, 0x3, &nm); if (st == ACCEL_SUCCESS) m[4] = nm;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 47: mem_map */
 	st = accel_memory_map(m[4], 3, &mp[4]);
@@ -135,18 +135,18 @@ TEST(fuzz_release_mapped)
  * handle is accepted once a new pool has its address.
  * Found with ACCEL_CPU_DEVICES=1, --known chunk,maprel,cast,syncwait,release,peerstream,event.
  */
-/* lib_fuzz --seed 1000124: got C_SUCCESS (); model allows status mask 0x4, codes ACCEL_ERROR_INVALID_HANDLE at op 172 (pool_destroy) */
+/* lib_fuzz --seed 1000124: got ACCEL_SUCCESS (); model allows status mask 0x4, codes ACCEL_ERROR_INVALID_HANDLE at op 172 (pool_destroy) */
 TEST(fuzz_stale_pool)
 {
 	FZ_DECLS;
 	/* op 45: pool_create */
-	st = accel_pool_create(ctx->dev, &npl); if (st == C_SUCCESS) pl[1] = npl;
+	st = accel_pool_create(ctx->dev, &npl); if (st == ACCEL_SUCCESS) pl[1] = npl;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 96: pool_destroy */
 	st = accel_pool_destroy(pl[1]);
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 161: mem_create */
-	st = accel_memory_create(ctx->dev, 305, accel_dtype(ACCEL_UINT8), NULL, 0x0, &nm); if (st == C_SUCCESS) m[0] = nm;
+	st = accel_memory_create(ctx->dev, 305, accel_dtype(ACCEL_UINT8), NULL, 0x0, &nm); if (st == ACCEL_SUCCESS) m[0] = nm;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 172: pool_destroy */
 	st = accel_pool_destroy(pl[1]);
@@ -164,25 +164,25 @@ TEST(fuzz_stale_pool)
  * @ptr "aligned for @dtype"), so the same bytes are wrapped as uint8, which
  * any address is aligned for, and the cast to int16 must be refused.
  */
-/* lib_fuzz --seed 2000112: got C_SUCCESS (); model allows status mask 0x4, codes ACCEL_ERROR_INVALID_VALUE [handle on: default-pool block of 69483 bytes] at op 199 (mem_cast) */
+/* lib_fuzz --seed 2000112: got ACCEL_SUCCESS (); model allows status mask 0x4, codes ACCEL_ERROR_INVALID_VALUE [handle on: default-pool block of 69483 bytes] at op 199 (mem_cast) */
 TEST(fuzz_misaligned_cast)
 {
 	FZ_DECLS;
 	/* op 28: alloc */
 	OK(accel_device_pool(ctx->dev, &dp));
-	st = accel_pool_allocate(dp, NULL, &np, 69483); if (st == C_SUCCESS) p[4] = np;
+	st = accel_pool_allocate(dp, NULL, &np, 69483); if (st == ACCEL_SUCCESS) p[4] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* the misaligned wrap is refused; as bytes it is accepted */
 	st = accel_memory_wrap(ctx->dev, (char *)p[4] + 33565, 17959, accel_dtype(ACCEL_INT16), &nm);
 	CHECK(fz_expect(st, 0x4, 0x2));
-	st = accel_memory_wrap(ctx->dev, (char *)p[4] + 33565, 35918, accel_dtype(ACCEL_UINT8), &nm); if (st == C_SUCCESS) m[4] = nm;
+	st = accel_memory_wrap(ctx->dev, (char *)p[4] + 33565, 35918, accel_dtype(ACCEL_UINT8), &nm); if (st == ACCEL_SUCCESS) m[4] = nm;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 199: mem_cast, 35918 bytes divide into int16 but start at an odd address */
-	st = accel_memory_cast(m[4], accel_dtype(ACCEL_INT16), &nm); if (st == C_SUCCESS) m[3] = nm;
+	st = accel_memory_cast(m[4], accel_dtype(ACCEL_INT16), &nm); if (st == ACCEL_SUCCESS) m[3] = nm;
 	CHECK(fz_expect(st, 0x4, 0x2));
 	/* a slice from an even offset is int16 memory */
 	OK(accel_memory_slice(m[4], 1, 35916, &m[2]));
-	st = accel_memory_cast(m[2], accel_dtype(ACCEL_INT16), &nm); if (st == C_SUCCESS) m[3] = nm;
+	st = accel_memory_cast(m[2], accel_dtype(ACCEL_INT16), &nm); if (st == ACCEL_SUCCESS) m[3] = nm;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	FZ_FREE;
 }
@@ -190,7 +190,7 @@ TEST(fuzz_misaligned_cast)
 /*
  * Issue 17 item 3 (synchronous calls wait for what came before them):
  * after a synchronous copy, the work queued before it on the device's
- * streams must be complete, so a query of such a stream says C_SUCCESS.
+ * streams must be complete, so a query of such a stream says ACCEL_SUCCESS.
  * Found with ACCEL_CPU_DEVICES=1, --known chunk,maprel,stale,cast,release,peerstream,event.
  * As found, the synchronous call was accel_memory_free(), which the
  * contract now says does not wait (accel.h: "Deallocation does not wait");
@@ -198,23 +198,23 @@ TEST(fuzz_misaligned_cast)
  * must have waited. The async copy is queued several times so that the
  * stream is likely still busy when the synchronous call comes.
  */
-/* lib_fuzz --seed 3000195: got C_WARNING (); model allows status mask 0x1 at op 70 (stream_query) */
+/* lib_fuzz --seed 3000195: got ACCEL_WARNING (); model allows status mask 0x1 at op 70 (stream_query) */
 TEST(fuzz_sync_copy_waits)
 {
 	FZ_DECLS;
 	/* op 7: alloc */
 	OK(accel_device_pool(ctx->dev, &dp));
-	st = accel_pool_allocate(dp, NULL, &np, 112); if (st == C_SUCCESS) p[7] = np;
+	st = accel_pool_allocate(dp, NULL, &np, 112); if (st == ACCEL_SUCCESS) p[7] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 18: alloc */
-	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == C_SUCCESS) p[3] = np;
+	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == ACCEL_SUCCESS) p[3] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 21: stream_create */
-	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[1] = ns;
+	st = accel_stream_create(ctx->dev, &ns); if (st == ACCEL_SUCCESS) s[1] = ns;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 43: mem_wrap */
 	/* found at + 977294, which the contract now refuses for int32 */
-	st = accel_memory_wrap(ctx->dev, (char *)p[3] + 977296, 804252, accel_dtype(ACCEL_INT32), &nm); if (st == C_SUCCESS) m[2] = nm;
+	st = accel_memory_wrap(ctx->dev, (char *)p[3] + 977296, 804252, accel_dtype(ACCEL_INT32), &nm); if (st == ACCEL_SUCCESS) m[2] = nm;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 66: async_d2h */
 	for (int i = 0; i < 8; i++) {
@@ -250,13 +250,13 @@ TEST_PEER(fuzz_release_under_peer_copy)
 {
 	FZ_DECLS;
 	/* op 43: alloc */
-	st = accel_unified_memory_allocate(ctx->peer, &np, 1048576); if (st == C_SUCCESS) p[2] = np;
+	st = accel_unified_memory_allocate(ctx->peer, &np, 1048576); if (st == ACCEL_SUCCESS) p[2] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 66: alloc */
-	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == C_SUCCESS) p[4] = np;
+	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == ACCEL_SUCCESS) p[4] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 71: stream_create */
-	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[1] = ns;
+	st = accel_stream_create(ctx->dev, &ns); if (st == ACCEL_SUCCESS) s[1] = ns;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 116: async_p2p */
 	st = accel_async_memory_copy_p2p(ctx->peer, ctx->dev, s[1], (char *)p[2] + 1022038, (char *)p[4] + 447295, 3574);
@@ -365,7 +365,7 @@ TEST_PEER(fuzz_copy_async_on_stream_of_dst_device)
 {
 	FZ_DECLS;
 	int16_t v[15], ones[168];
-	C_Stream ps;
+	accel_stream_t ps;
 
 	for (int i = 0; i < 168; i++)
 		ones[i] = 0x1111;
@@ -402,7 +402,7 @@ TEST_PEER(fuzz_copy_async_on_stream_of_dst_device)
  * deferred behind the queued work (accel.h: "Deallocation does not wait"),
  * and the copy's range check finds the block's device allocation still
  * there. The caller freed it: docs/libaccel.md, "Ranges in pool memory":
- * a range "in a part of the chunk that is free fails with C_FAILED and
+ * a range "in a part of the chunk that is free fails with ACCEL_FAILED and
  * ACCEL_ERROR_INVALID_VALUE"; pointer attributes report freed memory as
  * unregistered. With caching on, the same program is refused.
  * lib_fuzz --seed 12000254 (ACCEL_POOL=off, ACCEL_CPU_DEVICES=1) found it;
@@ -411,10 +411,10 @@ TEST_PEER(fuzz_copy_async_on_stream_of_dst_device)
  */
 TEST_NOINIT(fuzz_pool_off_freed_block_refused)
 {
-	struct C_Device_st d = { 0 };
-	C_Device dev = &d;
+	struct accel_device_id d = { 0 };
+	accel_device_t dev = &d;
 	accel_pool_t pool;
-	C_Stream s0;
+	accel_stream_t s0;
 	void *blk, *big;
 	uint8_t *host = malloc(FZ_HB_SIZE), out[32];
 	size_t big_size = FZ_HB_SIZE;
@@ -444,8 +444,8 @@ TEST_NOINIT(fuzz_pool_off_freed_block_refused)
  * accel_memory_copy_p2p() with the same device on both sides, which
  * accel.h makes "a d2d copy": after it returns, the work queued before it
  * on the device's streams is complete, so a query of such a stream says
- * C_SUCCESS. lib_fuzz --seed 12000101 (ACCEL_CPU_DEVICES=2) found a
- * C_WARNING there; minimized, with the queued work made longer and the
+ * ACCEL_SUCCESS. lib_fuzz --seed 12000101 (ACCEL_CPU_DEVICES=2) found a
+ * ACCEL_WARNING there; minimized, with the queued work made longer and the
  * program repeated so that it fails every run rather than sometimes.
  */
 TEST(fuzz_sync_p2p_same_device_waits)
@@ -467,7 +467,7 @@ TEST(fuzz_sync_p2p_same_device_waits)
 		OK(accel_memory_copy_p2p(ctx->dev, ctx->dev, (char *)p[0] + 0, (char *)p[7] + 2176604, 83));
 		/* op 42: stream_query */
 		st = accel_stream_query(ctx->dev, s[1]);
-		pending = st != C_SUCCESS;
+		pending = st != ACCEL_SUCCESS;
 		CHECK(fz_expect(st, 0x1, 0x0));
 		OK(accel_stream_destroy(ctx->dev, s[1]));
 	}
@@ -572,17 +572,17 @@ TEST(fuzz_freed_unified_refused_while_its_free_is_deferred)
 {
 	FZ_DECLS;
 	/* op 4, 5: alloc */
-	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == C_SUCCESS) p[1] = np;
+	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == ACCEL_SUCCESS) p[1] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
-	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == C_SUCCESS) p[5] = np;
+	st = accel_device_memory_allocate(ctx->dev, &np, 4194304); if (st == ACCEL_SUCCESS) p[5] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 8, 10: stream_create */
-	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[0] = ns;
+	st = accel_stream_create(ctx->dev, &ns); if (st == ACCEL_SUCCESS) s[0] = ns;
 	CHECK(fz_expect(st, 0x1, 0x0));
-	st = accel_stream_create(ctx->dev, &ns); if (st == C_SUCCESS) s[2] = ns;
+	st = accel_stream_create(ctx->dev, &ns); if (st == ACCEL_SUCCESS) s[2] = ns;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 103: alloc */
-	st = accel_unified_memory_allocate(ctx->dev, &np, 379); if (st == C_SUCCESS) p[6] = np;
+	st = accel_unified_memory_allocate(ctx->dev, &np, 379); if (st == ACCEL_SUCCESS) p[6] = np;
 	CHECK(fz_expect(st, 0x1, 0x0));
 	/* op 115: async_p2p, queued work the free below is deferred behind */
 	st = accel_async_memory_copy_p2p(ctx->dev, ctx->dev, s[0], (char *)p[1] + 2053102, (char *)p[5] + 957424, 478695);

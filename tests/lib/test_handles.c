@@ -152,9 +152,9 @@ TEST(released_arrays_stay_refused)
 
 TEST(destroyed_streams_stay_refused)
 {
-	C_Stream old[REUSE], fresh[REUSE];
+	accel_stream_t old[REUSE], fresh[REUSE];
 	uint8_t *d = dalloc(ctx, 64), h[64] = { 0 };
-	C_Event e;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	for (int i = 0; i < REUSE; i++)
@@ -179,8 +179,8 @@ TEST(destroyed_streams_stay_refused)
 
 TEST(destroyed_events_stay_refused)
 {
-	C_Event old[REUSE], fresh[REUSE];
-	C_Stream s;
+	accel_event_t old[REUSE], fresh[REUSE];
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	for (int i = 0; i < REUSE; i++)
@@ -213,8 +213,8 @@ TEST(a_handle_of_another_kind_is_refused)
 	accel_memory_t m;
 	accel_array_t a;
 	accel_pool_t p;
-	C_Stream s;
-	C_Event e;
+	accel_stream_t s;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_memory_create(ctx->dev, 4, int32(), NULL, 0, &m));
 	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, int32(), NULL, 'C',
@@ -223,10 +223,10 @@ TEST(a_handle_of_another_kind_is_refused)
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 
-	REFUSED(accel_event_query(ctx->dev, (C_Event)s));
-	REFUSED(accel_event_query(ctx->dev, (C_Event)m));
-	REFUSED(accel_stream_query(ctx->dev, (C_Stream)e));
-	REFUSED(accel_stream_query(ctx->dev, (C_Stream)p));
+	REFUSED(accel_event_query(ctx->dev, (accel_event_t)s));
+	REFUSED(accel_event_query(ctx->dev, (accel_event_t)m));
+	REFUSED(accel_stream_query(ctx->dev, (accel_stream_t)e));
+	REFUSED(accel_stream_query(ctx->dev, (accel_stream_t)p));
 	REFUSED(accel_memory_get_info((accel_memory_t)a, &minfo));
 	REFUSED(accel_memory_get_info((accel_memory_t)s, &minfo));
 	REFUSED(accel_array_get_info((accel_array_t)m, &ainfo));
@@ -235,8 +235,8 @@ TEST(a_handle_of_another_kind_is_refused)
 	REFUSED(accel_pool_get_stats((accel_pool_t)s, &stats));
 	REFUSED(accel_memory_release((accel_memory_t)a));
 	REFUSED(accel_array_release((accel_array_t)m));
-	REFUSED(accel_stream_destroy(ctx->dev, (C_Stream)e));
-	REFUSED(accel_event_destroy(ctx->dev, (C_Event)s));
+	REFUSED(accel_stream_destroy(ctx->dev, (accel_stream_t)e));
+	REFUSED(accel_event_destroy(ctx->dev, (accel_event_t)s));
 	REFUSED(accel_pool_destroy((accel_pool_t)a));
 
 	/* and every one of them is still alive */
@@ -311,14 +311,14 @@ TEST(null_handles_are_refused_as_before)
  */
 struct user {
 	void *handle;
-	C_Device dev;
+	accel_device_t dev;
 	void *dptr;		/* device memory of this user's own */
 	int ok, refused, other;
 };
 
-static void tally(struct user *u, C_Status st)
+static void tally(struct user *u, accel_status_t st)
 {
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		u->ok++;
 	else if (accel_peek_last_error_code() == ACCEL_ERROR_INVALID_HANDLE)
 		u->refused++;
@@ -345,10 +345,10 @@ static void *use_array(void *arg)
 	accel_array_t v;
 
 	for (int i = 0; i < 2000 && u->refused < 50; i++) {
-		C_Status st = accel_array_ravel(u->handle, 'C', &v);
+		accel_status_t st = accel_array_ravel(u->handle, 'C', &v);
 
 		tally(u, st);
-		if (st == C_SUCCESS)
+		if (st == ACCEL_SUCCESS)
 			OK(accel_array_release(v));
 		tally(u, accel_array_get_info(u->handle, &info));
 	}
@@ -375,10 +375,10 @@ static void *use_event(void *arg)
 	struct user *u = arg;
 
 	for (int i = 0; i < 2000 && u->refused < 50; i++) {
-		C_Status st = accel_event_query(u->dev, u->handle);
+		accel_status_t st = accel_event_query(u->dev, u->handle);
 
 		/* a GPU may take a moment to pass a record on an idle stream */
-		tally(u, st == C_WARNING ? C_SUCCESS : st);
+		tally(u, st == ACCEL_WARNING ? ACCEL_SUCCESS : st);
 		tally(u, accel_event_synchronize(u->dev, u->handle));
 	}
 	return NULL;
@@ -390,11 +390,11 @@ static void *use_pool(void *arg)
 
 	for (int i = 0; i < 2000 && u->refused < 50; i++) {
 		void *p = NULL;
-		C_Status st = accel_pool_allocate(u->handle, NULL, &p, 256);
+		accel_status_t st = accel_pool_allocate(u->handle, NULL, &p, 256);
 
 		tally(u, st);
 		/* a block of a destroyed pool went with it */
-		if (st == C_SUCCESS)
+		if (st == ACCEL_SUCCESS)
 			tally(u, accel_pool_deallocate(u->handle, NULL, p, 256));
 	}
 	return NULL;
@@ -402,7 +402,7 @@ static void *use_pool(void *arg)
 
 /* Start USERS threads running @fn on @handle, end it with @end, join. */
 static void race(struct suite_ctx *ctx, void *(*fn)(void *), void *handle,
-		 void *dptr, C_Status (*end)(struct suite_ctx *, void *))
+		 void *dptr, accel_status_t (*end)(struct suite_ctx *, void *))
 {
 	struct user u[USERS];
 	pthread_t t[USERS];
@@ -424,29 +424,29 @@ static void race(struct suite_ctx *ctx, void *(*fn)(void *), void *handle,
 	REFUSED(end(ctx, handle));
 }
 
-static C_Status end_memory(struct suite_ctx *ctx, void *h)
+static accel_status_t end_memory(struct suite_ctx *ctx, void *h)
 {
 	(void)ctx;
 	return accel_memory_release(h);
 }
 
-static C_Status end_array(struct suite_ctx *ctx, void *h)
+static accel_status_t end_array(struct suite_ctx *ctx, void *h)
 {
 	(void)ctx;
 	return accel_array_release(h);
 }
 
-static C_Status end_stream(struct suite_ctx *ctx, void *h)
+static accel_status_t end_stream(struct suite_ctx *ctx, void *h)
 {
 	return accel_stream_destroy(ctx->dev, h);
 }
 
-static C_Status end_event(struct suite_ctx *ctx, void *h)
+static accel_status_t end_event(struct suite_ctx *ctx, void *h)
 {
 	return accel_event_destroy(ctx->dev, h);
 }
 
-static C_Status end_pool(struct suite_ctx *ctx, void *h)
+static accel_status_t end_pool(struct suite_ctx *ctx, void *h)
 {
 	(void)ctx;
 	return accel_pool_destroy(h);
@@ -461,8 +461,8 @@ TEST(release_while_other_threads_use_the_handle)
 		accel_memory_t m;
 		accel_array_t a;
 		accel_pool_t p;
-		C_Stream s;
-		C_Event e;
+		accel_stream_t s;
+		accel_event_t e;
 
 		REQUIRE_OK(accel_memory_create(ctx->dev, 256, int32(), NULL, 0, &m));
 		race(ctx, use_memory, m, NULL, end_memory);

@@ -72,7 +72,7 @@ TEST(map_waits_for_the_device)
 	const size_t n = 1 << 18;
 	uint32_t *in = xmalloc(n * 4);
 	accel_memory_t m;
-	C_Stream s;
+	accel_stream_t s;
 	void *p;
 
 	for (size_t i = 0; i < n; i++)

@@ -111,10 +111,10 @@ static void needs_ipc(struct suite_ctx *ctx, struct other *o)
 {
 	accel_ipc_mem_handle_t h;
 	void *p = dalloc(ctx, ctx->min_chunk);
-	C_Status st = accel_ipc_get_mem_handle(ctx->dev, &h, p);
+	accel_status_t st = accel_ipc_get_mem_handle(ctx->dev, &h, p);
 
 	dfree(ctx, p, ctx->min_chunk);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		return;
 	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED);
 	skip_both(o, NO_IPC);
@@ -134,7 +134,7 @@ static void needs_peer_of_the_backend(struct suite_ctx *ctx, struct other *o)
 static bool first_handle(struct suite_ctx *ctx, accel_ipc_mem_handle_t *h,
 			 void *ptr)
 {
-	if (accel_ipc_get_mem_handle(ctx->dev, h, ptr) == C_SUCCESS)
+	if (accel_ipc_get_mem_handle(ctx->dev, h, ptr) == ACCEL_SUCCESS)
 		return true;
 	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NOT_SUPPORTED);
 	return false;
@@ -352,7 +352,7 @@ static void export_free_and_wait(struct suite_ctx *ctx, struct other *o)
 	accel_ipc_mem_handle_t h[3];
 	accel_pool_t pool;
 	void *d, *b;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_device_pool(ctx->dev, &pool));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
@@ -556,7 +556,7 @@ static void forge(struct suite_ctx *ctx, struct other *o)
 	for (size_t i = 0; i < sizeof(h); i++) {
 		f = h;
 		f.reserved[i] ^= 0x41;
-		if (accel_ipc_open_mem_handle(ctx->dev, &p, &f) == C_SUCCESS) {
+		if (accel_ipc_open_mem_handle(ctx->dev, &p, &f) == ACCEL_SUCCESS) {
 			/* only the pid, which names no socket, may change */
 			CHECK(i >= 16 && i < 20);
 			OK(accel_ipc_close_mem_handle(ctx->dev, p));
@@ -685,7 +685,7 @@ static void close_under_work(struct suite_ctx *ctx, struct other *o)
 {
 	accel_ipc_mem_handle_t h;
 	uint8_t *p, *out = xmalloc(N);
-	C_Stream s;
+	accel_stream_t s;
 
 	if (!get_handle(o, &h))
 		return;

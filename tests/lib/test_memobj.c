@@ -159,7 +159,7 @@ TEST(async_copies_take_a_stream)
 {
 	double in[500], out[500];
 	accel_memory_t a, b;
-	C_Stream s;
+	accel_stream_t s;
 
 	iota(in, 500, 3);
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
@@ -357,7 +357,7 @@ TEST(zero_entries_make_an_empty_handle)
 TEST(creation_mistakes_are_refused)
 {
 	accel_memory_t m = (accel_memory_t)1;
-	struct C_Device_st nodev = { 999 };
+	struct accel_device_id nodev = { 999 };
 	size_t total, free_now;
 
 	FAILS(accel_memory_create(ctx->dev, 10, NULL, NULL, 0, &m));
@@ -384,9 +384,9 @@ static void *read_until_freed(void *arg)
 	double v[64];
 
 	for (int i = 0; i < 20000 && r->refused < 5; i++) {
-		C_Status s = accel_memory_copy_to(r->slice, v, ACCEL_ALL, 0);
+		accel_status_t s = accel_memory_copy_to(r->slice, v, ACCEL_ALL, 0);
 
-		if (s == C_SUCCESS)
+		if (s == ACCEL_SUCCESS)
 			r->copies++;
 		else if (strstr(accel_get_last_error(), "freed"))
 			r->refused++;
@@ -433,7 +433,7 @@ struct copier {
 	char error[256];	/* why its copies ended */
 };
 
-static C_Status copy_once(struct copier *c)
+static accel_status_t copy_once(struct copier *c)
 {
 	if (c->own)
 		return accel_memory_copy(c->own, c->view, c->entries, 0, 0);
@@ -444,7 +444,7 @@ static void *copy_until_refused(void *arg)
 {
 	struct copier *c = arg;
 
-	while (copy_once(c) == C_SUCCESS)
+	while (copy_once(c) == ACCEL_SUCCESS)
 		atomic_store(&c->copied, true);
 	snprintf(c->error, sizeof(c->error), "%s", accel_get_last_error());
 	c->refused = strstr(c->error, "freed") != NULL;
@@ -501,7 +501,7 @@ TEST_PEER(memory_copies_between_devices_p2p)
 	double in[256], out[256];
 	accel_memory_t a, b;
 	struct accel_memory_info info;
-	C_Stream s;
+	accel_stream_t s;
 
 	iota(in, 256, 11);
 	REQUIRE_OK(accel_memory_create(ctx->dev, 256, F64, in, 0, &a));

@@ -54,8 +54,8 @@ TEST(ordering_rerecord_keeps_wait_bound)
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF), *src = dalloc(ctx, n);
 	uint8_t *res = dalloc(ctx, n), *out = dalloc(ctx, n);
 	uint8_t *h = xmalloc(n), *back;
-	C_Stream a, b, c;
-	C_Event e;
+	accel_stream_t a, b, c;
+	accel_event_t e;
 	int copies = BUSY_START;
 	bool conclusive = false;
 
@@ -98,21 +98,21 @@ TEST(ordering_rerecord_keeps_wait_bound)
  * stays blocked until B is done.
  */
 /* whether @e completes within @seconds, polled */
-static bool event_done_within(C_Device dev, C_Event e, double seconds)
+static bool event_done_within(accel_device_t dev, accel_event_t e, double seconds)
 {
 	double end = now_s() + seconds;
-	C_Status st;
+	accel_status_t st;
 
-	while ((st = accel_event_query(dev, e)) == C_WARNING && now_s() < end)
+	while ((st = accel_event_query(dev, e)) == ACCEL_WARNING && now_s() < end)
 		usleep(100);
-	return st == C_SUCCESS;
+	return st == ACCEL_SUCCESS;
 }
 
 TEST(ordering_wait_binds_at_wait_query_at_latest)
 {
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
-	C_Stream a, b, c;
-	C_Event e;
+	accel_stream_t a, b, c;
+	accel_event_t e;
 	int copies = BUSY_START;
 	bool conclusive = false;
 
@@ -160,7 +160,7 @@ TEST(ordering_wait_binds_at_wait_query_at_latest)
 
 struct producer {
 	struct suite_ctx *ctx;
-	C_Stream s;
+	accel_stream_t s;
 	uint8_t *buf;		/* 2 * BATCH_COPY */
 	atomic_bool stop;
 	atomic_int batches;
@@ -170,24 +170,24 @@ struct producer {
 static void *produce(void *arg)
 {
 	struct producer *p = arg;
-	C_Event ring[RING];
+	accel_event_t ring[RING];
 	bool recorded[RING] = { false };
 
 	p->ok = true;
 	for (int i = 0; i < RING; i++)
-		p->ok &= accel_event_create(p->ctx->dev, &ring[i]) == C_SUCCESS;
+		p->ok &= accel_event_create(p->ctx->dev, &ring[i]) == ACCEL_SUCCESS;
 	for (int i = 0; p->ok && !atomic_load(&p->stop); i = (i + 1) % RING) {
 		/* the batch RING back must be done: the queue stays bounded */
 		if (recorded[i])
 			p->ok &= accel_event_synchronize(p->ctx->dev,
-							 ring[i]) == C_SUCCESS;
+							 ring[i]) == ACCEL_SUCCESS;
 		for (int k = 0; k < BATCH; k++)
 			p->ok &= accel_async_memory_copy_d2d(p->ctx->dev, p->s,
 					p->buf + (k & 1) * BATCH_COPY,
 					p->buf + !(k & 1) * BATCH_COPY,
-					BATCH_COPY) == C_SUCCESS;
+					BATCH_COPY) == ACCEL_SUCCESS;
 		p->ok &= accel_event_record(p->ctx->dev, p->s,
-					    ring[i]) == C_SUCCESS;
+					    ring[i]) == ACCEL_SUCCESS;
 		recorded[i] = true;
 		atomic_fetch_add(&p->batches, 1);
 	}
@@ -208,7 +208,7 @@ static void starved(int sig)
 }
 
 /* Seconds a batch takes, so that the watchdog fits the device. */
-static double batch_seconds(struct suite_ctx *ctx, C_Stream s, uint8_t *buf)
+static double batch_seconds(struct suite_ctx *ctx, accel_stream_t s, uint8_t *buf)
 {
 	struct timespec t0, t1;
 
@@ -316,7 +316,7 @@ static double release_small_objects(struct suite_ctx *ctx,
  * Milliseconds that a chain of @copies on @b still runs once queued: 0
  * when it was over before it could be seen.
  */
-static double chain_left_ms(struct suite_ctx *ctx, C_Stream b, uint8_t *big,
+static double chain_left_ms(struct suite_ctx *ctx, accel_stream_t b, uint8_t *big,
 			    int copies)
 {
 	double t0;
@@ -346,7 +346,7 @@ TEST(ordering_release_does_not_wait_for_streams)
 	int copies = BUSY_START, misses = 0;
 	bool done = false;
 	double own_ms;
-	C_Stream b;
+	accel_stream_t b;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &b));
 	make_small_objects(ctx, &o);
@@ -381,7 +381,7 @@ static void no_reuse(struct suite_ctx *ctx, unsigned int flags)
 	uint8_t *zero = xmalloc(n), *back = xmalloc(n);
 	accel_memory_t src, m, fresh;
 	struct accel_memory_info mi, fi;
-	C_Stream b, c;
+	accel_stream_t b, c;
 	int copies = BUSY_START, misses = 0;
 	bool done = false;
 
@@ -493,7 +493,7 @@ TEST(ordering_array_keeps_mapped_storage)
 struct map_race {
 	accel_memory_t m;
 	void *p;
-	C_Status ret;
+	accel_status_t ret;
 };
 
 static void *map_racer(void *arg)
@@ -514,13 +514,13 @@ TEST(ordering_release_racing_map)
 {
 	const unsigned int rw = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
 	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	for (int i = 0; i < 8; i++) {
 		struct map_race r = { 0 };
 		pthread_t t;
-		C_Status rel;
+		accel_status_t rel;
 
 		REQUIRE_OK(accel_memory_create(ctx->dev, 64, accel_dtype(ACCEL_UINT8),
 					       NULL, rw, &r.m));
@@ -529,13 +529,13 @@ TEST(ordering_release_racing_map)
 		usleep(1000 << (i % 4));
 		rel = accel_memory_release(r.m);
 		pthread_join(t, NULL);
-		if (rel == C_SUCCESS) {
-			CHECK(r.ret == C_FAILED);
+		if (rel == ACCEL_SUCCESS) {
+			CHECK(r.ret == ACCEL_FAILED);
 			CHECK(accel_memory_is_valid(r.m) == 0);
 			continue;
 		}
 		CHECK(accel_peek_last_error_code() == ACCEL_ERROR_IN_USE);
-		CHECK(r.ret == C_SUCCESS);
+		CHECK(r.ret == ACCEL_SUCCESS);
 		CHECK(accel_memory_is_valid(r.m) == 1);
 		OK(accel_memory_unmap(r.m));
 		OK(accel_memory_release(r.m));

@@ -14,8 +14,8 @@
 
 #define N (256u << 10)
 
-typedef C_Status (*host_alloc_fn)(const C_Device, void **, size_t);
-typedef C_Status (*host_free_fn)(const C_Device, void *, size_t);
+typedef accel_status_t (*host_alloc_fn)(const accel_device_t, void **, size_t);
+typedef accel_status_t (*host_free_fn)(const accel_device_t, void *, size_t);
 
 static void fill(uint8_t *p, uint8_t seed)
 {
@@ -34,7 +34,7 @@ static bool filled(const uint8_t *p, uint8_t seed)
 /* @host (of ctx->dev) into the peer's memory and back, @async or not. */
 static void round_trip(struct suite_ctx *ctx, uint8_t *host, bool async)
 {
-	C_Stream s = NULL;
+	accel_stream_t s = NULL;
 	void *d = NULL;
 
 	REQUIRE_OK(accel_device_memory_allocate(ctx->peer, &d, N));

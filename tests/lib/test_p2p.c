@@ -78,7 +78,7 @@ TEST_PEER(async_p2p_on_either_stream)
 	const size_t n = 2 << 20;
 	uint8_t *d = dalloc(ctx, n), *p = peer_alloc(ctx, n), *h = xmalloc(n);
 	uint8_t *back;
-	C_Stream s, ps;
+	accel_stream_t s, ps;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_stream_create(ctx->peer, &ps));
@@ -115,7 +115,7 @@ TEST_PEER(async_p2p_across_backends_is_done_at_return)
 	const size_t n = 8 << 20;
 	uint8_t *d = dalloc(ctx, n), *a = peer_alloc(ctx, n);
 	uint8_t *b = peer_alloc(ctx, n), *h = xmalloc(n), *back;
-	C_Stream ps;
+	accel_stream_t ps;
 
 	if (!peer_on_another_backend(ctx))
 		suite_skip("both devices are of one backend: the copy is queued");
@@ -127,7 +127,7 @@ TEST_PEER(async_p2p_across_backends_is_done_at_return)
 		OK(accel_async_memory_copy_d2d(ctx->peer, ps, i & 1 ? a : b,
 					       i & 1 ? b : a, n));
 	OK(accel_async_memory_copy_p2p(ctx->dev, ctx->peer, ps, d, b, n));
-	CHECK(accel_stream_query(ctx->peer, ps) == C_SUCCESS);
+	CHECK(accel_stream_query(ctx->peer, ps) == ACCEL_SUCCESS);
 	back = read_back(ctx, d, n);
 	CHECK(check_pattern(back, n, 131));
 	free(back);

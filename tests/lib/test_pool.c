@@ -18,7 +18,7 @@ static struct accel_pool_stats stats_of(accel_pool_t p)
 	return s;
 }
 
-static void *palloc(accel_pool_t p, C_Stream s, size_t n)
+static void *palloc(accel_pool_t p, accel_stream_t s, size_t n)
 {
 	void *ptr = NULL;
 
@@ -28,7 +28,7 @@ static void *palloc(accel_pool_t p, C_Stream s, size_t n)
 }
 
 static size_t policy(struct suite_ctx *ctx,
-		     C_Status (*fn)(C_Device, size_t *))
+		     accel_status_t (*fn)(accel_device_t, size_t *))
 {
 	size_t v;
 
@@ -244,7 +244,7 @@ TEST(pool_out_of_memory_releases_and_retries)
 
 	needs_caching(ctx);
 	/* fill the device with chunks of p, one block each */
-	while (n < cap && accel_pool_allocate(p, NULL, &ptr[n], re) == C_SUCCESS)
+	while (n < cap && accel_pool_allocate(p, NULL, &ptr[n], re) == ACCEL_SUCCESS)
 		n++;
 	REQUIRE(n < cap);
 	CHECK(strstr(accel_get_last_error(), "out of device memory"));
@@ -315,7 +315,7 @@ TEST(pool_refuses_bad_input)
 	FAILS(accel_device_memory_deallocate(ctx->dev, a, 3000));
 	CHECK(strstr(accel_get_last_error(), "pool"));
 	q = (void *)1;
-	FAILS(accel_pool_allocate(p, (C_Stream)&q, &q, 16));	/* no stream */
+	FAILS(accel_pool_allocate(p, (accel_stream_t)&q, &q, 16));	/* no stream */
 	CHECK(q == NULL);
 	FAILS(accel_pool_get_stats(p, NULL));
 	s2 = stats_of(p);
@@ -357,7 +357,7 @@ TEST(pool_destroy_returns_everything)
 	size_t before = free_memory(ctx);
 	size_t max_chunk = policy(ctx, accel_device_max_chunk_size);
 	accel_pool_t p = new_pool(ctx);
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	palloc(p, NULL, 100);
@@ -371,7 +371,7 @@ TEST(pool_destroy_returns_everything)
 /* "switchable off by an environment variable" */
 TEST_NOINIT(pool_off_sends_everything_to_the_device)
 {
-	struct C_Device_st d = { 0 };
+	struct accel_device_id d = { 0 };
 	struct accel_pool_stats s;
 	accel_pool_t p;
 	void *a, *b;

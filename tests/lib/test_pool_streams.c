@@ -20,7 +20,7 @@ static struct busy busy_new(struct suite_ctx *ctx)
 }
 
 /* Slow work that keeps @s busy, so that what follows is really queued. */
-static void keep_busy(struct suite_ctx *ctx, C_Stream s, struct busy *b)
+static void keep_busy(struct suite_ctx *ctx, accel_stream_t s, struct busy *b)
 {
 	for (int i = 0; i < 4; i++) {
 		OK(accel_async_memory_copy_d2d(ctx->dev, s, b->mem + b->n / 2,
@@ -34,7 +34,7 @@ static void keep_busy(struct suite_ctx *ctx, C_Stream s, struct busy *b)
  * Work on @s that writes @x (@n bytes): a copy from the busy buffer, of no
  * more than it holds (a block of its own may be the larger, on a GPU).
  */
-static void write_on(struct suite_ctx *ctx, C_Stream s, void *x, size_t n,
+static void write_on(struct suite_ctx *ctx, accel_stream_t s, void *x, size_t n,
 		     struct busy *b)
 {
 	OK(accel_async_memory_copy_d2d(ctx->dev, s, x, b->mem, n < b->n ? n : b->n));
@@ -44,7 +44,7 @@ static bool stats_reserved_is_zero(accel_pool_t p)
 {
 	struct accel_pool_stats s;
 
-	return accel_pool_get_stats(p, &s) == C_SUCCESS && !s.reserved;
+	return accel_pool_get_stats(p, &s) == ACCEL_SUCCESS && !s.reserved;
 }
 
 /* A block's size that gets a chunk of its own. */
@@ -62,7 +62,7 @@ TEST(pool_same_stream_reuses_at_once)
 {
 	struct busy b = busy_new(ctx);
 	accel_pool_t p;
-	C_Stream s;
+	accel_stream_t s;
 	void *x, *y;
 
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
@@ -92,7 +92,7 @@ TEST(pool_other_stream_waits_for_the_freeing_stream)
 	struct busy b = busy_new(ctx);
 	uint8_t *h = xmalloc(n), *fives = xmalloc(n);
 	accel_pool_t p;
-	C_Stream sa, sb;
+	accel_stream_t sa, sb;
 	int reused = 0;
 
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
@@ -138,7 +138,7 @@ TEST(pool_reuse_across_streams_is_ordered)
 	struct busy b = busy_new(ctx);
 	uint8_t *h = xmalloc(n), *out = xmalloc(n);
 	accel_pool_t p;
-	C_Stream sa, sb;
+	accel_stream_t sa, sb;
 
 	needs_caching(ctx);
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
@@ -180,9 +180,9 @@ TEST(pool_reuse_across_streams_is_ordered)
  * Whether @s was still busy after what the test just did: only then does a
  * round prove anything, since a fast device may finish the work first.
  */
-static bool still_busy(struct suite_ctx *ctx, C_Stream s)
+static bool still_busy(struct suite_ctx *ctx, accel_stream_t s)
 {
-	return accel_stream_query(ctx->dev, s) == C_WARNING;
+	return accel_stream_query(ctx->dev, s) == ACCEL_WARNING;
 }
 
 enum { BUSY_ROUNDS = 10 };
@@ -194,7 +194,7 @@ TEST(pool_no_stream_takes_only_completed_memory)
 	struct busy b = busy_new(ctx);
 	int observed = 0;
 	accel_pool_t p;
-	C_Stream sa;
+	accel_stream_t sa;
 
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
@@ -237,7 +237,7 @@ TEST(pool_free_on_another_stream)
 	struct busy b = busy_new(ctx);
 	int observed = 0;
 	accel_pool_t p;
-	C_Stream sa, sb;
+	accel_stream_t sa, sb;
 
 	before -= b.n;
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
@@ -276,7 +276,7 @@ TEST(pool_blocks_outlive_their_stream)
 {
 	size_t before = free_memory(ctx);
 	accel_pool_t p;
-	C_Stream s;
+	accel_stream_t s;
 	uint8_t *x, *back, h[300];
 	void *q;
 

@@ -16,7 +16,7 @@ struct pool_worker {
 	int index;
 	int errors;
 	bool own_stream;	/* half the threads use a stream each */
-	C_Stream shared;	/* or all of them one stream */
+	accel_stream_t shared;	/* or all of them one stream */
 };
 
 /* Blocks one thread allocated and the next one frees. */
@@ -26,20 +26,20 @@ static struct {
 	size_t size[THREADS][HANDOFF];
 } handoff = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int write_and_check(struct pool_worker *w, C_Stream s, uint8_t *d,
+static int write_and_check(struct pool_worker *w, accel_stream_t s, uint8_t *d,
 			   size_t n, uint32_t seed, uint8_t *h, uint8_t *back)
 {
-	C_Device dev = w->ctx->dev;
+	accel_device_t dev = w->ctx->dev;
 	int errors = 0;
 
 	fill_pattern(h, n, seed);
 	if (s) {
-		errors += accel_async_memory_copy_h2d(dev, s, d, h, n) != C_SUCCESS;
-		errors += accel_async_memory_copy_d2h(dev, s, back, d, n) != C_SUCCESS;
-		errors += accel_stream_synchronize(dev, s) != C_SUCCESS;
+		errors += accel_async_memory_copy_h2d(dev, s, d, h, n) != ACCEL_SUCCESS;
+		errors += accel_async_memory_copy_d2h(dev, s, back, d, n) != ACCEL_SUCCESS;
+		errors += accel_stream_synchronize(dev, s) != ACCEL_SUCCESS;
 	} else {
-		errors += accel_memory_copy_h2d(dev, d, h, n) != C_SUCCESS;
-		errors += accel_memory_copy_d2h(dev, back, d, n) != C_SUCCESS;
+		errors += accel_memory_copy_h2d(dev, d, h, n) != ACCEL_SUCCESS;
+		errors += accel_memory_copy_d2h(dev, back, d, n) != ACCEL_SUCCESS;
 	}
 	return errors + (memcmp(back, h, n) != 0);
 }
@@ -58,7 +58,7 @@ static void pass_on(struct pool_worker *w, int round, void *d, size_t n)
 	pthread_mutex_unlock(&handoff.lock);
 	if (theirs)
 		w->errors += accel_pool_deallocate(w->pool, NULL, theirs,
-						   their_size) != C_SUCCESS;
+						   their_size) != ACCEL_SUCCESS;
 	pthread_mutex_lock(&handoff.lock);
 	if (!handoff.ptr[w->index][slot]) {
 		handoff.ptr[w->index][slot] = d;
@@ -67,7 +67,7 @@ static void pass_on(struct pool_worker *w, int round, void *d, size_t n)
 	}
 	pthread_mutex_unlock(&handoff.lock);
 	if (d)
-		w->errors += accel_pool_deallocate(w->pool, NULL, d, n) != C_SUCCESS;
+		w->errors += accel_pool_deallocate(w->pool, NULL, d, n) != ACCEL_SUCCESS;
 }
 
 static void *pool_worker(void *arg)
@@ -75,10 +75,10 @@ static void *pool_worker(void *arg)
 	struct pool_worker *w = arg;
 	uint32_t seed = (uint32_t)w->index * 7919 + 3;
 	uint8_t *h = malloc(100000), *back = malloc(100000);
-	C_Stream s = w->shared;
+	accel_stream_t s = w->shared;
 
 	if (!h || !back || (w->own_stream &&
-			    accel_stream_create(w->ctx->dev, &s) != C_SUCCESS)) {
+			    accel_stream_create(w->ctx->dev, &s) != ACCEL_SUCCESS)) {
 		w->errors++;
 		goto out;
 	}
@@ -89,7 +89,7 @@ static void *pool_worker(void *arg)
 		for (int k = 0; k < 3; k++) {
 			seed = seed * 1103515245 + 12345;
 			n[k] = 1 + (seed >> 8) % 100000;
-			if (accel_pool_allocate(w->pool, s, &d[k], n[k]) != C_SUCCESS) {
+			if (accel_pool_allocate(w->pool, s, &d[k], n[k]) != ACCEL_SUCCESS) {
 				w->errors++;
 				goto out;
 			}
@@ -101,15 +101,15 @@ static void *pool_worker(void *arg)
 		w->errors += write_and_check(w, s, d[0], n[0], seed + 1, h, back);
 		if (w->shared && d[1] == d[2])
 			w->errors++;
-		w->errors += accel_pool_deallocate(w->pool, s, d[1], n[1]) != C_SUCCESS;
-		w->errors += accel_pool_deallocate(w->pool, s, d[2], n[2]) != C_SUCCESS;
+		w->errors += accel_pool_deallocate(w->pool, s, d[1], n[1]) != ACCEL_SUCCESS;
+		w->errors += accel_pool_deallocate(w->pool, s, d[2], n[2]) != ACCEL_SUCCESS;
 		if (s)	/* freed on its stream, the block may move to others */
-			w->errors += accel_pool_deallocate(w->pool, s, d[0], n[0]) != C_SUCCESS;
+			w->errors += accel_pool_deallocate(w->pool, s, d[0], n[0]) != ACCEL_SUCCESS;
 		else
 			pass_on(w, r, d[0], n[0]);
 	}
 	if (w->own_stream)
-		w->errors += accel_stream_destroy(w->ctx->dev, s) != C_SUCCESS;
+		w->errors += accel_stream_destroy(w->ctx->dev, s) != ACCEL_SUCCESS;
 out:
 	free(h);
 	free(back);
@@ -158,7 +158,7 @@ TEST(pool_threads_share_one_stream)
 	pthread_t t[CROWD];
 	struct accel_pool_stats st;
 	accel_pool_t p;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));

@@ -7,7 +7,7 @@ TEST(registered_memory_copies_like_pinned)
 	const size_t n = (1 << 20) + 3;
 	uint8_t *buf = xmalloc(n + 1), *back = xmalloc(n);
 	uint8_t *d = dalloc(ctx, n);
-	C_Stream s;
+	accel_stream_t s;
 
 	/* any alignment */
 	REQUIRE_OK(accel_host_memory_register(ctx->dev, buf + 1, n));

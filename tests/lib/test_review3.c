@@ -66,16 +66,16 @@ TEST(review3_range_in_a_blocks_rounding_refused)
 /* A stream argument is checked even where the call needs none */
 
 /* Each way a stream can be wrong for ctx->dev: destroyed, an event, another device's. */
-static void bad_streams(struct suite_ctx *ctx, C_Stream bad[3], int *n,
-			C_Event *ev)
+static void bad_streams(struct suite_ctx *ctx, accel_stream_t bad[3], int *n,
+			accel_event_t *ev)
 {
-	C_Stream dead;
+	accel_stream_t dead;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &dead));
 	REQUIRE_OK(accel_stream_destroy(ctx->dev, dead));
 	REQUIRE_OK(accel_event_create(ctx->dev, ev));
 	bad[0] = dead;
-	bad[1] = (C_Stream)*ev;
+	bad[1] = (accel_stream_t)*ev;
 	*n = 2;
 	if (ctx->peer)
 		REQUIRE_OK(accel_stream_create(ctx->peer, &bad[(*n)++]));
@@ -86,9 +86,9 @@ TEST(review3_unneeded_streams_still_checked)
 	size_t shape[1] = { 4 }, empty[1] = { 0 };
 	accel_array_t d, dz, hz, out;
 	double buf[4] = { 0 };
-	C_Stream bad[3];
+	accel_stream_t bad[3];
 	accel_memory_t m;
-	C_Event ev;
+	accel_event_t ev;
 	int n;
 
 	bad_streams(ctx, bad, &n, &ev);
@@ -100,7 +100,7 @@ TEST(review3_unneeded_streams_still_checked)
 	REQUIRE_OK(accel_memory_create(ctx->dev, 4, accel_dtype(ACCEL_FLOAT64),
 				       NULL, 0, &m));
 	for (int i = 0; i < n; i++) {
-		C_Stream s = bad[i];
+		accel_stream_t s = bad[i];
 
 		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
 			   accel_mapped_array(ctx->dev, 1, shape, NULL, NULL,
@@ -139,7 +139,7 @@ TEST(review3_max_alloc_size_after_a_deferred_free)
 	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
 	size_t total, free, before, max_now, max_after_stats;
 	int copies = BUSY_START;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_device_max_alloc_size(ctx->dev, &before));
@@ -182,7 +182,7 @@ TEST(review3_large_pool_block_back_once_its_work_is_over)
 	int copies = BUSY_START;
 	size_t before, room;
 	accel_pool_t pool;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
@@ -218,7 +218,7 @@ TEST(review3_raw_allocation_takes_back_a_released_large_block)
 	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
 	int copies = BUSY_START;
 	size_t room, want;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_device_max_alloc_size(ctx->dev, &room));
@@ -253,7 +253,7 @@ TEST(review3_raw_allocation_takes_back_a_released_large_block)
 
 TEST(review3_register_refuses_a_device_that_does_not_exist)
 {
-	struct C_Device_st bad[] = { { 99 }, { -5 } };
+	struct accel_device_id bad[] = { { 99 }, { -5 } };
 	size_t empty[1] = { 0 }, four[1] = { 4 };
 	struct accel_array_info info;
 	accel_array_t h[2];
@@ -309,7 +309,7 @@ TEST_PEER(review3_map_through_a_view_waits_for_the_producers_device)
 	size_t shape[1] = { N };
 	int copies = BUSY_START;
 	uint8_t pattern[N];
-	C_Stream s;
+	accel_stream_t s;
 
 	fill_pattern(pattern, N, 77);
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
@@ -356,7 +356,7 @@ TEST_PEER(review3_map_through_a_view_waits_for_the_producers_device)
 TEST(review3_host_range_past_pinned_or_unified_memory_refused)
 {
 	uint8_t *d = dalloc(ctx, 4096), *pin, *uni;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&pin, 4096));
@@ -407,10 +407,10 @@ TEST(review4_reshape_to_the_same_shape_keeps_the_strides)
 /* accel.h, Errors: a failed maker leaves NULL, not a stale value. */
 TEST(review4_failed_makers_leave_null)
 {
-	struct C_Device_st bad = { 99 };
+	struct accel_device_id bad = { 99 };
 	accel_pool_t pool = (accel_pool_t)0x1234;
-	C_Stream s = (C_Stream)0x1234;
-	C_Event e = (C_Event)0x1234;
+	accel_stream_t s = (accel_stream_t)0x1234;
+	accel_event_t e = (accel_event_t)0x1234;
 	void *p = (void *)0x1234;
 
 	FAILS(accel_stream_create(&bad, &s));

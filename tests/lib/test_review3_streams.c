@@ -25,12 +25,12 @@
 
 #include "suite.h"
 
-static bool pending(C_Device dev, C_Event e)
+static bool pending(accel_device_t dev, accel_event_t e)
 {
-	C_Status st = accel_event_query(dev, e);
+	accel_status_t st = accel_event_query(dev, e);
 
-	REQUIRE(st == C_SUCCESS || st == C_WARNING);
-	return st == C_WARNING;
+	REQUIRE(st == ACCEL_SUCCESS || st == ACCEL_WARNING);
+	return st == ACCEL_WARNING;
 }
 
 /* ------------------------------------------------------------------ */
@@ -38,7 +38,7 @@ static bool pending(C_Device dev, C_Event e)
 
 struct doomed {
 	struct suite_ctx *ctx;
-	C_Stream s;
+	accel_stream_t s;
 	pthread_t thread;
 };
 
@@ -55,9 +55,9 @@ static void *destroy_stream(void *arg)
  * into @dst, then @e recorded: @e is pending while that copy may be.
  */
 static void doomed_queue(struct doomed *d, uint8_t *big, int copies,
-			 void *dst, const void *src, size_t n, C_Event e)
+			 void *dst, const void *src, size_t n, accel_event_t e)
 {
-	C_Device dev = d->ctx->dev;
+	accel_device_t dev = d->ctx->dev;
 
 	REQUIRE_OK(accel_stream_create(dev, &d->s));
 	busy_chain(dev, d->s, big, copies);
@@ -69,7 +69,7 @@ static void doomed_queue(struct doomed *d, uint8_t *big, int copies,
 static void doomed_destroy(struct doomed *d)
 {
 	REQUIRE(!pthread_create(&d->thread, NULL, destroy_stream, d));
-	while (accel_stream_query(d->ctx->dev, d->s) != C_FAILED)
+	while (accel_stream_query(d->ctx->dev, d->s) != ACCEL_FAILED)
 		usleep(1000);
 	REQUIRE(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_HANDLE);
 	/*
@@ -91,7 +91,7 @@ TEST(review3_sync_copy_waits_for_stream_being_destroyed)
 	uint8_t *src = dalloc(ctx, n), *dst = dalloc(ctx, n);
 	uint8_t *h = xmalloc(n);
 	int copies = BUSY_START;
-	C_Event e;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	REQUIRE_OK(accel_device_memory_set(ctx->dev, src, 0xAB, n));
@@ -125,7 +125,7 @@ TEST(review3_device_sync_waits_for_stream_being_destroyed)
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
 	uint8_t *src = dalloc(ctx, n), *dst = dalloc(ctx, n);
 	int copies = BUSY_START;
-	C_Event e;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	for (;;) {
@@ -160,7 +160,7 @@ TEST(review3_free_waits_for_stream_being_destroyed)
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
 	uint8_t *src = dalloc(ctx, n);
 	int copies = BUSY_START;
-	C_Event e;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	REQUIRE_OK(accel_device_memory_set(ctx->dev, src, 0xAB, n));
@@ -200,7 +200,7 @@ TEST(review3_free_waits_for_stream_being_destroyed)
 
 struct freer {
 	accel_memory_t mem;
-	C_Status ret;
+	accel_status_t ret;
 	atomic_int started, done;
 };
 
@@ -228,7 +228,7 @@ TEST(review3_free_under_way_wins_over_release)
 	size_t shape[1] = { n };
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
 	int copies = BUSY_START;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	for (;;) {
@@ -236,7 +236,7 @@ TEST(review3_free_under_way_wins_over_release)
 		void *data = aligned_alloc(4096, n);
 		struct accel_array_info info;
 		accel_array_t host;
-		C_Status rel;
+		accel_status_t rel;
 		bool under_way, decided;
 		pthread_t t;
 
@@ -251,27 +251,27 @@ TEST(review3_free_under_way_wins_over_release)
 		while (!atomic_load(&f.started))
 			usleep(1000);
 		usleep(30000);		/* the free waits for the device */
-		under_way = accel_stream_query(ctx->dev, s) == C_WARNING &&
+		under_way = accel_stream_query(ctx->dev, s) == ACCEL_WARNING &&
 			    !atomic_load(&f.done);
 		accel_clear_last_error();
 		rel = accel_memory_release(f.mem);
-		if (rel != C_SUCCESS)
+		if (rel != ACCEL_SUCCESS)
 			CHECK(accel_peek_last_error_code() ==
 			      ACCEL_ERROR_INVALID_HANDLE);
 		pthread_join(t, NULL);
 		OK(accel_stream_synchronize(ctx->dev, s));
-		if (f.ret == C_SUCCESS) {
+		if (f.ret == ACCEL_SUCCESS) {
 			/* the free claimed the handle: the release is refused */
-			CHECK(rel == C_FAILED);
+			CHECK(rel == ACCEL_FAILED);
 			FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
 				   accel_array_get_info(host, &info));
-			decided = under_way || rel == C_SUCCESS;
+			decided = under_way || rel == ACCEL_SUCCESS;
 		} else {
 			/* the release came first: the refused free freed nothing */
-			bool freed = accel_array_get_info(host, &info) != C_SUCCESS;
+			bool freed = accel_array_get_info(host, &info) != ACCEL_SUCCESS;
 
-			CHECK(rel == C_SUCCESS && !freed);
-			decided = rel != C_SUCCESS || freed;
+			CHECK(rel == ACCEL_SUCCESS && !freed);
+			decided = rel != ACCEL_SUCCESS || freed;
 		}
 		OK(accel_array_release(host));
 		free(data);

@@ -156,7 +156,7 @@ TEST_PEER(review3_view_copies_with_memory_of_its_bytes_device)
 {
 	uint8_t pat[ENTRIES], back[ENTRIES];
 	accel_memory_t m, vm, n;
-	C_Stream s;
+	accel_stream_t s;
 
 	device_memory_and_view(ctx, &m, &vm);
 	fill_pattern(pat, sizeof(pat), 3);

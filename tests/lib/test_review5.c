@@ -16,7 +16,7 @@
 TEST(review5_refused_pool_allocate_leaves_null)
 {
 	accel_pool_t pool, dead;
-	C_Stream s;
+	accel_stream_t s;
 	void *p;
 
 	REQUIRE_OK(accel_pool_create(ctx->dev, &dead));

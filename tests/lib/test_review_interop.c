@@ -60,7 +60,7 @@ static void open_slow(struct suite_ctx *ctx, unsigned int delay_us)
 }
 
 /* @ops small h2d copies on @s into @scratch (4 KiB): work that takes a while */
-static void slow_work(struct suite_ctx *ctx, C_Stream s, void *scratch,
+static void slow_work(struct suite_ctx *ctx, accel_stream_t s, void *scratch,
 		      int ops)
 {
 	static uint8_t h[4096];
@@ -80,8 +80,8 @@ static void slow_work(struct suite_ctx *ctx, C_Stream s, void *scratch,
  */
 TEST(review_interop_failed_adopt_changes_nothing)
 {
-	struct C_Device_st none = { .id = 9999 };
-	C_Stream s = (C_Stream)&s;
+	struct accel_device_id none = { .id = 9999 };
+	accel_stream_t s = (accel_stream_t)&s;
 	uint8_t h[64] = { 1 };
 	void *d;
 
@@ -89,10 +89,10 @@ TEST(review_interop_failed_adopt_changes_nothing)
 	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
 		   accel_stream_create_external(ctx->dev, PER_THREAD, &s));
 	CHECK(s == NULL);
-	s = (C_Stream)&s;
+	s = (accel_stream_t)&s;
 	FAILS(accel_stream_create_external(&none, LEGACY, &s));
 	CHECK(s == NULL);
-	s = (C_Stream)&s;
+	s = (accel_stream_t)&s;
 	FAILS(accel_stream_create_external(NULL, LEGACY, &s));
 	CHECK(s == NULL);
 	d = dalloc(ctx, sizeof(h));
@@ -109,8 +109,8 @@ TEST(review_interop_failed_adopt_changes_nothing)
 TEST(review_interop_destroyed_adopted_handle_stays_invalid)
 {
 	enum { MORE = 200 };
-	C_Stream gone, s[MORE];
-	C_Event ev;
+	accel_stream_t gone, s[MORE];
+	accel_event_t ev;
 	accel_pool_t pool;
 	void *p = NULL, *native = NULL;
 	uint8_t h[16] = { 0 };
@@ -169,33 +169,33 @@ struct adopter {
 static void *adopt_loop(void *arg)
 {
 	struct adopter *a = arg;
-	C_Device dev = a->ctx->dev;
+	accel_device_t dev = a->ctx->dev;
 	uint8_t h[512], back[512];
 	bool ok = true;
 
 	for (int i = 0; i < 60 && ok; i++) {
 		void *natives[3] = { NULL, LEGACY, a->native };
-		C_Stream s = NULL;
-		C_Event ev = NULL;
+		accel_stream_t s = NULL;
+		accel_event_t ev = NULL;
 		void *p = NULL;
 
 		fill_pattern(h, sizeof(h), (uint32_t)(a->seed * 1000 + i));
 		memset(back, 0, sizeof(back));
 		ok = accel_stream_create_external(dev, natives[i % 3], &s) ==
-			C_SUCCESS &&
+			ACCEL_SUCCESS &&
 		     accel_pool_allocate(a->pool, s, &p, sizeof(h)) ==
-			C_SUCCESS &&
+			ACCEL_SUCCESS &&
 		     accel_async_memory_copy_h2d(dev, s, p, h, sizeof(h)) ==
-			C_SUCCESS &&
+			ACCEL_SUCCESS &&
 		     accel_async_memory_copy_d2h(dev, s, back, p, sizeof(h)) ==
-			C_SUCCESS &&
-		     accel_event_create(dev, &ev) == C_SUCCESS &&
-		     accel_event_record(dev, s, ev) == C_SUCCESS &&
+			ACCEL_SUCCESS &&
+		     accel_event_create(dev, &ev) == ACCEL_SUCCESS &&
+		     accel_event_record(dev, s, ev) == ACCEL_SUCCESS &&
 		     accel_pool_deallocate(a->pool, s, p, sizeof(h)) ==
-			C_SUCCESS &&
-		     accel_stream_destroy(dev, s) == C_SUCCESS &&
-		     accel_event_synchronize(dev, ev) == C_SUCCESS &&
-		     accel_event_destroy(dev, ev) == C_SUCCESS &&
+			ACCEL_SUCCESS &&
+		     accel_stream_destroy(dev, s) == ACCEL_SUCCESS &&
+		     accel_event_synchronize(dev, ev) == ACCEL_SUCCESS &&
+		     accel_event_destroy(dev, ev) == ACCEL_SUCCESS &&
 		     !memcmp(h, back, sizeof(h));
 		if (!ok)
 			printf("# thread %d, round %d: %s\n", a->seed, i,
@@ -209,7 +209,7 @@ static void *adopt_loop(void *arg)
 static void *sync_loop(void *arg)
 {
 	struct adopter *a = arg;
-	C_Device dev = a->ctx->dev;
+	accel_device_t dev = a->ctx->dev;
 	uint8_t h[256], back[256];
 	bool ok = true;
 
@@ -218,13 +218,13 @@ static void *sync_loop(void *arg)
 
 		fill_pattern(h, sizeof(h), (uint32_t)(a->seed * 1000 + i));
 		ok = accel_pool_allocate(a->pool, NULL, &p, sizeof(h)) ==
-			C_SUCCESS &&
-		     accel_memory_copy_h2d(dev, p, h, sizeof(h)) == C_SUCCESS &&
+			ACCEL_SUCCESS &&
+		     accel_memory_copy_h2d(dev, p, h, sizeof(h)) == ACCEL_SUCCESS &&
 		     accel_memory_copy_d2h(dev, back, p, sizeof(h)) ==
-			C_SUCCESS &&
+			ACCEL_SUCCESS &&
 		     accel_pool_deallocate(a->pool, NULL, p, sizeof(h)) ==
-			C_SUCCESS &&
-		     (i % 10 || accel_device_synchronize(dev) == C_SUCCESS) &&
+			ACCEL_SUCCESS &&
+		     (i % 10 || accel_device_synchronize(dev) == ACCEL_SUCCESS) &&
 		     !memcmp(h, back, sizeof(h));
 		if (!ok)
 			printf("# sync thread %d, round %d: %s\n", a->seed, i,
@@ -246,7 +246,7 @@ TEST(review_interop_adopt_and_destroy_from_threads)
 	enum { ADOPTERS = 6, SYNCERS = 2, N = ADOPTERS + SYNCERS };
 	struct adopter a[N];
 	pthread_t th[N];
-	C_Stream owner;
+	accel_stream_t owner;
 	void *native = NULL;
 	accel_pool_t pool;
 
@@ -286,7 +286,7 @@ static void check_no_clobber(struct suite_ctx *ctx, bool to_no_stream)
 	const size_t n = 256 << 10;
 	uint8_t *a = xmalloc(n), *b = xmalloc(n), *back;
 	void *native = NULL, *scratch, *p = NULL, *q = NULL;
-	C_Stream owner, e, t;
+	accel_stream_t owner, e, t;
 	accel_pool_t pool;
 
 	needs_caching(ctx);
@@ -349,7 +349,7 @@ TEST_NOINIT(review_interop_pool_free_no_stream_waits_for_adopted)
 	const size_t n = 256 << 10;
 	uint8_t *a = xmalloc(n), *b = xmalloc(n), *back;
 	void *native = NULL, *scratch, *p = NULL, *q = NULL;
-	C_Stream owner, e, t;
+	accel_stream_t owner, e, t;
 	accel_pool_t pool;
 
 	open_slow(ctx, 20000);
@@ -392,7 +392,7 @@ struct sync_copy {
 	void *dst;
 	atomic_bool started;
 	double took;
-	C_Status st;
+	accel_status_t st;
 };
 
 static void *sync_copy_thread(void *arg)
@@ -428,7 +428,7 @@ TEST_NOINIT(review_interop_sync_call_not_delayed_by_later_legacy_work)
 {
 	uint8_t *big0, *big1, *dst;
 	int copies = BUSY_START, later_copies = 2 * BUSY_START;
-	C_Stream s, legacy;
+	accel_stream_t s, legacy;
 
 	open_slow(ctx, 1000);
 	dst = dalloc(ctx, 16);
@@ -484,7 +484,7 @@ TEST_NOINIT(review_interop_sync_call_waits_for_earlier_adopted_work)
 	const size_t n = 64 << 10;
 	uint8_t *h = xmalloc(n), *out = xmalloc(n);
 	void *scratch, *d;
-	C_Stream legacy, own, ext;
+	accel_stream_t legacy, own, ext;
 	void *native = NULL;
 
 	open_slow(ctx, 20000);
@@ -495,7 +495,7 @@ TEST_NOINIT(review_interop_sync_call_waits_for_earlier_adopted_work)
 	REQUIRE_OK(accel_stream_get_native(ctx->dev, own, &native));
 	REQUIRE_OK(accel_stream_create_external(ctx->dev, native, &ext));
 	for (int k = 0; k < 2; k++) {
-		C_Stream s = k ? ext : legacy;
+		accel_stream_t s = k ? ext : legacy;
 
 		fill_pattern(h, n, 630 + k);
 		slow_work(ctx, s, scratch, 5);
@@ -525,7 +525,7 @@ TEST_NOINIT(review_interop_torch_no_clobber_across_streams)
 {
 	const size_t n = 256 << 10;
 	uint8_t *a = xmalloc(n), *b = xmalloc(n), *back;
-	C_Stream o1, o2;
+	accel_stream_t o1, o2;
 	void *s1, *s2, *p, *q, *scratch;
 	struct torch_alloc t;
 	int dev;
@@ -570,7 +570,7 @@ TEST(review_interop_torch_limits_and_bad_frees)
 	const size_t n = 1 << 16;
 	int dev = cuda_ordinal(ctx), x;
 	struct torch_alloc t;
-	C_Stream o1, o2;
+	accel_stream_t o1, o2;
 	void *s1, *s2, *p, *q;
 
 	torch_alloc_load(&t);
@@ -613,7 +613,7 @@ TEST(review_interop_torch_limits_and_bad_frees)
 TEST(review_interop_torch_more_streams_than_its_limit)
 {
 	enum { STREAMS = 260 };
-	C_Stream *owners = xmalloc(STREAMS * sizeof(*owners));
+	accel_stream_t *owners = xmalloc(STREAMS * sizeof(*owners));
 	void **natives = xmalloc(STREAMS * sizeof(*natives));
 	int dev = cuda_ordinal(ctx), got = 0;
 	struct torch_alloc t;
@@ -667,9 +667,9 @@ static void *torch_first_use(void *arg)
 		fill_pattern(h, sizeof(h), (uint32_t)i);
 		c->ok = p &&
 			accel_memory_copy_h2d(c->ctx->dev, p, h, sizeof(h)) ==
-				C_SUCCESS &&
+				ACCEL_SUCCESS &&
 			accel_memory_copy_d2h(c->ctx->dev, back, p,
-					      sizeof(h)) == C_SUCCESS &&
+					      sizeof(h)) == ACCEL_SUCCESS &&
 			!memcmp(h, back, sizeof(h));
 		if (p)
 			c->t->free(p, (ssize_t)n, dev, c->stream);
@@ -683,7 +683,7 @@ TEST(review_interop_torch_first_use_from_threads)
 	enum { THREADS = 8 };
 	struct torch_thread c[THREADS];
 	pthread_t th[THREADS];
-	C_Stream owners[THREADS];
+	accel_stream_t owners[THREADS];
 	pthread_barrier_t go;
 	struct torch_alloc t;
 	int dev = cuda_ordinal(ctx);
@@ -725,7 +725,7 @@ TEST(review_interop_torch_stream_destroyed_by_its_owner)
 	int dev = cuda_ordinal(ctx);
 	struct torch_alloc t;
 	accel_pool_t pool;
-	C_Stream owner;
+	accel_stream_t owner;
 	void *s, *p, *q = NULL;
 
 	known_bug("libaccel-torch.so keeps adopted CUstreams forever; once "

@@ -9,7 +9,7 @@
 #include "suite.h"
 
 /* Work that keeps @s busy for a while: copies within a 64 MiB buffer. */
-static void queue_busy(struct suite_ctx *ctx, C_Stream s, uint8_t *mem,
+static void queue_busy(struct suite_ctx *ctx, accel_stream_t s, uint8_t *mem,
 		       size_t n, int rounds)
 {
 	for (int i = 0; i < rounds; i++)
@@ -18,7 +18,7 @@ static void queue_busy(struct suite_ctx *ctx, C_Stream s, uint8_t *mem,
 }
 
 /*
- * "A freed pointer gets C_FAILED, nothing is written": a block larger than
+ * "A freed pointer gets ACCEL_FAILED, nothing is written": a block larger than
  * the largest chunk (with ACCEL_POOL=off, any block) freed behind queued
  * work waits for that work out of the pool's books; copies into it must
  * be refused all the same.
@@ -29,7 +29,7 @@ TEST(review_freed_large_block_refused)
 	struct accel_pointer_attributes at;
 	uint8_t *busy = dalloc(ctx, n), buf[4096] = { 0 };
 	accel_pool_t pool;
-	C_Stream s;
+	accel_stream_t s;
 	void *blk;
 	int tries;
 
@@ -75,7 +75,7 @@ TEST_PEER(review_host_copy_success_leaves_no_error)
 {
 	size_t shape[1] = { 256 };
 	accel_array_t src, dst;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_pinned_array(ctx->dev, 1, shape, NULL, NULL, 'C', &src));
@@ -282,8 +282,8 @@ TEST(review_alloc_after_reclaim_leaves_error_alone)
 {
 	size_t n = 16 << 20, total, free_now, big;
 	uint8_t *busy = dalloc(ctx, n);
-	struct C_Device_st bad = { 99 };
-	C_Stream s;
+	struct accel_device_id bad = { 99 };
+	accel_stream_t s;
 	void *p, *q;
 	int tries;
 
@@ -329,7 +329,7 @@ TEST(review_alloc_after_reclaim_leaves_error_alone)
  */
 TEST(review_pool_growth_leaves_error_alone)
 {
-	struct C_Device_st bad = { 99 };
+	struct accel_device_id bad = { 99 };
 	size_t max_chunk;
 	accel_pool_t pool;
 	accel_memory_t m;

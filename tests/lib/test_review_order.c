@@ -28,7 +28,7 @@ static void needs_queued_p2p(struct suite_ctx *ctx)
 		suite_skip("a p2p copy between backends waits for its stream");
 }
 
-static uint8_t *alloc_on(C_Device dev, size_t n)
+static uint8_t *alloc_on(accel_device_t dev, size_t n)
 {
 	void *p = NULL;
 
@@ -51,7 +51,7 @@ TEST_PEER(review_free_waits_for_peer_p2p)
 	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
 	uint8_t *src = alloc_on(ctx->peer, n);
 	int copies = BUSY_START;
-	C_Stream s;
+	accel_stream_t s;
 
 	needs_queued_p2p(ctx);
 	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
@@ -92,7 +92,7 @@ TEST_PEER(review_release_waits_for_peer_p2p)
 	uint8_t ones[4096], out[4096];
 	int copies = BUSY_START;
 	accel_memory_t from;
-	C_Stream s;
+	accel_stream_t s;
 
 	needs_queued_p2p(ctx);
 	memset(ones, 0x11, n);
@@ -136,7 +136,7 @@ TEST_PEER(review_pinned_free_waits_for_peer_d2h)
 	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
 	uint8_t *src = alloc_on(ctx->peer, n);
 	int copies = BUSY_START;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
 	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
@@ -175,8 +175,8 @@ TEST_PEER(review_host_array_release_waits_for_every_device)
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
 	int copies = BUSY_START;
 	accel_array_t d0, d1;
-	C_Stream s0, s1;
-	C_Event e;
+	accel_stream_t s0, s1;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s0));
@@ -200,7 +200,7 @@ TEST_PEER(review_host_array_release_waits_for_every_device)
 		OK(accel_array_copy_to_device(d1, h, s1));
 		before = stream_busy(ctx->dev, s0);
 		OK(accel_array_release(h));
-		after = accel_event_query(ctx->dev, e) == C_WARNING;
+		after = accel_event_query(ctx->dev, e) == ACCEL_WARNING;
 		OK(accel_stream_synchronize(ctx->dev, s0));
 		OK(accel_stream_synchronize(ctx->peer, s1));
 		if (before) {
@@ -227,7 +227,7 @@ struct sync_call {
 	accel_pool_t pool;
 	uint8_t *dst, *src;
 	accel_memory_t mdst, msrc;
-	C_Device later;	/* the device of stream B, or NULL: ctx->dev */
+	accel_device_t later;	/* the device of stream B, or NULL: ctx->dev */
 	atomic_int started;
 };
 
@@ -252,12 +252,12 @@ static void *run_sync_call(void *arg)
 static void check_ignores_later_work(struct suite_ctx *ctx,
 				     struct sync_call *c)
 {
-	C_Device bd = c->later ? c->later : ctx->dev;
+	accel_device_t bd = c->later ? c->later : ctx->dev;
 	uint8_t *big_a = dalloc(ctx, 2 * BUSY_HALF);
 	size_t later_half = BUSY_HALF;
 	uint8_t *big_b = alloc_on(bd, 2 * later_half);
 	int copies = BUSY_START, later_copies = 2 * BUSY_START;
-	C_Stream a, b;
+	accel_stream_t a, b;
 
 	REQUIRE_OK(accel_stream_create(bd, &b));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &a));
@@ -375,7 +375,7 @@ static void copy_handles(struct sync_call *c)
 	OK(accel_memory_copy(c->mdst, c->msrc, ACCEL_ALL, 0, 0));
 }
 
-static accel_memory_t wrap_pinned(C_Device dev, void **p)
+static accel_memory_t wrap_pinned(accel_device_t dev, void **p)
 {
 	accel_memory_t m;
 
@@ -440,7 +440,7 @@ TEST(review_trim_ignores_later_work)
 
 struct producer {
 	struct suite_ctx *ctx;
-	C_Stream s;
+	accel_stream_t s;
 	uint8_t *big;
 	atomic_int stop;
 	atomic_int gave_up;
@@ -451,7 +451,7 @@ static void *keep_busy(void *arg)
 {
 	struct producer *p = arg;
 	double t0 = now_s();
-	C_Event e;
+	accel_event_t e;
 
 	REQUIRE_OK(accel_event_create(p->ctx->dev, &e));
 	while (!atomic_load(&p->stop)) {
@@ -510,7 +510,7 @@ TEST(review_stats_count_frees_whose_work_completed)
 	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
 	int copies = BUSY_START;
 	size_t total, before, after, sz = 32u << 20;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	for (;;) {
@@ -550,7 +550,7 @@ TEST_PEER(review_pool_free_waits_for_peer_taking_it_as_host_memory)
 	int copies = BUSY_START;
 	uint8_t *big, *src, *out = malloc(n), *ones = malloc(n);
 	accel_pool_t pool;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_get_device_name(ctx->dev, &name));
 	if (strncmp(name, "cpu:", 4))
@@ -604,7 +604,7 @@ static void *copy_into_view(void *arg)
 {
 	struct view_copier *c = arg;
 
-	while (accel_array_copy_to_device(c->view, c->host, NULL) == C_SUCCESS)
+	while (accel_array_copy_to_device(c->view, c->host, NULL) == ACCEL_SUCCESS)
 		atomic_fetch_add(&c->copies, 1);
 	atomic_store(&c->refused, true);
 	return NULL;
@@ -642,7 +642,7 @@ TEST_PEER(review_free_waits_for_copies_through_another_devices_view)
 		REQUIRE_OK(accel_array_get_interface(a, &ifc));
 		/* on a cpu device: the other device's memory is host memory */
 		if (accel_array_from_interface(ctx->peer, &ifc, 0, &c.view) !=
-		    C_SUCCESS)
+		    ACCEL_SUCCESS)
 			suite_skip("the peer takes no view of the device's memory");
 		REQUIRE_OK(accel_host_array(pattern, 1, shape,
 					    accel_dtype(ACCEL_UINT8), NULL, 'C',

@@ -19,7 +19,7 @@ static void *mem_ptr(accel_memory_t m)
 {
 	struct accel_memory_info info;
 
-	REQUIRE(accel_memory_get_info(m, &info) == C_SUCCESS);
+	REQUIRE(accel_memory_get_info(m, &info) == ACCEL_SUCCESS);
 	return info.ptr;
 }
 
@@ -27,7 +27,7 @@ static void *mem_ptr(accel_memory_t m)
 /* 5c: raw copies into pool memory are checked against the live block */
 
 /*
- * docs/libaccel.md: C_FAILED for any range past its allocation. A memory
+ * docs/libaccel.md: ACCEL_FAILED for any range past its allocation. A memory
  * handle's 16 bytes are a block of a pool chunk; its neighbours are other
  * blocks of the same chunk.
  */
@@ -36,7 +36,7 @@ TEST(raw_copies_stop_at_the_end_of_a_pool_block)
 	uint8_t big[1024], back[16];
 	accel_memory_t a, b;
 	uint8_t *pa, *pb;
-	C_Stream s;
+	accel_stream_t s;
 
 	memset(big, 0xab, sizeof(big));
 	REQUIRE_OK(accel_memory_create(ctx->dev, 16, U8, NULL, 0, &a));
@@ -92,7 +92,7 @@ TEST(raw_copies_into_a_free_pool_block_fail)
 TEST_PEER(peer_copies_stop_at_the_end_of_a_pool_block)
 {
 	accel_memory_t a, b;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_memory_create(ctx->dev, 16, U8, NULL, 0, &a));
 	REQUIRE_OK(accel_memory_create(ctx->peer, 1024, U8, NULL, 0, &b));
@@ -129,7 +129,7 @@ static void *ary_data(accel_array_t a)
 {
 	struct accel_array_info info;
 
-	REQUIRE(accel_array_get_info(a, &info) == C_SUCCESS);
+	REQUIRE(accel_array_get_info(a, &info) == ACCEL_SUCCESS);
 	return info.data;
 }
 
@@ -314,7 +314,7 @@ TEST(pool_touched_while_nearly_full_recovers)
 	/* less free than one chunk of the policy */
 	filler_size = max_alloc - init / 2;
 	if (accel_device_memory_allocate(ctx->dev, &filler, filler_size) !=
-	    C_SUCCESS)
+	    ACCEL_SUCCESS)
 		suite_skip("the device cannot be filled to nearly full");
 	/* the first touch of the default pool (needs_caching() touches it) */
 	needs_caching(ctx);
@@ -352,7 +352,7 @@ TEST(policy_does_not_follow_free_memory)
 	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
 	REQUIRE_OK(accel_device_max_alloc_size(ctx->dev, &max_alloc));
 	if (accel_device_memory_allocate(ctx->dev, &filler,
-					 max_alloc - init / 2) != C_SUCCESS)
+					 max_alloc - init / 2) != ACCEL_SUCCESS)
 		suite_skip("the device cannot be filled to nearly full");
 	OK(accel_device_init_alloc_size(ctx->dev, &v));
 	CHECK(v == init);
@@ -378,7 +378,7 @@ static struct accel_array_info info_of(accel_array_t a)
 {
 	struct accel_array_info info;
 
-	REQUIRE(accel_array_get_info(a, &info) == C_SUCCESS);
+	REQUIRE(accel_array_get_info(a, &info) == ACCEL_SUCCESS);
 	return info;
 }
 

@@ -4,11 +4,11 @@
 
 TEST(stream_lifecycle)
 {
-	C_Stream s[16];
+	accel_stream_t s[16];
 
 	for (int i = 0; i < 16; i++) {
 		REQUIRE_OK(accel_stream_create(ctx->dev, &s[i]));
-		CHECK(accel_stream_query(ctx->dev, s[i]) == C_SUCCESS);
+		CHECK(accel_stream_query(ctx->dev, s[i]) == ACCEL_SUCCESS);
 		OK(accel_stream_synchronize(ctx->dev, s[i]));
 	}
 	for (int i = 0; i < 16; i++)
@@ -23,16 +23,16 @@ TEST(query_reports_pending_then_done)
 {
 	const size_t n = 8 << 20;
 	uint8_t *a = dalloc(ctx, n), *b = dalloc(ctx, n);
-	C_Stream s;
-	C_Status st;
+	accel_stream_t s;
+	accel_status_t st;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	for (int i = 0; i < 8; i++)
 		OK(accel_async_memory_copy_d2d(ctx->dev, s, b, a, n));
 	st = accel_stream_query(ctx->dev, s);
-	CHECK(st == C_SUCCESS || st == C_WARNING);
+	CHECK(st == ACCEL_SUCCESS || st == ACCEL_WARNING);
 	OK(accel_stream_synchronize(ctx->dev, s));
-	CHECK(accel_stream_query(ctx->dev, s) == C_SUCCESS);
+	CHECK(accel_stream_query(ctx->dev, s) == ACCEL_SUCCESS);
 	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, a, n);
 	dfree(ctx, b, n);
@@ -43,7 +43,7 @@ TEST(destroy_completes_work)
 {
 	const size_t n = 2 << 20;
 	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n), *out = xmalloc(n);
-	C_Stream s;
+	accel_stream_t s;
 
 	fill_pattern(h, n, 61);
 	memset(out, 0, n);
@@ -62,7 +62,7 @@ TEST(device_synchronize_waits_for_every_stream)
 	enum { S = 4 };
 	const size_t n = 1 << 20;
 	uint8_t *d = dalloc(ctx, n * S), *h = xmalloc(n), *out = xmalloc(n * S);
-	C_Stream s[S];
+	accel_stream_t s[S];
 
 	memset(out, 0, n * S);
 	for (int i = 0; i < S; i++) {
@@ -74,7 +74,7 @@ TEST(device_synchronize_waits_for_every_stream)
 	OK(accel_device_synchronize(ctx->dev));
 	for (int i = 0; i < S; i++) {
 		CHECK(check_pattern(out + i * n, n, 70 + i));
-		CHECK(accel_stream_query(ctx->dev, s[i]) == C_SUCCESS);
+		CHECK(accel_stream_query(ctx->dev, s[i]) == ACCEL_SUCCESS);
 		OK(accel_stream_destroy(ctx->dev, s[i]));
 	}
 	dfree(ctx, d, n * S);
@@ -86,7 +86,7 @@ TEST(async_memset_ordering_with_sync_set)
 {
 	const size_t n = 1 << 20;
 	uint8_t *d = dalloc(ctx, n), *back;
-	C_Stream s;
+	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	OK(accel_device_memory_set(ctx->dev, d, 0x11, n));

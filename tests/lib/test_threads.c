@@ -18,9 +18,9 @@ static void *alloc_copy_free(void *arg)
 	struct worker *w = arg;
 	uint32_t seed = (uint32_t)w->index * 7777 + 1;
 	uint8_t *h = malloc(70000), *back = malloc(70000);
-	C_Stream s;
+	accel_stream_t s;
 
-	if (!h || !back || accel_stream_create(w->ctx->dev, &s) != C_SUCCESS) {
+	if (!h || !back || accel_stream_create(w->ctx->dev, &s) != ACCEL_SUCCESS) {
 		w->errors++;
 		goto out;
 	}
@@ -30,23 +30,23 @@ static void *alloc_copy_free(void *arg)
 
 		seed = seed * 1103515245 + 12345;
 		n = 1 + (seed >> 8) % 70000;
-		if (accel_device_memory_allocate(w->ctx->dev, &d, n) != C_SUCCESS) {
+		if (accel_device_memory_allocate(w->ctx->dev, &d, n) != ACCEL_SUCCESS) {
 			w->errors++;
 			continue;
 		}
 		fill_pattern(h, n, seed);
 		if (r % 2) {
-			w->errors += accel_async_memory_copy_h2d(w->ctx->dev, s, d, h, n) != C_SUCCESS;
-			w->errors += accel_async_memory_copy_d2h(w->ctx->dev, s, back, d, n) != C_SUCCESS;
-			w->errors += accel_stream_synchronize(w->ctx->dev, s) != C_SUCCESS;
+			w->errors += accel_async_memory_copy_h2d(w->ctx->dev, s, d, h, n) != ACCEL_SUCCESS;
+			w->errors += accel_async_memory_copy_d2h(w->ctx->dev, s, back, d, n) != ACCEL_SUCCESS;
+			w->errors += accel_stream_synchronize(w->ctx->dev, s) != ACCEL_SUCCESS;
 		} else {
-			w->errors += accel_memory_copy_h2d(w->ctx->dev, d, h, n) != C_SUCCESS;
-			w->errors += accel_memory_copy_d2h(w->ctx->dev, back, d, n) != C_SUCCESS;
+			w->errors += accel_memory_copy_h2d(w->ctx->dev, d, h, n) != ACCEL_SUCCESS;
+			w->errors += accel_memory_copy_d2h(w->ctx->dev, back, d, n) != ACCEL_SUCCESS;
 		}
 		w->errors += memcmp(back, h, n) != 0;
-		w->errors += accel_device_memory_deallocate(w->ctx->dev, d, n) != C_SUCCESS;
+		w->errors += accel_device_memory_deallocate(w->ctx->dev, d, n) != ACCEL_SUCCESS;
 	}
-	w->errors += accel_stream_destroy(w->ctx->dev, s) != C_SUCCESS;
+	w->errors += accel_stream_destroy(w->ctx->dev, s) != ACCEL_SUCCESS;
 out:
 	free(h);
 	free(back);
@@ -89,18 +89,18 @@ static void *create_and_destroy(void *arg)
 	struct worker *w = arg;
 
 	for (int r = 0; r < w->rounds; r++) {
-		C_Stream s;
-		C_Event e;
+		accel_stream_t s;
+		accel_event_t e;
 
-		if (accel_stream_create(w->ctx->dev, &s) != C_SUCCESS ||
-		    accel_event_create(w->ctx->dev, &e) != C_SUCCESS) {
+		if (accel_stream_create(w->ctx->dev, &s) != ACCEL_SUCCESS ||
+		    accel_event_create(w->ctx->dev, &e) != ACCEL_SUCCESS) {
 			w->errors++;
 			return NULL;
 		}
-		w->errors += accel_event_record(w->ctx->dev, s, e) != C_SUCCESS;
-		w->errors += accel_event_synchronize(w->ctx->dev, e) != C_SUCCESS;
-		w->errors += accel_event_destroy(w->ctx->dev, e) != C_SUCCESS;
-		w->errors += accel_stream_destroy(w->ctx->dev, s) != C_SUCCESS;
+		w->errors += accel_event_record(w->ctx->dev, s, e) != ACCEL_SUCCESS;
+		w->errors += accel_event_synchronize(w->ctx->dev, e) != ACCEL_SUCCESS;
+		w->errors += accel_event_destroy(w->ctx->dev, e) != ACCEL_SUCCESS;
+		w->errors += accel_stream_destroy(w->ctx->dev, s) != ACCEL_SUCCESS;
 	}
 	return NULL;
 }
@@ -126,7 +126,7 @@ static void *free_it(void *arg)
 	void **args = arg;
 	struct suite_ctx *ctx = args[0];
 
-	return (void *)(uintptr_t)(accel_device_memory_deallocate(ctx->dev, args[1], 4096) == C_SUCCESS);
+	return (void *)(uintptr_t)(accel_device_memory_deallocate(ctx->dev, args[1], 4096) == ACCEL_SUCCESS);
 }
 
 TEST(racing_double_free)

@@ -43,7 +43,7 @@ TEST(torch_allocator_reuses_on_the_stream)
 	const size_t n = 3 << 20;
 	int dev = cuda_ordinal(ctx);
 	struct torch_alloc t;
-	C_Stream owner;
+	accel_stream_t owner;
 	void *s, *p, *q;
 
 	torch_alloc_load(&t);
@@ -105,7 +105,7 @@ static void *churn(void *arg)
 		void *p = c->t->alloc(n, dev, c->stream);
 
 		c->ok = p && accel_memory_copy_h2d(c->ctx->dev, p, h,
-						   sizeof(h)) == C_SUCCESS;
+						   sizeof(h)) == ACCEL_SUCCESS;
 		if (p)
 			c->t->free(p, n, dev, c->stream);
 	}
@@ -118,7 +118,7 @@ TEST(torch_allocator_threads)
 	enum { THREADS = 4 };
 	struct churn c[THREADS];
 	pthread_t th[THREADS];
-	C_Stream owners[THREADS];
+	accel_stream_t owners[THREADS];
 	struct torch_alloc t;
 
 	cuda_ordinal(ctx);

@@ -66,7 +66,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-#define CHECKED(call) ((call) != C_SUCCESS ? die(#call) : (void)0)
+#define CHECKED(call) ((call) != ACCEL_SUCCESS ? die(#call) : (void)0)
 
 static void report(const char *what, double gbs, double ref)
 {
@@ -82,9 +82,9 @@ int main(int argc, char **argv)
 	const char *name = NULL;
 	size_t size = 256 << 20;
 	int reps = 20, c;
-	struct C_Device_st dev = { 0 };
+	struct accel_device_id dev = { 0 };
 	void *d, *d2, *pinned, *pageable;
-	C_Stream s;
+	accel_stream_t s;
 	double g, ref = 0;
 
 	while ((c = getopt(argc, argv, "d:s:r:")) != -1) {

@@ -59,9 +59,9 @@ static const char *const column[NUM_ALLOCATORS] = {
 
 struct run {
 	enum allocator which;
-	struct C_Device_st dev;
+	struct accel_device_id dev;
 	accel_pool_t pool;
-	C_Stream stream;	/* POOL_STREAM's */
+	accel_stream_t stream;	/* POOL_STREAM's */
 #ifdef WITH_CUDA
 	CUstream cu_stream;	/* CU_ASYNC's */
 	CUmemoryPool cu_pool;	/* the device's default memory pool */
@@ -149,11 +149,11 @@ static void *take(struct run *r, size_t size)
 
 	switch (r->which) {
 	case POOL:
-		if (accel_pool_allocate(r->pool, NULL, &p, size) != C_SUCCESS)
+		if (accel_pool_allocate(r->pool, NULL, &p, size) != ACCEL_SUCCESS)
 			die("accel_pool_allocate");
 		break;
 	case RAW:
-		if (accel_device_memory_allocate(&r->dev, &p, size) != C_SUCCESS)
+		if (accel_device_memory_allocate(&r->dev, &p, size) != ACCEL_SUCCESS)
 			die("accel_device_memory_allocate");
 		break;
 	case MALLOC:
@@ -165,7 +165,7 @@ static void *take(struct run *r, size_t size)
 		break;
 #ifdef WITH_CUDA
 	case POOL_STREAM:
-		if (accel_pool_allocate(r->pool, r->stream, &p, size) != C_SUCCESS)
+		if (accel_pool_allocate(r->pool, r->stream, &p, size) != ACCEL_SUCCESS)
 			die("accel_pool_allocate");
 		break;
 	case CU_ALLOC:
@@ -186,11 +186,11 @@ static void give(struct run *r, void *p, size_t size)
 {
 	switch (r->which) {
 	case POOL:
-		if (accel_pool_deallocate(r->pool, NULL, p, size) != C_SUCCESS)
+		if (accel_pool_deallocate(r->pool, NULL, p, size) != ACCEL_SUCCESS)
 			die("accel_pool_deallocate");
 		break;
 	case RAW:
-		if (accel_device_memory_deallocate(&r->dev, p, size) != C_SUCCESS)
+		if (accel_device_memory_deallocate(&r->dev, p, size) != ACCEL_SUCCESS)
 			die("accel_device_memory_deallocate");
 		break;
 	case MALLOC:
@@ -198,7 +198,7 @@ static void give(struct run *r, void *p, size_t size)
 		break;
 #ifdef WITH_CUDA
 	case POOL_STREAM:
-		if (accel_pool_deallocate(r->pool, r->stream, p, size) != C_SUCCESS)
+		if (accel_pool_deallocate(r->pool, r->stream, p, size) != ACCEL_SUCCESS)
 			die("accel_pool_deallocate");
 		break;
 	case CU_ALLOC:
@@ -219,7 +219,7 @@ static void finish(struct run *r)
 	switch (r->which) {
 #ifdef WITH_CUDA
 	case POOL_STREAM:
-		if (accel_stream_synchronize(&r->dev, r->stream) != C_SUCCESS)
+		if (accel_stream_synchronize(&r->dev, r->stream) != ACCEL_SUCCESS)
 			die("accel_stream_synchronize");
 		break;
 	case CU_ASYNC:
@@ -259,7 +259,7 @@ static void print_stats(accel_pool_t pool, const char *which)
 {
 	struct accel_pool_stats s;
 
-	if (accel_pool_get_stats(pool, &s) != C_SUCCESS)
+	if (accel_pool_get_stats(pool, &s) != ACCEL_SUCCESS)
 		die("accel_pool_get_stats");
 	printf("  %s: reserved %zu (peak %zu), allocated %zu (peak %zu), requested %zu (peak %zu)\n"
 	       "        chunks %zu, blocks %zu, free blocks %zu, largest free %zu, device allocs %zu, frees %zu%s\n",
@@ -288,10 +288,10 @@ static bool uses_pool(enum allocator w)
 static void open_allocator(struct run *r, enum allocator w)
 {
 	r->which = w;
-	if (uses_pool(w) && accel_pool_create(&r->dev, &r->pool) != C_SUCCESS)
+	if (uses_pool(w) && accel_pool_create(&r->dev, &r->pool) != ACCEL_SUCCESS)
 		die("accel_pool_create");
 #ifdef WITH_CUDA
-	if (w == POOL_STREAM && accel_stream_create(&r->dev, &r->stream) != C_SUCCESS)
+	if (w == POOL_STREAM && accel_stream_create(&r->dev, &r->stream) != ACCEL_SUCCESS)
 		die("accel_stream_create");
 #endif
 }
@@ -309,15 +309,15 @@ static double close_allocator(struct run *r, bool verbose)
 #endif
 	if (!uses_pool(r->which))
 		return 0;
-	if (accel_pool_get_stats(r->pool, &s) != C_SUCCESS)
+	if (accel_pool_get_stats(r->pool, &s) != ACCEL_SUCCESS)
 		die("accel_pool_get_stats");
 	if (r->which == POOL)
 		frag = (double)s.reserved_peak / s.requested_peak;
 	if (verbose)
 		print_stats(r->pool, r->which == POOL ? "pool" : "pool+stream");
-	if (accel_pool_destroy(r->pool) != C_SUCCESS)
+	if (accel_pool_destroy(r->pool) != ACCEL_SUCCESS)
 		die("accel_pool_destroy");
-	if (r->stream && accel_stream_destroy(&r->dev, r->stream) != C_SUCCESS)
+	if (r->stream && accel_stream_destroy(&r->dev, r->stream) != ACCEL_SUCCESS)
 		die("accel_stream_destroy");
 	r->stream = NULL;
 	return frag;
@@ -406,9 +406,9 @@ int main(int argc, char **argv)
 			MAX_REPS);
 		return 2;
 	}
-	if (device && accel_find_device(device, &r.dev.id) != C_SUCCESS)
+	if (device && accel_find_device(device, &r.dev.id) != ACCEL_SUCCESS)
 		die(device);
-	if (accel_get_device_name(&r.dev, &name) != C_SUCCESS)
+	if (accel_get_device_name(&r.dev, &name) != ACCEL_SUCCESS)
 		die("no device");
 #ifdef WITH_CUDA
 	cu_setup(&r, name);

@@ -3,9 +3,12 @@
  * libaccel: device memory, copies, streams and events over several backends.
  *
  * The memory functions have the signatures of the PaddlePaddle custom-device
- * plugin interface (C_Status, C_Device, C_Stream, C_Event are layout
- * compatible with paddle/phi/backends/device_ext.h), so a plugin can forward
- * to them unchanged.
+ * plugin interface with libaccel's own types in place of Paddle's:
+ * accel_status_t, accel_device_t, accel_stream_t and accel_event_t have the
+ * layout and values of C_Status, C_Device, C_Stream and C_Event
+ * (paddle/phi/backends/device_ext.h), whose names this header leaves to
+ * Paddle, so that a plugin includes both and forwards each call with casts
+ * (plugin/ does; docs/paddle.md).
  *
  * Devices. Every device of every available backend gets an id, 0 to
  * count - 1: first simaccel.ko's devices (/dev/accel/accelN), then NVIDIA GPUs
@@ -15,8 +18,8 @@
  * selects and orders them; an empty value hides every device. The cpu
  * backend has ACCEL_CPU_DEVICES devices (1) of ACCEL_CPU_MEMORY bytes each
  * (half of the machine's memory; K, M and G suffixes are accepted).
- * A C_Device is a pointer to a struct C_Device_st whose id the caller sets;
- * the library never relies on a "current" device.
+ * An accel_device_t is a pointer to a struct accel_device_id whose id the
+ * caller sets; the library never relies on a "current" device.
  *
  * Pointers. Device memory is addressed linearly: for an allocation of size n
  * at p, p + k with k + len <= n is valid for every copy and set. Device
@@ -24,7 +27,7 @@
  * memory and unified memory are ordinary host pointers; unified pointers are
  * also accepted wherever a device pointer is.
  *
- * Errors. Every function returns C_SUCCESS or an error status; after an
+ * Errors. Every function returns ACCEL_SUCCESS or an error status; after an
  * error, accel_get_last_error() describes what failed and why, and
  * accel_peek_last_error_code() tells what kind of failure it was. Bad
  * arguments are reported, never acted on: nothing is freed, written or
@@ -32,7 +35,7 @@
  * sets its output (when given one) to NULL first, so that a failure never
  * leaves a stale or half-made value there.
  *
- * Handles. A C_Stream, C_Event or accel_pool_t (and <accel/memory.h>'s
+ * Handles. A accel_stream_t, accel_event_t or accel_pool_t (and <accel/memory.h>'s
  * accel_memory_t and accel_array_t) is an opaque value, not the address of
  * anything: keep it, compare it, never dereference it. A value names one
  * object for the life of the process. Once that object is destroyed or
@@ -76,25 +79,25 @@ extern "C" {
 
 #define ACCEL_EXPORT __attribute__((visibility("default")))
 
-/* The status every function returns; only C_SUCCESS means success. */
+/* The status every function returns; only ACCEL_SUCCESS means success. */
 typedef enum {
-	C_SUCCESS = 0,	/* done */
-	C_WARNING,	/* not an error: a query found the work still pending */
-	C_FAILED,	/* failed; see accel_get_last_error() */
-	C_ERROR,
-	C_INTERNAL_ERROR
-} C_Status;
+	ACCEL_SUCCESS = 0,	/* done */
+	ACCEL_WARNING,		/* not an error: a query found work pending */
+	ACCEL_FAILED,		/* failed; see accel_get_last_error() */
+	ACCEL_ERROR,		/* not returned; Paddle's C_ERROR */
+	ACCEL_INTERNAL_ERROR	/* not returned; Paddle's C_INTERNAL_ERROR */
+} accel_status_t;
 
 /* A device, by id. The caller owns the struct. */
-typedef struct C_Device_st {
+typedef struct accel_device_id {
 	int id;
-} *C_Device;
+} *accel_device_t;
 
 /* An ordered queue of asynchronous work on one device. */
-typedef struct C_Stream_st *C_Stream;
+typedef struct accel_stream_handle *accel_stream_t;
 
 /* A marker in a stream's work, to wait for or to make another stream wait. */
-typedef struct C_Event_st *C_Event;
+typedef struct accel_event_handle *accel_event_t;
 
 /* ------------------------------------------------------------------ */
 /* Errors */
@@ -114,7 +117,7 @@ ACCEL_EXPORT void accel_clear_last_error(void);
 
 /*
  * What kind of failure a call reported, beside its message. A failed call
- * returns C_FAILED and sets both; the values are stable across versions.
+ * returns ACCEL_FAILED and sets both; the values are stable across versions.
  */
 enum accel_error {
 	ACCEL_ERROR_NONE = 0,		/* no call has failed since the reset */
@@ -124,7 +127,7 @@ enum accel_error {
 					 * destroyed, never made, or of
 					 * another kind */
 	ACCEL_ERROR_NOT_READY,		/* work is still pending: what
-					 * C_WARNING from a query means (a
+					 * ACCEL_WARNING from a query means (a
 					 * query records no error) */
 	ACCEL_ERROR_DEVICE_FAULT,	/* the device or its driver failed the
 					 * work */
@@ -160,19 +163,19 @@ ACCEL_EXPORT const char *accel_error_name(enum accel_error code);
 /* Devices and backends */
 
 /* accel_get_device_count - number of visible devices, into *count */
-ACCEL_EXPORT C_Status accel_get_device_count(size_t *count);
+ACCEL_EXPORT accel_status_t accel_get_device_count(size_t *count);
 
 /*
  * accel_get_device_list - the ids of the visible devices
  * @ids: room for accel_get_device_count() entries; filled with 0..count-1
  */
-ACCEL_EXPORT C_Status accel_get_device_list(size_t *ids);
+ACCEL_EXPORT accel_status_t accel_get_device_list(size_t *ids);
 
 /*
  * accel_get_device_name - the device's name, such as "accel:0" or "cpu:1"
  * @name: set to a string that stays valid for the life of the process
  */
-ACCEL_EXPORT C_Status accel_get_device_name(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_get_device_name(const accel_device_t device,
 					    const char **name);
 
 /*
@@ -181,7 +184,7 @@ ACCEL_EXPORT C_Status accel_get_device_name(const C_Device device,
  *
  * Fails if no visible device has that name.
  */
-ACCEL_EXPORT C_Status accel_find_device(const char *name, int *id);
+ACCEL_EXPORT accel_status_t accel_find_device(const char *name, int *id);
 
 /*
  * accel_get_backend_info - whether a backend can be used, and why not
@@ -192,7 +195,7 @@ ACCEL_EXPORT C_Status accel_find_device(const char *name, int *id);
  *
  * Fails only for a backend name this library does not know.
  */
-ACCEL_EXPORT C_Status accel_get_backend_info(const char *backend,
+ACCEL_EXPORT accel_status_t accel_get_backend_info(const char *backend,
 					     int *available,
 					     const char **reason);
 
@@ -200,14 +203,14 @@ ACCEL_EXPORT C_Status accel_get_backend_info(const char *backend,
  * accel_device_synchronize - wait for all work submitted to the device's
  * streams so far
  */
-ACCEL_EXPORT C_Status accel_device_synchronize(const C_Device device);
+ACCEL_EXPORT accel_status_t accel_device_synchronize(const accel_device_t device);
 
 /* ------------------------------------------------------------------ */
 /* Streams and events */
 
 /* accel_stream_create - a new stream on @device, into *stream */
-ACCEL_EXPORT C_Status accel_stream_create(const C_Device device,
-					  C_Stream *stream);
+ACCEL_EXPORT accel_status_t accel_stream_create(const accel_device_t device,
+					  accel_stream_t *stream);
 
 /*
  * accel_stream_destroy - wait for the stream's work, then destroy it
@@ -216,15 +219,15 @@ ACCEL_EXPORT C_Status accel_stream_create(const C_Device device,
  * it when it is destroyed is queued, and waited for, first; their later
  * calls with it are refused.
  */
-ACCEL_EXPORT C_Status accel_stream_destroy(const C_Device device,
-					   C_Stream stream);
+ACCEL_EXPORT accel_status_t accel_stream_destroy(const accel_device_t device,
+					   accel_stream_t stream);
 
 /*
- * accel_stream_query - C_SUCCESS if all work submitted to @stream has
- * completed, C_WARNING if some is still pending, C_FAILED on an error
+ * accel_stream_query - ACCEL_SUCCESS if all work submitted to @stream has
+ * completed, ACCEL_WARNING if some is still pending, ACCEL_FAILED on an error
  */
-ACCEL_EXPORT C_Status accel_stream_query(const C_Device device,
-					 C_Stream stream);
+ACCEL_EXPORT accel_status_t accel_stream_query(const accel_device_t device,
+					 accel_stream_t stream);
 
 /*
  * accel_stream_synchronize - wait until all work submitted to @stream has
@@ -232,8 +235,8 @@ ACCEL_EXPORT C_Status accel_stream_query(const C_Device device,
  *
  * Fails if any of that work failed since the last synchronization.
  */
-ACCEL_EXPORT C_Status accel_stream_synchronize(const C_Device device,
-					       C_Stream stream);
+ACCEL_EXPORT accel_status_t accel_stream_synchronize(const accel_device_t device,
+					       accel_stream_t stream);
 
 /*
  * accel_stream_get_native - the backend's own handle of @stream, into
@@ -243,8 +246,8 @@ ACCEL_EXPORT C_Status accel_stream_synchronize(const C_Device device,
  * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends, whose
  * streams no other library knows.
  */
-ACCEL_EXPORT C_Status accel_stream_get_native(const C_Device device,
-					      C_Stream stream, void **native);
+ACCEL_EXPORT accel_status_t accel_stream_get_native(const accel_device_t device,
+					      accel_stream_t stream, void **native);
 
 /*
  * accel_native_stream_synchronize - wait for the work queued so far on
@@ -254,7 +257,7 @@ ACCEL_EXPORT C_Status accel_stream_get_native(const C_Device device,
  *
  * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends.
  */
-ACCEL_EXPORT C_Status accel_native_stream_synchronize(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_native_stream_synchronize(const accel_device_t device,
 						      void *native);
 
 /*
@@ -269,9 +272,9 @@ ACCEL_EXPORT C_Status accel_native_stream_synchronize(const C_Device device,
  * an event of another device makes the caller wait instead. Fails with
  * ACCEL_ERROR_NOT_SUPPORTED on the other backends.
  */
-ACCEL_EXPORT C_Status accel_native_stream_wait_event(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_native_stream_wait_event(const accel_device_t device,
 						     void *native,
-						     C_Event event);
+						     accel_event_t event);
 
 /*
  * accel_stream_create_external - another library's stream @native of
@@ -289,9 +292,9 @@ ACCEL_EXPORT C_Status accel_native_stream_wait_event(const C_Device device,
  * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends, and where
  * the driver tells, for a stream of another context.
  */
-ACCEL_EXPORT C_Status accel_stream_create_external(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_stream_create_external(const accel_device_t device,
 						   void *native,
-						   C_Stream *stream);
+						   accel_stream_t *stream);
 
 /*
  * accel_stream_wait_event - make later work on @stream wait until the work
@@ -303,12 +306,12 @@ ACCEL_EXPORT C_Status accel_stream_create_external(const C_Device device,
  * device; the caller then blocks until it has completed instead. An event
  * never recorded is already complete.
  */
-ACCEL_EXPORT C_Status accel_stream_wait_event(const C_Device device,
-					      C_Stream stream, C_Event event);
+ACCEL_EXPORT accel_status_t accel_stream_wait_event(const accel_device_t device,
+					      accel_stream_t stream, accel_event_t event);
 
 /* accel_event_create - a new event on @device, into *event */
-ACCEL_EXPORT C_Status accel_event_create(const C_Device device,
-					 C_Event *event);
+ACCEL_EXPORT accel_status_t accel_event_create(const accel_device_t device,
+					 accel_event_t *event);
 
 /*
  * accel_event_record - capture the work submitted to @stream so far in
@@ -318,26 +321,26 @@ ACCEL_EXPORT C_Status accel_event_create(const C_Device device,
  * this call keep the record they were bound to. A record on a stream with
  * no pending work is complete at once.
  */
-ACCEL_EXPORT C_Status accel_event_record(const C_Device device,
-					 C_Stream stream, C_Event event);
+ACCEL_EXPORT accel_status_t accel_event_record(const accel_device_t device,
+					 accel_stream_t stream, accel_event_t event);
 
 /*
- * accel_event_query - C_SUCCESS if the captured work has completed,
- * C_WARNING if not yet, C_FAILED on an error
+ * accel_event_query - ACCEL_SUCCESS if the captured work has completed,
+ * ACCEL_WARNING if not yet, ACCEL_FAILED on an error
  */
-ACCEL_EXPORT C_Status accel_event_query(const C_Device device, C_Event event);
+ACCEL_EXPORT accel_status_t accel_event_query(const accel_device_t device, accel_event_t event);
 
 /* accel_event_synchronize - wait for the captured work to complete */
-ACCEL_EXPORT C_Status accel_event_synchronize(const C_Device device,
-					      C_Event event);
+ACCEL_EXPORT accel_status_t accel_event_synchronize(const accel_device_t device,
+					      accel_event_t event);
 
 /*
  * accel_event_destroy - destroy @event
  *
  * Streams already waiting on it still wait for what it captured.
  */
-ACCEL_EXPORT C_Status accel_event_destroy(const C_Device device,
-					  C_Event event);
+ACCEL_EXPORT accel_status_t accel_event_destroy(const accel_device_t device,
+					  accel_event_t event);
 
 /* ------------------------------------------------------------------ */
 /* Memory: allocation */
@@ -347,10 +350,10 @@ ACCEL_EXPORT C_Status accel_event_destroy(const C_Device device,
  *
  * *ptr is set to the device address of the first byte, aligned to the
  * device's min chunk size. A size of 0 sets *ptr to NULL and succeeds. When
- * the device has not enough memory, *ptr is set to NULL and C_FAILED is
+ * the device has not enough memory, *ptr is set to NULL and ACCEL_FAILED is
  * returned.
  */
-ACCEL_EXPORT C_Status accel_device_memory_allocate(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_memory_allocate(const accel_device_t device,
 						   void **ptr, size_t size);
 
 /*
@@ -364,7 +367,7 @@ ACCEL_EXPORT C_Status accel_device_memory_allocate(const C_Device device,
  * device: the memory goes back to it once the work submitted before the
  * call, on every stream, has completed.
  */
-ACCEL_EXPORT C_Status accel_device_memory_deallocate(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_memory_deallocate(const accel_device_t device,
 						     void *ptr, size_t size);
 
 /*
@@ -374,11 +377,11 @@ ACCEL_EXPORT C_Status accel_device_memory_deallocate(const C_Device device,
  * @device need no staging and run asynchronously from it. Rules of
  * accel_device_memory_allocate() apply.
  */
-ACCEL_EXPORT C_Status accel_host_memory_allocate(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_host_memory_allocate(const accel_device_t device,
 						 void **ptr, size_t size);
 
 /* accel_host_memory_deallocate - free pinned host memory; as above */
-ACCEL_EXPORT C_Status accel_host_memory_deallocate(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_host_memory_deallocate(const accel_device_t device,
 						   void *ptr, size_t size);
 
 /*
@@ -392,7 +395,7 @@ ACCEL_EXPORT C_Status accel_host_memory_deallocate(const C_Device device,
  * allocated; the CUDA driver returns it to the free memory lazily after the
  * free). Rules of accel_device_memory_allocate() apply.
  */
-ACCEL_EXPORT C_Status accel_unified_memory_allocate(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_unified_memory_allocate(const accel_device_t device,
 						    void **ptr, size_t size);
 
 /*
@@ -401,7 +404,7 @@ ACCEL_EXPORT C_Status accel_unified_memory_allocate(const C_Device device,
  * (The plugin document writes void **ptr; Paddle's header and this library
  * take the pointer itself.)
  */
-ACCEL_EXPORT C_Status accel_unified_memory_deallocate(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_unified_memory_deallocate(const accel_device_t device,
 						      void *ptr, size_t size);
 
 /*
@@ -415,7 +418,7 @@ ACCEL_EXPORT C_Status accel_unified_memory_deallocate(const C_Device device,
  * be freed before it is unregistered. A range that overlaps registered
  * memory or an allocation of @device is refused.
  */
-ACCEL_EXPORT C_Status accel_host_memory_register(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_host_memory_register(const accel_device_t device,
 						 void *ptr, size_t size);
 
 /*
@@ -423,7 +426,7 @@ ACCEL_EXPORT C_Status accel_host_memory_register(const C_Device device,
  * unpin memory registered at @ptr
  * @ptr: exactly what accel_host_memory_register() was given
  */
-ACCEL_EXPORT C_Status accel_host_memory_unregister(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_host_memory_unregister(const accel_device_t device,
 						   void *ptr);
 
 /* ------------------------------------------------------------------ */
@@ -461,7 +464,7 @@ typedef struct accel_ipc_mem_handle {
  * cannot share memory fails with ACCEL_ERROR_NOT_SUPPORTED: today only the
  * accel backend can.
  */
-ACCEL_EXPORT C_Status accel_ipc_get_mem_handle(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_ipc_get_mem_handle(const accel_device_t device,
 					       accel_ipc_mem_handle_t *handle,
 					       void *ptr);
 
@@ -487,7 +490,7 @@ ACCEL_EXPORT C_Status accel_ipc_get_mem_handle(const C_Device device,
  * freed the memory, or does not know it (a changed handle), with
  * ACCEL_ERROR_INVALID_HANDLE.
  */
-ACCEL_EXPORT C_Status accel_ipc_open_mem_handle(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_ipc_open_mem_handle(const accel_device_t device,
 						void **ptr,
 						const accel_ipc_mem_handle_t *handle);
 
@@ -501,7 +504,7 @@ ACCEL_EXPORT C_Status accel_ipc_open_mem_handle(const C_Device device,
  * The exporter's memory is untouched. The device memory deallocate
  * functions refuse opened memory.
  */
-ACCEL_EXPORT C_Status accel_ipc_close_mem_handle(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_ipc_close_mem_handle(const accel_device_t device,
 						 void *ptr);
 
 /* ------------------------------------------------------------------ */
@@ -515,11 +518,11 @@ ACCEL_EXPORT C_Status accel_ipc_close_mem_handle(const C_Device device,
  *
  * Sizes of 0 succeed and do nothing.
  */
-ACCEL_EXPORT C_Status accel_memory_copy_h2d(const C_Device device, void *dst,
+ACCEL_EXPORT accel_status_t accel_memory_copy_h2d(const accel_device_t device, void *dst,
 					    const void *src, size_t size);
 
 /* accel_memory_copy_d2h - copy device memory to host memory; as h2d */
-ACCEL_EXPORT C_Status accel_memory_copy_d2h(const C_Device device, void *dst,
+ACCEL_EXPORT accel_status_t accel_memory_copy_d2h(const accel_device_t device, void *dst,
 					    const void *src, size_t size);
 
 /*
@@ -527,7 +530,7 @@ ACCEL_EXPORT C_Status accel_memory_copy_d2h(const C_Device device, void *dst,
  *
  * Overlapping ranges give an undefined result, as with memcpy().
  */
-ACCEL_EXPORT C_Status accel_memory_copy_d2d(const C_Device device, void *dst,
+ACCEL_EXPORT accel_status_t accel_memory_copy_d2d(const accel_device_t device, void *dst,
 					    const void *src, size_t size);
 
 /*
@@ -538,8 +541,8 @@ ACCEL_EXPORT C_Status accel_memory_copy_d2d(const C_Device device, void *dst,
  * devices of different backends the data goes through host memory. With the
  * same device on both sides this is a d2d copy.
  */
-ACCEL_EXPORT C_Status accel_memory_copy_p2p(const C_Device dst_device,
-					    const C_Device src_device,
+ACCEL_EXPORT accel_status_t accel_memory_copy_p2p(const accel_device_t dst_device,
+					    const accel_device_t src_device,
 					    void *dst, const void *src,
 					    size_t size);
 
@@ -550,8 +553,8 @@ ACCEL_EXPORT C_Status accel_memory_copy_p2p(const C_Device dst_device,
  * reuse or free it at once. A pinned or unified source is read when the copy
  * runs, so it must not change before the stream reaches that point.
  */
-ACCEL_EXPORT C_Status accel_async_memory_copy_h2d(const C_Device device,
-						  C_Stream stream, void *dst,
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_h2d(const accel_device_t device,
+						  accel_stream_t stream, void *dst,
 						  const void *src,
 						  size_t size);
 
@@ -560,14 +563,14 @@ ACCEL_EXPORT C_Status accel_async_memory_copy_h2d(const C_Device device,
  *
  * @dst is written when the copy runs: read it after synchronizing.
  */
-ACCEL_EXPORT C_Status accel_async_memory_copy_d2h(const C_Device device,
-						  C_Stream stream, void *dst,
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_d2h(const accel_device_t device,
+						  accel_stream_t stream, void *dst,
 						  const void *src,
 						  size_t size);
 
 /* accel_async_memory_copy_d2d - queue a d2d copy on @stream and return */
-ACCEL_EXPORT C_Status accel_async_memory_copy_d2d(const C_Device device,
-						  C_Stream stream, void *dst,
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_d2d(const accel_device_t device,
+						  accel_stream_t stream, void *dst,
 						  const void *src,
 						  size_t size);
 
@@ -580,9 +583,9 @@ ACCEL_EXPORT C_Status accel_async_memory_copy_d2d(const C_Device device,
  * and is not queued: the call waits for the work queued on @stream before
  * it and for both devices, copies, and returns when the copy is done.
  */
-ACCEL_EXPORT C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
-						  const C_Device src_device,
-						  C_Stream stream, void *dst,
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_p2p(const accel_device_t dst_device,
+						  const accel_device_t src_device,
+						  accel_stream_t stream, void *dst,
 						  const void *src,
 						  size_t size);
 
@@ -590,7 +593,7 @@ ACCEL_EXPORT C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
  * accel_device_memory_set - set @size bytes of device (or unified) memory at
  * @ptr to @value and wait for completion
  */
-ACCEL_EXPORT C_Status accel_device_memory_set(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_memory_set(const accel_device_t device,
 					      void *ptr, unsigned char value,
 					      size_t size);
 
@@ -603,7 +606,7 @@ ACCEL_EXPORT C_Status accel_device_memory_set(const C_Device device,
  * free is what device allocations (and unified ones) can still take, for
  * all processes; total >= free.
  */
-ACCEL_EXPORT C_Status accel_device_memory_stats(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_memory_stats(const accel_device_t device,
 						size_t *total_memory,
 						size_t *free_memory);
 
@@ -612,7 +615,7 @@ ACCEL_EXPORT C_Status accel_device_memory_stats(const C_Device device,
  * every device allocation is aligned to, and the modulus a caching
  * allocator rounds its chunks to
  */
-ACCEL_EXPORT C_Status accel_device_min_chunk_size(C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_min_chunk_size(accel_device_t device,
 						  size_t *size);
 
 /*
@@ -626,21 +629,21 @@ ACCEL_EXPORT C_Status accel_device_min_chunk_size(C_Device device,
  * not crippled for good. An allocator caps each attempt at what is free
  * then (accel_device_max_alloc_size()), as libaccel's pools do.
  */
-ACCEL_EXPORT C_Status accel_device_max_chunk_size(C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_max_chunk_size(accel_device_t device,
 						  size_t *size);
 
 /*
  * accel_device_max_alloc_size - the largest single allocation worth trying
  * now: the free memory, rounded down to the min chunk size
  */
-ACCEL_EXPORT C_Status accel_device_max_alloc_size(C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_max_alloc_size(accel_device_t device,
 						  size_t *size);
 
 /*
  * accel_device_extra_padding_size - bytes a caching allocator adds to each
  * request (0: allocations need no padding)
  */
-ACCEL_EXPORT C_Status accel_device_extra_padding_size(C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_extra_padding_size(accel_device_t device,
 						      size_t *size);
 
 /*
@@ -648,14 +651,14 @@ ACCEL_EXPORT C_Status accel_device_extra_padding_size(C_Device device,
  * 1/4096 of the device's memory, at least 2 MiB and at most 64 MiB, in
  * whole pages of the device, but no more than the max chunk size
  */
-ACCEL_EXPORT C_Status accel_device_init_alloc_size(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_init_alloc_size(const accel_device_t device,
 						   size_t *size);
 
 /*
  * accel_device_realloc_size - size of a caching allocator's later chunks;
  * as the init alloc size
  */
-ACCEL_EXPORT C_Status accel_device_realloc_size(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_realloc_size(const accel_device_t device,
 						size_t *size);
 
 /* ------------------------------------------------------------------ */
@@ -719,14 +722,14 @@ struct accel_pool_stats {
  *
  * Fails if ACCEL_POOL has a value other than "on", "off", "1" or "0".
  */
-ACCEL_EXPORT C_Status accel_pool_create(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_pool_create(const accel_device_t device,
 					accel_pool_t *pool);
 
 /*
  * accel_device_pool - the device's default pool, created on first use and
  * kept for the life of the process
  */
-ACCEL_EXPORT C_Status accel_device_pool(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_pool(const accel_device_t device,
 					accel_pool_t *pool);
 
 /*
@@ -736,16 +739,16 @@ ACCEL_EXPORT C_Status accel_device_pool(const C_Device device,
  * Blocks still allocated from it are freed too. The default pool cannot be
  * destroyed. A destroyed pool's handle is refused by every function.
  */
-ACCEL_EXPORT C_Status accel_pool_destroy(accel_pool_t pool);
+ACCEL_EXPORT accel_status_t accel_pool_destroy(accel_pool_t pool);
 
 /*
  * accel_pool_allocate - a block of @size bytes of device memory for work on
  * @stream (NULL: no stream)
  *
  * *ptr is aligned to the min chunk size. A size of 0 sets *ptr to NULL and
- * succeeds. Out of memory, *ptr is NULL and C_FAILED is returned.
+ * succeeds. Out of memory, *ptr is NULL and ACCEL_FAILED is returned.
  */
-ACCEL_EXPORT C_Status accel_pool_allocate(accel_pool_t pool, C_Stream stream,
+ACCEL_EXPORT accel_status_t accel_pool_allocate(accel_pool_t pool, accel_stream_t stream,
 					  void **ptr, size_t size);
 
 /*
@@ -761,25 +764,25 @@ ACCEL_EXPORT C_Status accel_pool_allocate(accel_pool_t pool, C_Stream stream,
  * that is not a live block of @pool, or a wrong size, is an error and frees
  * nothing.
  */
-ACCEL_EXPORT C_Status accel_pool_deallocate(accel_pool_t pool,
-					    C_Stream stream, void *ptr,
+ACCEL_EXPORT accel_status_t accel_pool_deallocate(accel_pool_t pool,
+					    accel_stream_t stream, void *ptr,
 					    size_t size);
 
 /*
  * accel_pool_trim - wait for the device's queued work, then give every
  * chunk with no live block back to the device
  */
-ACCEL_EXPORT C_Status accel_pool_trim(accel_pool_t pool);
+ACCEL_EXPORT accel_status_t accel_pool_trim(accel_pool_t pool);
 
 /* accel_pool_get_stats - the pool's statistics, into *stats */
-ACCEL_EXPORT C_Status accel_pool_get_stats(accel_pool_t pool,
+ACCEL_EXPORT accel_status_t accel_pool_get_stats(accel_pool_t pool,
 					   struct accel_pool_stats *stats);
 
 /*
  * accel_pool_reset_peaks - start the peaks afresh from the current
  * reserved, allocated and requested bytes
  */
-ACCEL_EXPORT C_Status accel_pool_reset_peaks(accel_pool_t pool);
+ACCEL_EXPORT accel_status_t accel_pool_reset_peaks(accel_pool_t pool);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,7 @@ extern "C" {
  * accel_array_dlpack_device - the DLPack device of @ary's memory into
  * *@device, as accel_array_to_dlpack() would give it (__dlpack_device__)
  */
-ACCEL_EXPORT C_Status accel_array_dlpack_device(accel_array_t ary,
+ACCEL_EXPORT accel_status_t accel_array_dlpack_device(accel_array_t ary,
 						DLDevice *device);
 
 /*
@@ -52,7 +52,7 @@ ACCEL_EXPORT C_Status accel_array_dlpack_device(accel_array_t ary,
  * registered dtype (DLPack 0.6 has no type for them) and arrays whose
  * strides are not multiples of their dtype's size are refused.
  */
-ACCEL_EXPORT C_Status accel_array_to_dlpack(accel_array_t ary, int sync,
+ACCEL_EXPORT accel_status_t accel_array_to_dlpack(accel_array_t ary, int sync,
 					    DLManagedTensor **tensor);
 
 /*
@@ -77,7 +77,7 @@ ACCEL_EXPORT C_Status accel_array_to_dlpack(accel_array_t ary, int sync,
  * and 64, in one lane; strides must not be negative, and the data and every
  * stride must be aligned for the type.
  */
-ACCEL_EXPORT C_Status accel_array_from_dlpack(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_array_from_dlpack(const accel_device_t device,
 					      DLManagedTensor *tensor,
 					      accel_array_t *ary);
 

@@ -27,7 +27,7 @@
  * Device memory comes from the device's default caching pool
  * (accel_device_pool()), host-accessible memory is unified memory, pinned
  * and mapped arrays are pinned host memory. Errors are reported as in
- * <accel/accel.h>: C_FAILED and accel_get_last_error().
+ * <accel/accel.h>: ACCEL_FAILED and accel_get_last_error().
  */
 #ifndef ACCEL_MEMORY_H
 #define ACCEL_MEMORY_H
@@ -69,7 +69,7 @@ ACCEL_EXPORT accel_dtype_t accel_dtype(enum accel_scalar scalar);
  * accel_dtype_find - the type called @name (a built-in name or alias, or a
  * registered name), into *dtype
  */
-ACCEL_EXPORT C_Status accel_dtype_find(const char *name,
+ACCEL_EXPORT accel_status_t accel_dtype_find(const char *name,
 				       accel_dtype_t *dtype);
 
 /*
@@ -78,7 +78,7 @@ ACCEL_EXPORT C_Status accel_dtype_find(const char *name,
  *
  * Its array-interface typestr is "|V<size>" (opaque bytes).
  */
-ACCEL_EXPORT C_Status accel_dtype_register(const char *name, size_t size,
+ACCEL_EXPORT accel_status_t accel_dtype_register(const char *name, size_t size,
 					   accel_dtype_t *dtype);
 
 /* accel_dtype_name - the type's name, or NULL for a NULL type */
@@ -127,7 +127,7 @@ struct accel_memory_info {
  * Device-only memory comes from the device's default pool, host-accessible
  * memory is unified memory. 0 entries give a valid, empty handle.
  */
-ACCEL_EXPORT C_Status accel_memory_create(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_memory_create(const accel_device_t device,
 					  size_t entries, accel_dtype_t dtype,
 					  const void *src, unsigned int flags,
 					  accel_memory_t *mem);
@@ -145,7 +145,7 @@ ACCEL_EXPORT C_Status accel_memory_create(const C_Device device,
  * on it goes or accel_memory_free() is called: the caller frees it, after
  * releasing the handles.
  */
-ACCEL_EXPORT C_Status accel_memory_wrap(const C_Device device, void *ptr,
+ACCEL_EXPORT accel_status_t accel_memory_wrap(const accel_device_t device, void *ptr,
 					size_t entries, accel_dtype_t dtype,
 					accel_memory_t *mem);
 
@@ -161,7 +161,7 @@ ACCEL_EXPORT C_Status accel_memory_wrap(const C_Device device, void *ptr,
  * the handle stays valid; unmap it, then release it. Other handles on the
  * storage may be released while it is mapped.
  */
-ACCEL_EXPORT C_Status accel_memory_release(accel_memory_t mem);
+ACCEL_EXPORT accel_status_t accel_memory_release(accel_memory_t mem);
 
 /*
  * accel_memory_free - free the storage now and release @mem
@@ -174,7 +174,7 @@ ACCEL_EXPORT C_Status accel_memory_release(accel_memory_t mem);
  * releases it. Mapped memory is not freed: the call fails until it is
  * unmapped.
  */
-ACCEL_EXPORT C_Status accel_memory_free(accel_memory_t mem);
+ACCEL_EXPORT accel_status_t accel_memory_free(accel_memory_t mem);
 
 /*
  * accel_memory_is_valid - 1 if @mem is a live handle on storage that has
@@ -183,14 +183,14 @@ ACCEL_EXPORT C_Status accel_memory_free(accel_memory_t mem);
 ACCEL_EXPORT int accel_memory_is_valid(accel_memory_t mem);
 
 /* accel_memory_get_info - what @mem is, into *info */
-ACCEL_EXPORT C_Status accel_memory_get_info(accel_memory_t mem,
+ACCEL_EXPORT accel_status_t accel_memory_get_info(accel_memory_t mem,
 					    struct accel_memory_info *info);
 
 /*
  * accel_memory_slice - a handle on @count entries of @mem from entry
  * @offset, on the same storage (ACCEL_ALL: to the end)
  */
-ACCEL_EXPORT C_Status accel_memory_slice(accel_memory_t mem, size_t offset,
+ACCEL_EXPORT accel_status_t accel_memory_slice(accel_memory_t mem, size_t offset,
 					 size_t count, accel_memory_t *slice);
 
 /*
@@ -201,7 +201,7 @@ ACCEL_EXPORT C_Status accel_memory_slice(accel_memory_t mem, size_t offset,
  * size for the built-in types, 1 for registered types (opaque bytes). A
  * slice of bytes at an odd offset is no int16 memory.
  */
-ACCEL_EXPORT C_Status accel_memory_cast(accel_memory_t mem,
+ACCEL_EXPORT accel_status_t accel_memory_cast(accel_memory_t mem,
 					accel_dtype_t dtype,
 					accel_memory_t *cast);
 
@@ -212,7 +212,7 @@ ACCEL_EXPORT C_Status accel_memory_cast(accel_memory_t mem,
  * A clone of wrapped memory is owned by the library: device memory, or on
  * a cpu device, for wrapped host memory, device memory too.
  */
-ACCEL_EXPORT C_Status accel_memory_clone(accel_memory_t mem,
+ACCEL_EXPORT accel_status_t accel_memory_clone(accel_memory_t mem,
 					 accel_memory_t *clone);
 
 /*
@@ -222,12 +222,12 @@ ACCEL_EXPORT C_Status accel_memory_clone(accel_memory_t mem,
  *
  * A range past the end of @mem is an error and copies nothing.
  */
-ACCEL_EXPORT C_Status accel_memory_copy_from(accel_memory_t mem,
+ACCEL_EXPORT accel_status_t accel_memory_copy_from(accel_memory_t mem,
 					     const void *src, size_t count,
 					     size_t offset);
 
 /* accel_memory_copy_to - copy @count entries of @mem from @offset to @dst */
-ACCEL_EXPORT C_Status accel_memory_copy_to(accel_memory_t mem, void *dst,
+ACCEL_EXPORT accel_status_t accel_memory_copy_to(accel_memory_t mem, void *dst,
 					   size_t count, size_t offset);
 
 /*
@@ -238,7 +238,7 @@ ACCEL_EXPORT C_Status accel_memory_copy_to(accel_memory_t mem, void *dst,
  * The two dtypes must have the same size. Memory of two devices is copied
  * peer to peer.
  */
-ACCEL_EXPORT C_Status accel_memory_copy(accel_memory_t dst,
+ACCEL_EXPORT accel_status_t accel_memory_copy(accel_memory_t dst,
 					accel_memory_t src, size_t count,
 					size_t dst_offset, size_t src_offset);
 
@@ -248,8 +248,8 @@ ACCEL_EXPORT C_Status accel_memory_copy(accel_memory_t dst,
  *
  * The rules of accel_async_memory_copy_h2d() apply to @src.
  */
-ACCEL_EXPORT C_Status accel_memory_copy_from_async(accel_memory_t mem,
-						   C_Stream stream,
+ACCEL_EXPORT accel_status_t accel_memory_copy_from_async(accel_memory_t mem,
+						   accel_stream_t stream,
 						   const void *src,
 						   size_t count,
 						   size_t offset);
@@ -258,8 +258,8 @@ ACCEL_EXPORT C_Status accel_memory_copy_from_async(accel_memory_t mem,
  * accel_memory_copy_to_async - as accel_memory_copy_to(), queued on
  * @stream; read @dst after synchronizing
  */
-ACCEL_EXPORT C_Status accel_memory_copy_to_async(accel_memory_t mem,
-						 C_Stream stream, void *dst,
+ACCEL_EXPORT accel_status_t accel_memory_copy_to_async(accel_memory_t mem,
+						 accel_stream_t stream, void *dst,
 						 size_t count, size_t offset);
 
 /*
@@ -270,9 +270,9 @@ ACCEL_EXPORT C_Status accel_memory_copy_to_async(accel_memory_t mem,
  * that device, whose engine runs the copy: no stream of another device
  * can order it (ACCEL_ERROR_INVALID_HANDLE).
  */
-ACCEL_EXPORT C_Status accel_memory_copy_async(accel_memory_t dst,
+ACCEL_EXPORT accel_status_t accel_memory_copy_async(accel_memory_t dst,
 					      accel_memory_t src,
-					      C_Stream stream, size_t count,
+					      accel_stream_t stream, size_t count,
 					      size_t dst_offset,
 					      size_t src_offset);
 
@@ -293,27 +293,27 @@ ACCEL_EXPORT C_Status accel_memory_copy_async(accel_memory_t dst,
  * Until as many accel_memory_unmap() calls, the device does not use the
  * storage: copies to or from it fail.
  */
-ACCEL_EXPORT C_Status accel_memory_map(accel_memory_t mem,
+ACCEL_EXPORT accel_status_t accel_memory_map(accel_memory_t mem,
 				       unsigned int access, void **ptr);
 
 /*
  * accel_memory_unmap - end one accel_memory_map(), publishing the host's
  * writes to the device
  */
-ACCEL_EXPORT C_Status accel_memory_unmap(accel_memory_t mem);
+ACCEL_EXPORT accel_status_t accel_memory_unmap(accel_memory_t mem);
 
 /*
  * accel_memory_read - copy @bytes from the start of host-readable memory
  * to @dst, through a mapping
  */
-ACCEL_EXPORT C_Status accel_memory_read(accel_memory_t mem, void *dst,
+ACCEL_EXPORT accel_status_t accel_memory_read(accel_memory_t mem, void *dst,
 					size_t bytes);
 
 /*
  * accel_memory_write - copy @bytes from @src to the start of host-writable
  * memory, through a mapping
  */
-ACCEL_EXPORT C_Status accel_memory_write(accel_memory_t mem,
+ACCEL_EXPORT accel_status_t accel_memory_write(accel_memory_t mem,
 					 const void *src, size_t bytes);
 
 /* ------------------------------------------------------------------ */
@@ -343,7 +343,7 @@ struct accel_array_info {
 	size_t size;		/* entries: the product of the shape */
 	size_t nbytes;		/* size * the dtype's size */
 	void *data;		/* the first entry; NULL when size is 0 */
-	C_Stream stream;	/* the stream it was made for, or NULL */
+	accel_stream_t stream;	/* the stream it was made for, or NULL */
 	int readonly;
 };
 
@@ -360,7 +360,7 @@ struct accel_array_interface {
 	int readonly;
 	int has_strides;	/* 0: C-contiguous, strides is None */
 	ptrdiff_t strides[ACCEL_MAX_DIMS];
-	C_Stream stream;	/* to synchronize before use; NULL for None */
+	accel_stream_t stream;	/* to synchronize before use; NULL for None */
 };
 
 /*
@@ -380,30 +380,30 @@ struct accel_array_interface {
  *	stream's share of the pool), or NULL; a live stream of @device, checked in
  *	every array constructor even where the array needs none (empty, mapped)
  */
-ACCEL_EXPORT C_Status accel_device_array(const C_Device device, int ndim,
+ACCEL_EXPORT accel_status_t accel_device_array(const accel_device_t device, int ndim,
 					 const size_t *shape,
 					 accel_dtype_t dtype,
 					 const ptrdiff_t *strides, char order,
-					 C_Stream stream, accel_array_t *ary);
+					 accel_stream_t stream, accel_array_t *ary);
 
 /*
  * accel_device_array_like - accel_device_array() with the shape and dtype
  * of @like, contiguous with its axes in @like's stride order
  */
-ACCEL_EXPORT C_Status accel_device_array_like(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_device_array_like(const accel_device_t device,
 					      accel_array_t like,
-					      C_Stream stream,
+					      accel_stream_t stream,
 					      accel_array_t *ary);
 
 /* accel_pinned_array - an array in pinned host memory; as above */
-ACCEL_EXPORT C_Status accel_pinned_array(const C_Device device, int ndim,
+ACCEL_EXPORT accel_status_t accel_pinned_array(const accel_device_t device, int ndim,
 					 const size_t *shape,
 					 accel_dtype_t dtype,
 					 const ptrdiff_t *strides, char order,
 					 accel_array_t *ary);
 
 /* accel_pinned_array_like - accel_pinned_array() like @like */
-ACCEL_EXPORT C_Status accel_pinned_array_like(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_pinned_array_like(const accel_device_t device,
 					      accel_array_t like,
 					      accel_array_t *ary);
 
@@ -412,11 +412,11 @@ ACCEL_EXPORT C_Status accel_pinned_array_like(const C_Device device,
  * reaches directly: the host reads and writes it, and it takes the place of
  * a device array in every transfer and in the array interface
  */
-ACCEL_EXPORT C_Status accel_mapped_array(const C_Device device, int ndim,
+ACCEL_EXPORT accel_status_t accel_mapped_array(const accel_device_t device, int ndim,
 					 const size_t *shape,
 					 accel_dtype_t dtype,
 					 const ptrdiff_t *strides, char order,
-					 C_Stream stream, accel_array_t *ary);
+					 accel_stream_t stream, accel_array_t *ary);
 
 /* Flags of accel_mapped_array_flags() (Numba's mapped_array(portable, wc)). */
 /* pinned for every visible device, not only @device: any of them copies it directly */
@@ -449,18 +449,18 @@ ACCEL_EXPORT C_Status accel_mapped_array(const C_Device device, int ndim,
  * after every registration has ended; the library has no deferred path that
  * orders those steps across devices yet, so it waits.
  */
-ACCEL_EXPORT C_Status accel_mapped_array_flags(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_mapped_array_flags(const accel_device_t device,
 					       int ndim, const size_t *shape,
 					       accel_dtype_t dtype,
 					       const ptrdiff_t *strides,
-					       char order, C_Stream stream,
+					       char order, accel_stream_t stream,
 					       unsigned int flags,
 					       accel_array_t *ary);
 
 /* accel_mapped_array_like - accel_mapped_array() like @like */
-ACCEL_EXPORT C_Status accel_mapped_array_like(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_mapped_array_like(const accel_device_t device,
 					      accel_array_t like,
-					      C_Stream stream,
+					      accel_stream_t stream,
 					      accel_array_t *ary);
 
 /*
@@ -471,7 +471,7 @@ ACCEL_EXPORT C_Status accel_mapped_array_like(const C_Device device,
  * The caller keeps ownership of @data and keeps it alive while the array
  * is used.
  */
-ACCEL_EXPORT C_Status accel_host_array(void *data, int ndim,
+ACCEL_EXPORT accel_status_t accel_host_array(void *data, int ndim,
 				       const size_t *shape,
 				       accel_dtype_t dtype,
 				       const ptrdiff_t *strides, char order,
@@ -484,10 +484,10 @@ ACCEL_EXPORT C_Status accel_host_array(void *data, int ndim,
  * handle on mapped memory (see accel_memory_map()) is not released: the call
  * fails with ACCEL_ERROR_IN_USE and the array stays valid.
  */
-ACCEL_EXPORT C_Status accel_array_release(accel_array_t ary);
+ACCEL_EXPORT accel_status_t accel_array_release(accel_array_t ary);
 
 /* accel_array_get_info - what @ary is, into *info */
-ACCEL_EXPORT C_Status accel_array_get_info(accel_array_t ary,
+ACCEL_EXPORT accel_status_t accel_array_get_info(accel_array_t ary,
 					   struct accel_array_info *info);
 
 /*
@@ -495,8 +495,8 @@ ACCEL_EXPORT C_Status accel_array_get_info(accel_array_t ary,
  * @host, holding a copy of its data
  * @stream: NULL to copy synchronously, else the copy is queued on it
  */
-ACCEL_EXPORT C_Status accel_to_device(const C_Device device,
-				      accel_array_t host, C_Stream stream,
+ACCEL_EXPORT accel_status_t accel_to_device(const accel_device_t device,
+				      accel_array_t host, accel_stream_t stream,
 				      accel_array_t *ary);
 
 /*
@@ -512,8 +512,8 @@ ACCEL_EXPORT C_Status accel_to_device(const C_Device device,
  * handle on the same memory, with the same layout, and nothing is
  * allocated or copied, whatever @copy says; release it as any other.
  */
-ACCEL_EXPORT C_Status accel_to_device_ex(const C_Device device,
-					 accel_array_t host, C_Stream stream,
+ACCEL_EXPORT accel_status_t accel_to_device_ex(const accel_device_t device,
+					 accel_array_t host, accel_stream_t stream,
 					 int copy, accel_array_t *ary);
 
 /*
@@ -521,9 +521,9 @@ ACCEL_EXPORT C_Status accel_to_device_ex(const C_Device device,
  * mapped) array @dst, of the same dtype, shape and strides
  * @stream: NULL to copy synchronously, else the copy is queued on it
  */
-ACCEL_EXPORT C_Status accel_array_copy_to_device(accel_array_t dst,
+ACCEL_EXPORT accel_status_t accel_array_copy_to_device(accel_array_t dst,
 						 accel_array_t src,
-						 C_Stream stream);
+						 accel_stream_t stream);
 
 /*
  * accel_array_copy_to_host - copy @ary's data to host memory
@@ -534,9 +534,9 @@ ACCEL_EXPORT C_Status accel_array_copy_to_device(accel_array_t dst,
  * @host: set to the host array: @dst itself when given (no new handle;
  *	@host may be NULL then), else the new array, which the caller releases
  */
-ACCEL_EXPORT C_Status accel_array_copy_to_host(accel_array_t ary,
+ACCEL_EXPORT accel_status_t accel_array_copy_to_host(accel_array_t ary,
 					       accel_array_t dst,
-					       C_Stream stream,
+					       accel_stream_t stream,
 					       accel_array_t *host);
 
 /* accel_array_is_c_contiguous - 1 if row-major contiguous, else 0 */
@@ -554,7 +554,7 @@ ACCEL_EXPORT int accel_array_is_f_contiguous(accel_array_t ary);
  * for a one-dimensional array with gaps too (as Numba's ravel raises). A
  * 0-d array gives shape (1,), as NumPy's ravel.
  */
-ACCEL_EXPORT C_Status accel_array_ravel(accel_array_t ary, char order,
+ACCEL_EXPORT accel_status_t accel_array_ravel(accel_array_t ary, char order,
 					accel_array_t *flat);
 
 /*
@@ -568,7 +568,7 @@ ACCEL_EXPORT C_Status accel_array_ravel(accel_array_t ary, char order,
  * unless the shape is the array's own, when the view keeps its strides (as
  * Numba's and NumPy's reshape do).
  */
-ACCEL_EXPORT C_Status accel_array_reshape(accel_array_t ary, int ndim,
+ACCEL_EXPORT accel_status_t accel_array_reshape(accel_array_t ary, int ndim,
 					  const size_t *shape, char order,
 					  accel_array_t *view);
 
@@ -578,11 +578,11 @@ ACCEL_EXPORT C_Status accel_array_reshape(accel_array_t ary, int ndim,
  * @mapped: 0: the array becomes pinned; 1: mapped, reached by the device
  *	directly
  */
-ACCEL_EXPORT C_Status accel_array_register(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_array_register(const accel_device_t device,
 					   accel_array_t host, int mapped);
 
 /* accel_array_unregister - end accel_array_register() on @host */
-ACCEL_EXPORT C_Status accel_array_unregister(accel_array_t host);
+ACCEL_EXPORT accel_status_t accel_array_unregister(accel_array_t host);
 
 /*
  * accel_array_has_interface - 1 if @ary exports the CUDA array interface
@@ -591,7 +591,7 @@ ACCEL_EXPORT C_Status accel_array_unregister(accel_array_t host);
 ACCEL_EXPORT int accel_array_has_interface(accel_array_t ary);
 
 /* accel_array_get_interface - @ary's CUDA array interface, into *iface */
-ACCEL_EXPORT C_Status accel_array_get_interface(accel_array_t ary,
+ACCEL_EXPORT accel_status_t accel_array_get_interface(accel_array_t ary,
 						struct accel_array_interface *iface);
 
 /*
@@ -614,7 +614,7 @@ ACCEL_EXPORT C_Status accel_array_get_interface(accel_array_t ary,
  * storage refuses overlapping ranges as a slice's does. Other memory (the
  * caller's, wrapped) is not kept alive.
  */
-ACCEL_EXPORT C_Status accel_array_from_interface(const C_Device device,
+ACCEL_EXPORT accel_status_t accel_array_from_interface(const accel_device_t device,
 						 const struct accel_array_interface *iface,
 						 int sync, accel_array_t *ary);
 
@@ -630,7 +630,7 @@ ACCEL_EXPORT C_Status accel_array_from_interface(const C_Device device,
  * bytes. It shares the storage, as a slice does: it stays valid after @mem
  * is released, and accel_memory_free() on any handle ends it too.
  */
-ACCEL_EXPORT C_Status accel_memory_as_array(accel_memory_t mem, int ndim,
+ACCEL_EXPORT accel_status_t accel_memory_as_array(accel_memory_t mem, int ndim,
 					    const size_t *shape,
 					    const ptrdiff_t *strides,
 					    char order, accel_array_t *ary);
@@ -644,7 +644,7 @@ ACCEL_EXPORT C_Status accel_memory_as_array(accel_memory_t mem, int ndim,
  * no device), a read-only array or one that is not contiguous ('C' or 'F')
  * has no memory handle: the call fails.
  */
-ACCEL_EXPORT C_Status accel_array_as_memory(accel_array_t ary,
+ACCEL_EXPORT accel_status_t accel_array_as_memory(accel_array_t ary,
 					    accel_memory_t *mem);
 
 /* ------------------------------------------------------------------ */
@@ -694,7 +694,7 @@ struct accel_pointer_attributes {
  * free part of the pool, or past the end of a live block (into the pool's
  * rounding of its size), has block_live 0.
  */
-ACCEL_EXPORT C_Status accel_pointer_get_attributes(const void *ptr,
+ACCEL_EXPORT accel_status_t accel_pointer_get_attributes(const void *ptr,
 						   struct accel_pointer_attributes *attr);
 
 #ifdef __cplusplus

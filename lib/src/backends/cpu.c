@@ -306,7 +306,7 @@ static void cpu_stream_drain(struct accel_device *dev, void *stream)
  * alone: a wait for an idle stream could last as long as other threads
  * keep it busy.
  */
-static C_Status queue_copy(struct cpu_stream *s, void *dst, const void *src,
+static accel_status_t queue_copy(struct cpu_stream *s, void *dst, const void *src,
 			   size_t size, bool capture_src)
 {
 	struct cpu_op *op;
@@ -314,17 +314,17 @@ static C_Status queue_copy(struct cpu_stream *s, void *dst, const void *src,
 	if (capture_src && claim_idle(s)) {
 		memcpy(dst, src, size);
 		release_claim(s);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	op = new_op(OP_COPY);
 	if (!op)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	op->dst = dst;
 	op->src = src;
 	op->size = size;
 	if (capture_src && size > CPU_STAGE_MAX) {
 		wait_ticket(s, enqueue(s, op));
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	if (capture_src) {
 		op->staged = malloc(size);
@@ -337,7 +337,7 @@ static C_Status queue_copy(struct cpu_stream *s, void *dst, const void *src,
 		op->src = op->staged;
 	}
 	enqueue(s, op);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -348,7 +348,7 @@ static size_t granule(size_t size)
 	return (size + CPU_MIN_CHUNK - 1) & ~(size_t)(CPU_MIN_CHUNK - 1);
 }
 
-static C_Status cpu_alloc(struct accel_device *dev, enum accel_kind kind,
+static accel_status_t cpu_alloc(struct accel_device *dev, enum accel_kind kind,
 			  size_t size, struct accel_allocation *out)
 {
 	struct cpu_dev *cd = dev->priv;
@@ -386,10 +386,10 @@ static C_Status cpu_alloc(struct accel_device *dev, enum accel_kind kind,
 	}
 	out->addr = (uintptr_t)p;
 	out->dev_addr = (uintptr_t)p;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cpu_free(struct accel_device *dev, const struct accel_allocation *a)
+static accel_status_t cpu_free(struct accel_device *dev, const struct accel_allocation *a)
 {
 	struct cpu_dev *cd = dev->priv;
 
@@ -399,40 +399,40 @@ static C_Status cpu_free(struct accel_device *dev, const struct accel_allocation
 		cd->used -= granule(a->size);
 		pthread_mutex_unlock(&cd->lock);
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Host memory is the device's memory: there is nothing to pin. */
-static C_Status cpu_host_register(struct accel_device *dev, void *ptr,
+static accel_status_t cpu_host_register(struct accel_device *dev, void *ptr,
 				  size_t size, struct accel_allocation *out)
 {
 	(void)dev;
 	(void)size;
 	out->dev_addr = (uintptr_t)ptr;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cpu_host_unregister(struct accel_device *dev,
+static accel_status_t cpu_host_unregister(struct accel_device *dev,
 				    const struct accel_allocation *a)
 {
 	(void)dev;
 	(void)a;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cpu_copy(struct accel_device *dev, void *stream,
+static accel_status_t cpu_copy(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size)
 {
 	(void)dev;
 	if (!stream) {
 		memcpy(dst->ptr, src->ptr, size);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	return queue_copy(stream, dst->ptr, src->ptr, size, !src->in_alloc);
 }
 
-static C_Status cpu_set(struct accel_device *dev, void *stream,
+static accel_status_t cpu_set(struct accel_device *dev, void *stream,
 			const struct accel_side *dst, uint8_t value,
 			size_t size)
 {
@@ -441,19 +441,19 @@ static C_Status cpu_set(struct accel_device *dev, void *stream,
 	(void)dev;
 	if (!stream) {
 		memset(dst->ptr, value, size);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	op = new_op(OP_SET);
 	if (!op)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	op->dst = dst->ptr;
 	op->value = value;
 	op->size = size;
 	enqueue(stream, op);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cpu_copy_peer(struct accel_device *run, void *stream,
+static accel_status_t cpu_copy_peer(struct accel_device *run, void *stream,
 			      struct accel_device *dst_dev,
 			      const struct accel_side *dst,
 			      struct accel_device *src_dev,
@@ -464,7 +464,7 @@ static C_Status cpu_copy_peer(struct accel_device *run, void *stream,
 	return cpu_copy(run, stream, dst, src, size);
 }
 
-static C_Status cpu_stats(struct accel_device *dev, size_t *total,
+static accel_status_t cpu_stats(struct accel_device *dev, size_t *total,
 			  size_t *free)
 {
 	struct cpu_dev *cd = dev->priv;
@@ -473,13 +473,13 @@ static C_Status cpu_stats(struct accel_device *dev, size_t *total,
 	*total = cd->capacity;
 	*free = cd->capacity - cd->used;
 	pthread_mutex_unlock(&cd->lock);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
 /* Streams and events */
 
-static C_Status cpu_stream_create(struct accel_device *dev, void **stream)
+static accel_status_t cpu_stream_create(struct accel_device *dev, void **stream)
 {
 	struct cpu_stream *s = calloc(1, sizeof(*s));
 	int err;
@@ -496,7 +496,7 @@ static C_Status cpu_stream_create(struct accel_device *dev, void **stream)
 		return accel_errno_error(err, "cannot start the stream's thread");
 	}
 	*stream = s;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 static void cpu_stream_destroy(struct accel_device *dev, void *stream)
@@ -515,7 +515,7 @@ static void cpu_stream_destroy(struct accel_device *dev, void *stream)
 	free(s);
 }
 
-static C_Status cpu_stream_query(struct accel_device *dev, void *stream)
+static accel_status_t cpu_stream_query(struct accel_device *dev, void *stream)
 {
 	struct cpu_stream *s = stream;
 	bool idle;
@@ -524,17 +524,17 @@ static C_Status cpu_stream_query(struct accel_device *dev, void *stream)
 	pthread_mutex_lock(&s->lock);
 	idle = stream_idle(s);
 	pthread_mutex_unlock(&s->lock);
-	return idle ? C_SUCCESS : C_WARNING;
+	return idle ? ACCEL_SUCCESS : ACCEL_WARNING;
 }
 
 /* Host memory copies cannot fail once queued: there is nothing to report. */
-static C_Status cpu_stream_sync(struct accel_device *dev, void *stream)
+static accel_status_t cpu_stream_sync(struct accel_device *dev, void *stream)
 {
 	cpu_stream_drain(dev, stream);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cpu_event_create(struct accel_device *dev, void **event)
+static accel_status_t cpu_event_create(struct accel_device *dev, void **event)
 {
 	struct cpu_event *ev = calloc(1, sizeof(*ev));
 
@@ -543,7 +543,7 @@ static C_Status cpu_event_create(struct accel_device *dev, void **event)
 		return accel_oom_error("out of host memory");
 	pthread_mutex_init(&ev->lock, NULL);
 	*event = ev;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Queued ops hold their own references to the marks they name. */
@@ -558,17 +558,17 @@ static void cpu_event_destroy(struct accel_device *dev, void *event)
 }
 
 /* Queue an op on @m; the op takes a reference of its own. */
-static C_Status queue_mark_op(struct cpu_stream *s, enum cpu_op_type type,
+static accel_status_t queue_mark_op(struct cpu_stream *s, enum cpu_op_type type,
 			      struct cpu_mark *m)
 {
 	struct cpu_op *op = new_op(type);
 
 	if (!op)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	atomic_fetch_add(&m->refs, 1);
 	op->mark = m;
 	enqueue(s, op);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -576,23 +576,23 @@ static C_Status queue_mark_op(struct cpu_stream *s, enum cpu_op_type type,
  * by an op behind the stream's work. Waits queued earlier keep the mark
  * they were bound to.
  */
-static C_Status cpu_event_record(struct accel_device *dev, void *stream,
+static accel_status_t cpu_event_record(struct accel_device *dev, void *stream,
 				 void *event)
 {
 	struct cpu_event *ev = event;
 	struct cpu_mark *m = mark_new(), *old;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	(void)dev;
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (claim_idle(stream)) {
 		mark_reach(m);
 		release_claim(stream);
 	} else {
 		ret = queue_mark_op(stream, OP_SIGNAL, m);
 	}
-	if (ret != C_SUCCESS) {
+	if (ret != ACCEL_SUCCESS) {
 		mark_put(m);
 		return ret;
 	}
@@ -601,20 +601,20 @@ static C_Status cpu_event_record(struct accel_device *dev, void *stream,
 	ev->last = m;
 	pthread_mutex_unlock(&ev->lock);
 	mark_put(old);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cpu_event_query(struct accel_device *dev, void *event)
+static accel_status_t cpu_event_query(struct accel_device *dev, void *event)
 {
 	struct cpu_mark *m = event_last(event);
 	bool reached = !m || mark_reached(m);
 
 	(void)dev;
 	mark_put(m);
-	return reached ? C_SUCCESS : C_WARNING;
+	return reached ? ACCEL_SUCCESS : ACCEL_WARNING;
 }
 
-static C_Status cpu_event_sync(struct accel_device *dev, void *event)
+static accel_status_t cpu_event_sync(struct accel_device *dev, void *event)
 {
 	struct cpu_mark *m = event_last(event);
 
@@ -622,14 +622,14 @@ static C_Status cpu_event_sync(struct accel_device *dev, void *event)
 	if (m)
 		mark_wait(m);
 	mark_put(m);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cpu_stream_wait_event(struct accel_device *dev, void *stream,
+static accel_status_t cpu_stream_wait_event(struct accel_device *dev, void *stream,
 				      void *event)
 {
 	struct cpu_mark *m = event_last(event);
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	(void)dev;
 	if (m && !mark_reached(m))
@@ -641,7 +641,7 @@ static C_Status cpu_stream_wait_event(struct accel_device *dev, void *stream,
 /* ------------------------------------------------------------------ */
 /* Probe */
 
-static C_Status cpu_probe(char *why, size_t why_len)
+static accel_status_t cpu_probe(char *why, size_t why_len)
 {
 	const char *n_env = getenv("ACCEL_CPU_DEVICES");
 	const char *mem_env = getenv("ACCEL_CPU_MEMORY");
@@ -650,11 +650,11 @@ static C_Status cpu_probe(char *why, size_t why_len)
 	if (n_env && (accel_parse_size(n_env, &count) || count > CPU_MAX_DEVICES)) {
 		snprintf(why, why_len, "ACCEL_CPU_DEVICES=%s is not a number from 0 to %d",
 			 n_env, CPU_MAX_DEVICES);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (!count) {
 		snprintf(why, why_len, "ACCEL_CPU_DEVICES is 0");
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	capacity = (uint64_t)sysconf(_SC_PHYS_PAGES) *
 		   (uint64_t)sysconf(_SC_PAGESIZE) / 2;
@@ -662,7 +662,7 @@ static C_Status cpu_probe(char *why, size_t why_len)
 			capacity < CPU_MIN_CHUNK)) {
 		snprintf(why, why_len, "ACCEL_CPU_MEMORY=%s is not a size of at least %d bytes (such as 512M or 4G)",
 			 mem_env, CPU_MIN_CHUNK);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	for (int i = 0; i < (int)count; i++) {
 		struct cpu_dev *cd = calloc(1, sizeof(*cd));
@@ -671,12 +671,12 @@ static C_Status cpu_probe(char *why, size_t why_len)
 					     CPU_MIN_CHUNK)) {
 			free(cd);
 			snprintf(why, why_len, "out of host memory");
-			return C_FAILED;
+			return ACCEL_FAILED;
 		}
 		pthread_mutex_init(&cd->lock, NULL);
 		cd->capacity = capacity & ~(uint64_t)(CPU_MIN_CHUNK - 1);
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 const struct accel_backend accel_backend_cpu = {

@@ -18,11 +18,11 @@
 
 #ifndef ACCEL_WITH_CUDA
 
-static C_Status cuda_probe(char *why, size_t why_len)
+static accel_status_t cuda_probe(char *why, size_t why_len)
 {
 	snprintf(why, why_len,
 		 "libaccel was built without the CUDA headers (set CUDA_HOME, or install them in /usr/local/cuda, and rebuild)");
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
 const struct accel_backend accel_backend_cuda = {
@@ -98,7 +98,7 @@ static enum accel_error cuda_code(CUresult r)
 	}
 }
 
-static C_Status cuda_error(CUresult r, struct accel_device *dev,
+static accel_status_t cuda_error(CUresult r, struct accel_device *dev,
 			   const char *what)
 {
 	const char *msg = NULL;
@@ -115,11 +115,11 @@ static CUcontext ctx_of(struct accel_device *dev)
 }
 
 /* Make @dev's context current for one call; pop() puts the caller's back. */
-static C_Status push(struct accel_device *dev)
+static accel_status_t push(struct accel_device *dev)
 {
 	CUresult r = cu.cuCtxPushCurrent(ctx_of(dev));
 
-	return r ? cuda_error(r, dev, "making the context current") : C_SUCCESS;
+	return r ? cuda_error(r, dev, "making the context current") : ACCEL_SUCCESS;
 }
 
 static void pop(void)
@@ -130,10 +130,10 @@ static void pop(void)
 }
 
 /* The end of a call: pop, and report @r about @what. */
-static C_Status done(CUresult r, struct accel_device *dev, const char *what)
+static accel_status_t done(CUresult r, struct accel_device *dev, const char *what)
 {
 	pop();
-	return r ? cuda_error(r, dev, what) : C_SUCCESS;
+	return r ? cuda_error(r, dev, what) : ACCEL_SUCCESS;
 }
 
 static CUdeviceptr dptr(const struct accel_side *s)
@@ -246,15 +246,15 @@ static CUresult managed_fits(size_t size)
 	return r;
 }
 
-static C_Status cuda_alloc(struct accel_device *dev, enum accel_kind kind,
+static accel_status_t cuda_alloc(struct accel_device *dev, enum accel_kind kind,
 			   size_t size, struct accel_allocation *out)
 {
 	CUdeviceptr p = 0;
 	void *host = NULL;
 	CUresult r;
 
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	switch (kind) {
 	case ACCEL_KIND_DEVICE:
 		r = cu.cuMemAlloc(&p, size);
@@ -288,13 +288,13 @@ static C_Status cuda_alloc(struct accel_device *dev, enum accel_kind kind,
 	return done(r, dev, "allocating memory");
 }
 
-static C_Status cuda_free(struct accel_device *dev,
+static accel_status_t cuda_free(struct accel_device *dev,
 			  const struct accel_allocation *a)
 {
 	CUresult r;
 
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (a->kind == ACCEL_KIND_HOST)
 		r = cu.cuMemFreeHost((void *)a->addr);
 	else
@@ -302,11 +302,11 @@ static C_Status cuda_free(struct accel_device *dev,
 	return done(r, dev, "freeing memory");
 }
 
-static C_Status cuda_host_register(struct accel_device *dev, void *ptr,
+static accel_status_t cuda_host_register(struct accel_device *dev, void *ptr,
 				   size_t size, struct accel_allocation *out)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	out->dev_addr = (uintptr_t)ptr;
 	return done(cu.cuMemHostRegister(ptr, size, CU_MEMHOSTREGISTER_PORTABLE),
 		    dev, "pinning host memory");
@@ -323,7 +323,7 @@ static bool attribute(void *data, CUpointer_attribute what, CUdeviceptr p)
  * allocated: the driver tells the range, the kind and the device of any
  * pointer into it.
  */
-static C_Status cuda_foreign(struct accel_device *dev, const void *ptr,
+static accel_status_t cuda_foreign(struct accel_device *dev, const void *ptr,
 			     struct accel_allocation *out)
 {
 	CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr, start = 0;
@@ -332,8 +332,8 @@ static C_Status cuda_foreign(struct accel_device *dev, const void *ptr,
 	size_t size = 0;
 	bool known;
 
-	if (!cu.cuPointerGetAttribute || push(dev) != C_SUCCESS)
-		return C_WARNING;
+	if (!cu.cuPointerGetAttribute || push(dev) != ACCEL_SUCCESS)
+		return ACCEL_WARNING;
 	known = attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) &&
 		attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) &&
 		attribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) &&
@@ -343,19 +343,19 @@ static C_Status cuda_foreign(struct accel_device *dev, const void *ptr,
 	/* pinned host memory is host memory here, whoever pinned it */
 	if (!known || ordinal != ((struct cuda_dev *)dev->priv)->ordinal ||
 	    (type != CU_MEMORYTYPE_DEVICE && !managed) || !size)
-		return C_WARNING;
+		return ACCEL_WARNING;
 	out->addr = (uintptr_t)start;
 	out->size = size;
 	out->kind = managed ? ACCEL_KIND_UNIFIED : ACCEL_KIND_DEVICE;
 	out->dev_addr = start;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cuda_host_unregister(struct accel_device *dev,
+static accel_status_t cuda_host_unregister(struct accel_device *dev,
 				     const struct accel_allocation *a)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return done(cu.cuMemHostUnregister((void *)a->addr), dev,
 		    "unpinning host memory");
 }
@@ -382,15 +382,15 @@ static CUresult copy_async(const struct accel_side *dst,
 	return cu.cuMemcpyAsync(dptr(dst), dptr(src), size, stream);
 }
 
-static C_Status cuda_copy(struct accel_device *dev, void *stream,
+static accel_status_t cuda_copy(struct accel_device *dev, void *stream,
 			  const struct accel_side *dst,
 			  const struct accel_side *src, size_t size)
 {
 	CUstream s = stream;
 	CUresult r = CUDA_SUCCESS;
 
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	/* a pageable source is staged by the driver before the call returns */
 	if (!stream)
 		r = sync_stream(dev, &s);
@@ -401,15 +401,15 @@ static C_Status cuda_copy(struct accel_device *dev, void *stream,
 	return done(r, dev, "copying");
 }
 
-static C_Status cuda_set(struct accel_device *dev, void *stream,
+static accel_status_t cuda_set(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst, uint8_t value,
 			 size_t size)
 {
 	CUstream s = stream;
 	CUresult r = CUDA_SUCCESS;
 
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!stream)
 		r = sync_stream(dev, &s);
 	if (!r)
@@ -440,7 +440,7 @@ static void enable_peer_access(struct accel_device *from,
 	pthread_mutex_unlock(&f->peer_lock);
 }
 
-static C_Status cuda_copy_peer(struct accel_device *run, void *stream,
+static accel_status_t cuda_copy_peer(struct accel_device *run, void *stream,
 			       struct accel_device *dst_dev,
 			       const struct accel_side *dst,
 			       struct accel_device *src_dev,
@@ -449,8 +449,8 @@ static C_Status cuda_copy_peer(struct accel_device *run, void *stream,
 	CUstream s = stream;
 	CUresult r = CUDA_SUCCESS;
 
-	if (push(run) != C_SUCCESS)
-		return C_FAILED;
+	if (push(run) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	enable_peer_access(run, run == src_dev ? dst_dev : src_dev);
 	if (!stream)
 		r = sync_stream(run, &s);
@@ -462,24 +462,24 @@ static C_Status cuda_copy_peer(struct accel_device *run, void *stream,
 	return done(r, run, "copying between devices");
 }
 
-static C_Status cuda_stats(struct accel_device *dev, size_t *total,
+static accel_status_t cuda_stats(struct accel_device *dev, size_t *total,
 			   size_t *free)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return done(cu.cuMemGetInfo(free, total), dev, "reading memory info");
 }
 
 /* ------------------------------------------------------------------ */
 /* Streams and events */
 
-static C_Status cuda_stream_create(struct accel_device *dev, void **stream)
+static accel_status_t cuda_stream_create(struct accel_device *dev, void **stream)
 {
 	CUstream s = NULL;
 	CUresult r;
 
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	/* a blocking stream: synchronous calls wait for it */
 	r = cu.cuStreamCreate(&s, CU_STREAM_DEFAULT);
 	*stream = s;
@@ -492,7 +492,7 @@ static C_Status cuda_stream_create(struct accel_device *dev, void **stream)
  * Where the driver tells a stream's context, one of another device is
  * refused, since work queued on it would run there.
  */
-static C_Status cuda_stream_adopt(struct accel_device *dev, void *native,
+static accel_status_t cuda_stream_adopt(struct accel_device *dev, void *native,
 				  void **stream)
 {
 	CUcontext ctx = NULL;
@@ -502,9 +502,9 @@ static C_Status cuda_stream_adopt(struct accel_device *dev, void *native,
 		return accel_error("CUDA's per-thread default stream is another stream on each thread: adopt a stream of its own");
 	*stream = native ? native : CU_STREAM_LEGACY;
 	if (!native || native == CU_STREAM_LEGACY || !cu.cuStreamGetCtx)
-		return C_SUCCESS;
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+		return ACCEL_SUCCESS;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	r = cu.cuStreamGetCtx(native, &ctx);
 	pop();
 	if (r)
@@ -512,53 +512,53 @@ static C_Status cuda_stream_adopt(struct accel_device *dev, void *native,
 	if (ctx != ctx_of(dev))
 		return accel_error("stream %p belongs to another CUDA context than %s's primary one",
 				   native, dev->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 static void cuda_stream_destroy(struct accel_device *dev, void *stream)
 {
-	if (push(dev) == C_SUCCESS)
+	if (push(dev) == ACCEL_SUCCESS)
 		done(cu.cuStreamDestroy(stream), dev, "destroying a stream");
 }
 
-/* CUDA_SUCCESS -> C_SUCCESS, NOT_READY -> C_WARNING, else an error */
-static C_Status ready(CUresult r, struct accel_device *dev, const char *what)
+/* CUDA_SUCCESS -> ACCEL_SUCCESS, NOT_READY -> ACCEL_WARNING, else an error */
+static accel_status_t ready(CUresult r, struct accel_device *dev, const char *what)
 {
 	pop();
 	if (r == CUDA_ERROR_NOT_READY)
-		return C_WARNING;
-	return r ? cuda_error(r, dev, what) : C_SUCCESS;
+		return ACCEL_WARNING;
+	return r ? cuda_error(r, dev, what) : ACCEL_SUCCESS;
 }
 
-static C_Status cuda_stream_query(struct accel_device *dev, void *stream)
+static accel_status_t cuda_stream_query(struct accel_device *dev, void *stream)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return ready(cu.cuStreamQuery(stream), dev, "the stream's work");
 }
 
-static C_Status cuda_stream_sync(struct accel_device *dev, void *stream)
+static accel_status_t cuda_stream_sync(struct accel_device *dev, void *stream)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return done(cu.cuStreamSynchronize(stream), dev, "the stream's work");
 }
 
 static void cuda_stream_drain(struct accel_device *dev, void *stream)
 {
-	if (push(dev) != C_SUCCESS)
+	if (push(dev) != ACCEL_SUCCESS)
 		return;
 	cu.cuStreamSynchronize(stream);
 	pop();
 }
 
-static C_Status cuda_event_create(struct accel_device *dev, void **event)
+static accel_status_t cuda_event_create(struct accel_device *dev, void **event)
 {
 	CUevent e = NULL;
 	CUresult r;
 
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	r = cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
 	*event = e;
 	return done(r, dev, "creating an event");
@@ -566,37 +566,37 @@ static C_Status cuda_event_create(struct accel_device *dev, void **event)
 
 static void cuda_event_destroy(struct accel_device *dev, void *event)
 {
-	if (push(dev) == C_SUCCESS)
+	if (push(dev) == ACCEL_SUCCESS)
 		done(cu.cuEventDestroy(event), dev, "destroying an event");
 }
 
-static C_Status cuda_event_record(struct accel_device *dev, void *stream,
+static accel_status_t cuda_event_record(struct accel_device *dev, void *stream,
 				  void *event)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return done(cu.cuEventRecord(event, stream), dev, "recording an event");
 }
 
-static C_Status cuda_event_query(struct accel_device *dev, void *event)
+static accel_status_t cuda_event_query(struct accel_device *dev, void *event)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return ready(cu.cuEventQuery(event), dev, "the event's work");
 }
 
-static C_Status cuda_event_sync(struct accel_device *dev, void *event)
+static accel_status_t cuda_event_sync(struct accel_device *dev, void *event)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return done(cu.cuEventSynchronize(event), dev, "the event's work");
 }
 
-static C_Status cuda_stream_wait_event(struct accel_device *dev, void *stream,
+static accel_status_t cuda_stream_wait_event(struct accel_device *dev, void *stream,
 				       void *event)
 {
-	if (push(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (push(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return done(cu.cuStreamWaitEvent(stream, event, 0), dev,
 		    "making a stream wait");
 }
@@ -649,7 +649,7 @@ static size_t page_of(int ordinal)
 	return page;
 }
 
-static C_Status add_device(int ordinal, char *why, size_t why_len)
+static accel_status_t add_device(int ordinal, char *why, size_t why_len)
 {
 	struct cuda_dev *cd = calloc(1, sizeof(*cd));
 	struct accel_device *dev;
@@ -658,7 +658,7 @@ static C_Status add_device(int ordinal, char *why, size_t why_len)
 
 	if (!cd) {
 		snprintf(why, why_len, "out of host memory");
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	cd->ordinal = ordinal;
 	r = cu.cuDeviceGet(&cd->dev, ordinal);
@@ -668,7 +668,7 @@ static C_Status add_device(int ordinal, char *why, size_t why_len)
 		cu.cuGetErrorString(r, &msg);
 		snprintf(why, why_len, "CUDA device %d: %s", ordinal, msg);
 		free(cd);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	pthread_mutex_init(&cd->peer_lock, NULL);
 	dev = accel_device_add(&accel_backend_cuda, ordinal, cd, CUDA_MIN_CHUNK);
@@ -676,32 +676,32 @@ static C_Status add_device(int ordinal, char *why, size_t why_len)
 		snprintf(why, why_len, "too many devices");
 		pthread_mutex_destroy(&cd->peer_lock);
 		free(cd);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	dev->chunk_granule = page_of(ordinal);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status cuda_probe(char *why, size_t why_len)
+static accel_status_t cuda_probe(char *why, size_t why_len)
 {
 	const char *msg = "";
 	int count = 0;
 	CUresult r;
 
 	if (!load_driver(why, why_len))
-		return C_FAILED;
+		return ACCEL_FAILED;
 	r = cu.cuInit(0);
 	if (!r)
 		r = cu.cuDeviceGetCount(&count);
 	if (r) {
 		cu.cuGetErrorString(r, &msg);
 		snprintf(why, why_len, "CUDA found no usable GPU: %s", msg);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	for (int i = 0; i < count; i++)
-		if (add_device(i, why, why_len) != C_SUCCESS)
-			return C_FAILED;
-	return C_SUCCESS;
+		if (add_device(i, why, why_len) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
+	return ACCEL_SUCCESS;
 }
 
 const struct accel_backend accel_backend_cuda = {

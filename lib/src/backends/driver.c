@@ -107,7 +107,7 @@ static int mem_info(struct drv_dev *dd, bool settle,
 	return drv_ioctl(dd->fd, DRM_IOCTL_SIMACCEL_MEM_INFO, m);
 }
 
-static C_Status no_memory(struct accel_device *dev, size_t size)
+static accel_status_t no_memory(struct accel_device *dev, size_t size)
 {
 	struct drm_simaccel_mem_info m;
 
@@ -121,7 +121,7 @@ static C_Status no_memory(struct accel_device *dev, size_t size)
 }
 
 /* Allocate and, for memory the host reaches, map. */
-static C_Status drv_alloc_kind(struct accel_device *dev, uint32_t kind,
+static accel_status_t drv_alloc_kind(struct accel_device *dev, uint32_t kind,
 			       size_t size, struct accel_allocation *out)
 {
 	struct drm_simaccel_bo_create c = { .size = size, .kind = kind };
@@ -144,7 +144,7 @@ static C_Status drv_alloc_kind(struct accel_device *dev, uint32_t kind,
 	out->dev_addr = c.dev_addr;
 	out->addr = c.dev_addr + drv_of(dev)->va_offset;
 	if (kind == DRM_SIMACCEL_BO_VRAM)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	va = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_of(dev),
 		  (off_t)c.mmap_offset);
 	if (va == MAP_FAILED) {
@@ -155,10 +155,10 @@ static C_Status drv_alloc_kind(struct accel_device *dev, uint32_t kind,
 					 dev->name, size);
 	}
 	out->addr = (uintptr_t)va;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status drv_alloc(struct accel_device *dev, enum accel_kind kind,
+static accel_status_t drv_alloc(struct accel_device *dev, enum accel_kind kind,
 			  size_t size, struct accel_allocation *out)
 {
 	static const uint32_t kinds[] = {
@@ -178,18 +178,18 @@ static C_Status drv_alloc(struct accel_device *dev, enum accel_kind kind,
 	return drv_alloc_kind(dev, kinds[kind], size, out);
 }
 
-static C_Status drv_free_handle(struct accel_device *dev, uint32_t handle)
+static accel_status_t drv_free_handle(struct accel_device *dev, uint32_t handle)
 {
 	int ret = drv_gem_close(fd_of(dev), handle);
 
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot free handle %u",
 					 dev->name, handle);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Jobs that still use the buffer keep it until they are over. */
-static C_Status drv_free(struct accel_device *dev, const struct accel_allocation *a)
+static accel_status_t drv_free(struct accel_device *dev, const struct accel_allocation *a)
 {
 	if (a->ipc)
 		return drv_ipc_close(dev, a);
@@ -200,7 +200,7 @@ static C_Status drv_free(struct accel_device *dev, const struct accel_allocation
 }
 
 /* The driver pins the pages and maps them for the device's DMA. */
-static C_Status drv_host_register(struct accel_device *dev, void *ptr,
+static accel_status_t drv_host_register(struct accel_device *dev, void *ptr,
 				  size_t size, struct accel_allocation *out)
 {
 	struct drm_simaccel_bo_userptr u = {
@@ -214,17 +214,17 @@ static C_Status drv_host_register(struct accel_device *dev, void *ptr,
 					 " (RLIMIT_MEMLOCK?)" : "");
 	out->handle = u.handle;
 	out->dev_addr = u.dev_addr;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status drv_host_unregister(struct accel_device *dev,
+static accel_status_t drv_host_unregister(struct accel_device *dev,
 				    const struct accel_allocation *a)
 {
 	return drv_free_handle(dev, (uint32_t)a->handle);
 }
 
 /* What the device has free once the buffers freed so far let theirs go */
-static C_Status drv_stats(struct accel_device *dev, size_t *total,
+static accel_status_t drv_stats(struct accel_device *dev, size_t *total,
 			  size_t *free)
 {
 	struct drm_simaccel_mem_info m;
@@ -235,7 +235,7 @@ static C_Status drv_stats(struct accel_device *dev, size_t *total,
 					 dev->name);
 	*total = m.vram_total;
 	*free = m.vram_used < m.vram_total ? m.vram_total - m.vram_used : 0;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -361,7 +361,7 @@ static struct stage_buf *stage_get(struct accel_device *dev, size_t size)
 		accel_oom_error("out of host memory");
 		return NULL;
 	}
-	if (drv_alloc_kind(dev, DRM_SIMACCEL_BO_HOST, cap, &a) != C_SUCCESS) {
+	if (drv_alloc_kind(dev, DRM_SIMACCEL_BO_HOST, cap, &a) != ACCEL_SUCCESS) {
 		free(b);
 		return NULL;
 	}
@@ -395,7 +395,7 @@ static void stage_put(struct accel_device *dev, struct stage_buf *b,
 /* Copies and fills */
 
 /* Run @p on @s (NULL: synchronously); *@job: its last job on @s */
-static C_Status run_work(struct accel_device *dev, struct drv_stream *s,
+static accel_status_t run_work(struct accel_device *dev, struct drv_stream *s,
 		    const struct drv_piece *p, uint64_t *job)
 {
 	int ret = drv_run(dev, s, p, job);
@@ -403,15 +403,15 @@ static C_Status run_work(struct accel_device *dev, struct drv_stream *s,
 	if (ret)
 		return accel_errno_error(-ret, "%s: the work on %llu bytes failed",
 					 dev->name, (unsigned long long)p->size);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Run @p on @s and wait until it is over */
-static C_Status run_and_wait(struct accel_device *dev, struct drv_stream *s,
+static accel_status_t run_and_wait(struct accel_device *dev, struct drv_stream *s,
 			     const struct drv_piece *p)
 {
 	uint64_t job = 0;
-	C_Status ret = run_work(dev, s, p, &job);
+	accel_status_t ret = run_work(dev, s, p, &job);
 
 	/* after a failure too: pieces queued before it still read */
 	if (s && job)
@@ -420,26 +420,26 @@ static C_Status run_and_wait(struct accel_device *dev, struct drv_stream *s,
 }
 
 /* Stage a pageable source so that the caller may reuse it at once. */
-static C_Status copy_staged(struct accel_device *dev, struct drv_stream *s,
+static accel_status_t copy_staged(struct accel_device *dev, struct drv_stream *s,
 			    struct drv_piece *p, const void *src)
 {
 	struct stage_buf *b = stage_get(dev, p->size);
 	uint64_t job = 0;
 
 	if (!b)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	memcpy(b->va, src, p->size);
 	p->src = b->dev_addr;
 	p->flags &= ~(uint32_t)DRM_SIMACCEL_OP_SRC_USER;
-	if (run_work(dev, s, p, &job) != C_SUCCESS) {
+	if (run_work(dev, s, p, &job) != ACCEL_SUCCESS) {
 		/* the pieces queued before the failure may still read it */
 		if (job)
 			drv_stream_wait(fd_of(dev), s, job, -1);
 		stage_put(dev, b, NULL, 0);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	stage_put(dev, b, s, job);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* @s's device address @done bytes in, or the staging buffer's */
@@ -462,7 +462,7 @@ static uint64_t piece_addr(const struct accel_side *s, size_t done,
  * the call returns, which then waits for the copy (as CUDA's copies to
  * pageable memory do).
  */
-static C_Status copy_bounced(struct accel_device *dev, struct drv_stream *s,
+static accel_status_t copy_bounced(struct accel_device *dev, struct drv_stream *s,
 			     const struct accel_side *dst,
 			     const struct accel_side *src, size_t size)
 {
@@ -471,10 +471,10 @@ static C_Status copy_bounced(struct accel_device *dev, struct drv_stream *s,
 		struct stage_buf *b = stage_get(dev, n);
 		struct drv_piece p = { .op = DRM_SIMACCEL_OP_COPY, .size = n };
 		uint64_t job = 0;
-		C_Status ret;
+		accel_status_t ret;
 
 		if (!b)
-			return C_FAILED;
+			return ACCEL_FAILED;
 		if (src->other_device)
 			memcpy(b->va, (const char *)src->ptr + done, n);
 		p.dst = piece_addr(dst, done, b, DRM_SIMACCEL_OP_DST_USER,
@@ -482,21 +482,21 @@ static C_Status copy_bounced(struct accel_device *dev, struct drv_stream *s,
 		p.src = piece_addr(src, done, b, DRM_SIMACCEL_OP_SRC_USER,
 				   &p.flags);
 		ret = run_work(dev, s, &p, &job);
-		if (s && job && (dst->other_device || ret != C_SUCCESS))
+		if (s && job && (dst->other_device || ret != ACCEL_SUCCESS))
 			drv_stream_wait(fd_of(dev), s, job, -1);
-		if (ret == C_SUCCESS && dst->other_device)
+		if (ret == ACCEL_SUCCESS && dst->other_device)
 			memcpy((char *)dst->ptr + done, b->va, n);
 		/* a queued read of the buffer keeps it until it ran */
-		stage_put(dev, b, s, ret == C_SUCCESS && !dst->other_device ?
+		stage_put(dev, b, s, ret == ACCEL_SUCCESS && !dst->other_device ?
 			  job : 0);
-		if (ret != C_SUCCESS)
+		if (ret != ACCEL_SUCCESS)
 			return ret;
 		done += n;
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status drv_copy(struct accel_device *dev, void *stream,
+static accel_status_t drv_copy(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size)
 {
@@ -515,7 +515,7 @@ static C_Status drv_copy(struct accel_device *dev, void *stream,
 	return run_and_wait(dev, s, &p);
 }
 
-static C_Status drv_set(struct accel_device *dev, void *stream,
+static accel_status_t drv_set(struct accel_device *dev, void *stream,
 			const struct accel_side *dst, uint8_t value,
 			size_t size)
 {
@@ -586,7 +586,7 @@ static int import_peer(struct accel_device *run, struct accel_device *owner,
  * which it reaches through an import of the buffer; the import's handle
  * goes once the jobs are queued (they hold the buffer).
  */
-static C_Status drv_copy_peer(struct accel_device *run, void *stream,
+static accel_status_t drv_copy_peer(struct accel_device *run, void *stream,
 			      struct accel_device *dst_dev,
 			      const struct accel_side *dst,
 			      struct accel_device *src_dev,
@@ -598,7 +598,7 @@ static C_Status drv_copy_peer(struct accel_device *run, void *stream,
 	struct drv_dev *dd = drv_of(run);
 	uint64_t base;
 	uint32_t handle;
-	C_Status ret;
+	accel_status_t ret;
 	int err;
 
 	pthread_mutex_lock(&dd->peer_lock);
@@ -681,7 +681,7 @@ static int dev_init(struct drv_dev *dd)
 	return 0;
 }
 
-static C_Status open_node(int node, int index, char *why, size_t why_len)
+static accel_status_t open_node(int node, int index, char *why, size_t why_len)
 {
 	struct drv_dev *dd;
 	char path[32];
@@ -693,18 +693,18 @@ static C_Status open_node(int node, int index, char *why, size_t why_len)
 		snprintf(why, why_len, "cannot open %s: %s%s", path,
 			 strerror(errno),
 			 errno == EACCES ? " (is the user in the device's group?)" : "");
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (!is_simaccel(fd)) {
 		snprintf(why, why_len, "%s is not a simaccel device", path);
 		close(fd);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	dd = calloc(1, sizeof(*dd));
 	if (!dd) {
 		close(fd);
 		snprintf(why, why_len, "out of host memory");
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	dd->fd = fd;
 	dd->va_offset = (uint64_t)index * DEVICE_VA_STRIDE;
@@ -715,26 +715,26 @@ static C_Status open_node(int node, int index, char *why, size_t why_len)
 			 ret ? strerror(-ret) : "too many devices");
 		close(fd);	/* its queue goes with it */
 		free(dd);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	pthread_mutex_init(&dd->stage_lock, NULL);
 	pthread_mutex_init(&dd->peer_lock, NULL);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status drv_probe(char *why, size_t why_len)
+static accel_status_t drv_probe(char *why, size_t why_len)
 {
 	int nodes[ACCEL_MAX_DEVICES];
 	int n = list_nodes(nodes, ACCEL_MAX_DEVICES), found = 0;
 
 	if (!n) {
 		snprintf(why, why_len, "no /dev/accel/accelN device: simaccel.ko is not loaded, or found no device");
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	for (int i = 0; i < n; i++)
-		if (open_node(nodes[i], found, why, why_len) == C_SUCCESS)
+		if (open_node(nodes[i], found, why, why_len) == ACCEL_SUCCESS)
 			found++;
-	return found ? C_SUCCESS : C_FAILED;
+	return found ? ACCEL_SUCCESS : ACCEL_FAILED;
 }
 
 const struct accel_backend accel_backend_driver = {

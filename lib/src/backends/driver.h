@@ -94,13 +94,13 @@ int drv_import(struct drv_dev *dd, int dmabuf, uint32_t *handle,
 void drv_import_close(struct drv_dev *dd, uint32_t handle);
 
 /* driver_ipc.c: sharing buffers with other processes */
-C_Status drv_ipc_export(struct accel_device *dev,
+accel_status_t drv_ipc_export(struct accel_device *dev,
 			const struct accel_allocation *a,
 			struct accel_ipc_wire *w);
-C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
+accel_status_t drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 		      struct accel_allocation *out);
 /* the opened memory @a goes: its import goes with its last open */
-C_Status drv_ipc_close(struct accel_device *dev,
+accel_status_t drv_ipc_close(struct accel_device *dev,
 		       const struct accel_allocation *a);
 /* the block at @offset of this process's buffer @a is freed: its handles go */
 void drv_ipc_revoke(struct accel_device *dev, const struct accel_allocation *a,
@@ -126,18 +126,18 @@ int drv_stream_wait(int fd, struct drv_stream *s, uint64_t point,
 		    int64_t timeout_ns);
 void drv_stage_forget(struct accel_device *dev, struct drv_stream *s);
 
-C_Status drv_stream_create(struct accel_device *dev, void **stream);
+accel_status_t drv_stream_create(struct accel_device *dev, void **stream);
 void drv_stream_destroy(struct accel_device *dev, void *stream);
-C_Status drv_stream_query(struct accel_device *dev, void *stream);
-C_Status drv_stream_sync(struct accel_device *dev, void *stream);
+accel_status_t drv_stream_query(struct accel_device *dev, void *stream);
+accel_status_t drv_stream_sync(struct accel_device *dev, void *stream);
 void drv_stream_drain(struct accel_device *dev, void *stream);
-C_Status drv_event_create(struct accel_device *dev, void **event);
+accel_status_t drv_event_create(struct accel_device *dev, void **event);
 void drv_event_destroy(struct accel_device *dev, void *event);
-C_Status drv_event_record(struct accel_device *dev, void *stream,
+accel_status_t drv_event_record(struct accel_device *dev, void *stream,
 			  void *event);
-C_Status drv_event_query(struct accel_device *dev, void *event);
-C_Status drv_event_sync(struct accel_device *dev, void *event);
-C_Status drv_stream_wait_event(struct accel_device *dev, void *stream,
+accel_status_t drv_event_query(struct accel_device *dev, void *event);
+accel_status_t drv_event_sync(struct accel_device *dev, void *event);
+accel_status_t drv_stream_wait_event(struct accel_device *dev, void *stream,
 			       void *event);
 
 #endif

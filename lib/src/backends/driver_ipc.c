@@ -366,7 +366,7 @@ static struct export *export_of(struct accel_device *dev,
 	return *err ? NULL : &exports[n_exports++];
 }
 
-C_Status drv_ipc_export(struct accel_device *dev,
+accel_status_t drv_ipc_export(struct accel_device *dev,
 			const struct accel_allocation *a,
 			struct accel_ipc_wire *w)
 {
@@ -388,7 +388,7 @@ C_Status drv_ipc_export(struct accel_device *dev,
 		return accel_errno_error(-err, "%s cannot share the memory at %p",
 					 dev->name, (void *)(a->addr + w->offset));
 	memcpy(w->backend_data, &dw, sizeof(dw));
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Drop the exports of @dev's buffer @handle: all, or the block at @offset. */
@@ -568,7 +568,7 @@ static int import_held(struct drv_dev *dd, int dmabuf, uint32_t *handle,
 	return err;
 }
 
-static C_Status open_failed(struct accel_device *dev,
+static accel_status_t open_failed(struct accel_device *dev,
 			    const struct accel_ipc_wire *w, int err)
 {
 	if (err == -EACCES)
@@ -585,7 +585,7 @@ static C_Status open_failed(struct accel_device *dev,
 				 dev->name, (int)w->pid);
 }
 
-C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
+accel_status_t drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 		      struct accel_allocation *out)
 {
 	struct drv_dev *dd = drv_of(dev);
@@ -627,10 +627,10 @@ C_Status drv_ipc_open(struct accel_device *dev, const struct accel_ipc_wire *w,
 	out->buf_offset = w->offset;
 	out->dev_addr += w->offset;
 	out->addr = out->dev_addr + dd->va_offset;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status drv_ipc_close(struct accel_device *dev,
+accel_status_t drv_ipc_close(struct accel_device *dev,
 		       const struct accel_allocation *a)
 {
 	struct drv_dev *dd = drv_of(dev);
@@ -647,5 +647,5 @@ C_Status drv_ipc_close(struct accel_device *dev,
 		break;
 	}
 	pthread_mutex_unlock(&dd->peer_lock);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }

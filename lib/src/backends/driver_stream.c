@@ -187,7 +187,7 @@ int drv_run(struct accel_device *dev, struct drv_stream *s,
 /* ------------------------------------------------------------------ */
 /* Streams */
 
-C_Status drv_stream_create(struct accel_device *dev, void **stream)
+accel_status_t drv_stream_create(struct accel_device *dev, void **stream)
 {
 	struct drm_simaccel_queue_create qc = { 0 };
 	int fd = drv_of(dev)->fd;
@@ -220,7 +220,7 @@ C_Status drv_stream_create(struct accel_device *dev, void **stream)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->report_lock, NULL);
 	*stream = s;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* The core drains the stream first: none of its jobs is left. */
@@ -258,7 +258,7 @@ static int queue_query(int fd, uint32_t queue,
 }
 
 /* Report (and forget) the stream's jobs that failed since the last report. */
-static C_Status report_failures(struct accel_device *dev, struct drv_stream *s)
+static accel_status_t report_failures(struct accel_device *dev, struct drv_stream *s)
 {
 	struct drm_simaccel_queue_query q;
 	uint64_t failed;
@@ -274,32 +274,32 @@ static C_Status report_failures(struct accel_device *dev, struct drv_stream *s)
 		return accel_errno_error(-ret, "%s cannot query a stream",
 					 dev->name);
 	if (!failed)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	return accel_fault_error("%llu operation(s) on a stream of %s failed, the last with: %s",
 				 (unsigned long long)failed, dev->name,
 				 strerror(q.error));
 }
 
-C_Status drv_stream_sync(struct accel_device *dev, void *stream)
+accel_status_t drv_stream_sync(struct accel_device *dev, void *stream)
 {
 	drv_stream_drain(dev, stream);
 	return report_failures(dev, stream);
 }
 
-C_Status drv_stream_query(struct accel_device *dev, void *stream)
+accel_status_t drv_stream_query(struct accel_device *dev, void *stream)
 {
 	struct drv_stream *s = stream;
 
 	if (drv_stream_wait(drv_of(dev)->fd, s, atomic_load(&s->last), 0) ==
 	    -EBUSY)
-		return C_WARNING;
+		return ACCEL_WARNING;
 	return report_failures(dev, s);
 }
 
 /* ------------------------------------------------------------------ */
 /* Events */
 
-C_Status drv_event_create(struct accel_device *dev, void **event)
+accel_status_t drv_event_create(struct accel_device *dev, void **event)
 {
 	struct drv_event *ev = calloc(1, sizeof(*ev));
 	int ret;
@@ -314,7 +314,7 @@ C_Status drv_event_create(struct accel_device *dev, void **event)
 	}
 	pthread_mutex_init(&ev->lock, NULL);
 	*event = ev;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 void drv_event_destroy(struct accel_device *dev, void *event)
@@ -326,7 +326,7 @@ void drv_event_destroy(struct accel_device *dev, void *event)
 	free(ev);
 }
 
-C_Status drv_event_record(struct accel_device *dev, void *stream,
+accel_status_t drv_event_record(struct accel_device *dev, void *stream,
 			  void *event)
 {
 	struct drv_stream *s = stream;
@@ -350,7 +350,7 @@ C_Status drv_event_record(struct accel_device *dev, void *stream,
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot record an event",
 					 dev->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -371,7 +371,7 @@ static int jobs_error(int fd, uint32_t queue, uint64_t first, uint64_t last)
 	return 0;
 }
 
-static C_Status event_wait(struct accel_device *dev, struct drv_event *ev,
+static accel_status_t event_wait(struct accel_device *dev, struct drv_event *ev,
 			   int64_t timeout_ns)
 {
 	int fd = drv_of(dev)->fd, ret = 0, error;
@@ -386,7 +386,7 @@ static C_Status event_wait(struct accel_device *dev, struct drv_event *ev,
 	if (job)
 		ret = wait_syncobj(fd, ev->syncobj, 0, timeout_ns);
 	if (ret == -EBUSY)
-		return C_WARNING;
+		return ACCEL_WARNING;
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot wait for an event",
 					 dev->name);
@@ -394,21 +394,21 @@ static C_Status event_wait(struct accel_device *dev, struct drv_event *ev,
 	if (error)
 		return accel_fault_error("%s: the event's work failed: %s",
 					 dev->name, strerror(error));
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status drv_event_query(struct accel_device *dev, void *event)
+accel_status_t drv_event_query(struct accel_device *dev, void *event)
 {
 	return event_wait(dev, event, 0);
 }
 
-C_Status drv_event_sync(struct accel_device *dev, void *event)
+accel_status_t drv_event_sync(struct accel_device *dev, void *event)
 {
 	return event_wait(dev, event, -1);
 }
 
 /* A job of no operations that waits for the event's fence (a barrier). */
-C_Status drv_stream_wait_event(struct accel_device *dev, void *stream,
+accel_status_t drv_stream_wait_event(struct accel_device *dev, void *stream,
 			       void *event)
 {
 	struct drv_event *ev = event;
@@ -426,5 +426,5 @@ C_Status drv_stream_wait_event(struct accel_device *dev, void *stream,
 	if (ret)
 		return accel_errno_error(-ret, "%s cannot make a stream wait for an event",
 					 dev->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }

@@ -158,15 +158,15 @@ static void probe_all(void)
 {
 	for (size_t b = 0; b < NUM_BACKENDS; b++) {
 		int before = state.num_all;
-		C_Status st;
+		accel_status_t st;
 
 		st = backends[b]->probe(state.backend_why[b],
 					sizeof(state.backend_why[b]));
 		state.backend_devices[b] = state.num_all - before;
-		if (st == C_SUCCESS && !state.backend_devices[b])
+		if (st == ACCEL_SUCCESS && !state.backend_devices[b])
 			snprintf(state.backend_why[b],
 				 sizeof(state.backend_why[b]), "no devices");
-		else if (st == C_SUCCESS)
+		else if (st == ACCEL_SUCCESS)
 			state.backend_why[b][0] = '\0';
 	}
 	select_visible();
@@ -182,7 +182,7 @@ static bool init(void)
 	return true;
 }
 
-struct accel_device *accel_device_lookup(const C_Device device)
+struct accel_device *accel_device_lookup(const accel_device_t device)
 {
 	if (!init())
 		return NULL;
@@ -229,13 +229,13 @@ void accel_device_touch_host(struct accel_device *run)
 }
 
 /* Append to @m events recorded now on the busy streams of @dev. */
-static C_Status mark_streams(struct accel_device *dev, struct accel_mark **m,
+static accel_status_t mark_streams(struct accel_device *dev, struct accel_mark **m,
 			     size_t *n, size_t *cap)
 {
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	if (!atomic_load_explicit(&dev->nstreams, memory_order_acquire))
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	pthread_rwlock_rdlock(&dev->stream_lock);
 	for (struct accel_stream *s = dev->streams; s; s = s->next) {
 		void *ev;
@@ -251,13 +251,13 @@ static C_Status mark_streams(struct accel_device *dev, struct accel_mark **m,
 			*m = g;
 			*cap = c;
 		}
-		if (dev->be->event_create(dev, &ev) != C_SUCCESS) {
-			ret = C_FAILED;
+		if (dev->be->event_create(dev, &ev) != ACCEL_SUCCESS) {
+			ret = ACCEL_FAILED;
 			break;
 		}
-		if (dev->be->event_record(dev, s->priv, ev) != C_SUCCESS) {
+		if (dev->be->event_record(dev, s->priv, ev) != ACCEL_SUCCESS) {
 			dev->be->event_destroy(dev, ev);
-			ret = C_FAILED;
+			ret = ACCEL_FAILED;
 			break;
 		}
 		(*m)[(*n)++] = (struct accel_mark){ dev, ev };
@@ -268,7 +268,7 @@ static C_Status mark_streams(struct accel_device *dev, struct accel_mark **m,
 
 struct accel_mark *accel_device_mark(struct accel_device *dev,
 				     unsigned int which, size_t *n,
-				     C_Status *ret)
+				     accel_status_t *ret)
 {
 	struct accel_mark *m = NULL;
 	uint64_t users = 0;
@@ -283,16 +283,16 @@ struct accel_mark *accel_device_mark(struct accel_device *dev,
 	if (which & ACCEL_MARK_HOST_USERS)
 		users |= atomic_load(&host_users);
 	users &= ~device_bit(dev);
-	*ret = C_SUCCESS;
+	*ret = ACCEL_SUCCESS;
 	/* no stream anywhere to mark: a free's fast path */
 	if (!users &&
 	    !atomic_load_explicit(&dev->nstreams, memory_order_acquire))
 		return NULL;
 	*ret = mark_streams(dev, &m, n, &cap);
-	for (int i = 0; *ret == C_SUCCESS && i < state.num_visible; i++)
+	for (int i = 0; *ret == ACCEL_SUCCESS && i < state.num_visible; i++)
 		if (users & ((uint64_t)1 << i))
 			*ret = mark_streams(state.visible[i], &m, n, &cap);
-	if (*ret != C_SUCCESS || accel_marks_done(m, n)) {
+	if (*ret != ACCEL_SUCCESS || accel_marks_done(m, n)) {
 		accel_marks_destroy(m, *n);
 		free(m);
 		*n = 0;
@@ -308,7 +308,7 @@ bool accel_marks_done(struct accel_mark *m, size_t *n)
 	for (size_t i = 0; i < *n; i++) {
 		struct accel_device *dev = m[i].dev;
 
-		if (dev->be->event_query(dev, m[i].ev) == C_WARNING)
+		if (dev->be->event_query(dev, m[i].ev) == ACCEL_WARNING)
 			m[kept++] = m[i];
 		else
 			dev->be->event_destroy(dev, m[i].ev);
@@ -317,13 +317,13 @@ bool accel_marks_done(struct accel_mark *m, size_t *n)
 	return !kept;
 }
 
-C_Status accel_marks_sync(struct accel_mark *m, size_t n)
+accel_status_t accel_marks_sync(struct accel_mark *m, size_t n)
 {
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	for (size_t i = 0; i < n; i++)
-		if (m[i].dev->be->event_sync(m[i].dev, m[i].ev) != C_SUCCESS)
-			ret = C_FAILED;
+		if (m[i].dev->be->event_sync(m[i].dev, m[i].ev) != ACCEL_SUCCESS)
+			ret = ACCEL_FAILED;
 	return ret;
 }
 
@@ -352,10 +352,10 @@ void accel_device_drain_for(struct accel_device *dev, unsigned int which)
 {
 	struct accel_mark *m;
 	size_t n;
-	C_Status ret;
+	accel_status_t ret;
 
 	m = accel_device_mark(dev, which, &n, &ret);
-	if (ret != C_SUCCESS) {
+	if (ret != ACCEL_SUCCESS) {
 		uint64_t users = which ? atomic_load(&dev->users) |
 			atomic_load(&host_users) : 0;
 
@@ -385,7 +385,7 @@ void accel_devices_drain(uint64_t ids)
 	for (int i = 0; i < state.num_visible; i++) {
 		if (!(ids & ((uint64_t)1 << i)))
 			continue;
-		if (mark_streams(state.visible[i], &m, &n, &cap) != C_SUCCESS)
+		if (mark_streams(state.visible[i], &m, &n, &cap) != ACCEL_SUCCESS)
 			drain_each(state.visible[i]);
 	}
 	accel_marks_sync(m, n);
@@ -411,30 +411,30 @@ bool accel_host_of_other_device(const struct accel_device *dev,
 	return found;
 }
 
-C_Status accel_get_device_count(size_t *count)
+accel_status_t accel_get_device_count(size_t *count)
 {
 	ACCEL_ENTER();
 	if (!count)
 		return accel_error("count is NULL");
 	if (!init())
-		return C_FAILED;
+		return ACCEL_FAILED;
 	*count = (size_t)state.num_visible;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_get_device_list(size_t *ids)
+accel_status_t accel_get_device_list(size_t *ids)
 {
 	ACCEL_ENTER();
 	if (!ids)
 		return accel_error("ids is NULL");
 	if (!init())
-		return C_FAILED;
+		return ACCEL_FAILED;
 	for (int i = 0; i < state.num_visible; i++)
 		ids[i] = (size_t)i;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_get_device_name(const C_Device device, const char **name)
+accel_status_t accel_get_device_name(const accel_device_t device, const char **name)
 {
 	struct accel_device *dev;
 
@@ -443,18 +443,18 @@ C_Status accel_get_device_name(const C_Device device, const char **name)
 		return accel_error("name is NULL");
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	*name = dev->name;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_find_device(const char *name, int *id)
+accel_status_t accel_find_device(const char *name, int *id)
 {
 	ACCEL_ENTER();
 	if (!name || !id)
 		return accel_error("%s is NULL", name ? "id" : "name");
 	if (!init())
-		return C_FAILED;
+		return ACCEL_FAILED;
 	for (int i = 0; i < state.num_visible; i++) {
 		const char *n = state.visible[i]->name;
 		size_t be_len = strcspn(n, ":");
@@ -462,14 +462,14 @@ C_Status accel_find_device(const char *name, int *id)
 		if (!strcmp(n, name) ||
 		    (strlen(name) == be_len && !strncmp(n, name, be_len))) {
 			*id = i;
-			return C_SUCCESS;
+			return ACCEL_SUCCESS;
 		}
 	}
 	return accel_fail(ACCEL_ERROR_UNAVAILABLE,
 			  "no visible device is called '%s'", name);
 }
 
-C_Status accel_get_backend_info(const char *backend, int *available,
+accel_status_t accel_get_backend_info(const char *backend, int *available,
 				const char **reason)
 {
 	int b;
@@ -484,7 +484,7 @@ C_Status accel_get_backend_info(const char *backend, int *available,
 	pthread_once(&state.once, probe_all);
 	*available = state.backend_devices[b] > 0;
 	*reason = state.backend_why[b];
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -492,45 +492,45 @@ C_Status accel_get_backend_info(const char *backend, int *available,
  * for. Work that failed is reported by the streams that are then idle; a
  * stream busy with later work reports it to a later synchronization.
  */
-/* C_FAILED if work of a stream of @dev failed (reported once) */
-static C_Status streams_failed(struct accel_device *dev)
+/* ACCEL_FAILED if work of a stream of @dev failed (reported once) */
+static accel_status_t streams_failed(struct accel_device *dev)
 {
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	pthread_rwlock_rdlock(&dev->stream_lock);
 	for (struct accel_stream *s = dev->streams; s; s = s->next)
-		if (dev->be->stream_query(dev, s->priv) == C_FAILED)
-			ret = C_FAILED;
+		if (dev->be->stream_query(dev, s->priv) == ACCEL_FAILED)
+			ret = ACCEL_FAILED;
 	pthread_rwlock_unlock(&dev->stream_lock);
 	return ret;
 }
 
-C_Status accel_devices_synchronize(uint64_t ids)
+accel_status_t accel_devices_synchronize(uint64_t ids)
 {
 	struct accel_mark *m = NULL;
 	size_t n = 0, cap = 0;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
-	for (int i = 0; ret == C_SUCCESS && i < state.num_visible; i++)
+	for (int i = 0; ret == ACCEL_SUCCESS && i < state.num_visible; i++)
 		if (ids & ((uint64_t)1 << i))
 			ret = mark_streams(state.visible[i], &m, &n, &cap);
-	if (ret == C_SUCCESS)
+	if (ret == ACCEL_SUCCESS)
 		ret = accel_marks_sync(m, n);
 	accel_marks_destroy(m, n);
 	free(m);
-	for (int i = 0; ret == C_SUCCESS && i < state.num_visible; i++)
+	for (int i = 0; ret == ACCEL_SUCCESS && i < state.num_visible; i++)
 		if (ids & ((uint64_t)1 << i))
 			ret = streams_failed(state.visible[i]);
 	return ret;
 }
 
-C_Status accel_device_synchronize(const C_Device device)
+accel_status_t accel_device_synchronize(const accel_device_t device)
 {
 	struct accel_device *dev;
 
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	return accel_devices_synchronize(device_bit(dev));
 }

@@ -48,24 +48,24 @@ static void set_error(enum accel_error code, int err, const char *fmt,
 			 strerror(err));
 }
 
-C_Status accel_error(const char *fmt, ...)
+accel_status_t accel_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	set_error(ACCEL_ERROR_INVALID_VALUE, 0, fmt, ap);
 	va_end(ap);
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
-C_Status accel_fail(enum accel_error code, const char *fmt, ...)
+accel_status_t accel_fail(enum accel_error code, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	set_error(code, 0, fmt, ap);
 	va_end(ap);
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
 /* What a system call's errno says of the failure. */
@@ -100,14 +100,14 @@ static enum accel_error code_of_errno(int err)
 	}
 }
 
-C_Status accel_errno_error(int err, const char *fmt, ...)
+accel_status_t accel_errno_error(int err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	set_error(code_of_errno(err), err, fmt, ap);
 	va_end(ap);
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
 const char *accel_get_last_error(void)

@@ -71,8 +71,8 @@ struct accel_side {
 struct accel_device;
 
 /*
- * What a backend provides. Every function returns C_SUCCESS or reports
- * the error with accel_error() and returns C_FAILED. The core has checked
+ * What a backend provides. Every function returns ACCEL_SUCCESS or reports
+ * the error with accel_error() and returns ACCEL_FAILED. The core has checked
  * every argument before it calls: devices, streams and events are live and
  * belong to the device, ranges lie inside allocations of the right kind,
  * sizes are not 0.
@@ -118,41 +118,41 @@ struct accel_backend {
 	 */
 	bool device_memory_is_host;
 	/* find devices; add each with accel_device_add() */
-	C_Status (*probe)(char *why, size_t why_len);
-	C_Status (*alloc)(struct accel_device *dev, enum accel_kind kind,
+	accel_status_t (*probe)(char *why, size_t why_len);
+	accel_status_t (*alloc)(struct accel_device *dev, enum accel_kind kind,
 			  size_t size, struct accel_allocation *out);
-	C_Status (*free)(struct accel_device *dev,
+	accel_status_t (*free)(struct accel_device *dev,
 			 const struct accel_allocation *alloc);
 	/* pin the caller's host memory [ptr, ptr + size) for transfers */
-	C_Status (*host_register)(struct accel_device *dev, void *ptr,
+	accel_status_t (*host_register)(struct accel_device *dev, void *ptr,
 				  size_t size, struct accel_allocation *out);
-	C_Status (*host_unregister)(struct accel_device *dev,
+	accel_status_t (*host_unregister)(struct accel_device *dev,
 				    const struct accel_allocation *alloc);
 	/*
 	 * Device or unified memory of @dev that the library did not allocate
 	 * (another library's, the driver API's): the allocation holding @ptr
-	 * into *out (addr, size, kind, dev_addr), or C_WARNING, reporting no
+	 * into *out (addr, size, kind, dev_addr), or ACCEL_WARNING, reporting no
 	 * error, if @ptr is none of @dev's. NULL: the backend cannot tell, and
 	 * only the registry's allocations are @dev's.
 	 */
-	C_Status (*foreign)(struct accel_device *dev, const void *ptr,
+	accel_status_t (*foreign)(struct accel_device *dev, const void *ptr,
 			    struct accel_allocation *out);
-	C_Status (*copy)(struct accel_device *dev, void *stream,
+	accel_status_t (*copy)(struct accel_device *dev, void *stream,
 			 const struct accel_side *dst,
 			 const struct accel_side *src, size_t size);
-	C_Status (*set)(struct accel_device *dev, void *stream,
+	accel_status_t (*set)(struct accel_device *dev, void *stream,
 			const struct accel_side *dst, uint8_t value,
 			size_t size);
 	/*
 	 * device to device between two devices of this backend; @run is the
 	 * device whose engine (and stream, when not NULL) does the work
 	 */
-	C_Status (*copy_peer)(struct accel_device *run, void *stream,
+	accel_status_t (*copy_peer)(struct accel_device *run, void *stream,
 			      struct accel_device *dst_dev,
 			      const struct accel_side *dst,
 			      struct accel_device *src_dev,
 			      const struct accel_side *src, size_t size);
-	C_Status (*stats)(struct accel_device *dev, size_t *total,
+	accel_status_t (*stats)(struct accel_device *dev, size_t *total,
 			  size_t *free);
 	/*
 	 * Sharing device memory with other processes; NULL if the backend
@@ -161,38 +161,38 @@ struct accel_backend {
 	 * memory @w names for @dev into *out (addr, dev_addr and handle of
 	 * its first byte), which free() gives back.
 	 */
-	C_Status (*ipc_export)(struct accel_device *dev,
+	accel_status_t (*ipc_export)(struct accel_device *dev,
 			       const struct accel_allocation *a,
 			       struct accel_ipc_wire *w);
-	C_Status (*ipc_open)(struct accel_device *dev,
+	accel_status_t (*ipc_open)(struct accel_device *dev,
 			     const struct accel_ipc_wire *w,
 			     struct accel_allocation *out);
 	/* the block at @offset of @a was freed: handles on it open nothing */
 	void (*ipc_revoke)(struct accel_device *dev,
 			   const struct accel_allocation *a, uint64_t offset);
 
-	C_Status (*stream_create)(struct accel_device *dev, void **stream);
+	accel_status_t (*stream_create)(struct accel_device *dev, void **stream);
 	/*
 	 * Optional: another library's stream @native (NULL: CUDA's legacy
 	 * default stream) as a stream of @dev, into *stream. It stays that
 	 * library's: stream_destroy is not called for it.
 	 */
-	C_Status (*stream_adopt)(struct accel_device *dev, void *native,
+	accel_status_t (*stream_adopt)(struct accel_device *dev, void *native,
 				 void **stream);
 	/* called after stream_drain: the stream is idle */
 	void (*stream_destroy)(struct accel_device *dev, void *stream);
-	/* C_SUCCESS idle, C_WARNING busy, C_FAILED work failed */
-	C_Status (*stream_query)(struct accel_device *dev, void *stream);
+	/* ACCEL_SUCCESS idle, ACCEL_WARNING busy, ACCEL_FAILED work failed */
+	accel_status_t (*stream_query)(struct accel_device *dev, void *stream);
 	/*
 	 * wait for the work queued before the call (work queued later, by any
 	 * thread, must not delay it), report work that failed since the last
 	 * report
 	 */
-	C_Status (*stream_sync)(struct accel_device *dev, void *stream);
+	accel_status_t (*stream_sync)(struct accel_device *dev, void *stream);
 	/* the same, reporting nothing */
 	void (*stream_drain)(struct accel_device *dev, void *stream);
 
-	C_Status (*event_create)(struct accel_device *dev, void **event);
+	accel_status_t (*event_create)(struct accel_device *dev, void **event);
 	void (*event_destroy)(struct accel_device *dev, void *event);
 	/*
 	 * An event names the work queued before its latest record: a query or
@@ -200,11 +200,11 @@ struct accel_backend {
 	 * current when it is called, whatever records follow; an event never
 	 * recorded is complete (as CUDA's events).
 	 */
-	C_Status (*event_record)(struct accel_device *dev, void *stream,
+	accel_status_t (*event_record)(struct accel_device *dev, void *stream,
 				 void *event);
-	C_Status (*event_query)(struct accel_device *dev, void *event);
-	C_Status (*event_sync)(struct accel_device *dev, void *event);
-	C_Status (*stream_wait_event)(struct accel_device *dev, void *stream,
+	accel_status_t (*event_query)(struct accel_device *dev, void *event);
+	accel_status_t (*event_sync)(struct accel_device *dev, void *event);
+	accel_status_t (*stream_wait_event)(struct accel_device *dev, void *stream,
 				      void *event);
 };
 
@@ -253,8 +253,8 @@ struct accel_device {
 };
 
 /*
- * A stream and an event. The public struct C_Stream_st and C_Event_st are
- * never defined: a C_Stream or C_Event is a handle value, resolved through
+ * A stream and an event. The public struct accel_stream_handle and accel_event_handle are
+ * never defined: a accel_stream_t or accel_event_t is a handle value, resolved through
  * the handle table, and cannot be dereferenced by mistake.
  */
 struct accel_stream {
@@ -281,10 +281,10 @@ struct accel_event {
 
 /* error.c */
 /* an error with the code ACCEL_ERROR_INVALID_VALUE: a bad argument */
-C_Status accel_error(const char *fmt, ...)
+accel_status_t accel_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 /* an error with another code */
-C_Status accel_fail(enum accel_error code, const char *fmt, ...)
+accel_status_t accel_fail(enum accel_error code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 #define accel_oom_error(...) accel_fail(ACCEL_ERROR_OUT_OF_MEMORY, __VA_ARGS__)
 #define accel_handle_error(...) accel_fail(ACCEL_ERROR_INVALID_HANDLE, __VA_ARGS__)
@@ -300,7 +300,7 @@ struct accel_error_state {
 void accel_error_keep(struct accel_error_state *s);
 void accel_error_restore(const struct accel_error_state *s);
 /* an error with the code that @err (an errno) implies, and its text */
-C_Status accel_errno_error(int err, const char *fmt, ...)
+accel_status_t accel_errno_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*
  * Name the public function whose errors follow, for their messages, until
@@ -317,7 +317,7 @@ void accel_leave(const char *const *outer);
 struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv,
 				      size_t min_chunk);
-struct accel_device *accel_device_lookup(const C_Device device);
+struct accel_device *accel_device_lookup(const accel_device_t device);
 /* Note that a stream of @run queued work touching memory of @owner. */
 void accel_device_touch(struct accel_device *owner, struct accel_device *run);
 /*
@@ -346,15 +346,15 @@ struct accel_mark {
 /*
  * Mark the work queued so far: an event recorded now on every busy stream
  * of @dev (and of the devices @which names), in a new array of *n (NULL
- * and 0 when every stream is idle). NULL with C_FAILED in *ret on error.
+ * and 0 when every stream is idle). NULL with ACCEL_FAILED in *ret on error.
  */
 struct accel_mark *accel_device_mark(struct accel_device *dev,
 				     unsigned int which, size_t *n,
-				     C_Status *ret);
+				     accel_status_t *ret);
 /* whether all *n marks completed; destroys those that have, keeps the rest */
 bool accel_marks_done(struct accel_mark *m, size_t *n);
-/* wait for the n marks (C_FAILED if the backend reports a failure) */
-C_Status accel_marks_sync(struct accel_mark *m, size_t n);
+/* wait for the n marks (ACCEL_FAILED if the backend reports a failure) */
+accel_status_t accel_marks_sync(struct accel_mark *m, size_t n);
 /* destroy the n marks' events (not the array) */
 void accel_marks_destroy(struct accel_mark *m, size_t n);
 /*
@@ -370,14 +370,14 @@ void accel_devices_drain(uint64_t ids);
  * accel_device_synchronize() of the visible devices whose bits @ids has,
  * at once: every stream is marked before any is waited for
  */
-C_Status accel_devices_synchronize(uint64_t ids);
+accel_status_t accel_devices_synchronize(uint64_t ids);
 
 /* memory/memory.c */
 /* device memory for a pool's chunk (@pooled) or a pool's large block */
-C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
+accel_status_t accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr);
 /* pinned host memory, write-combined if @wc, registered as HOST memory */
-C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+accel_status_t accel_memory_alloc_host(struct accel_device *dev, size_t size,
 				 bool wc, void **ptr);
 /*
  * free what accel_memory_alloc() returned behind the work queued so far on
@@ -390,7 +390,7 @@ void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
  * give @gone, out of the registry already, back to the backend once the
  * work queued so far on every stream that may touch it is over
  */
-C_Status accel_memory_free_behind(struct accel_device *dev,
+accel_status_t accel_memory_free_behind(struct accel_device *dev,
 				  const struct accel_allocation *gone);
 
 /*
@@ -404,7 +404,7 @@ void accel_ipc_revoke(struct accel_device *dev,
 void accel_ipc_revoke_block(struct accel_device *dev, const void *ptr);
 
 /* the largest allocation worth trying on @dev now (max_alloc_size) */
-C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size);
+accel_status_t accel_memory_max_alloc(struct accel_device *dev, size_t *size);
 
 /*
  * Memory of @dev that another library allocated, as the backend tells
@@ -417,7 +417,7 @@ bool accel_foreign_memory(struct accel_device *dev, const void *ptr,
  * What [ptr, ptr + size) is to @dev: *found false if no allocation of it
  * holds ptr; an error if one does but the range runs past its end
  */
-C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
+accel_status_t accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			      size_t size, bool *found, enum accel_kind *kind);
 
 /* What an address in a pool's backend allocation is part of. */
@@ -450,11 +450,11 @@ bool accel_pools_reclaim(struct accel_device *dev, bool wait);
  * (accel_handle_put() it); else NULL with the error set
  */
 struct accel_stream *accel_stream_lookup(struct accel_device *dev,
-					 C_Stream stream);
+					 accel_stream_t stream);
 
 /*
  * handles.c: the handle table. The values of accel_pool_t, accel_memory_t,
- * accel_array_t, C_Stream and C_Event name slots of it, not addresses: an
+ * accel_array_t, accel_stream_t and accel_event_t name slots of it, not addresses: an
  * object the table serves begins with its uintptr_t handle value, which
  * accel_handle_new() sets.
  */
@@ -540,7 +540,7 @@ static inline bool accel_hazard_drop(const void *p)
 }
 
 /* registry.c */
-C_Status accel_registry_insert(struct accel_registry *r,
+accel_status_t accel_registry_insert(struct accel_registry *r,
 			       const struct accel_allocation *a);
 /* the allocation containing [addr, addr + size), or NULL */
 const struct accel_allocation *accel_registry_find(const struct accel_registry *r,

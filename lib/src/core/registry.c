@@ -25,7 +25,7 @@ static long floor_index(const struct accel_registry *r, uintptr_t addr)
 	return (long)lo - 1;
 }
 
-C_Status accel_registry_insert(struct accel_registry *r,
+accel_status_t accel_registry_insert(struct accel_registry *r,
 			       const struct accel_allocation *a)
 {
 	size_t at = (size_t)(floor_index(r, a->addr) + 1);
@@ -42,7 +42,7 @@ C_Status accel_registry_insert(struct accel_registry *r,
 	memmove(&r->v[at + 1], &r->v[at], (r->n - at) * sizeof(*r->v));
 	r->v[at] = *a;
 	r->n++;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 const struct accel_allocation *accel_registry_find_addr(const struct accel_registry *r,

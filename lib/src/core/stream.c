@@ -9,7 +9,7 @@
 #include "core/internal.h"
 
 struct accel_stream *accel_stream_lookup(struct accel_device *dev,
-					 C_Stream stream)
+					 accel_stream_t stream)
 {
 	struct accel_stream *s;
 
@@ -34,7 +34,7 @@ struct accel_stream *accel_stream_lookup(struct accel_device *dev,
 
 /* @event, referenced, if it is a live event (of @dev, if @same_device) */
 static struct accel_event *event_lookup(struct accel_device *dev,
-					C_Event event, bool same_device)
+					accel_event_t event, bool same_device)
 {
 	struct accel_event *e;
 
@@ -58,8 +58,8 @@ static struct accel_event *event_lookup(struct accel_device *dev,
 }
 
 /* @device and its live @stream, or NULL with the error set */
-static struct accel_stream *device_stream(const C_Device device,
-					 C_Stream stream,
+static struct accel_stream *device_stream(const accel_device_t device,
+					 accel_stream_t stream,
 					 struct accel_device **dev)
 {
 	*dev = accel_device_lookup(device);
@@ -67,7 +67,7 @@ static struct accel_stream *device_stream(const C_Device device,
 }
 
 /* @device and its live @event, or NULL with the error set */
-static struct accel_event *device_event(const C_Device device, C_Event event,
+static struct accel_event *device_event(const accel_device_t device, accel_event_t event,
 				       struct accel_device **dev)
 {
 	*dev = accel_device_lookup(device);
@@ -78,8 +78,8 @@ static struct accel_event *device_event(const C_Device device, C_Event event,
  * The device a new stream is for, with *stream cleared so that a failure
  * leaves no stale handle; NULL with the error set
  */
-static struct accel_device *new_stream_device(const C_Device device,
-					      C_Stream *stream)
+static struct accel_device *new_stream_device(const accel_device_t device,
+					      accel_stream_t *stream)
 {
 	if (!stream) {
 		accel_error("stream is NULL");
@@ -90,8 +90,8 @@ static struct accel_device *new_stream_device(const C_Device device,
 }
 
 /* @priv, the backend's stream of @dev, as a new stream handle into *stream */
-static C_Status stream_add(struct accel_device *dev, void *priv, bool external,
-			   C_Stream *stream)
+static accel_status_t stream_add(struct accel_device *dev, void *priv, bool external,
+			   accel_stream_t *stream)
 {
 	struct accel_stream *s = calloc(1, sizeof(*s));
 
@@ -109,11 +109,11 @@ static C_Status stream_add(struct accel_device *dev, void *priv, bool external,
 	dev->streams = s;
 	atomic_fetch_add(&dev->nstreams, 1);
 	pthread_rwlock_unlock(&dev->stream_lock);
-	*stream = (C_Stream)s->handle;
-	return C_SUCCESS;
+	*stream = (accel_stream_t)s->handle;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_stream_create(const C_Device device, C_Stream *stream)
+accel_status_t accel_stream_create(const accel_device_t device, accel_stream_t *stream)
 {
 	struct accel_device *dev;
 	void *priv;
@@ -121,17 +121,17 @@ C_Status accel_stream_create(const C_Device device, C_Stream *stream)
 	ACCEL_ENTER();
 	dev = new_stream_device(device, stream);
 	if (!dev)
-		return C_FAILED;
-	if (dev->be->stream_create(dev, &priv) != C_SUCCESS)
-		return C_FAILED;
-	if (stream_add(dev, priv, false, stream) != C_SUCCESS) {
+		return ACCEL_FAILED;
+	if (dev->be->stream_create(dev, &priv) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (stream_add(dev, priv, false, stream) != ACCEL_SUCCESS) {
 		dev->be->stream_destroy(dev, priv);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
+accel_status_t accel_stream_destroy(const accel_device_t device, accel_stream_t stream)
 {
 	struct accel_device *dev;
 	struct accel_stream **pp, *s;
@@ -139,7 +139,7 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
 	if (!s)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	/* work being queued on it by other threads is queued first */
 	if (!accel_handle_end(s)) {
 		accel_handle_put(s);
@@ -164,40 +164,40 @@ C_Status accel_stream_destroy(const C_Device device, C_Stream stream)
 	if (!s->external)
 		dev->be->stream_destroy(dev, s->priv);
 	free(s);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_stream_query(const C_Device device, C_Stream stream)
+accel_status_t accel_stream_query(const accel_device_t device, accel_stream_t stream)
 {
 	struct accel_device *dev;
 	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
-	return s ? dev->be->stream_query(dev, s->priv) : C_FAILED;
+	return s ? dev->be->stream_query(dev, s->priv) : ACCEL_FAILED;
 }
 
-C_Status accel_stream_synchronize(const C_Device device, C_Stream stream)
+accel_status_t accel_stream_synchronize(const accel_device_t device, accel_stream_t stream)
 {
 	struct accel_device *dev;
 	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
-	return s ? dev->be->stream_sync(dev, s->priv) : C_FAILED;
+	return s ? dev->be->stream_sync(dev, s->priv) : ACCEL_FAILED;
 }
 
 /* Native streams are CUDA's: no other backend's is another library's. */
-static C_Status native_streams(struct accel_device *dev)
+static accel_status_t native_streams(struct accel_device *dev)
 {
 	if (strcmp(dev->be->name, "cuda"))
 		return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
 				  "%s has no streams other libraries know: only cuda devices do",
 				  dev->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_stream_get_native(const C_Device device, C_Stream stream,
+accel_status_t accel_stream_get_native(const accel_device_t device, accel_stream_t stream,
 				 void **native)
 {
 	struct accel_device *dev;
@@ -208,35 +208,35 @@ C_Status accel_stream_get_native(const C_Device device, C_Stream stream,
 		return accel_error("native is NULL");
 	*native = NULL;
 	s = device_stream(device, stream, &dev);
-	if (!s || native_streams(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (!s || native_streams(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	*native = s->priv;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_stream_create_external(const C_Device device, void *native,
-				      C_Stream *stream)
+accel_status_t accel_stream_create_external(const accel_device_t device, void *native,
+				      accel_stream_t *stream)
 {
 	struct accel_device *dev;
 	void *priv;
 
 	ACCEL_ENTER();
 	dev = new_stream_device(device, stream);
-	if (!dev || native_streams(dev) != C_SUCCESS)
-		return C_FAILED;
-	if (dev->be->stream_adopt(dev, native, &priv) != C_SUCCESS)
-		return C_FAILED;
+	if (!dev || native_streams(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (dev->be->stream_adopt(dev, native, &priv) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return stream_add(dev, priv, true, stream);
 }
 
-C_Status accel_native_stream_synchronize(const C_Device device, void *native)
+accel_status_t accel_native_stream_synchronize(const accel_device_t device, void *native)
 {
 	struct accel_device *dev;
 
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
-	if (!dev || native_streams(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (!dev || native_streams(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return dev->be->stream_sync(dev, native);
 }
 
@@ -244,7 +244,7 @@ C_Status accel_native_stream_synchronize(const C_Device device, void *native)
  * Later work on @stream, the backend's stream of @dev, waits on the device
  * for @e's current record; an event of another device is waited for here.
  */
-static C_Status wait_event(struct accel_device *dev, void *stream,
+static accel_status_t wait_event(struct accel_device *dev, void *stream,
 			   struct accel_event *e)
 {
 	if (e->dev != dev)
@@ -252,22 +252,22 @@ static C_Status wait_event(struct accel_device *dev, void *stream,
 	return dev->be->stream_wait_event(dev, stream, e->priv);
 }
 
-C_Status accel_native_stream_wait_event(const C_Device device, void *native,
-					C_Event event)
+accel_status_t accel_native_stream_wait_event(const accel_device_t device, void *native,
+					accel_event_t event)
 {
 	struct accel_device *dev;
 	struct accel_event *e ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
-	if (!dev || native_streams(dev) != C_SUCCESS)
-		return C_FAILED;
+	if (!dev || native_streams(dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	e = event_lookup(dev, event, false);
-	return e ? wait_event(dev, native, e) : C_FAILED;
+	return e ? wait_event(dev, native, e) : ACCEL_FAILED;
 }
 
-C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
-				 C_Event event)
+accel_status_t accel_stream_wait_event(const accel_device_t device, accel_stream_t stream,
+				 accel_event_t event)
 {
 	struct accel_device *dev;
 	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
@@ -276,12 +276,12 @@ C_Status accel_stream_wait_event(const C_Device device, C_Stream stream,
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
 	if (!s)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	e = event_lookup(dev, event, false);
-	return e ? wait_event(dev, s->priv, e) : C_FAILED;
+	return e ? wait_event(dev, s->priv, e) : ACCEL_FAILED;
 }
 
-C_Status accel_event_create(const C_Device device, C_Event *event)
+accel_status_t accel_event_create(const accel_device_t device, accel_event_t *event)
 {
 	struct accel_device *dev;
 	struct accel_event *e;
@@ -292,13 +292,13 @@ C_Status accel_event_create(const C_Device device, C_Event *event)
 	*event = NULL;	/* a failure leaves no stale handle */
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return accel_oom_error("out of host memory");
-	if (dev->be->event_create(dev, &e->priv) != C_SUCCESS) {
+	if (dev->be->event_create(dev, &e->priv) != ACCEL_SUCCESS) {
 		free(e);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	e->dev = dev;
 	if (!accel_handle_new(ACCEL_HANDLE_EVENT, e)) {
@@ -306,12 +306,12 @@ C_Status accel_event_create(const C_Device device, C_Event *event)
 		free(e);
 		return accel_oom_error("out of host memory");
 	}
-	*event = (C_Event)e->handle;
-	return C_SUCCESS;
+	*event = (accel_event_t)e->handle;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_event_record(const C_Device device, C_Stream stream,
-			    C_Event event)
+accel_status_t accel_event_record(const accel_device_t device, accel_stream_t stream,
+			    accel_event_t event)
 {
 	struct accel_device *dev;
 	struct accel_stream *s ACCEL_HANDLE_REF = NULL;
@@ -320,30 +320,30 @@ C_Status accel_event_record(const C_Device device, C_Stream stream,
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
 	e = s ? event_lookup(dev, event, true) : NULL;
-	return e ? dev->be->event_record(dev, s->priv, e->priv) : C_FAILED;
+	return e ? dev->be->event_record(dev, s->priv, e->priv) : ACCEL_FAILED;
 }
 
-C_Status accel_event_query(const C_Device device, C_Event event)
+accel_status_t accel_event_query(const accel_device_t device, accel_event_t event)
 {
 	struct accel_device *dev;
 	struct accel_event *e ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	e = device_event(device, event, &dev);
-	return e ? dev->be->event_query(dev, e->priv) : C_FAILED;
+	return e ? dev->be->event_query(dev, e->priv) : ACCEL_FAILED;
 }
 
-C_Status accel_event_synchronize(const C_Device device, C_Event event)
+accel_status_t accel_event_synchronize(const accel_device_t device, accel_event_t event)
 {
 	struct accel_device *dev;
 	struct accel_event *e ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	e = device_event(device, event, &dev);
-	return e ? dev->be->event_sync(dev, e->priv) : C_FAILED;
+	return e ? dev->be->event_sync(dev, e->priv) : ACCEL_FAILED;
 }
 
-C_Status accel_event_destroy(const C_Device device, C_Event event)
+accel_status_t accel_event_destroy(const accel_device_t device, accel_event_t event)
 {
 	struct accel_device *dev;
 	struct accel_event *e;
@@ -351,7 +351,7 @@ C_Status accel_event_destroy(const C_Device device, C_Event event)
 	ACCEL_ENTER();
 	e = device_event(device, event, &dev);
 	if (!e)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!accel_handle_end(e)) {
 		accel_handle_put(e);
 		return accel_handle_error("event %p was destroyed by another thread",
@@ -359,5 +359,5 @@ C_Status accel_event_destroy(const C_Device device, C_Event event)
 	}
 	dev->be->event_destroy(dev, e->priv);
 	free(e);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }

@@ -18,7 +18,7 @@ static atomic_bool exported;
  * The allocation of this process holding @ptr, and the caller's range of
  * it ([*offset, *offset + *size)), for a handle.
  */
-static C_Status exportable(struct accel_device *dev, void *ptr,
+static accel_status_t exportable(struct accel_device *dev, void *ptr,
 			   struct accel_allocation *a, uint64_t *offset,
 			   uint64_t *size)
 {
@@ -39,24 +39,24 @@ static C_Status exportable(struct accel_device *dev, void *ptr,
 	*offset = 0;
 	*size = a->size;
 	if (!a->pooled)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	if (!accel_pool_span(dev, a->addr, (uintptr_t)ptr, &span) ||
 	    !span.live)
 		return accel_error("%p is free memory of a caching pool on %s",
 				   ptr, dev->name);
 	*offset = span.base - a->addr;
 	*size = span.size;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status no_ipc(struct accel_device *dev)
+static accel_status_t no_ipc(struct accel_device *dev)
 {
 	return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
 			  "%s: the %s backend cannot share memory with other processes",
 			  dev->name, dev->be->name);
 }
 
-C_Status accel_ipc_get_mem_handle(const C_Device device,
+accel_status_t accel_ipc_get_mem_handle(const accel_device_t device,
 				  accel_ipc_mem_handle_t *handle, void *ptr)
 {
 	struct accel_ipc_wire w;
@@ -68,7 +68,7 @@ C_Status accel_ipc_get_mem_handle(const C_Device device,
 		memset(handle, 0, sizeof(*handle));
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!handle)
 		return accel_error("handle is NULL");
 	if (!ptr)
@@ -76,22 +76,22 @@ C_Status accel_ipc_get_mem_handle(const C_Device device,
 	if (!dev->be->ipc_export)
 		return no_ipc(dev);
 	memset(&w, 0, sizeof(w));
-	if (exportable(dev, ptr, &a, &w.offset, &w.size) != C_SUCCESS)
-		return C_FAILED;
+	if (exportable(dev, ptr, &a, &w.offset, &w.size) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	memcpy(w.magic, ACCEL_IPC_MAGIC, sizeof(w.magic));
 	w.version = ACCEL_IPC_VERSION;
 	memcpy(w.backend, dev->be->name,
 	       strnlen(dev->be->name, sizeof(w.backend)));
 	w.pid = getpid();
 	atomic_store(&exported, true);
-	if (dev->be->ipc_export(dev, &a, &w) != C_SUCCESS)
-		return C_FAILED;
+	if (dev->be->ipc_export(dev, &a, &w) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	memcpy(handle, &w, sizeof(w));
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Is @w a handle of @dev's backend? (The backend knows its own.) */
-static C_Status check_wire(struct accel_device *dev,
+static accel_status_t check_wire(struct accel_device *dev,
 			   const struct accel_ipc_wire *w)
 {
 	if (memcmp(w->magic, ACCEL_IPC_MAGIC, sizeof(w->magic)) ||
@@ -104,18 +104,18 @@ static C_Status check_wire(struct accel_device *dev,
 	if (memcmp(w->backend, name, sizeof(name)))
 		return accel_error("the handle is not memory of the %s backend of %s",
 				   dev->be->name, dev->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
  * Register @a, opened memory; if it is open already, count this open and
  * give the backend's new reference back. *ptr: its first byte.
  */
-static C_Status register_opened(struct accel_device *dev,
+static accel_status_t register_opened(struct accel_device *dev,
 				struct accel_allocation *a, void **ptr)
 {
 	struct accel_allocation *open;
-	C_Status ret;
+	accel_status_t ret;
 
 	a->kind = ACCEL_KIND_DEVICE;
 	a->ipc = true;
@@ -138,15 +138,15 @@ static C_Status register_opened(struct accel_device *dev,
 				 dev->name) :
 		     accel_registry_insert(&dev->dev_space, a);
 	pthread_mutex_unlock(&dev->reg_lock);
-	if (ret != C_SUCCESS) {
+	if (ret != ACCEL_SUCCESS) {
 		dev->be->free(dev, a);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	*ptr = (void *)a->addr;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_ipc_open_mem_handle(const C_Device device, void **ptr,
+accel_status_t accel_ipc_open_mem_handle(const accel_device_t device, void **ptr,
 				   const accel_ipc_mem_handle_t *handle)
 {
 	struct accel_allocation a;
@@ -159,22 +159,22 @@ C_Status accel_ipc_open_mem_handle(const C_Device device, void **ptr,
 	*ptr = NULL;
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!handle)
 		return accel_error("handle is NULL");
 	if (!dev->be->ipc_open)
 		return no_ipc(dev);
 	memcpy(&w, handle, sizeof(w));
-	if (check_wire(dev, &w) != C_SUCCESS)
-		return C_FAILED;
+	if (check_wire(dev, &w) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	memset(&a, 0, sizeof(a));
-	if (dev->be->ipc_open(dev, &w, &a) != C_SUCCESS)
-		return C_FAILED;
+	if (dev->be->ipc_open(dev, &w, &a) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	a.size = w.size;
 	return register_opened(dev, &a, ptr);
 }
 
-C_Status accel_ipc_close_mem_handle(const C_Device device, void *ptr)
+accel_status_t accel_ipc_close_mem_handle(const accel_device_t device, void *ptr)
 {
 	struct accel_allocation *a, gone;
 	struct accel_device *dev;
@@ -182,7 +182,7 @@ C_Status accel_ipc_close_mem_handle(const C_Device device, void *ptr)
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	pthread_mutex_lock(&dev->reg_lock);
 	a = (struct accel_allocation *)
 		accel_registry_find_addr(&dev->dev_space, (uintptr_t)ptr);
@@ -193,7 +193,7 @@ C_Status accel_ipc_close_mem_handle(const C_Device device, void *ptr)
 	}
 	if (--a->ipc_opens) {
 		pthread_mutex_unlock(&dev->reg_lock);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	gone = *a;
 	accel_registry_remove(&dev->dev_space, a);

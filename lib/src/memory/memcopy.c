@@ -6,18 +6,18 @@
 #include "objects/object.h"
 
 /* Between @mem's entries [offset, offset + count) and the host's @host. */
-static C_Status copy_host(accel_memory_t mem, C_Stream stream, void *host,
+static accel_status_t copy_host(accel_memory_t mem, accel_stream_t stream, void *host,
 			  bool into_mem, size_t count, size_t offset)
 {
 	struct accel_memory *obj;
 	struct xfer_end m = { 0 }, h = { .host = host };
-	C_Status ret;
+	accel_status_t ret;
 
 	obj = memory_use(mem);
 	if (!obj)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	ret = entry_range(obj->entries, offset, &count);
-	if (ret == C_SUCCESS) {
+	if (ret == ACCEL_SUCCESS) {
 		size_t bytes = count * obj->dtype->size;
 
 		m.st = obj->st;
@@ -29,21 +29,21 @@ static C_Status copy_host(accel_memory_t mem, C_Stream stream, void *host,
 	return ret;
 }
 
-C_Status accel_memory_copy_from(accel_memory_t mem, const void *src,
+accel_status_t accel_memory_copy_from(accel_memory_t mem, const void *src,
 				size_t count, size_t offset)
 {
 	ACCEL_ENTER();
 	return copy_host(mem, NULL, (void *)src, true, count, offset);
 }
 
-C_Status accel_memory_copy_to(accel_memory_t mem, void *dst, size_t count,
+accel_status_t accel_memory_copy_to(accel_memory_t mem, void *dst, size_t count,
 			      size_t offset)
 {
 	ACCEL_ENTER();
 	return copy_host(mem, NULL, dst, false, count, offset);
 }
 
-C_Status accel_memory_copy_from_async(accel_memory_t mem, C_Stream stream,
+accel_status_t accel_memory_copy_from_async(accel_memory_t mem, accel_stream_t stream,
 				      const void *src, size_t count,
 				      size_t offset)
 {
@@ -53,7 +53,7 @@ C_Status accel_memory_copy_from_async(accel_memory_t mem, C_Stream stream,
 	return copy_host(mem, stream, (void *)src, true, count, offset);
 }
 
-C_Status accel_memory_copy_to_async(accel_memory_t mem, C_Stream stream,
+accel_status_t accel_memory_copy_to_async(accel_memory_t mem, accel_stream_t stream,
 				    void *dst, size_t count, size_t offset)
 {
 	ACCEL_ENTER();
@@ -76,7 +76,7 @@ static bool ends_overlap(const struct xfer_end *a, const struct xfer_end *b,
 }
 
 /* The byte ranges of a copy, checked. */
-static C_Status copy_ranges(struct accel_memory *dst, struct accel_memory *src,
+static accel_status_t copy_ranges(struct accel_memory *dst, struct accel_memory *src,
 			    size_t count, size_t dst_offset, size_t src_offset,
 			    struct xfer_end *to, struct xfer_end *from,
 			    size_t *bytes)
@@ -87,9 +87,9 @@ static C_Status copy_ranges(struct accel_memory *dst, struct accel_memory *src,
 		return accel_error("entries of %s (%zu bytes) and %s (%zu bytes) differ in size; cast one first",
 				   dst->dtype->name, dst->dtype->size,
 				   src->dtype->name, size);
-	if (entry_range(src->entries, src_offset, &count) != C_SUCCESS ||
-	    entry_range(dst->entries, dst_offset, &count) != C_SUCCESS)
-		return C_FAILED;
+	if (entry_range(src->entries, src_offset, &count) != ACCEL_SUCCESS ||
+	    entry_range(dst->entries, dst_offset, &count) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	*bytes = count * size;
 	to->st = dst->st;
 	to->offset = dst->offset + dst_offset * size;
@@ -97,38 +97,38 @@ static C_Status copy_ranges(struct accel_memory *dst, struct accel_memory *src,
 	from->offset = src->offset + src_offset * size;
 	if (ends_overlap(to, from, *bytes))
 		return accel_error("the source and destination ranges overlap");
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status copy_memory(accel_memory_t dst, accel_memory_t src,
-			    C_Stream stream, size_t count, size_t dst_offset,
+static accel_status_t copy_memory(accel_memory_t dst, accel_memory_t src,
+			    accel_stream_t stream, size_t count, size_t dst_offset,
 			    size_t src_offset)
 {
 	struct xfer_end to = { 0 }, from = { 0 };
 	size_t bytes = 0;
 	struct accel_memory *d, *s;
-	C_Status ret;
+	accel_status_t ret;
 
-	if (memory_use_both(dst, src, &d, &s) != C_SUCCESS)
-		return C_FAILED;
+	if (memory_use_both(dst, src, &d, &s) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	ret = copy_ranges(d, s, count, dst_offset, src_offset, &to, &from,
 			  &bytes);
-	if (ret == C_SUCCESS)
+	if (ret == ACCEL_SUCCESS)
 		ret = transfer(&to, &from, bytes, stream);
 	memory_done(s);
 	memory_done(d);
 	return ret;
 }
 
-C_Status accel_memory_copy(accel_memory_t dst, accel_memory_t src,
+accel_status_t accel_memory_copy(accel_memory_t dst, accel_memory_t src,
 			   size_t count, size_t dst_offset, size_t src_offset)
 {
 	ACCEL_ENTER();
 	return copy_memory(dst, src, NULL, count, dst_offset, src_offset);
 }
 
-C_Status accel_memory_copy_async(accel_memory_t dst, accel_memory_t src,
-				 C_Stream stream, size_t count,
+accel_status_t accel_memory_copy_async(accel_memory_t dst, accel_memory_t src,
+				 accel_stream_t stream, size_t count,
 				 size_t dst_offset, size_t src_offset)
 {
 	ACCEL_ENTER();

@@ -28,7 +28,7 @@ static struct accel_registry *space_of(struct accel_device *dev,
 /* ------------------------------------------------------------------ */
 /* Resolving pointers */
 
-static C_Status side_in(const struct accel_allocation *a, void *ptr,
+static accel_status_t side_in(const struct accel_allocation *a, void *ptr,
 			struct accel_side *side)
 {
 	side->ptr = ptr;
@@ -36,11 +36,11 @@ static C_Status side_in(const struct accel_allocation *a, void *ptr,
 	side->other_device = false;
 	side->alloc = *a;
 	side->offset = (uintptr_t)ptr - a->addr;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* [ptr, ptr + size) starts in the allocation at @base but runs past it. */
-static C_Status runs_past(struct accel_device *dev, const char *what,
+static accel_status_t runs_past(struct accel_device *dev, const char *what,
 			  const void *ptr, size_t size, uintptr_t base,
 			  size_t alloc_size)
 {
@@ -50,7 +50,7 @@ static C_Status runs_past(struct accel_device *dev, const char *what,
 }
 
 /* Why [ptr, ptr + size) is no device memory of @dev. Caller holds reg_lock. */
-static C_Status not_device_memory(struct accel_device *dev, const char *what,
+static accel_status_t not_device_memory(struct accel_device *dev, const char *what,
 				  const void *ptr, size_t size)
 {
 	const struct accel_allocation *a;
@@ -73,7 +73,7 @@ static C_Status not_device_memory(struct accel_device *dev, const char *what,
  * only a live block of it: [ptr, ptr + size) must lie in that block. No
  * reg_lock held.
  */
-static C_Status check_pooled(struct accel_device *dev, const char *what,
+static accel_status_t check_pooled(struct accel_device *dev, const char *what,
 			     const void *ptr, size_t size,
 			     const struct accel_allocation *a)
 {
@@ -81,7 +81,7 @@ static C_Status check_pooled(struct accel_device *dev, const char *what,
 	uintptr_t p = (uintptr_t)ptr;
 
 	if (!a->pooled)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	/*
 	 * A pooled allocation no pool lists is a block or chunk on its way
 	 * back to the device (freed behind queued work): nothing in it is
@@ -93,7 +93,7 @@ static C_Status check_pooled(struct accel_device *dev, const char *what,
 	/* the block's rounding tail is the pool's, not the caller's */
 	if (p - span.base > span.size || size > span.size - (p - span.base))
 		return runs_past(dev, what, ptr, size, span.base, span.size);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -115,12 +115,12 @@ static bool foreign_memory(struct accel_device *dev, const void *ptr,
 }
 
 /* [ptr, ptr + size) must lie in one device or unified allocation of @dev. */
-static C_Status resolve_device(struct accel_device *dev, const char *what,
+static accel_status_t resolve_device(struct accel_device *dev, const char *what,
 			       const void *ptr, size_t size,
 			       struct accel_side *side)
 {
 	const struct accel_allocation *a;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	if (!ptr)
 		return accel_error("%s is NULL", what);
@@ -136,7 +136,7 @@ static C_Status resolve_device(struct accel_device *dev, const char *what,
 	else if (!foreign_memory(dev, ptr, size, side))
 		ret = not_device_memory(dev, what, ptr, size);
 	pthread_mutex_unlock(&dev->reg_lock);
-	if (ret == C_SUCCESS)
+	if (ret == ACCEL_SUCCESS)
 		ret = check_pooled(dev, what, ptr, size, &side->alloc);
 	return ret;
 }
@@ -145,12 +145,12 @@ static C_Status resolve_device(struct accel_device *dev, const char *what,
  * Host memory: anything but device memory of @dev. Pinned and unified
  * allocations of @dev are recognised so the backend can use them directly.
  */
-static C_Status resolve_host(struct accel_device *dev, const char *what,
+static accel_status_t resolve_host(struct accel_device *dev, const char *what,
 			     const void *ptr, size_t size,
 			     struct accel_side *side)
 {
 	const struct accel_allocation *a;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	if (!ptr)
 		return accel_error("%s is NULL", what);
@@ -171,7 +171,7 @@ static C_Status resolve_host(struct accel_device *dev, const char *what,
 		ret = runs_past(dev, what, ptr, size, a->addr, a->size);
 	}
 	pthread_mutex_unlock(&dev->reg_lock);
-	if (ret == C_SUCCESS && !side->in_alloc)
+	if (ret == ACCEL_SUCCESS && !side->in_alloc)
 		side->other_device = accel_host_of_other_device(dev, ptr, size);
 	return ret;
 }
@@ -203,7 +203,7 @@ bool accel_foreign_memory(struct accel_device *dev, const void *ptr,
 	struct accel_deferred *d;
 	bool ours = false;
 
-	if (!dev->be->foreign || dev->be->foreign(dev, ptr, a) != C_SUCCESS)
+	if (!dev->be->foreign || dev->be->foreign(dev, ptr, a) != ACCEL_SUCCESS)
 		return false;
 	pthread_mutex_lock(&dev->deferred_lock);
 	d = atomic_load_explicit(&dev->deferred, memory_order_relaxed);
@@ -266,13 +266,13 @@ static unsigned int users_of(enum accel_kind kind)
  * wait on the host; now if those streams are idle, after a drain if there
  * is no host memory to remember it.
  */
-C_Status accel_memory_free_behind(struct accel_device *dev,
+accel_status_t accel_memory_free_behind(struct accel_device *dev,
 				  const struct accel_allocation *gone)
 {
 	struct accel_deferred *d = NULL;
 	struct accel_mark *m;
 	size_t n;
-	C_Status ret;
+	accel_status_t ret;
 
 	reap_deferred(dev, false);
 	m = accel_device_mark(dev, users_of(gone->kind), &n, &ret);
@@ -281,7 +281,7 @@ C_Status accel_memory_free_behind(struct accel_device *dev,
 	if (!d) {
 		accel_marks_destroy(m, n);
 		free(m);
-		if (ret != C_SUCCESS || m)
+		if (ret != ACCEL_SUCCESS || m)
 			accel_device_drain_for(dev, users_of(gone->kind));
 		return dev->be->free(dev, gone);
 	}
@@ -293,7 +293,7 @@ C_Status accel_memory_free_behind(struct accel_device *dev,
 	d->next = atomic_load_explicit(&dev->deferred, memory_order_relaxed);
 	atomic_store_explicit(&dev->deferred, d, memory_order_release);
 	pthread_mutex_unlock(&dev->deferred_lock);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -314,7 +314,7 @@ static bool settle_frees(struct accel_device *dev, bool pooled)
 }
 
 /* Allocate and register; the caller has checked its arguments. */
-static C_Status alloc_registered(struct accel_device *dev, size_t size,
+static accel_status_t alloc_registered(struct accel_device *dev, size_t size,
 				 enum accel_kind kind, bool pooled, bool wc,
 				 void **ptr)
 {
@@ -325,26 +325,26 @@ static C_Status alloc_registered(struct accel_device *dev, size_t size,
 	a.write_combined = wc;
 	reap_deferred(dev, false);
 	accel_error_keep(&before);
-	if (dev->be->alloc(dev, kind, size, &a) != C_SUCCESS &&
+	if (dev->be->alloc(dev, kind, size, &a) != ACCEL_SUCCESS &&
 	    (!settle_frees(dev, pooled) ||
-	     dev->be->alloc(dev, kind, size, &a) != C_SUCCESS))
-		return C_FAILED;
+	     dev->be->alloc(dev, kind, size, &a) != ACCEL_SUCCESS))
+		return ACCEL_FAILED;
 	accel_error_restore(&before);	/* the first try may have failed */
 	a.size = size;
 	a.kind = kind;
 	a.pooled = pooled;
 	pthread_mutex_lock(&dev->reg_lock);
-	if (accel_registry_insert(space_of(dev, kind), &a) != C_SUCCESS) {
+	if (accel_registry_insert(space_of(dev, kind), &a) != ACCEL_SUCCESS) {
 		pthread_mutex_unlock(&dev->reg_lock);
 		dev->be->free(dev, &a);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	pthread_mutex_unlock(&dev->reg_lock);
 	*ptr = (void *)a.addr;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status allocate(const C_Device device, void **ptr, size_t size,
+static accel_status_t allocate(const accel_device_t device, void **ptr, size_t size,
 			 enum accel_kind kind)
 {
 	struct accel_device *dev;
@@ -354,20 +354,20 @@ static C_Status allocate(const C_Device device, void **ptr, size_t size,
 	*ptr = NULL;
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!size)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	return alloc_registered(dev, size, kind, false, false, ptr);
 }
 
-C_Status accel_memory_alloc(struct accel_device *dev, size_t size,
+accel_status_t accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr)
 {
 	return alloc_registered(dev, size, ACCEL_KIND_DEVICE, pooled, false,
 				ptr);
 }
 
-C_Status accel_memory_alloc_host(struct accel_device *dev, size_t size,
+accel_status_t accel_memory_alloc_host(struct accel_device *dev, size_t size,
 				 bool wc, void **ptr)
 {
 	return alloc_registered(dev, size, ACCEL_KIND_HOST, false, wc, ptr);
@@ -401,7 +401,7 @@ void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr)
 }
 
 /* Why @ptr is not an allocation to free here. Caller holds reg_lock. */
-static C_Status not_freeable(struct accel_device *dev, enum accel_kind kind,
+static accel_status_t not_freeable(struct accel_device *dev, enum accel_kind kind,
 			     const void *ptr, const struct accel_allocation *a)
 {
 	if (a && a->addr != (uintptr_t)ptr)
@@ -416,7 +416,7 @@ static C_Status not_freeable(struct accel_device *dev, enum accel_kind kind,
 			   ptr, kind_names[kind], dev->name);
 }
 
-static C_Status deallocate(const C_Device device, void *ptr, size_t size,
+static accel_status_t deallocate(const accel_device_t device, void *ptr, size_t size,
 			   enum accel_kind kind)
 {
 	struct accel_device *dev = accel_device_lookup(device);
@@ -424,9 +424,9 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 	struct accel_allocation gone;
 
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!ptr && !size)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	if (!ptr)
 		return accel_error("ptr is NULL but size is %zu", size);
 
@@ -437,7 +437,7 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 	if (!a || a->addr != (uintptr_t)ptr || a->kind != kind) {
 		not_freeable(dev, kind, ptr, a);
 		pthread_mutex_unlock(&dev->reg_lock);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (a->pooled || a->registered || a->ipc) {
 		pthread_mutex_unlock(&dev->reg_lock);
@@ -462,49 +462,49 @@ static C_Status deallocate(const C_Device device, void *ptr, size_t size,
 	return accel_memory_free_behind(dev, &gone);
 }
 
-C_Status accel_device_memory_allocate(const C_Device device, void **ptr,
+accel_status_t accel_device_memory_allocate(const accel_device_t device, void **ptr,
 				      size_t size)
 {
 	ACCEL_ENTER();
 	return allocate(device, ptr, size, ACCEL_KIND_DEVICE);
 }
 
-C_Status accel_device_memory_deallocate(const C_Device device, void *ptr,
+accel_status_t accel_device_memory_deallocate(const accel_device_t device, void *ptr,
 					size_t size)
 {
 	ACCEL_ENTER();
 	return deallocate(device, ptr, size, ACCEL_KIND_DEVICE);
 }
 
-C_Status accel_host_memory_allocate(const C_Device device, void **ptr,
+accel_status_t accel_host_memory_allocate(const accel_device_t device, void **ptr,
 				    size_t size)
 {
 	ACCEL_ENTER();
 	return allocate(device, ptr, size, ACCEL_KIND_HOST);
 }
 
-C_Status accel_host_memory_deallocate(const C_Device device, void *ptr,
+accel_status_t accel_host_memory_deallocate(const accel_device_t device, void *ptr,
 				      size_t size)
 {
 	ACCEL_ENTER();
 	return deallocate(device, ptr, size, ACCEL_KIND_HOST);
 }
 
-C_Status accel_unified_memory_allocate(const C_Device device, void **ptr,
+accel_status_t accel_unified_memory_allocate(const accel_device_t device, void **ptr,
 				       size_t size)
 {
 	ACCEL_ENTER();
 	return allocate(device, ptr, size, ACCEL_KIND_UNIFIED);
 }
 
-C_Status accel_unified_memory_deallocate(const C_Device device, void *ptr,
+accel_status_t accel_unified_memory_deallocate(const accel_device_t device, void *ptr,
 					 size_t size)
 {
 	ACCEL_ENTER();
 	return deallocate(device, ptr, size, ACCEL_KIND_UNIFIED);
 }
 
-C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
+accel_status_t accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 			      size_t size, bool *found, enum accel_kind *kind)
 {
 	const struct accel_allocation *a;
@@ -521,7 +521,7 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 	/* else memory of the device that another library allocated */
 	*found = a || accel_foreign_memory(dev, ptr, &copy);
 	if (!*found)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	*kind = copy.kind;
 	if (size > copy.size - ((uintptr_t)ptr - copy.addr))
 		return accel_error("%p + %zu runs past the end of its %s allocation (%p, %zu bytes) on %s",
@@ -534,7 +534,7 @@ C_Status accel_memory_kind_of(struct accel_device *dev, const void *ptr,
 /* Registered host memory */
 
 /* Why [ptr, ptr + size) cannot be registered. Caller holds reg_lock. */
-static C_Status overlap_error(struct accel_device *dev, const void *ptr,
+static accel_status_t overlap_error(struct accel_device *dev, const void *ptr,
 			      size_t size)
 {
 	const struct accel_allocation *a;
@@ -544,7 +544,7 @@ static C_Status overlap_error(struct accel_device *dev, const void *ptr,
 		a = accel_registry_overlap(&dev->dev_space, (uintptr_t)ptr,
 					   size);
 	if (!a)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	if (a->registered)
 		return accel_error("%p + %zu overlaps host memory already registered with %s at %p (%zu bytes)",
 				   ptr, size, dev->name, (void *)a->addr,
@@ -554,17 +554,17 @@ static C_Status overlap_error(struct accel_device *dev, const void *ptr,
 			   a->size, dev->name);
 }
 
-C_Status accel_host_memory_register(const C_Device device, void *ptr,
+accel_status_t accel_host_memory_register(const accel_device_t device, void *ptr,
 				    size_t size)
 {
 	struct accel_device *dev;
 	struct accel_allocation a;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!ptr || !size)
 		return accel_error("nothing to register: ptr %p, size %zu",
 				   ptr, size);
@@ -574,22 +574,22 @@ C_Status accel_host_memory_register(const C_Device device, void *ptr,
 	memset(&a, 0, sizeof(a));
 	pthread_mutex_lock(&dev->reg_lock);
 	ret = overlap_error(dev, ptr, size);
-	if (ret == C_SUCCESS)
+	if (ret == ACCEL_SUCCESS)
 		ret = dev->be->host_register(dev, ptr, size, &a);
-	if (ret == C_SUCCESS) {
+	if (ret == ACCEL_SUCCESS) {
 		a.addr = (uintptr_t)ptr;
 		a.size = size;
 		a.kind = ACCEL_KIND_HOST;
 		a.registered = true;
 		ret = accel_registry_insert(&dev->host_space, &a);
-		if (ret != C_SUCCESS)
+		if (ret != ACCEL_SUCCESS)
 			dev->be->host_unregister(dev, &a);
 	}
 	pthread_mutex_unlock(&dev->reg_lock);
 	return ret;
 }
 
-C_Status accel_host_memory_unregister(const C_Device device, void *ptr)
+accel_status_t accel_host_memory_unregister(const accel_device_t device, void *ptr)
 {
 	const struct accel_allocation *a;
 	struct accel_allocation gone;
@@ -598,7 +598,7 @@ C_Status accel_host_memory_unregister(const C_Device device, void *ptr)
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	pthread_mutex_lock(&dev->reg_lock);
 	a = accel_registry_find_addr(&dev->host_space, (uintptr_t)ptr);
 	if (!a || !a->registered || a->addr != (uintptr_t)ptr) {
@@ -620,40 +620,40 @@ C_Status accel_host_memory_unregister(const C_Device device, void *ptr)
 
 enum direction { H2D, D2H, D2D };
 
-static C_Status resolve_pair(struct accel_device *dev, enum direction dir,
+static accel_status_t resolve_pair(struct accel_device *dev, enum direction dir,
 			     void *dst, const void *src, size_t size,
 			     struct accel_side *d, struct accel_side *s)
 {
-	C_Status ret;
+	accel_status_t ret;
 
 	if (dir == D2H)
 		ret = resolve_host(dev, "dst", dst, size, d);
 	else
 		ret = resolve_device(dev, "dst", dst, size, d);
-	if (ret != C_SUCCESS)
+	if (ret != ACCEL_SUCCESS)
 		return ret;
 	if (dir == H2D)
 		return resolve_host(dev, "src", src, size, s);
 	return resolve_device(dev, "src", src, size, s);
 }
 
-static C_Status copy_sync(const C_Device device, enum direction dir,
+static accel_status_t copy_sync(const accel_device_t device, enum direction dir,
 			  void *dst, const void *src, size_t size)
 {
 	struct accel_device *dev = accel_device_lookup(device);
 	struct accel_side d, s;
 
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!size)
-		return C_SUCCESS;
-	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != C_SUCCESS)
-		return C_FAILED;
+		return ACCEL_SUCCESS;
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	accel_device_drain(dev);
 	return dev->be->copy(dev, NULL, &d, &s, size);
 }
 
-static C_Status copy_async(const C_Device device, C_Stream stream,
+static accel_status_t copy_async(const accel_device_t device, accel_stream_t stream,
 			   enum direction dir, void *dst, const void *src,
 			   size_t size)
 {
@@ -662,55 +662,55 @@ static C_Status copy_async(const C_Device device, C_Stream stream,
 	struct accel_side d, s;
 
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	st = accel_stream_lookup(dev, stream);
 	if (!st)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!size)
-		return C_SUCCESS;
-	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != C_SUCCESS)
-		return C_FAILED;
+		return ACCEL_SUCCESS;
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if ((dir == D2H && !d.in_alloc) || (dir == H2D && !s.in_alloc))
 		accel_device_touch_host(dev);	/* maybe another's memory */
 	return dev->be->copy(dev, st->priv, &d, &s, size);
 }
 
-C_Status accel_memory_copy_h2d(const C_Device device, void *dst,
+accel_status_t accel_memory_copy_h2d(const accel_device_t device, void *dst,
 			       const void *src, size_t size)
 {
 	ACCEL_ENTER();
 	return copy_sync(device, H2D, dst, src, size);
 }
 
-C_Status accel_memory_copy_d2h(const C_Device device, void *dst,
+accel_status_t accel_memory_copy_d2h(const accel_device_t device, void *dst,
 			       const void *src, size_t size)
 {
 	ACCEL_ENTER();
 	return copy_sync(device, D2H, dst, src, size);
 }
 
-C_Status accel_memory_copy_d2d(const C_Device device, void *dst,
+accel_status_t accel_memory_copy_d2d(const accel_device_t device, void *dst,
 			       const void *src, size_t size)
 {
 	ACCEL_ENTER();
 	return copy_sync(device, D2D, dst, src, size);
 }
 
-C_Status accel_async_memory_copy_h2d(const C_Device device, C_Stream stream,
+accel_status_t accel_async_memory_copy_h2d(const accel_device_t device, accel_stream_t stream,
 				     void *dst, const void *src, size_t size)
 {
 	ACCEL_ENTER();
 	return copy_async(device, stream, H2D, dst, src, size);
 }
 
-C_Status accel_async_memory_copy_d2h(const C_Device device, C_Stream stream,
+accel_status_t accel_async_memory_copy_d2h(const accel_device_t device, accel_stream_t stream,
 				     void *dst, const void *src, size_t size)
 {
 	ACCEL_ENTER();
 	return copy_async(device, stream, D2H, dst, src, size);
 }
 
-C_Status accel_async_memory_copy_d2d(const C_Device device, C_Stream stream,
+accel_status_t accel_async_memory_copy_d2d(const accel_device_t device, accel_stream_t stream,
 				     void *dst, const void *src, size_t size)
 {
 	ACCEL_ENTER();
@@ -721,35 +721,35 @@ C_Status accel_async_memory_copy_d2d(const C_Device device, C_Stream stream,
 /* Copies between devices */
 
 /* Through host memory, for devices of different backends. */
-static C_Status copy_bounce(struct accel_device *dst_dev,
+static accel_status_t copy_bounce(struct accel_device *dst_dev,
 			    const struct accel_side *d,
 			    struct accel_device *src_dev,
 			    const struct accel_side *s, size_t size)
 {
 	size_t chunk = size < BOUNCE_CHUNK ? size : BOUNCE_CHUNK;
 	struct accel_side host = { 0 };
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	host.ptr = malloc(chunk);
 	if (!host.ptr)
 		return accel_oom_error("out of host memory for a %zu-byte bounce buffer",
 				   chunk);
-	for (size_t done = 0; done < size && ret == C_SUCCESS; done += chunk) {
+	for (size_t done = 0; done < size && ret == ACCEL_SUCCESS; done += chunk) {
 		struct accel_side dn = side_advance(d, done);
 		struct accel_side sn = side_advance(s, done);
 
 		if (chunk > size - done)
 			chunk = size - done;
 		ret = src_dev->be->copy(src_dev, NULL, &host, &sn, chunk);
-		if (ret == C_SUCCESS)
+		if (ret == ACCEL_SUCCESS)
 			ret = dst_dev->be->copy(dst_dev, NULL, &dn, &host, chunk);
 	}
 	free(host.ptr);
 	return ret;
 }
 
-static C_Status copy_between(const C_Device dst_device,
-			     const C_Device src_device, C_Stream stream,
+static accel_status_t copy_between(const accel_device_t dst_device,
+			     const accel_device_t src_device, accel_stream_t stream,
 			     void *dst, const void *src, size_t size)
 {
 	struct accel_device *dd = accel_device_lookup(dst_device);
@@ -759,21 +759,21 @@ static C_Status copy_between(const C_Device dst_device,
 	struct accel_side d, s;
 
 	if (!sd)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (stream) {
 		st = accel_stream_lookup(NULL, stream);
 		if (!st)
-			return C_FAILED;
+			return ACCEL_FAILED;
 		if (st->dev != dd && st->dev != sd)
 			return accel_handle_error("stream %p is not a live stream of %s or %s",
 					   (void *)stream, dd->name, sd->name);
 		run = st->dev;
 	}
 	if (!size)
-		return C_SUCCESS;
-	if (resolve_device(dd, "dst", dst, size, &d) != C_SUCCESS ||
-	    resolve_device(sd, "src", src, size, &s) != C_SUCCESS)
-		return C_FAILED;
+		return ACCEL_SUCCESS;
+	if (resolve_device(dd, "dst", dst, size, &d) != ACCEL_SUCCESS ||
+	    resolve_device(sd, "src", src, size, &s) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (dd == sd) {
 		/* a d2d copy: synchronous ones wait for what came before */
 		if (!st)
@@ -788,8 +788,8 @@ static C_Status copy_between(const C_Device dst_device,
 	}
 
 	/* synchronous from here on: wait for what came before */
-	if (st && run->be->stream_sync(run, st->priv) != C_SUCCESS)
-		return C_FAILED;
+	if (st && run->be->stream_sync(run, st->priv) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	/* both devices' streams marked before either is waited for */
 	accel_devices_drain((uint64_t)1 << dd->id | (uint64_t)1 << sd->id);
 	if (dd->be == sd->be)
@@ -797,17 +797,17 @@ static C_Status copy_between(const C_Device dst_device,
 	return copy_bounce(dd, &d, sd, &s, size);
 }
 
-C_Status accel_memory_copy_p2p(const C_Device dst_device,
-			       const C_Device src_device, void *dst,
+accel_status_t accel_memory_copy_p2p(const accel_device_t dst_device,
+			       const accel_device_t src_device, void *dst,
 			       const void *src, size_t size)
 {
 	ACCEL_ENTER();
 	return copy_between(dst_device, src_device, NULL, dst, src, size);
 }
 
-C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
-				     const C_Device src_device,
-				     C_Stream stream, void *dst,
+accel_status_t accel_async_memory_copy_p2p(const accel_device_t dst_device,
+				     const accel_device_t src_device,
+				     accel_stream_t stream, void *dst,
 				     const void *src, size_t size)
 {
 	ACCEL_ENTER();
@@ -819,7 +819,7 @@ C_Status accel_async_memory_copy_p2p(const C_Device dst_device,
 /* ------------------------------------------------------------------ */
 /* Set */
 
-C_Status accel_device_memory_set(const C_Device device, void *ptr,
+accel_status_t accel_device_memory_set(const accel_device_t device, void *ptr,
 				 unsigned char value, size_t size)
 {
 	struct accel_device *dev;
@@ -828,11 +828,11 @@ C_Status accel_device_memory_set(const C_Device device, void *ptr,
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!size)
-		return C_SUCCESS;
-	if (resolve_device(dev, "ptr", ptr, size, &d) != C_SUCCESS)
-		return C_FAILED;
+		return ACCEL_SUCCESS;
+	if (resolve_device(dev, "ptr", ptr, size, &d) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	accel_device_drain(dev);
 	return dev->be->set(dev, NULL, &d, value, size);
 }
@@ -850,7 +850,7 @@ static void take_back_completed(struct accel_device *dev)
 	reap_deferred(dev, false);
 }
 
-C_Status accel_device_memory_stats(const C_Device device,
+accel_status_t accel_device_memory_stats(const accel_device_t device,
 				   size_t *total_memory, size_t *free_memory)
 {
 	struct accel_device *dev;
@@ -858,7 +858,7 @@ C_Status accel_device_memory_stats(const C_Device device,
 	ACCEL_ENTER();
 	dev = accel_device_lookup(device);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!total_memory || !free_memory)
 		return accel_error("%s is NULL",
 				   total_memory ? "free_memory" : "total_memory");
@@ -895,15 +895,15 @@ static size_t max_alloc_of(struct accel_device *dev, size_t free)
 	       ~(dev->min_chunk - 1);
 }
 
-C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size)
+accel_status_t accel_memory_max_alloc(struct accel_device *dev, size_t *size)
 {
 	size_t total, free;
 
 	reap_deferred(dev, false);	/* a pool's lock may be held */
-	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
-		return C_FAILED;
+	if (dev->be->stats(dev, &total, &free) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	*size = max_alloc_of(dev, free);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -915,24 +915,24 @@ C_Status accel_memory_max_alloc(struct accel_device *dev, size_t *size)
  * nearly full must not cripple it for good. Only max_alloc_size is what is
  * free now; an allocator caps an attempt at it (as the pools do).
  */
-static C_Status policy(C_Device device, size_t *size, enum policy what)
+static accel_status_t policy(accel_device_t device, size_t *size, enum policy what)
 {
 	struct accel_device *dev = accel_device_lookup(device);
 	size_t total, free, min, max_chunk, growth;
 
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!size)
 		return accel_error("size is NULL");
 	min = dev->min_chunk;
 	if (what == MIN_CHUNK || what == EXTRA_PADDING) {
 		*size = what == MIN_CHUNK ? min : 0;
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	if (what == MAX_ALLOC)
 		take_back_completed(dev);
-	if (dev->be->stats(dev, &total, &free) != C_SUCCESS)
-		return C_FAILED;
+	if (dev->be->stats(dev, &total, &free) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	max_chunk = (total / 8) & ~(min - 1);
 	if (max_chunk >= dev->chunk_granule)
 		max_chunk -= max_chunk % dev->chunk_granule;
@@ -950,40 +950,40 @@ static C_Status policy(C_Device device, size_t *size, enum policy what)
 		*size = growth < max_chunk ? growth : max_chunk;
 		break;
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_device_min_chunk_size(C_Device device, size_t *size)
+accel_status_t accel_device_min_chunk_size(accel_device_t device, size_t *size)
 {
 	ACCEL_ENTER();
 	return policy(device, size, MIN_CHUNK);
 }
 
-C_Status accel_device_max_chunk_size(C_Device device, size_t *size)
+accel_status_t accel_device_max_chunk_size(accel_device_t device, size_t *size)
 {
 	ACCEL_ENTER();
 	return policy(device, size, MAX_CHUNK);
 }
 
-C_Status accel_device_max_alloc_size(C_Device device, size_t *size)
+accel_status_t accel_device_max_alloc_size(accel_device_t device, size_t *size)
 {
 	ACCEL_ENTER();
 	return policy(device, size, MAX_ALLOC);
 }
 
-C_Status accel_device_extra_padding_size(C_Device device, size_t *size)
+accel_status_t accel_device_extra_padding_size(accel_device_t device, size_t *size)
 {
 	ACCEL_ENTER();
 	return policy(device, size, EXTRA_PADDING);
 }
 
-C_Status accel_device_init_alloc_size(const C_Device device, size_t *size)
+accel_status_t accel_device_init_alloc_size(const accel_device_t device, size_t *size)
 {
 	ACCEL_ENTER();
 	return policy(device, size, INIT_ALLOC);
 }
 
-C_Status accel_device_realloc_size(const C_Device device, size_t *size)
+accel_status_t accel_device_realloc_size(const accel_device_t device, size_t *size)
 {
 	ACCEL_ENTER();
 	return policy(device, size, REALLOC);

@@ -68,7 +68,7 @@ static void describe(struct accel_device *dev, const void *ptr,
 	attr->block_size = span.size;
 }
 
-C_Status accel_pointer_get_attributes(const void *ptr,
+accel_status_t accel_pointer_get_attributes(const void *ptr,
 				      struct accel_pointer_attributes *attr)
 {
 	size_t ids[ACCEL_MAX_DEVICES], n;
@@ -79,11 +79,11 @@ C_Status accel_pointer_get_attributes(const void *ptr,
 	memset(attr, 0, sizeof(*attr));
 	attr->type = ACCEL_POINTER_UNREGISTERED;
 	attr->device = -1;
-	if (accel_get_device_count(&n) != C_SUCCESS ||
-	    accel_get_device_list(ids) != C_SUCCESS)
-		return C_FAILED;
+	if (accel_get_device_count(&n) != ACCEL_SUCCESS ||
+	    accel_get_device_list(ids) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	for (size_t i = 0; ptr && i < n; i++) {
-		struct C_Device_st d = { (int)ids[i] };
+		struct accel_device_id d = { (int)ids[i] };
 		struct accel_device *dev = accel_device_lookup(&d);
 		struct accel_allocation a;
 
@@ -92,5 +92,5 @@ C_Status accel_pointer_get_attributes(const void *ptr,
 			break;
 		}
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }

@@ -38,8 +38,8 @@ struct accel_array *array_live(accel_array_t ary)
 	return a;
 }
 
-C_Status array_new(struct storage *st, size_t offset,
-		   const struct array_layout *l, C_Stream stream,
+accel_status_t array_new(struct storage *st, size_t offset,
+		   const struct array_layout *l, accel_stream_t stream,
 		   bool readonly, accel_array_t *out)
 {
 	struct accel_array *a = calloc(1, sizeof(*a));
@@ -58,11 +58,11 @@ C_Status array_new(struct storage *st, size_t offset,
 	a->stream = stream;
 	a->readonly = readonly;
 	*out = (accel_array_t)a->handle;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status array_new_lent(struct storage *st, size_t offset,
-			const struct array_layout *l, C_Stream stream,
+accel_status_t array_new_lent(struct storage *st, size_t offset,
+			const struct array_layout *l, accel_stream_t stream,
 			bool readonly, const struct lender *lender,
 			accel_array_t *out)
 {
@@ -73,27 +73,27 @@ C_Status array_new_lent(struct storage *st, size_t offset,
 	 * can release it: our own reference keeps the storage until then.
 	 */
 	storage_get(st);
-	if (array_new(st, offset, l, stream, readonly, out) == C_SUCCESS) {
+	if (array_new(st, offset, l, stream, readonly, out) == ACCEL_SUCCESS) {
 		st->lender_release = lender->release;
 		st->lender = lender->arg;
 	}
 	storage_put(st);
-	return *out ? C_SUCCESS : C_FAILED;
+	return *out ? ACCEL_SUCCESS : ACCEL_FAILED;
 }
 
-C_Status array_out(accel_array_t *out, const char *name)
+accel_status_t array_out(accel_array_t *out, const char *name)
 {
 	if (!out)
 		return accel_error("%s is NULL", name);
 	*out = NULL;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status array_out_on(accel_array_t *out, const C_Device device,
-		      C_Stream stream)
+accel_status_t array_out_on(accel_array_t *out, const accel_device_t device,
+		      accel_stream_t stream)
 {
-	if (array_out(out, "ary") != C_SUCCESS || !accel_device_lookup(device))
-		return C_FAILED;
+	if (array_out(out, "ary") != ACCEL_SUCCESS || !accel_device_lookup(device))
+		return ACCEL_FAILED;
 	return stream_check(device->id, stream);
 }
 
@@ -107,8 +107,8 @@ void array_layout_of(const struct accel_array *a, struct array_layout *l)
 }
 
 /* New, uninitialised storage of @kind for layout @l. */
-static C_Status array_alloc(int dev_id, enum storage_kind kind, bool mapped,
-			    const struct array_layout *l, C_Stream stream,
+static accel_status_t array_alloc(int dev_id, enum storage_kind kind, bool mapped,
+			    const struct array_layout *l, accel_stream_t stream,
 			    bool readonly, accel_array_t *ary)
 {
 	unsigned int flags = kind == STORAGE_DEVICE ? 0 :
@@ -116,30 +116,30 @@ static C_Status array_alloc(int dev_id, enum storage_kind kind, bool mapped,
 	struct storage *st;
 	size_t extent;
 
-	if (layout_extent(l, &extent) != C_SUCCESS ||
-	    storage_alloc(dev_id, kind, extent, flags, stream, &st) != C_SUCCESS)
-		return C_FAILED;
+	if (layout_extent(l, &extent) != ACCEL_SUCCESS ||
+	    storage_alloc(dev_id, kind, extent, flags, stream, &st) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	st->mapped_kind = mapped;
 	return array_new(st, 0, l, stream, readonly, ary);
 }
 
-static C_Status make_array(const C_Device device, enum storage_kind kind,
+static accel_status_t make_array(const accel_device_t device, enum storage_kind kind,
 			   bool mapped, int ndim, const size_t *shape,
 			   accel_dtype_t dtype, const ptrdiff_t *strides,
-			   char order, C_Stream stream, accel_array_t *ary)
+			   char order, accel_stream_t stream, accel_array_t *ary)
 {
 	struct array_layout l;
 
-	if (array_out_on(ary, device, stream) != C_SUCCESS)
-		return C_FAILED;
-	if (layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS)
-		return C_FAILED;
+	if (array_out_on(ary, device, stream) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (layout_make(&l, ndim, shape, dtype, strides, order) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return array_alloc(device->id, kind, mapped, &l, stream, false, ary);
 }
 
 /* make_array() with @like's shape and dtype, contiguous in its axis order */
-static C_Status make_like(const C_Device device, enum storage_kind kind,
-			  bool mapped, accel_array_t like, C_Stream stream,
+static accel_status_t make_like(const accel_device_t device, enum storage_kind kind,
+			  bool mapped, accel_array_t like, accel_stream_t stream,
 			  accel_array_t *ary)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
@@ -149,31 +149,31 @@ static C_Status make_like(const C_Device device, enum storage_kind kind,
 		*ary = NULL;
 	a = array_live(like);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	array_layout_of(a, &l);
 	layout_contiguous_like(&l);
 	return make_array(device, kind, mapped, l.ndim, l.shape, l.dtype,
 			  l.strides, 'C', stream, ary);
 }
 
-C_Status accel_device_array(const C_Device device, int ndim,
+accel_status_t accel_device_array(const accel_device_t device, int ndim,
 			    const size_t *shape, accel_dtype_t dtype,
 			    const ptrdiff_t *strides, char order,
-			    C_Stream stream, accel_array_t *ary)
+			    accel_stream_t stream, accel_array_t *ary)
 {
 	ACCEL_ENTER();
 	return make_array(device, STORAGE_DEVICE, false, ndim, shape, dtype,
 			  strides, order, stream, ary);
 }
 
-C_Status accel_device_array_like(const C_Device device, accel_array_t like,
-				 C_Stream stream, accel_array_t *ary)
+accel_status_t accel_device_array_like(const accel_device_t device, accel_array_t like,
+				 accel_stream_t stream, accel_array_t *ary)
 {
 	ACCEL_ENTER();
 	return make_like(device, STORAGE_DEVICE, false, like, stream, ary);
 }
 
-C_Status accel_pinned_array(const C_Device device, int ndim,
+accel_status_t accel_pinned_array(const accel_device_t device, int ndim,
 			    const size_t *shape, accel_dtype_t dtype,
 			    const ptrdiff_t *strides, char order,
 			    accel_array_t *ary)
@@ -183,17 +183,17 @@ C_Status accel_pinned_array(const C_Device device, int ndim,
 			  strides, order, NULL, ary);
 }
 
-C_Status accel_pinned_array_like(const C_Device device, accel_array_t like,
+accel_status_t accel_pinned_array_like(const accel_device_t device, accel_array_t like,
 				 accel_array_t *ary)
 {
 	ACCEL_ENTER();
 	return make_like(device, STORAGE_PINNED, false, like, NULL, ary);
 }
 
-C_Status accel_mapped_array(const C_Device device, int ndim,
+accel_status_t accel_mapped_array(const accel_device_t device, int ndim,
 			    const size_t *shape, accel_dtype_t dtype,
 			    const ptrdiff_t *strides, char order,
-			    C_Stream stream, accel_array_t *ary)
+			    accel_stream_t stream, accel_array_t *ary)
 {
 	ACCEL_ENTER();
 	return make_array(device, STORAGE_PINNED, true, ndim, shape, dtype,
@@ -201,16 +201,16 @@ C_Status accel_mapped_array(const C_Device device, int ndim,
 }
 
 /* End the registrations of [ptr, ...) with the devices in @devs. */
-static C_Status unregister_devs(void *ptr, uint64_t devs)
+static accel_status_t unregister_devs(void *ptr, uint64_t devs)
 {
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	for (int id = 0; id < ACCEL_MAX_DEVICES; id++) {
-		struct C_Device_st d = { id };
+		struct accel_device_id d = { id };
 
 		if ((devs & (1ull << id)) &&
-		    accel_host_memory_unregister(&d, ptr) != C_SUCCESS)
-			ret = C_FAILED;
+		    accel_host_memory_unregister(&d, ptr) != ACCEL_SUCCESS)
+			ret = ACCEL_FAILED;
 	}
 	return ret;
 }
@@ -229,37 +229,37 @@ static bool backend_in(const struct accel_backend *be,
  * other visible device, but for devices of a backend whose pinned memory
  * is portable (cuda) once per backend; the devices go into *@devs.
  */
-static C_Status register_everywhere(void *ptr, size_t bytes,
+static accel_status_t register_everywhere(void *ptr, size_t bytes,
 				    struct accel_device *pinned_on,
 				    uint64_t *devs)
 {
 	const struct accel_backend *done[ACCEL_MAX_DEVICES];
 	size_t ids[ACCEL_MAX_DEVICES], n, ndone = 0;
 
-	if (accel_get_device_count(&n) != C_SUCCESS ||
-	    accel_get_device_list(ids) != C_SUCCESS)
-		return C_FAILED;
+	if (accel_get_device_count(&n) != ACCEL_SUCCESS ||
+	    accel_get_device_list(ids) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (pinned_on->be->pinned_portable)
 		done[ndone++] = pinned_on->be;
 	for (size_t i = 0; i < n; i++) {
-		struct C_Device_st d = { (int)ids[i] };
+		struct accel_device_id d = { (int)ids[i] };
 		struct accel_device *other = accel_device_lookup(&d);
 
 		if (!other || other == pinned_on ||
 		    backend_in(other->be, done, ndone))
 			continue;
-		if (accel_host_memory_register(&d, ptr, bytes) != C_SUCCESS)
-			return C_FAILED;
+		if (accel_host_memory_register(&d, ptr, bytes) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
 		*devs |= 1ull << d.id;
 		if (other->be->pinned_portable)
 			done[ndone++] = other->be;
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status storage_unportable(struct storage *st)
+accel_status_t storage_unportable(struct storage *st)
 {
-	C_Status ret = unregister_devs(st->ptr, st->portable_devs);
+	accel_status_t ret = unregister_devs(st->ptr, st->portable_devs);
 
 	st->portable_devs = 0;
 	if (st->portable_pages && munmap(st->ptr, st->bytes))
@@ -273,10 +273,10 @@ C_Status storage_unportable(struct storage *st)
  * (memory one device allocated, mapped from its driver, may be no memory
  * another can pin).
  */
-static C_Status portable_pages(struct accel_device *dev, size_t bytes,
+static accel_status_t portable_pages(struct accel_device *dev, size_t bytes,
 			       void **ptr, uint64_t *devs)
 {
-	struct C_Device_st d = { dev->id };
+	struct accel_device_id d = { dev->id };
 
 	*devs = 0;
 	*ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -286,15 +286,15 @@ static C_Status portable_pages(struct accel_device *dev, size_t bytes,
 		return accel_errno_error(errno, "cannot map %zu bytes of host memory",
 					 bytes);
 	}
-	if (accel_host_memory_register(&d, *ptr, bytes) == C_SUCCESS) {
+	if (accel_host_memory_register(&d, *ptr, bytes) == ACCEL_SUCCESS) {
 		*devs = 1ull << dev->id;
-		if (register_everywhere(*ptr, bytes, dev, devs) == C_SUCCESS)
-			return C_SUCCESS;
+		if (register_everywhere(*ptr, bytes, dev, devs) == ACCEL_SUCCESS)
+			return ACCEL_SUCCESS;
 	}
 	unregister_devs(*ptr, *devs);
 	munmap(*ptr, bytes);
 	*ptr = NULL;
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
 /*
@@ -305,33 +305,33 @@ static C_Status portable_pages(struct accel_device *dev, size_t bytes,
  * the devices of other backends. Elsewhere a device's write-combined memory
  * is no memory other devices can pin, and portability wins.
  */
-static C_Status mapped_storage(struct accel_device *dev, size_t bytes,
+static accel_status_t mapped_storage(struct accel_device *dev, size_t bytes,
 			       unsigned int flags, struct storage **out)
 {
 	bool wc = flags & ACCEL_ARRAY_WRITE_COMBINED;
 	bool portable = bytes && (flags & ACCEL_ARRAY_PORTABLE);
 	bool pages = portable && !(wc && dev->be->pinned_portable);
-	struct C_Device_st d = { dev->id };
+	struct accel_device_id d = { dev->id };
 	uint64_t devs = 0;
 	struct storage *st;
 	void *ptr = NULL;
-	C_Status ret;
+	accel_status_t ret;
 
 	if (pages)
 		ret = portable_pages(dev, bytes, &ptr, &devs);
 	else
 		ret = bytes ? accel_memory_alloc_host(dev, bytes, wc, &ptr) :
-			      C_SUCCESS;
-	if (ret != C_SUCCESS)
-		return C_FAILED;
-	if (storage_wrap(dev->id, ptr, bytes, true, &st) != C_SUCCESS) {
+			      ACCEL_SUCCESS;
+	if (ret != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (storage_wrap(dev->id, ptr, bytes, true, &st) != ACCEL_SUCCESS) {
 		if (pages) {
 			unregister_devs(ptr, devs);
 			munmap(ptr, bytes);
 		} else if (ptr) {
 			accel_host_memory_deallocate(&d, ptr, bytes);
 		}
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (!bytes) {	/* nothing to find, but a mapped array all the same */
 		st->kind = STORAGE_PINNED;
@@ -344,18 +344,18 @@ static C_Status mapped_storage(struct accel_device *dev, size_t bytes,
 	st->mapped_kind = true;
 	storage_index_add(st);
 	if (portable && !pages &&
-	    register_everywhere(ptr, bytes, dev, &st->portable_devs) != C_SUCCESS) {
+	    register_everywhere(ptr, bytes, dev, &st->portable_devs) != ACCEL_SUCCESS) {
 		storage_put(st);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	*out = st;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_mapped_array_flags(const C_Device device, int ndim,
+accel_status_t accel_mapped_array_flags(const accel_device_t device, int ndim,
 				  const size_t *shape, accel_dtype_t dtype,
 				  const ptrdiff_t *strides, char order,
-				  C_Stream stream, unsigned int flags,
+				  accel_stream_t stream, unsigned int flags,
 				  accel_array_t *ary)
 {
 	struct accel_device *dev;
@@ -364,28 +364,28 @@ C_Status accel_mapped_array_flags(const C_Device device, int ndim,
 	size_t extent;
 
 	ACCEL_ENTER();
-	if (array_out_on(ary, device, stream) != C_SUCCESS)
-		return C_FAILED;
+	if (array_out_on(ary, device, stream) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (flags & ~ACCEL_ARRAY_FLAGS_VALID)
 		return accel_error("unknown flags %#x",
 				   flags & ~ACCEL_ARRAY_FLAGS_VALID);
 	dev = accel_device_lookup(device);
 	if (!dev ||
-	    layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
-	    layout_extent(&l, &extent) != C_SUCCESS ||
-	    mapped_storage(dev, extent, flags, &st) != C_SUCCESS)
-		return C_FAILED;
+	    layout_make(&l, ndim, shape, dtype, strides, order) != ACCEL_SUCCESS ||
+	    layout_extent(&l, &extent) != ACCEL_SUCCESS ||
+	    mapped_storage(dev, extent, flags, &st) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return array_new(st, 0, &l, stream, false, ary);
 }
 
-C_Status accel_mapped_array_like(const C_Device device, accel_array_t like,
-				 C_Stream stream, accel_array_t *ary)
+accel_status_t accel_mapped_array_like(const accel_device_t device, accel_array_t like,
+				 accel_stream_t stream, accel_array_t *ary)
 {
 	ACCEL_ENTER();
 	return make_like(device, STORAGE_PINNED, true, like, stream, ary);
 }
 
-C_Status accel_host_array(void *data, int ndim, const size_t *shape,
+accel_status_t accel_host_array(void *data, int ndim, const size_t *shape,
 			  accel_dtype_t dtype, const ptrdiff_t *strides,
 			  char order, int readonly, accel_array_t *ary)
 {
@@ -394,32 +394,32 @@ C_Status accel_host_array(void *data, int ndim, const size_t *shape,
 	size_t extent;
 
 	ACCEL_ENTER();
-	if (array_out(ary, "ary") != C_SUCCESS ||
-	    layout_make(&l, ndim, shape, dtype, strides, order) != C_SUCCESS ||
-	    layout_extent(&l, &extent) != C_SUCCESS)
-		return C_FAILED;
+	if (array_out(ary, "ary") != ACCEL_SUCCESS ||
+	    layout_make(&l, ndim, shape, dtype, strides, order) != ACCEL_SUCCESS ||
+	    layout_extent(&l, &extent) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!data)
 		return array_alloc(-1, STORAGE_HOST, false, &l, NULL,
 				   readonly, ary);
 	st = storage_host(data, extent);
 	if (!st)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	st->flags = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
 	return array_new(st, 0, &l, NULL, readonly, ary);
 }
 
-C_Status accel_array_release(accel_array_t ary)
+accel_status_t accel_array_release(accel_array_t ary)
 {
 	struct accel_array *a;
 	struct storage *st;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	if (!ary)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	a = array_lookup(ary);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	st = a->st;
 	/* the calls under way on it return first */
 	if (!accel_handle_close(a)) {
@@ -431,7 +431,7 @@ C_Status accel_array_release(accel_array_t ary)
 	if (storage_last_mapped(st)) {
 		accel_handle_reopen(a);
 		accel_handle_put(a);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	accel_handle_retire(a);
 	free(a);
@@ -463,7 +463,7 @@ void *array_data(const struct accel_array *a)
 	return (char *)a->st->ptr + a->offset;
 }
 
-C_Status accel_array_get_info(accel_array_t ary, struct accel_array_info *info)
+accel_status_t accel_array_get_info(accel_array_t ary, struct accel_array_info *info)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
 
@@ -472,7 +472,7 @@ C_Status accel_array_get_info(accel_array_t ary, struct accel_array_info *info)
 		return accel_error("info is NULL");
 	a = array_live(ary);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	memset(info, 0, sizeof(*info));
 	info->kind = array_kind(a);
 	info->device = a->st->dev_id;
@@ -485,5 +485,5 @@ C_Status accel_array_get_info(accel_array_t ary, struct accel_array_info *info)
 	info->data = array_data(a);
 	info->stream = a->stream;
 	info->readonly = a->readonly;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }

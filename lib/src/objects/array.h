@@ -14,13 +14,13 @@ struct array_layout {
 
 /* layout.c */
 /* check and fill @l; NULL @strides: contiguous in @order ('C' or 'F') */
-C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
+accel_status_t layout_make(struct array_layout *l, int ndim, const size_t *shape,
 		     accel_dtype_t dtype, const ptrdiff_t *strides,
 		     char order);
 /* the product of the shape (checked not to overflow by layout_make) */
 size_t layout_size(int ndim, const size_t *shape);
 /* bytes from entry 0 to the end of the last entry; 0 when empty */
-C_Status layout_extent(const struct array_layout *l, size_t *extent);
+accel_status_t layout_extent(const struct array_layout *l, size_t *extent);
 /* contiguous strides with the axes in the order of @l's strides */
 void layout_contiguous_like(struct array_layout *l);
 /* contiguous strides for @order */
@@ -33,8 +33,8 @@ bool layout_compatible(const struct array_layout *a,
 
 /* array.c */
 /* a new array handle over @st (whose reference it takes over) */
-C_Status array_new(struct storage *st, size_t offset,
-		   const struct array_layout *l, C_Stream stream,
+accel_status_t array_new(struct storage *st, size_t offset,
+		   const struct array_layout *l, accel_stream_t stream,
 		   bool readonly, accel_array_t *out);
 /* who lends memory to an array (a DLPack producer), and how it is told */
 struct lender {
@@ -46,18 +46,18 @@ struct lender {
  * when they are released, unless the array could not be made (then the
  * caller still owns what was lent); *@out must be NULL before
  */
-C_Status array_new_lent(struct storage *st, size_t offset,
-			const struct array_layout *l, C_Stream stream,
+accel_status_t array_new_lent(struct storage *st, size_t offset,
+			const struct array_layout *l, accel_stream_t stream,
 			bool readonly, const struct lender *lender,
 			accel_array_t *out);
 /* no array in *@out until one is made; an error if @out is NULL */
-C_Status array_out(accel_array_t *out, const char *name);
+accel_status_t array_out(accel_array_t *out, const char *name);
 /*
  * array_out() of "ary" for a constructor on @device, which must exist, for
  * @stream, which must be NULL or a live stream of it
  */
-C_Status array_out_on(accel_array_t *out, const C_Device device,
-		      C_Stream stream);
+accel_status_t array_out_on(accel_array_t *out, const accel_device_t device,
+		      accel_stream_t stream);
 void array_layout_of(const struct accel_array *a, struct array_layout *l);
 enum accel_array_kind array_kind(const struct accel_array *a);
 /* the first entry, or NULL when the array is empty */
@@ -69,7 +69,7 @@ void *array_data(const struct accel_array *a);
  * pointer that is not NULL, does not wrap the address space and is aligned
  * for the dtype (when there are bytes at all)
  */
-C_Status interface_checked(const struct accel_array_interface *iface,
+accel_status_t interface_checked(const struct accel_array_interface *iface,
 			   struct array_layout *l, size_t *extent);
 /*
  * A view of the library's own storage @st (a reference taken) that holds
@@ -77,7 +77,7 @@ C_Status interface_checked(const struct accel_array_interface *iface,
  * its producer, and must lie inside it. A lender's memory is the
  * library's: it is given back at once.
  */
-C_Status view_of_storage(struct storage *st,
+accel_status_t view_of_storage(struct storage *st,
 			 const struct accel_array_interface *iface,
 			 const struct array_layout *l, size_t extent,
 			 const struct lender *lender, accel_array_t *ary);
@@ -85,7 +85,7 @@ C_Status view_of_storage(struct storage *st,
  * accel_array_from_interface(), told the lender of the memory, if any:
  * called when the view no longer needs it (on success only)
  */
-C_Status array_from_interface(const C_Device device,
+accel_status_t array_from_interface(const accel_device_t device,
 			      const struct accel_array_interface *iface,
 			      int sync, const struct lender *lender,
 			      accel_array_t *ary);

@@ -31,7 +31,7 @@ int accel_array_is_f_contiguous(accel_array_t ary)
 }
 
 /* A view of @a's storage with layout @l. */
-static C_Status view_of(struct accel_array *a, const struct array_layout *l,
+static accel_status_t view_of(struct accel_array *a, const struct array_layout *l,
 			accel_array_t *out)
 {
 	storage_get(a->st);
@@ -50,14 +50,14 @@ static char contiguous_order(const struct array_layout *l, char order)
 	return 0;
 }
 
-static C_Status check_order(char order)
+static accel_status_t check_order(char order)
 {
 	if (order != 'C' && order != 'F' && order != 'A')
 		return accel_error("order '%c' is not 'C', 'F' or 'A'", order);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_array_ravel(accel_array_t ary, char order,
+accel_status_t accel_array_ravel(accel_array_t ary, char order,
 			   accel_array_t *flat)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
@@ -65,8 +65,8 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(flat, "flat") != C_SUCCESS || !(a = array_live(ary)) || check_order(order) != C_SUCCESS)
-		return C_FAILED;
+	if (array_out(flat, "flat") != ACCEL_SUCCESS || !(a = array_live(ary)) || check_order(order) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	array_layout_of(a, &l);
 	/* any array, 1-D too (Numba), gives shape (size,); 0-d gives (1,) */
 	as = contiguous_order(&l, order);
@@ -80,7 +80,7 @@ C_Status accel_array_ravel(accel_array_t ary, char order,
 }
 
 /* @shape with its one -1 (if any) worked out to give @size entries. */
-static C_Status resolve_shape(int ndim, const size_t *shape, size_t size,
+static accel_status_t resolve_shape(int ndim, const size_t *shape, size_t size,
 			      size_t *out)
 {
 	int unknown = -1;
@@ -111,10 +111,10 @@ static C_Status resolve_shape(int ndim, const size_t *shape, size_t size,
 	if (known != size)
 		return accel_error("a shape of %zu entries cannot hold the array's %zu",
 				   known, size);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
+accel_status_t accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
 			     char order, accel_array_t *view)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
@@ -122,13 +122,13 @@ C_Status accel_array_reshape(accel_array_t ary, int ndim, const size_t *shape,
 	char as;
 
 	ACCEL_ENTER();
-	if (array_out(view, "view") != C_SUCCESS || !(a = array_live(ary)) || check_order(order) != C_SUCCESS)
-		return C_FAILED;
+	if (array_out(view, "view") != ACCEL_SUCCESS || !(a = array_live(ary)) || check_order(order) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	array_layout_of(a, &l);
 	to = l;
 	if (resolve_shape(ndim, shape, layout_size(l.ndim, l.shape),
-			  to.shape) != C_SUCCESS)
-		return C_FAILED;
+			  to.shape) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	to.ndim = ndim;
 	if (ndim == l.ndim && !memcmp(to.shape, l.shape, (size_t)ndim * sizeof(*to.shape)))
 		return view_of(a, &l, view);
@@ -157,7 +157,7 @@ int accel_array_has_interface(accel_array_t ary)
 	return a && !array_freed(a) && has_interface(a);
 }
 
-C_Status accel_array_get_interface(accel_array_t ary,
+accel_status_t accel_array_get_interface(accel_array_t ary,
 				   struct accel_array_interface *iface)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
@@ -168,7 +168,7 @@ C_Status accel_array_get_interface(accel_array_t ary,
 		return accel_error("iface is NULL");
 	a = array_live(ary);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!has_interface(a))
 		return accel_error("a host or pinned array has no CUDA array interface; use a device or mapped array");
 	array_layout_of(a, &l);
@@ -183,11 +183,11 @@ C_Status accel_array_get_interface(accel_array_t ary,
 	if (iface->has_strides)
 		memcpy(iface->strides, l.strides, sizeof(iface->strides));
 	iface->stream = a->stream;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* The layout @iface describes. */
-static C_Status interface_layout(const struct accel_array_interface *iface,
+static accel_status_t interface_layout(const struct accel_array_interface *iface,
 				 struct array_layout *l, size_t *extent)
 {
 	accel_dtype_t dtype;
@@ -202,18 +202,18 @@ static C_Status interface_layout(const struct accel_array_interface *iface,
 		return accel_error("no dtype has the typestr \"%s\"", typestr);
 	if (layout_make(l, iface->ndim, iface->shape, dtype,
 			iface->has_strides ? iface->strides : NULL,
-			'C') != C_SUCCESS)
-		return C_FAILED;
+			'C') != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return layout_extent(l, extent);
 }
 
-C_Status interface_checked(const struct accel_array_interface *iface,
+accel_status_t interface_checked(const struct accel_array_interface *iface,
 			   struct array_layout *l, size_t *extent)
 {
-	if (interface_layout(iface, l, extent) != C_SUCCESS)
-		return C_FAILED;
+	if (interface_layout(iface, l, extent) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!*extent)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	if (!iface->data)
 		return accel_error("the data pointer is NULL for %zu bytes",
 				   *extent);
@@ -224,7 +224,7 @@ C_Status interface_checked(const struct accel_array_interface *iface,
 				   "the data pointer");
 }
 
-C_Status view_of_storage(struct storage *st,
+accel_status_t view_of_storage(struct storage *st,
 				const struct accel_array_interface *iface,
 				const struct array_layout *l, size_t extent,
 				const struct lender *lender, accel_array_t *ary)
@@ -235,14 +235,14 @@ C_Status view_of_storage(struct storage *st,
 		accel_error("the interface's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
 			    extent, iface->data, st->ptr, st->bytes);
 		storage_put(st);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (array_new(st, offset, l, iface->stream, iface->readonly,
-		      ary) != C_SUCCESS)
-		return C_FAILED;
+		      ary) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (lender)
 		lender->release(lender->arg);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -251,7 +251,7 @@ C_Status view_of_storage(struct storage *st,
  * the data lies in, if any, and inside it; a lender is told when the
  * wrapped bytes go.
  */
-static C_Status view_wrapping(const C_Device device, struct storage *in,
+static accel_status_t view_wrapping(const accel_device_t device, struct storage *in,
 			      const struct accel_array_interface *iface,
 			      const struct array_layout *l, size_t extent,
 			      const struct lender *lender, accel_array_t *ary)
@@ -263,20 +263,20 @@ static C_Status view_wrapping(const C_Device device, struct storage *in,
 		accel_error("the interface's %zu bytes at %p run past the end of the memory it lies in (%p, %zu bytes)",
 			    extent, iface->data, in->ptr, in->bytes);
 		storage_put(in);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (storage_wrap(device->id, extent ? iface->data : NULL, extent, true,
-			 &st) != C_SUCCESS) {
+			 &st) != ACCEL_SUCCESS) {
 		if (in)
 			storage_put(in);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	st->backing = in;
 	return array_new_lent(st, 0, l, iface->stream, iface->readonly, lender,
 			      ary);
 }
 
-C_Status array_from_interface(const C_Device device,
+accel_status_t array_from_interface(const accel_device_t device,
 			      const struct accel_array_interface *iface,
 			      int sync, const struct lender *lender,
 			      accel_array_t *ary)
@@ -285,19 +285,19 @@ C_Status array_from_interface(const C_Device device,
 	struct storage *st;
 	size_t extent;
 
-	if (array_out(ary, "ary") != C_SUCCESS)
-		return C_FAILED;
+	if (array_out(ary, "ary") != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!accel_device_lookup(device))
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!iface)
 		return accel_error("iface is NULL");
 	/* the view's stream: one of its device */
-	if (stream_check(device->id, iface->stream) != C_SUCCESS ||
-	    interface_checked(iface, &l, &extent) != C_SUCCESS)
-		return C_FAILED;
+	if (stream_check(device->id, iface->stream) != ACCEL_SUCCESS ||
+	    interface_checked(iface, &l, &extent) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (sync && iface->stream &&
-	    accel_stream_synchronize(device, iface->stream) != C_SUCCESS)
-		return C_FAILED;
+	    accel_stream_synchronize(device, iface->stream) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	st = extent ? storage_index_find(iface->data) : NULL;
 	/*
 	 * Pinned memory viewed as a device array is mapped memory: a view of
@@ -310,7 +310,7 @@ C_Status array_from_interface(const C_Device device,
 	return view_wrapping(device, st, iface, &l, extent, lender, ary);
 }
 
-C_Status accel_array_from_interface(const C_Device device,
+accel_status_t accel_array_from_interface(const accel_device_t device,
 				    const struct accel_array_interface *iface,
 				    int sync, accel_array_t *ary)
 {

@@ -7,21 +7,21 @@
 #include "objects/array.h"
 
 /* Copy the span of @src into @dst, whose layouts the caller matched. */
-static C_Status array_transfer(struct accel_array *dst,
-			       struct accel_array *src, C_Stream stream)
+static accel_status_t array_transfer(struct accel_array *dst,
+			       struct accel_array *src, accel_stream_t stream)
 {
 	struct array_layout l;
 	struct xfer_end to = { .st = dst->st, .offset = dst->offset };
 	struct xfer_end from = { .st = src->st, .offset = src->offset };
 	size_t extent;
-	C_Status ret;
+	accel_status_t ret;
 
 	array_layout_of(src, &l);
-	if (layout_extent(&l, &extent) != C_SUCCESS)
-		return C_FAILED;
+	if (layout_extent(&l, &extent) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (storage_use_both(dst->st, "the destination", src->st,
-			     "the source") != C_SUCCESS)
-		return C_FAILED;
+			     "the source") != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	ret = transfer(&to, &from, extent, stream);
 	storage_done(src->st);
 	storage_done(dst->st);
@@ -29,7 +29,7 @@ static C_Status array_transfer(struct accel_array *dst,
 }
 
 /* @dst may receive @src's data. */
-static C_Status check_pair(struct accel_array *dst, struct accel_array *src)
+static accel_status_t check_pair(struct accel_array *dst, struct accel_array *src)
 {
 	struct array_layout a, b;
 
@@ -40,7 +40,7 @@ static C_Status check_pair(struct accel_array *dst, struct accel_array *src)
 	if (!layout_compatible(&a, &b))
 		return accel_error("the arrays differ in dtype (%s, %s), shape or strides",
 				   dst->dtype->name, src->dtype->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -60,62 +60,62 @@ static bool on_device_already(const struct accel_array *a, int dev)
  * A device array with @host's layout; @share: @host itself (a new handle on
  * it) if it is on the device already; @copy: holding a copy of its data
  */
-static C_Status to_device(const C_Device device, accel_array_t host,
-			  C_Stream stream, bool share, bool copy,
+static accel_status_t to_device(const accel_device_t device, accel_array_t host,
+			  accel_stream_t stream, bool share, bool copy,
 			  accel_array_t *ary)
 {
 	struct accel_array *h ACCEL_HANDLE_REF = NULL, *made;
 	struct array_layout l;
 	struct storage *st;
 	size_t extent;
-	C_Status ret;
+	accel_status_t ret;
 
-	if (array_out_on(ary, device, stream) != C_SUCCESS)
-		return C_FAILED;
+	if (array_out_on(ary, device, stream) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	h = array_live(host);
 	if (!h)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	array_layout_of(h, &l);
 	if (share && on_device_already(h, device->id)) {
 		storage_get(h->st);
 		return array_new(h->st, h->offset, &l, h->stream, h->readonly,
 				 ary);
 	}
-	if (layout_extent(&l, &extent) != C_SUCCESS ||
+	if (layout_extent(&l, &extent) != ACCEL_SUCCESS ||
 	    storage_alloc(device->id, STORAGE_DEVICE, extent, 0, stream,
-			  &st) != C_SUCCESS)
-		return C_FAILED;
-	if (array_new(st, 0, &l, stream, false, ary) != C_SUCCESS)
-		return C_FAILED;
+			  &st) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (array_new(st, 0, &l, stream, false, ary) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!copy)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	made = array_lookup(*ary);
-	ret = made ? array_transfer(made, h, stream) : C_FAILED;
+	ret = made ? array_transfer(made, h, stream) : ACCEL_FAILED;
 	if (made)	/* before the release below, which waits for it */
 		accel_handle_put(made);
-	if (ret != C_SUCCESS) {
+	if (ret != ACCEL_SUCCESS) {
 		accel_array_release(*ary);
 		*ary = NULL;
 	}
 	return ret;
 }
 
-C_Status accel_to_device(const C_Device device, accel_array_t host,
-			 C_Stream stream, accel_array_t *ary)
+accel_status_t accel_to_device(const accel_device_t device, accel_array_t host,
+			 accel_stream_t stream, accel_array_t *ary)
 {
 	ACCEL_ENTER();
 	return to_device(device, host, stream, false, true, ary);
 }
 
-C_Status accel_to_device_ex(const C_Device device, accel_array_t host,
-			    C_Stream stream, int copy, accel_array_t *ary)
+accel_status_t accel_to_device_ex(const accel_device_t device, accel_array_t host,
+			    accel_stream_t stream, int copy, accel_array_t *ary)
 {
 	ACCEL_ENTER();
 	return to_device(device, host, stream, true, copy, ary);
 }
 
-C_Status accel_array_copy_to_device(accel_array_t dst, accel_array_t src,
-				    C_Stream stream)
+accel_status_t accel_array_copy_to_device(accel_array_t dst, accel_array_t src,
+				    accel_stream_t stream)
 {
 	struct accel_array *d ACCEL_HANDLE_REF = NULL;
 	struct accel_array *s ACCEL_HANDLE_REF = NULL;
@@ -123,74 +123,74 @@ C_Status accel_array_copy_to_device(accel_array_t dst, accel_array_t src,
 
 	ACCEL_ENTER();
 	if (!(d = array_live(dst)) || !(s = array_live(src)))
-		return C_FAILED;
+		return ACCEL_FAILED;
 	kind = array_kind(d);
 	if (kind != ACCEL_ARRAY_DEVICE && kind != ACCEL_ARRAY_MAPPED)
 		return accel_error("the destination is a host array, not a device or mapped array");
-	if (check_pair(d, s) != C_SUCCESS)
-		return C_FAILED;
+	if (check_pair(d, s) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return array_transfer(d, s, stream);
 }
 
-C_Status accel_array_copy_to_host(accel_array_t ary, accel_array_t dst,
-				  C_Stream stream, accel_array_t *host)
+accel_status_t accel_array_copy_to_host(accel_array_t ary, accel_array_t dst,
+				  accel_stream_t stream, accel_array_t *host)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
 	struct accel_array *d = NULL;
 	struct array_layout l;
 	accel_array_t made = NULL;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	if (host)
 		*host = NULL;
 	a = array_live(ary);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!dst && !host)
 		return accel_error("host is NULL: nowhere to return the new host array");
 	if (!dst) {
 		array_layout_of(a, &l);
 		if (accel_host_array(NULL, l.ndim, l.shape, l.dtype, l.strides,
-				     'C', 0, &made) != C_SUCCESS)
-			return C_FAILED;
+				     'C', 0, &made) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
 		dst = made;
 	}
 	d = array_live(dst);
 	if (!d)
-		ret = C_FAILED;
+		ret = ACCEL_FAILED;
 	else if (!made && array_kind(d) == ACCEL_ARRAY_DEVICE)
 		ret = accel_error("the destination is a device array, not a host array");
 	else if (!made)
 		ret = check_pair(d, a);
 	else
-		ret = C_SUCCESS;
-	if (ret == C_SUCCESS)
+		ret = ACCEL_SUCCESS;
+	if (ret == ACCEL_SUCCESS)
 		ret = array_transfer(d, a, stream);
 	if (d)		/* before the release below, which waits for it */
 		accel_handle_put(d);
-	if (ret != C_SUCCESS) {
+	if (ret != ACCEL_SUCCESS) {
 		accel_array_release(made);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (host)
 		*host = dst;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_array_register(const C_Device device, accel_array_t host,
+accel_status_t accel_array_register(const accel_device_t device, accel_array_t host,
 			      int mapped)
 {
 	struct accel_array *h ACCEL_HANDLE_REF = NULL;
 	struct storage *st;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	ACCEL_ENTER();
 	if (!accel_device_lookup(device))
-		return C_FAILED;
+		return ACCEL_FAILED;
 	h = array_live(host);
 	if (!h)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	st = h->st;
 	storage_write_lock(st);
 	if (st->freed)		/* since array_live() looked */
@@ -201,7 +201,7 @@ C_Status accel_array_register(const C_Device device, accel_array_t host,
 				  "only host arrays are registered; this one is device or pinned memory already");
 	else if (st->bytes)
 		ret = accel_host_memory_register(device, st->ptr, st->bytes);
-	if (ret == C_SUCCESS) {
+	if (ret == ACCEL_SUCCESS) {
 		st->registered_dev = device->id;
 		st->dev_id = device->id;
 		st->kind = STORAGE_PINNED;
@@ -211,13 +211,13 @@ C_Status accel_array_register(const C_Device device, accel_array_t host,
 	return ret;
 }
 
-C_Status accel_array_unregister(accel_array_t host)
+accel_status_t accel_array_unregister(accel_array_t host)
 {
 	struct accel_array *h ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	h = array_live(host);
 	if (!h)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	return storage_unregister(h->st);
 }

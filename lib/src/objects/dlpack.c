@@ -35,12 +35,12 @@ static const DLDataType dl_types[ACCEL_SCALAR_COUNT] = {
 	[ACCEL_FLOAT64] = { kDLFloat, 64, 1 },
 };
 
-static C_Status dl_type_of(accel_dtype_t dtype, DLDataType *type)
+static accel_status_t dl_type_of(accel_dtype_t dtype, DLDataType *type)
 {
 	for (int i = 0; i < ACCEL_SCALAR_COUNT; i++) {
 		if (accel_dtype(i) == dtype && dl_types[i].lanes) {
 			*type = dl_types[i];
-			return C_SUCCESS;
+			return ACCEL_SUCCESS;
 		}
 	}
 	return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
@@ -48,14 +48,14 @@ static C_Status dl_type_of(accel_dtype_t dtype, DLDataType *type)
 			  accel_dtype_name(dtype));
 }
 
-static C_Status dtype_of_dl(DLDataType type, accel_dtype_t *dtype)
+static accel_status_t dtype_of_dl(DLDataType type, accel_dtype_t *dtype)
 {
 	for (int i = 0; i < ACCEL_SCALAR_COUNT; i++) {
 		if (dl_types[i].lanes && type.lanes == 1 &&
 		    dl_types[i].code == type.code &&
 		    dl_types[i].bits == type.bits) {
 			*dtype = accel_dtype(i);
-			return C_SUCCESS;
+			return ACCEL_SUCCESS;
 		}
 	}
 	return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
@@ -78,7 +78,7 @@ static bool on_backend(const struct accel_device *dev, const char *name)
 
 static DLDevice dl_device_of(const struct storage *st)
 {
-	struct C_Device_st d = { st->dev_id };
+	struct accel_device_id d = { st->dev_id };
 	struct accel_device *dev = st->dev_id >= 0 ? accel_device_lookup(&d) :
 				   NULL;
 	bool cuda = dev && on_backend(dev, "cuda");
@@ -102,7 +102,7 @@ static DLDevice dl_device_of(const struct storage *st)
 	}
 }
 
-C_Status accel_array_dlpack_device(accel_array_t ary, DLDevice *device)
+accel_status_t accel_array_dlpack_device(accel_array_t ary, DLDevice *device)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
 
@@ -111,15 +111,15 @@ C_Status accel_array_dlpack_device(accel_array_t ary, DLDevice *device)
 		return accel_error("device is NULL");
 	a = array_live(ary);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	*device = dl_device_of(a->st);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 static void export_deleter(DLManagedTensor *tensor)
 {
 	struct export *e = tensor->manager_ctx;
-	C_Status ret;
+	accel_status_t ret;
 
 	/* mapped bytes keep their last reference, as a handle's release does */
 	storage_put_unmapped(e->st, &ret);
@@ -127,7 +127,7 @@ static void export_deleter(DLManagedTensor *tensor)
 }
 
 /* The tensor's shape and strides (in entries) from @a's. */
-static C_Status export_layout(const struct accel_array *a, struct export *e)
+static accel_status_t export_layout(const struct accel_array *a, struct export *e)
 {
 	size_t size = a->dtype->size;
 
@@ -138,19 +138,19 @@ static C_Status export_layout(const struct accel_array *a, struct export *e)
 		e->shape[i] = (int64_t)a->shape[i];
 		e->strides[i] = a->strides[i] / (ptrdiff_t)size;
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status sync_stream(const struct accel_array *a)
+static accel_status_t sync_stream(const struct accel_array *a)
 {
-	struct C_Device_st d = { a->st->dev_id };
+	struct accel_device_id d = { a->st->dev_id };
 
 	if (!a->stream)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	return accel_stream_synchronize(&d, a->stream);
 }
 
-C_Status accel_array_to_dlpack(accel_array_t ary, int sync,
+accel_status_t accel_array_to_dlpack(accel_array_t ary, int sync,
 			       DLManagedTensor **tensor)
 {
 	struct accel_array *a ACCEL_HANDLE_REF = NULL;
@@ -163,7 +163,7 @@ C_Status accel_array_to_dlpack(accel_array_t ary, int sync,
 	*tensor = NULL;
 	a = array_live(ary);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (a->readonly)
 		return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
 				  "a read-only array cannot be exported: DLPack cannot say it is read-only");
@@ -171,11 +171,11 @@ C_Status accel_array_to_dlpack(accel_array_t ary, int sync,
 	if (!e)
 		return accel_oom_error("out of host memory for a DLPack tensor");
 	t = &e->tensor.dl_tensor;
-	if (dl_type_of(a->dtype, &t->dtype) != C_SUCCESS ||
-	    export_layout(a, e) != C_SUCCESS ||
-	    (sync && sync_stream(a) != C_SUCCESS)) {
+	if (dl_type_of(a->dtype, &t->dtype) != ACCEL_SUCCESS ||
+	    export_layout(a, e) != ACCEL_SUCCESS ||
+	    (sync && sync_stream(a) != ACCEL_SUCCESS)) {
 		free(e);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	t->data = array_data(a);
 	t->device = dl_device_of(a->st);
@@ -187,11 +187,11 @@ C_Status accel_array_to_dlpack(accel_array_t ary, int sync,
 	e->tensor.manager_ctx = e;
 	e->tensor.deleter = export_deleter;
 	*tensor = &e->tensor;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* The array interface (device pointer, layout in bytes) of @t. */
-static C_Status interface_of(const DLTensor *t,
+static accel_status_t interface_of(const DLTensor *t,
 			     struct accel_array_interface *iface)
 {
 	accel_dtype_t dtype = NULL;
@@ -203,8 +203,8 @@ static C_Status interface_of(const DLTensor *t,
 				   t->ndim, ACCEL_MAX_DIMS);
 	if (t->ndim && !t->shape)
 		return accel_error("the tensor's shape is NULL");
-	if (dtype_of_dl(t->dtype, &dtype) != C_SUCCESS)
-		return C_FAILED;
+	if (dtype_of_dl(t->dtype, &dtype) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	size = accel_dtype_size(dtype);
 	iface->version = 3;
 	iface->ndim = t->ndim;
@@ -229,30 +229,30 @@ static C_Status interface_of(const DLTensor *t,
 		return accel_error("the tensor's byte_offset %llu runs past the end of the address space",
 				   (unsigned long long)t->byte_offset);
 	iface->data = t->data ? (char *)t->data + t->byte_offset : NULL;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Whether @dev may use memory of the tensor's device @dl at all. */
-static C_Status device_takes(const struct accel_device *dev, DLDevice dl)
+static accel_status_t device_takes(const struct accel_device *dev, DLDevice dl)
 {
 	bool cuda = on_backend(dev, "cuda");
 	bool same_index = dl.device_id == backend_index(dev);
 
 	switch ((int)dl.device_type) {
 	case kDLCPU:
-		return C_SUCCESS;	/* storage_wrap() says if it may */
+		return ACCEL_SUCCESS;	/* storage_wrap() says if it may */
 	case kDLCUDA:
 	case kDLCUDAManaged:
 		if (cuda && same_index)
-			return C_SUCCESS;
+			return ACCEL_SUCCESS;
 		break;
 	case kDLCUDAHost:
 		if (cuda)
-			return C_SUCCESS;
+			return ACCEL_SUCCESS;
 		break;
 	case kDLExtDev:
 		if (on_backend(dev, "accel") && same_index)
-			return C_SUCCESS;
+			return ACCEL_SUCCESS;
 		break;
 	}
 	return accel_error("memory of DLPack device type %d, index %d, is not memory of %s",
@@ -277,7 +277,7 @@ static void call_deleter(void *arg)
  * A host array over the tensor's host-accessible memory, lent by it, or a
  * view of the library's own memory that holds it.
  */
-static C_Status host_view(DLDevice dl, const struct accel_array_interface *iface,
+static accel_status_t host_view(DLDevice dl, const struct accel_array_interface *iface,
 			  const struct lender *lender, accel_array_t *ary)
 {
 	struct array_layout l;
@@ -287,20 +287,20 @@ static C_Status host_view(DLDevice dl, const struct accel_array_interface *iface
 	if (!host_accessible(dl))
 		return accel_error("memory of DLPack device type %d is not host memory: name the device it is memory of",
 				   (int)dl.device_type);
-	if (interface_checked(iface, &l, &extent) != C_SUCCESS)
-		return C_FAILED;
+	if (interface_checked(iface, &l, &extent) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	/* the library's own memory: shared, as a view of it (a cpu device's too) */
 	st = extent ? storage_index_find(iface->data) : NULL;
 	if (st)
 		return view_of_storage(st, iface, &l, extent, lender, ary);
 	st = storage_host(extent ? iface->data : NULL, extent);
 	if (!st)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	st->flags = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
 	return array_new_lent(st, 0, &l, NULL, false, lender, ary);
 }
 
-C_Status accel_array_from_dlpack(const C_Device device,
+accel_status_t accel_array_from_dlpack(const accel_device_t device,
 				 DLManagedTensor *tensor, accel_array_t *ary)
 {
 	struct lender lender = { call_deleter, tensor };
@@ -308,16 +308,16 @@ C_Status accel_array_from_dlpack(const C_Device device,
 	struct accel_device *dev;
 
 	ACCEL_ENTER();
-	if (array_out(ary, "ary") != C_SUCCESS)
-		return C_FAILED;
+	if (array_out(ary, "ary") != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!tensor)
 		return accel_error("tensor is NULL");
-	if (interface_of(&tensor->dl_tensor, &iface) != C_SUCCESS)
-		return C_FAILED;
+	if (interface_of(&tensor->dl_tensor, &iface) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!device)
 		return host_view(tensor->dl_tensor.device, &iface, &lender, ary);
 	dev = accel_device_lookup(device);
-	if (!dev || device_takes(dev, tensor->dl_tensor.device) != C_SUCCESS)
-		return C_FAILED;
+	if (!dev || device_takes(dev, tensor->dl_tensor.device) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return array_from_interface(device, &iface, 0, &lender, ary);
 }

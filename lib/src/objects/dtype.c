@@ -75,7 +75,7 @@ static accel_dtype_t find_locked(const char *name)
 	return NULL;
 }
 
-C_Status accel_dtype_find(const char *name, accel_dtype_t *dtype)
+accel_status_t accel_dtype_find(const char *name, accel_dtype_t *dtype)
 {
 	ACCEL_ENTER();
 	if (!name || !dtype)
@@ -85,10 +85,10 @@ C_Status accel_dtype_find(const char *name, accel_dtype_t *dtype)
 	pthread_mutex_unlock(&registered.lock);
 	if (!*dtype)
 		return accel_error("no dtype is called \"%s\"", name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_dtype_register(const char *name, size_t size,
+accel_status_t accel_dtype_register(const char *name, size_t size,
 			      accel_dtype_t *dtype)
 {
 	struct accel_dtype *t;
@@ -127,7 +127,7 @@ C_Status accel_dtype_register(const char *name, size_t size,
 	registered.n++;
 	pthread_mutex_unlock(&registered.lock);
 	*dtype = t;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 accel_dtype_t dtype_by_typestr(const char *typestr)
@@ -167,12 +167,12 @@ size_t dtype_align(accel_dtype_t dtype)
 	return builtin ? dtype->size : 1;
 }
 
-C_Status dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what)
+accel_status_t dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what)
 {
 	size_t align = dtype_align(dtype);
 
 	if (at % align)
 		return accel_error("%s %#zx is not a multiple of %zu, the alignment of %s",
 				   what, at, align, dtype->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }

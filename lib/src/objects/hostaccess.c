@@ -21,7 +21,7 @@ static const char *access_name(unsigned int access)
 }
 
 /* Whether @st lets the host @access it. */
-static C_Status may_access(const struct storage *st, unsigned int access)
+static accel_status_t may_access(const struct storage *st, unsigned int access)
 {
 	if (!access || access & ~(unsigned int)(ACCEL_MAP_READ | ACCEL_MAP_WRITE))
 		return accel_error("access %#x is not ACCEL_MAP_READ and/or ACCEL_MAP_WRITE",
@@ -31,7 +31,7 @@ static C_Status may_access(const struct storage *st, unsigned int access)
 	if (access & ~st->flags)
 		return accel_error("the memory was allocated without host %s access",
 				   access_name(access & ~st->flags));
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -48,23 +48,23 @@ static uint64_t writers_of(struct storage *st)
 }
 
 /* Map @mem, which is in use, once more. */
-static C_Status map_used(struct accel_memory *mem, unsigned int access,
+static accel_status_t map_used(struct accel_memory *mem, unsigned int access,
 			 void **ptr)
 {
 	struct storage *st = mem->st;
 	uint64_t ids = writers_of(st);
 
-	if (may_access(st, access) != C_SUCCESS)
-		return C_FAILED;
+	if (may_access(st, access) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	/* the host must see what queued work wrote */
-	if (ids && accel_devices_synchronize(ids) != C_SUCCESS)
-		return C_FAILED;
+	if (ids && accel_devices_synchronize(ids) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	atomic_fetch_add(&storage_owner(st)->maps, 1);
 	*ptr = st->ptr ? (char *)st->ptr + mem->offset : NULL;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status unmap_used(struct accel_memory *mem)
+static accel_status_t unmap_used(struct accel_memory *mem)
 {
 	struct storage *own = storage_owner(mem->st);
 	int maps = atomic_load(&own->maps);
@@ -75,14 +75,14 @@ static C_Status unmap_used(struct accel_memory *mem)
 	} while (!atomic_compare_exchange_weak(&own->maps, &maps, maps - 1));
 	/* write-combined stores reach the device before its next transfer */
 	atomic_thread_fence(memory_order_seq_cst);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_memory_map(accel_memory_t mem, unsigned int access,
+accel_status_t accel_memory_map(accel_memory_t mem, unsigned int access,
 			  void **ptr)
 {
 	struct accel_memory *m;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	if (!ptr)
@@ -90,37 +90,37 @@ C_Status accel_memory_map(accel_memory_t mem, unsigned int access,
 	*ptr = NULL;
 	m = memory_use(mem);
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	ret = map_used(m, access, ptr);
 	memory_done(m);
 	return ret;
 }
 
-C_Status accel_memory_unmap(accel_memory_t mem)
+accel_status_t accel_memory_unmap(accel_memory_t mem)
 {
 	struct accel_memory *m;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	m = memory_use(mem);
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	ret = unmap_used(m);
 	memory_done(m);
 	return ret;
 }
 
 /* Copy between the start of @mem and @host through a mapping. */
-static C_Status through_map(accel_memory_t mem, void *host, size_t bytes,
+static accel_status_t through_map(accel_memory_t mem, void *host, size_t bytes,
 			    unsigned int access)
 {
 	struct accel_memory *m;
 	void *mapped;
-	C_Status ret;
+	accel_status_t ret;
 
 	m = memory_use(mem);
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (bytes > m->entries * m->dtype->size)
 		ret = accel_error("%zu bytes are more than the memory's %zu",
 				  bytes, m->entries * m->dtype->size);
@@ -128,7 +128,7 @@ static C_Status through_map(accel_memory_t mem, void *host, size_t bytes,
 		ret = accel_error("the host buffer is NULL");
 	else
 		ret = map_used(m, access, &mapped);
-	if (ret == C_SUCCESS) {
+	if (ret == ACCEL_SUCCESS) {
 		if (bytes && access == ACCEL_MAP_READ)
 			memcpy(host, mapped, bytes);
 		else if (bytes)
@@ -139,13 +139,13 @@ static C_Status through_map(accel_memory_t mem, void *host, size_t bytes,
 	return ret;
 }
 
-C_Status accel_memory_read(accel_memory_t mem, void *dst, size_t bytes)
+accel_status_t accel_memory_read(accel_memory_t mem, void *dst, size_t bytes)
 {
 	ACCEL_ENTER();
 	return through_map(mem, dst, bytes, ACCEL_MAP_READ);
 }
 
-C_Status accel_memory_write(accel_memory_t mem, const void *src,
+accel_status_t accel_memory_write(accel_memory_t mem, const void *src,
 			    size_t bytes)
 {
 	ACCEL_ENTER();

@@ -16,7 +16,7 @@ size_t layout_size(int ndim, const size_t *shape)
 	return n;
 }
 
-static C_Status check_shape(int ndim, const size_t *shape,
+static accel_status_t check_shape(int ndim, const size_t *shape,
 			    accel_dtype_t dtype)
 {
 	size_t n, bytes;
@@ -42,7 +42,7 @@ static C_Status check_shape(int ndim, const size_t *shape,
 	if (!mul_ok(n, dtype->size, &bytes) || bytes > PTRDIFF_MAX)
 		return accel_error("the shape's %zu entries (empty axes counted as 1) of %s overflow",
 				   n, dtype->name);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 void layout_contiguous(struct array_layout *l, char order)
@@ -57,7 +57,7 @@ void layout_contiguous(struct array_layout *l, char order)
 	}
 }
 
-C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
+accel_status_t layout_make(struct array_layout *l, int ndim, const size_t *shape,
 		     accel_dtype_t dtype, const ptrdiff_t *strides,
 		     char order)
 {
@@ -66,8 +66,8 @@ C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
 	memset(l, 0, sizeof(*l));
 	if (!dtype)	/* Numba's default, as numpy.empty's */
 		dtype = accel_dtype(ACCEL_FLOAT64);
-	if (check_shape(ndim, shape, dtype) != C_SUCCESS)
-		return C_FAILED;
+	if (check_shape(ndim, shape, dtype) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (order != 'C' && order != 'F')
 		return accel_error("order '%c' is not 'C' or 'F'", order);
 	l->ndim = ndim;
@@ -76,7 +76,7 @@ C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
 		memcpy(l->shape, shape, (size_t)ndim * sizeof(*shape));
 	if (!strides) {
 		layout_contiguous(l, order);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	for (int i = 0; i < ndim; i++) {
 		if (strides[i] < 0)
@@ -93,13 +93,13 @@ C_Status layout_make(struct array_layout *l, int ndim, const size_t *shape,
 	return layout_extent(l, &extent);
 }
 
-C_Status layout_extent(const struct array_layout *l, size_t *extent)
+accel_status_t layout_extent(const struct array_layout *l, size_t *extent)
 {
 	size_t end = l->dtype->size, step;
 
 	*extent = 0;
 	if (!layout_size(l->ndim, l->shape))
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	for (int i = 0; i < l->ndim; i++) {
 		if (!mul_ok(l->shape[i] - 1, (size_t)l->strides[i], &step) ||
 		    __builtin_add_overflow(end, step, &end) || end > PTRDIFF_MAX)
@@ -107,7 +107,7 @@ C_Status layout_extent(const struct array_layout *l, size_t *extent)
 					   i);
 	}
 	*extent = end;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 void layout_contiguous_like(struct array_layout *l)

@@ -19,7 +19,7 @@ struct accel_memory *memory_lookup(accel_memory_t mem)
 }
 
 /* A new handle on @st (whose reference it takes over). */
-static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
+static accel_status_t handle_new(struct storage *st, size_t offset, size_t entries,
 			   accel_dtype_t dtype, accel_memory_t *out)
 {
 	struct accel_memory *m = calloc(1, sizeof(*m));
@@ -34,35 +34,35 @@ static C_Status handle_new(struct storage *st, size_t offset, size_t entries,
 	m->entries = entries;
 	m->dtype = dtype;
 	*out = (accel_memory_t)m->handle;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+accel_status_t memory_new(struct storage *st, size_t offset, size_t entries,
 		    accel_dtype_t dtype, accel_memory_t *out)
 {
 	return handle_new(st, offset, entries, dtype, out);
 }
 
 /* No handle in *@mem until one is made; a device is needed. */
-static C_Status memory_out(accel_memory_t *mem, const C_Device device)
+static accel_status_t memory_out(accel_memory_t *mem, const accel_device_t device)
 {
 	if (!mem)
 		return accel_error("mem is NULL");
 	*mem = NULL;
-	return accel_device_lookup(device) ? C_SUCCESS : C_FAILED;
+	return accel_device_lookup(device) ? ACCEL_SUCCESS : ACCEL_FAILED;
 }
 
-static C_Status check_dtype(accel_dtype_t dtype, size_t entries, size_t *bytes)
+static accel_status_t check_dtype(accel_dtype_t dtype, size_t entries, size_t *bytes)
 {
 	if (!dtype)
 		return accel_error("the dtype is NULL");
 	if (!mul_ok(entries, dtype->size, bytes))
 		return accel_error("%zu entries of %s (%zu bytes each) overflow",
 				   entries, dtype->name, dtype->size);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_memory_create(const C_Device device, size_t entries,
+accel_status_t accel_memory_create(const accel_device_t device, size_t entries,
 			     accel_dtype_t dtype, const void *src,
 			     unsigned int flags, accel_memory_t *mem)
 {
@@ -71,37 +71,37 @@ C_Status accel_memory_create(const C_Device device, size_t entries,
 	size_t bytes = 0;
 
 	ACCEL_ENTER();
-	if (memory_out(mem, device) != C_SUCCESS)
-		return C_FAILED;
+	if (memory_out(mem, device) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (flags & ~ACCEL_MEMORY_FLAGS_VALID)
 		return accel_error("unknown flags %#x", flags & ~ACCEL_MEMORY_FLAGS_VALID);
-	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS)
-		return C_FAILED;
+	if (check_dtype(dtype, entries, &bytes) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (storage_alloc(device->id, flags ? STORAGE_UNIFIED : STORAGE_DEVICE,
-			  bytes, flags, NULL, &st) != C_SUCCESS)
-		return C_FAILED;
+			  bytes, flags, NULL, &st) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	to.st = st;
 	from.host = (void *)src;
-	if (src && bytes && transfer(&to, &from, bytes, NULL) != C_SUCCESS) {
+	if (src && bytes && transfer(&to, &from, bytes, NULL) != ACCEL_SUCCESS) {
 		storage_put(st);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	return handle_new(st, 0, entries, dtype, mem);
 }
 
-C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
+accel_status_t accel_memory_wrap(const accel_device_t device, void *ptr, size_t entries,
 			   accel_dtype_t dtype, accel_memory_t *mem)
 {
 	struct storage *st;
 	size_t bytes = 0;
 
 	ACCEL_ENTER();
-	if (memory_out(mem, device) != C_SUCCESS)
-		return C_FAILED;
-	if (check_dtype(dtype, entries, &bytes) != C_SUCCESS ||
-	    dtype_check_aligned((uintptr_t)ptr, dtype, "the pointer") != C_SUCCESS ||
-	    storage_wrap(device->id, ptr, bytes, false, &st) != C_SUCCESS)
-		return C_FAILED;
+	if (memory_out(mem, device) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (check_dtype(dtype, entries, &bytes) != ACCEL_SUCCESS ||
+	    dtype_check_aligned((uintptr_t)ptr, dtype, "the pointer") != ACCEL_SUCCESS ||
+	    storage_wrap(device->id, ptr, bytes, false, &st) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return handle_new(st, 0, entries, dtype, mem);
 }
 
@@ -110,19 +110,19 @@ C_Status accel_memory_wrap(const C_Device device, void *ptr, size_t entries,
  * way on it return first, and every call that starts later is refused, a
  * racing release or free among them; handle_unclaim() makes it live again.
  */
-static C_Status handle_claim(struct accel_memory *m)
+static accel_status_t handle_claim(struct accel_memory *m)
 {
 	if (accel_handle_close(m))
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	accel_handle_put(m);
 	return accel_handle_error("the memory handle was released by another thread");
 }
 
 /* Caller claimed @m: end its handle and free it. */
-static C_Status handle_end(struct accel_memory *m)
+static accel_status_t handle_end(struct accel_memory *m)
 {
 	struct storage *st = m->st;
-	C_Status ret;
+	accel_status_t ret;
 
 	accel_handle_retire(m);
 	free(m);
@@ -135,23 +135,23 @@ static C_Status handle_end(struct accel_memory *m)
 }
 
 /* Caller claimed @m, and cannot go on: @m is live again. */
-static C_Status handle_unclaim(struct accel_memory *m)
+static accel_status_t handle_unclaim(struct accel_memory *m)
 {
 	accel_handle_reopen(m);
 	accel_handle_put(m);
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
-C_Status accel_memory_release(accel_memory_t mem)
+accel_status_t accel_memory_release(accel_memory_t mem)
 {
 	struct accel_memory *m;
 
 	ACCEL_ENTER();
 	if (!mem)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	m = memory_lookup(mem);
-	if (!m || handle_claim(m) != C_SUCCESS)
-		return C_FAILED;
+	if (!m || handle_claim(m) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	/* mapped memory keeps its last handle */
 	if (storage_last_mapped(m->st))
 		return handle_unclaim(m);
@@ -162,15 +162,15 @@ C_Status accel_memory_release(accel_memory_t mem)
  * The handle is claimed before the bytes go, not after: a release that
  * starts while the free waits for the device is refused, not the free.
  */
-C_Status accel_memory_free(accel_memory_t mem)
+accel_status_t accel_memory_free(accel_memory_t mem)
 {
 	struct accel_memory *m;
 
 	ACCEL_ENTER();
 	m = memory_lookup(mem);
-	if (!m || handle_claim(m) != C_SUCCESS)
-		return C_FAILED;
-	if (storage_free(m->st) != C_SUCCESS)
+	if (!m || handle_claim(m) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (storage_free(m->st) != ACCEL_SUCCESS)
 		return handle_unclaim(m);
 	return handle_end(m);
 }
@@ -187,30 +187,30 @@ struct accel_memory *memory_use(accel_memory_t mem)
 {
 	struct accel_memory *m = memory_lookup(mem);
 
-	if (m && storage_use(m->st, "the memory") != C_SUCCESS) {
+	if (m && storage_use(m->st, "the memory") != ACCEL_SUCCESS) {
 		accel_handle_put(m);
 		return NULL;
 	}
 	return m;
 }
 
-C_Status memory_use_both(accel_memory_t a, accel_memory_t b,
+accel_status_t memory_use_both(accel_memory_t a, accel_memory_t b,
 			 struct accel_memory **ma, struct accel_memory **mb)
 {
 	*ma = memory_lookup(a);
 	if (!*ma)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	*mb = memory_lookup(b);
 	if (!*mb) {
 		accel_handle_put(*ma);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	if (storage_use_both((*ma)->st, "the memory", (*mb)->st,
-			     "the memory") == C_SUCCESS)
-		return C_SUCCESS;
+			     "the memory") == ACCEL_SUCCESS)
+		return ACCEL_SUCCESS;
 	accel_handle_put(*mb);
 	accel_handle_put(*ma);
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
 void memory_done(struct accel_memory *m)
@@ -219,7 +219,7 @@ void memory_done(struct accel_memory *m)
 	accel_handle_put(m);
 }
 
-C_Status accel_memory_get_info(accel_memory_t mem,
+accel_status_t accel_memory_get_info(accel_memory_t mem,
 			       struct accel_memory_info *info)
 {
 	struct accel_memory *m;
@@ -230,7 +230,7 @@ C_Status accel_memory_get_info(accel_memory_t mem,
 		return accel_error("info is NULL");
 	m = memory_use(mem);
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	st = m->st;
 	memset(info, 0, sizeof(*info));
 	info->entries = m->entries;
@@ -242,11 +242,11 @@ C_Status accel_memory_get_info(accel_memory_t mem,
 	info->wrapped = !st->owned;
 	info->mapped = atomic_load(&storage_owner(st)->maps);
 	memory_done(m);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* [offset, offset + *count) within @entries; ACCEL_ALL is the rest. */
-C_Status entry_range(size_t entries, size_t offset, size_t *count)
+accel_status_t entry_range(size_t entries, size_t offset, size_t *count)
 {
 	if (offset > entries)
 		return accel_error("offset %zu is past the end of %zu entries",
@@ -256,14 +256,14 @@ C_Status entry_range(size_t entries, size_t offset, size_t *count)
 	if (*count > entries - offset)
 		return accel_error("%zu entries from offset %zu run past the end of %zu entries",
 				   *count, offset, entries);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
+accel_status_t accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
 			    accel_memory_t *slice)
 {
 	struct accel_memory *m;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	if (!slice)
@@ -271,9 +271,9 @@ C_Status accel_memory_slice(accel_memory_t mem, size_t offset, size_t count,
 	*slice = NULL;
 	m = memory_use(mem);
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	ret = entry_range(m->entries, offset, &count);
-	if (ret == C_SUCCESS) {
+	if (ret == ACCEL_SUCCESS) {
 		storage_get(m->st);
 		ret = handle_new(m->st, m->offset + offset * m->dtype->size,
 				 count, m->dtype, slice);
@@ -291,12 +291,12 @@ static size_t entry_address(const struct accel_memory *m)
 	return (size_t)((uintptr_t)m->st->ptr + m->offset);
 }
 
-C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
+accel_status_t accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 			   accel_memory_t *cast)
 {
 	struct accel_memory *m;
 	size_t bytes;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	if (!cast)
@@ -306,15 +306,15 @@ C_Status accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
 		return accel_error("the dtype is NULL");
 	m = memory_use(mem);
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	bytes = m->entries * m->dtype->size;
 	if (bytes % dtype->size) {
 		ret = accel_error("%zu bytes of %s are no whole number of %s (%zu bytes each)",
 				  bytes, m->dtype->name, dtype->name,
 				  dtype->size);
 	} else if (dtype_check_aligned(entry_address(m), dtype,
-				       "the memory's address") != C_SUCCESS) {
-		ret = C_FAILED;
+				       "the memory's address") != ACCEL_SUCCESS) {
+		ret = ACCEL_FAILED;
 	} else {
 		storage_get(m->st);
 		ret = handle_new(m->st, m->offset, bytes / dtype->size,
@@ -333,14 +333,14 @@ static enum storage_kind clone_kind(const struct storage *st)
 	return st->kind == STORAGE_HOST ? STORAGE_UNIFIED : st->kind;
 }
 
-C_Status accel_memory_clone(accel_memory_t mem, accel_memory_t *clone)
+accel_status_t accel_memory_clone(accel_memory_t mem, accel_memory_t *clone)
 {
 	struct accel_memory *m;
 	struct xfer_end to = { 0 }, from = { 0 };
 	struct storage *st;
 	size_t bytes = 0, entries;
 	accel_dtype_t dtype;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	if (!clone)
@@ -348,22 +348,22 @@ C_Status accel_memory_clone(accel_memory_t mem, accel_memory_t *clone)
 	*clone = NULL;
 	m = memory_use(mem);
 	if (!m)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	bytes = m->entries * m->dtype->size;
 	ret = storage_alloc(m->st->dev_id, clone_kind(m->st), bytes,
 			    m->st->flags, NULL, &st);
-	if (ret == C_SUCCESS) {
+	if (ret == ACCEL_SUCCESS) {
 		to.st = st;
 		from.st = m->st;
 		from.offset = m->offset;
 		ret = transfer(&to, &from, bytes, NULL);
-		if (ret != C_SUCCESS)
+		if (ret != ACCEL_SUCCESS)
 			storage_put(st);
 	}
 	entries = m->entries;
 	dtype = m->dtype;
 	memory_done(m);
-	if (ret != C_SUCCESS)
-		return C_FAILED;
+	if (ret != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return handle_new(st, 0, entries, dtype, clone);
 }

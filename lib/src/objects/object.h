@@ -42,7 +42,7 @@ struct storage {
 	unsigned int flags;	/* ACCEL_MEMORY_HOST_* */
 	void *ptr;
 	size_t bytes;
-	C_Stream alloc_stream;	/* what a pool block was allocated for */
+	accel_stream_t alloc_stream;	/* what a pool block was allocated for */
 	atomic_int maps;	/* host mappings open: see storage_owner() */
 	/* bits of the devices that queued transfers on the bytes */
 	_Atomic uint64_t async_devs;
@@ -82,7 +82,7 @@ struct accel_array {
 	size_t shape[ACCEL_MAX_DIMS];
 	ptrdiff_t strides[ACCEL_MAX_DIMS];
 	accel_dtype_t dtype;
-	C_Stream stream;
+	accel_stream_t stream;
 	bool readonly;
 };
 
@@ -98,24 +98,24 @@ static inline struct storage *storage_owner(struct storage *st)
 
 /* storage.c */
 /* new storage of @bytes; @dev_id -1 with STORAGE_HOST for plain host memory */
-C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
-		       unsigned int flags, C_Stream stream,
+accel_status_t storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
+		       unsigned int flags, accel_stream_t stream,
 		       struct storage **out);
 /* storage over the caller's memory at @ptr, found in @dev_id's memory */
-C_Status storage_wrap(int dev_id, void *ptr, size_t bytes, bool for_array,
+accel_status_t storage_wrap(int dev_id, void *ptr, size_t bytes, bool for_array,
 		      struct storage **out);
 /* storage over the caller's host memory, of no device; NULL on error */
 struct storage *storage_host(void *ptr, size_t bytes);
 void storage_get(struct storage *st);
 /* drop a reference; the last one frees the bytes (if owned) */
-C_Status storage_put(struct storage *st);
+accel_status_t storage_put(struct storage *st);
 /*
  * storage_put(), unless it is the last reference on mapped bytes (the
  * mapping would point at freed bytes; a view's last reference is that when
  * its backing has no other): then false, with the error
  * (ACCEL_ERROR_IN_USE) in *ret, and the reference stays
  */
-bool storage_put_unmapped(struct storage *st, C_Status *ret);
+bool storage_put_unmapped(struct storage *st, accel_status_t *ret);
 /*
  * Whether the caller's reference is the last one on mapped bytes, as
  * storage_put_unmapped() says: its handle must not be released
@@ -123,9 +123,9 @@ bool storage_put_unmapped(struct storage *st, C_Status *ret);
  */
 bool storage_last_mapped(struct storage *st);
 /* end the registration of host memory for a device */
-C_Status storage_unregister(struct storage *st);
+accel_status_t storage_unregister(struct storage *st);
 /* free the bytes now; refused while they are mapped through any handle */
-C_Status storage_free(struct storage *st);
+accel_status_t storage_free(struct storage *st);
 /*
  * Whether its bytes, or those of the storage it is a view of, were freed;
  * takes @st's lock for reading, so the caller must not wait for a free.
@@ -135,19 +135,19 @@ bool storage_is_freed(struct storage *st);
 void storage_write_lock(struct storage *st);
 void storage_write_unlock(struct storage *st);
 /* take the read lock; fails, unlocked, if the storage is freed */
-C_Status storage_use(struct storage *st, const char *what);
+accel_status_t storage_use(struct storage *st, const char *what);
 /*
  * Both, for one operation (storage_done() each): a free of either waits
  * for it, and it waits for a free of either that is under way.
  */
-C_Status storage_use_both(struct storage *a, const char *what_a,
+accel_status_t storage_use_both(struct storage *a, const char *what_a,
 			  struct storage *b, const char *what_b);
 void storage_done(struct storage *st);
 /* true for memory that device pointers name: device and unified */
 bool storage_on_device(const struct storage *st);
 
 /* array.c: end the registrations of portable memory with other devices */
-C_Status storage_unportable(struct storage *st);
+accel_status_t storage_unportable(struct storage *st);
 
 /* storage_index.c: owned storages, by address, while their bytes live */
 void storage_index_add(struct storage *st);
@@ -166,21 +166,21 @@ struct xfer_end {
 	size_t offset;
 	void *host;		/* instead of st: caller's host memory */
 };
-C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
-		  size_t bytes, C_Stream stream);
+accel_status_t transfer(const struct xfer_end *dst, const struct xfer_end *src,
+		  size_t bytes, accel_stream_t stream);
 /*
- * C_SUCCESS if @stream is NULL or a live stream of device @dev_id; else
- * C_FAILED, ACCEL_ERROR_INVALID_HANDLE
+ * ACCEL_SUCCESS if @stream is NULL or a live stream of device @dev_id; else
+ * ACCEL_FAILED, ACCEL_ERROR_INVALID_HANDLE
  */
-C_Status stream_check(int dev_id, C_Stream stream);
+accel_status_t stream_check(int dev_id, accel_stream_t stream);
 /* @e named by the storage that owns its bytes (storage_owner()) */
 struct xfer_end xfer_owner(const struct xfer_end *e);
 
 /* memobj.c: [offset, offset + *count) within @entries; ACCEL_ALL: the rest */
-C_Status entry_range(size_t entries, size_t offset, size_t *count);
+accel_status_t entry_range(size_t entries, size_t offset, size_t *count);
 
 /* memobj.c: a new memory handle on @st (whose reference it takes over) */
-C_Status memory_new(struct storage *st, size_t offset, size_t entries,
+accel_status_t memory_new(struct storage *st, size_t offset, size_t entries,
 		    accel_dtype_t dtype, accel_memory_t *out);
 
 /*
@@ -204,7 +204,7 @@ bool array_freed(struct accel_array *a);
  */
 struct accel_memory *memory_use(accel_memory_t mem);
 /* memory_use() of both at once (see storage_use_both()); memory_done() each */
-C_Status memory_use_both(accel_memory_t a, accel_memory_t b,
+accel_status_t memory_use_both(accel_memory_t a, accel_memory_t b,
 			 struct accel_memory **ma, struct accel_memory **mb);
 void memory_done(struct accel_memory *m);
 
@@ -216,7 +216,7 @@ accel_dtype_t dtype_by_typestr(const char *typestr);
  */
 size_t dtype_align(accel_dtype_t dtype);
 /* an error unless @at (an address or byte offset, named @what) is aligned for @dtype */
-C_Status dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what);
+accel_status_t dtype_check_aligned(size_t at, accel_dtype_t dtype, const char *what);
 
 /* The bit of visible device @id, none for -1 */
 static inline uint64_t device_bits(int id)

@@ -103,12 +103,12 @@ void storage_write_unlock(struct storage *st)
 	pthread_mutex_unlock(&gate_lock);
 }
 
-static C_Status device_of(int dev_id, struct accel_device **dev)
+static accel_status_t device_of(int dev_id, struct accel_device **dev)
 {
-	struct C_Device_st d = { dev_id };
+	struct accel_device_id d = { dev_id };
 
 	*dev = accel_device_lookup(&d);
-	return *dev ? C_SUCCESS : C_FAILED;
+	return *dev ? ACCEL_SUCCESS : ACCEL_FAILED;
 }
 
 static struct storage *storage_new(int dev_id, enum storage_kind kind,
@@ -135,17 +135,17 @@ static struct storage *storage_new(int dev_id, enum storage_kind kind,
 }
 
 /* Where owned bytes of each kind come from. */
-static C_Status bytes_alloc(int dev_id, enum storage_kind kind, size_t bytes,
-			    C_Stream stream, void **ptr)
+static accel_status_t bytes_alloc(int dev_id, enum storage_kind kind, size_t bytes,
+			    accel_stream_t stream, void **ptr)
 {
-	struct C_Device_st d = { dev_id };
+	struct accel_device_id d = { dev_id };
 	accel_pool_t pool;
 
 	*ptr = NULL;
 	switch (kind) {
 	case STORAGE_DEVICE:
-		if (accel_device_pool(&d, &pool) != C_SUCCESS)
-			return C_FAILED;
+		if (accel_device_pool(&d, &pool) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
 		return accel_pool_allocate(pool, stream, ptr, bytes);
 	case STORAGE_UNIFIED:
 		return accel_unified_memory_allocate(&d, ptr, bytes);
@@ -156,20 +156,20 @@ static C_Status bytes_alloc(int dev_id, enum storage_kind kind, size_t bytes,
 		if (!*ptr)
 			return accel_oom_error("out of host memory: %zu bytes",
 					   bytes);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	return accel_error("unknown storage kind %d", kind);
 }
 
-static C_Status bytes_free(struct storage *st)
+static accel_status_t bytes_free(struct storage *st)
 {
-	struct C_Device_st d = { st->dev_id };
+	struct accel_device_id d = { st->dev_id };
 	accel_pool_t pool;
 
 	switch (st->kind) {
 	case STORAGE_DEVICE:
-		if (accel_device_pool(&d, &pool) != C_SUCCESS)
-			return C_FAILED;
+		if (accel_device_pool(&d, &pool) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
 		return accel_pool_deallocate(pool, NULL, st->ptr, st->bytes);
 	case STORAGE_UNIFIED:
 		return accel_unified_memory_deallocate(&d, st->ptr, st->bytes);
@@ -177,13 +177,13 @@ static C_Status bytes_free(struct storage *st)
 		return accel_host_memory_deallocate(&d, st->ptr, st->bytes);
 	case STORAGE_HOST:
 		free(st->ptr);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	return accel_error("unknown storage kind %d", st->kind);
 }
 
-C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
-		       unsigned int flags, C_Stream stream,
+accel_status_t storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
+		       unsigned int flags, accel_stream_t stream,
 		       struct storage **out)
 {
 	struct accel_device *dev;
@@ -191,11 +191,11 @@ C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
 	void *ptr = NULL;
 
 	*out = NULL;
-	if (dev_id >= 0 && device_of(dev_id, &dev) != C_SUCCESS)
-		return C_FAILED;
+	if (dev_id >= 0 && device_of(dev_id, &dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if ((bytes || kind == STORAGE_HOST) &&
-	    bytes_alloc(dev_id, kind, bytes, stream, &ptr) != C_SUCCESS)
-		return C_FAILED;
+	    bytes_alloc(dev_id, kind, bytes, stream, &ptr) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	st = storage_new(dev_id, kind, ptr, bytes);
 	if (!st) {
 		struct storage tmp = { .kind = kind, .dev_id = dev_id,
@@ -203,14 +203,14 @@ C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
 
 		if (ptr)
 			bytes_free(&tmp);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
 	st->owned = true;
 	st->flags = flags;
 	st->alloc_stream = stream;
 	storage_index_add(st);
 	*out = st;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -218,27 +218,27 @@ C_Status storage_alloc(int dev_id, enum storage_kind kind, size_t bytes,
  * library (a cpu device's memory is host memory too): then it must lie in
  * one of that device's allocations (for pool memory, a live block).
  */
-static C_Status check_other_devices(struct accel_device *dev, void *ptr,
+static accel_status_t check_other_devices(struct accel_device *dev, void *ptr,
 				    size_t bytes)
 {
 	size_t ids[ACCEL_MAX_DEVICES], n;
 	enum accel_kind k;
 	bool found = false;
 
-	if (accel_get_device_count(&n) != C_SUCCESS ||
-	    accel_get_device_list(ids) != C_SUCCESS)
-		return C_FAILED;
+	if (accel_get_device_count(&n) != ACCEL_SUCCESS ||
+	    accel_get_device_list(ids) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	for (size_t i = 0; i < n && !found; i++) {
 		struct accel_device *other;
 
 		if ((int)ids[i] == dev->id)
 			continue;
-		if (device_of((int)ids[i], &other) != C_SUCCESS ||
+		if (device_of((int)ids[i], &other) != ACCEL_SUCCESS ||
 		    accel_memory_kind_of(other, ptr, bytes, &found,
-					 &k) != C_SUCCESS)
-			return C_FAILED;
+					 &k) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -252,8 +252,8 @@ static bool pinned_by_sibling(struct accel_device *dev, void *ptr,
 	size_t ids[ACCEL_MAX_DEVICES], n;
 
 	if (!dev->be->pinned_portable ||
-	    accel_get_device_count(&n) != C_SUCCESS ||
-	    accel_get_device_list(ids) != C_SUCCESS)
+	    accel_get_device_count(&n) != ACCEL_SUCCESS ||
+	    accel_get_device_list(ids) != ACCEL_SUCCESS)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		struct accel_device *other;
@@ -261,11 +261,11 @@ static bool pinned_by_sibling(struct accel_device *dev, void *ptr,
 		bool found = false;
 
 		if ((int)ids[i] == dev->id ||
-		    device_of((int)ids[i], &other) != C_SUCCESS ||
+		    device_of((int)ids[i], &other) != ACCEL_SUCCESS ||
 		    other->be != dev->be)
 			continue;
 		if (accel_memory_kind_of(other, ptr, bytes, &found,
-					 &k) == C_SUCCESS &&
+					 &k) == ACCEL_SUCCESS &&
 		    found && k == ACCEL_KIND_HOST)
 			return true;
 	}
@@ -273,14 +273,14 @@ static bool pinned_by_sibling(struct accel_device *dev, void *ptr,
 }
 
 /* What a wrapped pointer of @dev is, or why it cannot be wrapped. */
-static C_Status wrapped_kind(struct accel_device *dev, void *ptr,
+static accel_status_t wrapped_kind(struct accel_device *dev, void *ptr,
 			     size_t bytes, enum storage_kind *kind)
 {
 	enum accel_kind k;
 	bool found;
 
-	if (accel_memory_kind_of(dev, ptr, bytes, &found, &k) != C_SUCCESS)
-		return C_FAILED;
+	if (accel_memory_kind_of(dev, ptr, bytes, &found, &k) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!found && pinned_by_sibling(dev, ptr, bytes)) {
 		found = true;
 		k = ACCEL_KIND_HOST;
@@ -294,10 +294,10 @@ static C_Status wrapped_kind(struct accel_device *dev, void *ptr,
 	}
 	*kind = k == ACCEL_KIND_DEVICE ? STORAGE_DEVICE :
 		k == ACCEL_KIND_UNIFIED ? STORAGE_UNIFIED : STORAGE_PINNED;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status storage_wrap(int dev_id, void *ptr, size_t bytes, bool for_array,
+accel_status_t storage_wrap(int dev_id, void *ptr, size_t bytes, bool for_array,
 		      struct storage **out)
 {
 	enum storage_kind kind = STORAGE_DEVICE;
@@ -305,21 +305,21 @@ C_Status storage_wrap(int dev_id, void *ptr, size_t bytes, bool for_array,
 	struct storage *st;
 
 	*out = NULL;
-	if (device_of(dev_id, &dev) != C_SUCCESS)
-		return C_FAILED;
+	if (device_of(dev_id, &dev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!ptr && bytes)
 		return accel_error("cannot wrap NULL with %zu bytes", bytes);
-	if (ptr && wrapped_kind(dev, ptr, bytes, &kind) != C_SUCCESS)
-		return C_FAILED;
+	if (ptr && wrapped_kind(dev, ptr, bytes, &kind) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	st = storage_new(dev_id, kind, ptr, bytes);
 	if (!st)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	/* pinned memory behind an array interface is mapped memory */
 	st->mapped_kind = for_array && kind == STORAGE_PINNED;
 	if (kind != STORAGE_DEVICE)
 		st->flags = ACCEL_MEMORY_HOST_READ | ACCEL_MEMORY_HOST_WRITE;
 	*out = st;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 struct storage *storage_host(void *ptr, size_t bytes)
@@ -345,10 +345,10 @@ static void wait_async(struct storage *st)
 		accel_devices_drain(devs);
 }
 
-static C_Status unregister(struct storage *st)
+static accel_status_t unregister(struct storage *st)
 {
-	struct C_Device_st d = { st->registered_dev };
-	C_Status ret = C_SUCCESS;
+	struct accel_device_id d = { st->registered_dev };
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	if (st->bytes)
 		ret = accel_host_memory_unregister(&d, st->ptr);
@@ -359,9 +359,9 @@ static C_Status unregister(struct storage *st)
 	return ret;
 }
 
-C_Status storage_unregister(struct storage *st)
+accel_status_t storage_unregister(struct storage *st)
 {
-	C_Status ret;
+	accel_status_t ret;
 
 	storage_write_lock(st);
 	if (st->registered_dev < 0)
@@ -373,22 +373,22 @@ C_Status storage_unregister(struct storage *st)
 }
 
 /* Give back the bytes, once. Caller holds the write lock or the last ref. */
-static C_Status release_bytes(struct storage *st)
+static accel_status_t release_bytes(struct storage *st)
 {
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	if (st->freed)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	st->freed = true;
 	storage_index_remove(st);
 	if (st->registered_dev >= 0)
 		ret = unregister(st);
-	if (st->portable_devs && storage_unportable(st) != C_SUCCESS)
-		ret = C_FAILED;
+	if (st->portable_devs && storage_unportable(st) != ACCEL_SUCCESS)
+		ret = ACCEL_FAILED;
 	wait_async(st);
 	if (st->owned && (st->ptr || st->kind == STORAGE_HOST) &&
-	    bytes_free(st) != C_SUCCESS)
-		ret = C_FAILED;
+	    bytes_free(st) != ACCEL_SUCCESS)
+		ret = ACCEL_FAILED;
 	if (st->lender_release)
 		st->lender_release(st->lender);
 	return ret;
@@ -399,22 +399,22 @@ static C_Status release_bytes(struct storage *st)
  * stays if its other references went meanwhile and it is mapped (a release
  * racing this one's saw them), and the mapping with it.
  */
-static C_Status storage_gone(struct storage *st)
+static accel_status_t storage_gone(struct storage *st)
 {
-	C_Status ret = release_bytes(st), put;
+	accel_status_t ret = release_bytes(st), put;
 
 	if (st->backing && (!storage_put_unmapped(st->backing, &put) ||
-			    put != C_SUCCESS))
-		ret = C_FAILED;
+			    put != ACCEL_SUCCESS))
+		ret = ACCEL_FAILED;
 	pthread_rwlock_destroy(&st->lock);
 	free(st);
 	return ret;
 }
 
-C_Status storage_put(struct storage *st)
+accel_status_t storage_put(struct storage *st)
 {
 	if (atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) != 1)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	return storage_gone(st);
 }
 
@@ -431,7 +431,7 @@ static bool last_on_mapped(struct storage *st, unsigned int refs)
 	       (own == st || atomic_load(&own->refs) == 1);
 }
 
-bool storage_put_unmapped(struct storage *st, C_Status *ret)
+bool storage_put_unmapped(struct storage *st, accel_status_t *ret)
 {
 	unsigned int refs = atomic_load(&st->refs);
 
@@ -444,7 +444,7 @@ bool storage_put_unmapped(struct storage *st, C_Status *ret)
 							refs - 1,
 							memory_order_acq_rel,
 							memory_order_relaxed));
-	*ret = refs == 1 ? storage_gone(st) : C_SUCCESS;
+	*ret = refs == 1 ? storage_gone(st) : ACCEL_SUCCESS;
 	return true;
 }
 
@@ -456,9 +456,9 @@ bool storage_last_mapped(struct storage *st)
 	return true;
 }
 
-C_Status storage_free(struct storage *st)
+accel_status_t storage_free(struct storage *st)
 {
-	C_Status ret;
+	accel_status_t ret;
 
 	/* a map through a view holds our lock too (storage_use()) */
 	storage_write_lock(st);
@@ -482,11 +482,11 @@ bool storage_is_freed(struct storage *st)
 }
 
 /* After the gate: read-lock @st, unless it (or what it lies in) was freed. */
-static C_Status use_past_gate(struct storage *st, const char *what)
+static accel_status_t use_past_gate(struct storage *st, const char *what)
 {
 	lock_for_reading(st);
 	if (!st->freed && !(st->backing && st->backing->freed))
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	storage_done(st);
 	return accel_handle_error("%s was freed with accel_memory_free()",
 			   what);
@@ -496,23 +496,23 @@ static C_Status use_past_gate(struct storage *st, const char *what)
  * A view's operation holds the storage it lies in too: a free of that
  * waits for the operation, as a free of the view itself would.
  */
-C_Status storage_use(struct storage *st, const char *what)
+accel_status_t storage_use(struct storage *st, const char *what)
 {
 	pass_gate(st, NULL);
 	return use_past_gate(st, what);
 }
 
-C_Status storage_use_both(struct storage *a, const char *what_a,
+accel_status_t storage_use_both(struct storage *a, const char *what_a,
 			  struct storage *b, const char *what_b)
 {
 	pass_gate(a, b);
-	if (use_past_gate(a, what_a) != C_SUCCESS)
-		return C_FAILED;
-	if (use_past_gate(b, what_b) != C_SUCCESS) {
+	if (use_past_gate(a, what_a) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (use_past_gate(b, what_b) != ACCEL_SUCCESS) {
 		storage_done(a);
-		return C_FAILED;
+		return ACCEL_FAILED;
 	}
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 void storage_done(struct storage *st)

@@ -48,26 +48,26 @@ static void engine_end(struct xfer_end *e, int runner)
 }
 
 /* A map of the bytes through any handle on them keeps the device off. */
-static C_Status not_mapped(const struct xfer_end *e)
+static accel_status_t not_mapped(const struct xfer_end *e)
 {
 	if (e->st && atomic_load(&storage_owner(e->st)->maps))
 		return accel_fail(ACCEL_ERROR_IN_USE, "the memory is mapped for the host: unmap it before the device uses it");
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Wait for device @id's work (on @stream, if given); -1 is no device. */
-static C_Status settle(int id, C_Stream stream)
+static accel_status_t settle(int id, accel_stream_t stream)
 {
-	struct C_Device_st d = { id };
+	struct accel_device_id d = { id };
 
 	if (id < 0)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	return stream ? accel_stream_synchronize(&d, stream) :
 			accel_device_synchronize(&d);
 }
 
 /* The device @stream belongs to, or -1: asking sets no error. */
-static int stream_dev(C_Stream stream)
+static int stream_dev(accel_stream_t stream)
 {
 	struct accel_stream *s = accel_handle_get(stream, ACCEL_HANDLE_STREAM);
 	int id = -1;
@@ -79,12 +79,12 @@ static int stream_dev(C_Stream stream)
 	return id;
 }
 
-C_Status stream_check(int dev_id, C_Stream stream)
+accel_status_t stream_check(int dev_id, accel_stream_t stream)
 {
 	int id;
 
 	if (!stream)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	id = stream_dev(stream);
 	if (id < 0)
 		return accel_handle_error("stream %p is not a live stream",
@@ -92,7 +92,7 @@ C_Status stream_check(int dev_id, C_Stream stream)
 	if (id != dev_id)
 		return accel_handle_error("stream %p is a stream of device %d, not of device %d",
 					  (void *)stream, id, dev_id);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /*
@@ -100,9 +100,9 @@ C_Status stream_check(int dev_id, C_Stream stream)
  * stream of the device whose engine runs it between host memory and a
  * device's (the device side's), else of the device of either end.
  */
-static C_Status transfer_stream_check(const struct xfer_end *dst,
+static accel_status_t transfer_stream_check(const struct xfer_end *dst,
 				      const struct xfer_end *src,
-				      C_Stream stream)
+				      accel_stream_t stream)
 {
 	bool dd = end_on_device(dst), sd = end_on_device(src);
 	int other = end_dev(src) != end_dev(dst) ? end_dev(src) : -1;
@@ -112,7 +112,7 @@ static C_Status transfer_stream_check(const struct xfer_end *dst,
 	if (end_dev(dst) < 0 && other < 0)	/* no device to order */
 		return stream_check(stream_dev(stream), stream);
 	if (other >= 0 && stream_dev(stream) == other)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	return stream_check(end_dev(dst) >= 0 ? end_dev(dst) : other, stream);
 }
 
@@ -121,13 +121,13 @@ static C_Status transfer_stream_check(const struct xfer_end *dst,
  * belongs to one of the two devices; which one is asked first, so that a
  * successful copy leaves no error of a failed guess behind.
  */
-static C_Status host_copy(const struct xfer_end *dst,
+static accel_status_t host_copy(const struct xfer_end *dst,
 			  const struct xfer_end *src, size_t bytes,
-			  C_Stream stream)
+			  accel_stream_t stream)
 {
 	int first = end_dev(dst) >= 0 ? end_dev(dst) : end_dev(src);
 	int second = end_dev(src) != first ? end_dev(src) : -1;
-	C_Status ret;
+	accel_status_t ret;
 
 	if (stream && second >= 0 && stream_dev(stream) == second)
 		ret = settle(second, stream);
@@ -136,17 +136,17 @@ static C_Status host_copy(const struct xfer_end *dst,
 	else	/* both devices' streams marked before either is waited for */
 		ret = accel_devices_synchronize(device_bits(first) |
 						device_bits(second));
-	if (ret != C_SUCCESS)
-		return C_FAILED;
+	if (ret != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	memmove(end_ptr(dst), end_ptr(src), bytes);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status device_copy(const struct xfer_end *dst,
+static accel_status_t device_copy(const struct xfer_end *dst,
 			    const struct xfer_end *src, size_t bytes,
-			    C_Stream stream)
+			    accel_stream_t stream)
 {
-	struct C_Device_st d = { end_dev(dst) }, s = { end_dev(src) };
+	struct accel_device_id d = { end_dev(dst) }, s = { end_dev(src) };
 	void *to = end_ptr(dst), *from = end_ptr(src);
 
 	if (d.id != s.id)
@@ -158,10 +158,10 @@ static C_Status device_copy(const struct xfer_end *dst,
 }
 
 /* Between host memory and memory of device @id: h2d or d2h. */
-static C_Status host_device_copy(int id, bool h2d, void *to, void *from,
-				 size_t bytes, C_Stream stream)
+static accel_status_t host_device_copy(int id, bool h2d, void *to, void *from,
+				 size_t bytes, accel_stream_t stream)
 {
-	struct C_Device_st d = { id };
+	struct accel_device_id d = { id };
 
 	if (h2d)
 		return stream ? accel_async_memory_copy_h2d(&d, stream, to, from, bytes) :
@@ -179,13 +179,13 @@ static void note_async(const struct xfer_end *e, int dev_id)
 }
 
 /* Move the bytes between the two ends, by the engine that reaches both. */
-static C_Status move(const struct xfer_end *dst, const struct xfer_end *src,
-		     size_t bytes, C_Stream stream)
+static accel_status_t move(const struct xfer_end *dst, const struct xfer_end *src,
+		     size_t bytes, accel_stream_t stream)
 {
 	bool dd = end_on_device(dst), sd = end_on_device(src);
 	/* the device whose engine runs it: the destination's, or the source's */
 	int runner = dd ? end_dev(dst) : end_dev(src);
-	C_Status ret;
+	accel_status_t ret;
 
 	if (!end_ptr(dst) || !end_ptr(src))
 		return accel_error("host memory for %zu bytes is NULL", bytes);
@@ -196,25 +196,25 @@ static C_Status move(const struct xfer_end *dst, const struct xfer_end *src,
 	else
 		ret = host_device_copy(runner, dd, end_ptr(dst), end_ptr(src),
 				       bytes, stream);
-	if (ret == C_SUCCESS && stream) {
+	if (ret == ACCEL_SUCCESS && stream) {
 		note_async(dst, runner);
 		note_async(src, runner);
 	}
 	return ret;
 }
 
-C_Status transfer(const struct xfer_end *dst, const struct xfer_end *src,
-		  size_t bytes, C_Stream stream)
+accel_status_t transfer(const struct xfer_end *dst, const struct xfer_end *src,
+		  size_t bytes, accel_stream_t stream)
 {
 	struct xfer_end to = *dst, from = *src;
 	bool dd = end_on_device(dst), sd = end_on_device(src);
 
-	if (transfer_stream_check(dst, src, stream) != C_SUCCESS)
-		return C_FAILED;
+	if (transfer_stream_check(dst, src, stream) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (!bytes)
-		return C_SUCCESS;
-	if (not_mapped(dst) != C_SUCCESS || not_mapped(src) != C_SUCCESS)
-		return C_FAILED;
+		return ACCEL_SUCCESS;
+	if (not_mapped(dst) != ACCEL_SUCCESS || not_mapped(src) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	if (dd != sd) {
 		int runner = dd ? end_dev(dst) : end_dev(src);
 

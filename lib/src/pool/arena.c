@@ -86,7 +86,7 @@ void pool_block_put(struct accel_pool *pool, struct pool_block *b)
 }
 
 /* Take @need bytes from the front of the free block @b and mark them used. */
-C_Status pool_carve(struct accel_pool *pool, struct pool_arena *a,
+accel_status_t pool_carve(struct accel_pool *pool, struct pool_arena *a,
 		      struct pool_block *b, size_t need, size_t requested)
 {
 	struct pool_block *rest = NULL;
@@ -116,7 +116,7 @@ C_Status pool_carve(struct accel_pool *pool, struct pool_arena *a,
 	}
 	b->state = BLOCK_USED;
 	b->requested = requested;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Merge @b with its free right neighbour. */

@@ -17,7 +17,7 @@ void *pool_backend_alloc(struct accel_pool *pool, size_t size)
 {
 	void *p;
 
-	if (accel_memory_alloc(pool->dev, size, true, &p) != C_SUCCESS)
+	if (accel_memory_alloc(pool->dev, size, true, &p) != ACCEL_SUCCESS)
 		return NULL;
 	stat_add(&pool->reserved, &pool->reserved_peak, size);
 	atomic_fetch_add(&pool->backend_allocs, 1);
@@ -42,9 +42,9 @@ void *pool_record_event(struct accel_device *dev, struct accel_stream *st)
 {
 	void *ev;
 
-	if (dev->be->event_create(dev, &ev) != C_SUCCESS)
+	if (dev->be->event_create(dev, &ev) != ACCEL_SUCCESS)
 		return NULL;
-	if (dev->be->event_record(dev, st->priv, ev) != C_SUCCESS) {
+	if (dev->be->event_record(dev, st->priv, ev) != ACCEL_SUCCESS) {
 		dev->be->event_destroy(dev, ev);
 		return NULL;
 	}
@@ -132,9 +132,9 @@ static bool order_after(struct accel_device *dev, struct accel_stream *from,
 	if (!ev)
 		return false;
 	if (to)
-		ok = dev->be->stream_wait_event(dev, to->priv, ev) == C_SUCCESS;
+		ok = dev->be->stream_wait_event(dev, to->priv, ev) == ACCEL_SUCCESS;
 	else
-		ok = dev->be->event_query(dev, ev) == C_SUCCESS;
+		ok = dev->be->event_query(dev, ev) == ACCEL_SUCCESS;
 	dev->be->event_destroy(dev, ev);
 	return ok;
 }
@@ -228,7 +228,7 @@ static size_t chunk_size_for(struct accel_pool *pool, size_t need)
 	size_t size = pool->grown ? pool->realloc_size : pool->init_size;
 	size_t granule = pool->dev->chunk_granule, room;
 
-	if (size > need && accel_memory_max_alloc(pool->dev, &room) == C_SUCCESS &&
+	if (size > need && accel_memory_max_alloc(pool->dev, &room) == ACCEL_SUCCESS &&
 	    size > room)
 		size = room - room % granule;
 	return size > need ? size : need;

@@ -34,7 +34,7 @@
 struct thread_cache_entry {
 	struct accel_pool *pool;
 	uint64_t id, epoch;
-	C_Stream stream;
+	accel_stream_t stream;
 	struct pool_arena *arena;
 };
 
@@ -68,7 +68,7 @@ static struct pool_arena *thread_arena(struct accel_pool *pool)
 }
 
 static struct pool_arena *cached_arena(struct accel_pool *pool,
-				       C_Stream stream)
+				       accel_stream_t stream)
 {
 	uint64_t epoch = atomic_load_explicit(&pool->epoch,
 					      memory_order_acquire);
@@ -84,7 +84,7 @@ static struct pool_arena *cached_arena(struct accel_pool *pool,
 }
 
 static struct pool_arena *stream_arena(struct accel_pool *pool,
-				       C_Stream stream, struct accel_stream *st)
+				       accel_stream_t stream, struct accel_stream *st)
 {
 	struct pool_arena *a = cached_arena(pool, stream);
 	struct thread_cache_entry *e;
@@ -112,7 +112,7 @@ static struct pool_arena *stream_arena(struct accel_pool *pool,
  * The arena a call with @stream (resolved: @st, referenced, put by the
  * caller) works in; NULL with the error set.
  */
-static struct pool_arena *arena_of(struct accel_pool *pool, C_Stream stream,
+static struct pool_arena *arena_of(struct accel_pool *pool, accel_stream_t stream,
 				   struct accel_stream **st)
 {
 	if (!stream)
@@ -129,14 +129,14 @@ static struct pool_arena *arena_of(struct accel_pool *pool, C_Stream stream,
  * free of it (which takes the lock) is counted after it.
  */
 static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
-		     size_t need, size_t requested, void **ptr, C_Status *ret)
+		     size_t need, size_t requested, void **ptr, accel_status_t *ret)
 {
 	struct pool_block *b = pool_index_best_fit(&a->index, need);
 
 	if (!b)
 		return false;
 	*ret = pool_carve(pool, a, b, need, requested);
-	if (*ret == C_SUCCESS) {
+	if (*ret == ACCEL_SUCCESS) {
 		count_use(pool, need, requested);
 		*ptr = (void *)b->addr;
 	}
@@ -144,7 +144,7 @@ static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
 }
 
 /* The backend's reason, with what the pool holds. */
-static C_Status out_of_memory(struct accel_pool *pool, size_t requested)
+static accel_status_t out_of_memory(struct accel_pool *pool, size_t requested)
 {
 	char why[256];
 
@@ -220,11 +220,11 @@ static bool settle_pending(struct accel_pool *pool)
 	return any;
 }
 
-static C_Status alloc_slow(struct accel_pool *pool, struct pool_arena *a,
+static accel_status_t alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 			   size_t need, size_t requested, void **ptr)
 {
 	struct pool_chunk *c;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 	bool done, settled = false;
 	struct accel_error_state before;
 
@@ -259,17 +259,17 @@ again:
 	pthread_mutex_unlock(&a->lock);
 out:
 	pthread_mutex_unlock(&pool->lock);
-	if (ret == C_SUCCESS)
+	if (ret == ACCEL_SUCCESS)
 		accel_error_restore(&before);
 	return ret;
 }
 
 /* Straight to the backend: large requests, and every one with ACCEL_POOL=off. */
-static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
+static accel_status_t alloc_direct(struct accel_pool *pool, size_t requested,
 			     void **ptr)
 {
 	size_t size = requested + pool->padding;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 	struct pool_block *b;
 	void *p = NULL;
 	struct accel_error_state before;
@@ -299,20 +299,20 @@ static C_Status alloc_direct(struct accel_pool *pool, size_t requested,
 			count_use(pool, size, requested);
 		}
 	}
-	if (b && ret != C_SUCCESS)
+	if (b && ret != ACCEL_SUCCESS)
 		pool_block_put(pool, b);
 	pthread_mutex_unlock(&pool->lock);
-	if (ret != C_SUCCESS)
+	if (ret != ACCEL_SUCCESS)
 		return ret;
 	accel_error_restore(&before);
 	*ptr = p;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
 /* Free */
 
-static C_Status wrong_size(void *ptr, size_t size, size_t requested)
+static accel_status_t wrong_size(void *ptr, size_t size, size_t requested)
 {
 	return accel_error("size %zu does not match the size %zu that %p was allocated with",
 			   size, requested, ptr);
@@ -322,10 +322,10 @@ static C_Status wrong_size(void *ptr, size_t size, size_t requested)
  * A free with no stream: events recorded now on every stream whose work is
  * not over, of @dev and of the devices that queued work touching its
  * memory, so that the block is reused behind that work. NULL when every
- * such stream is idle (*ret C_SUCCESS), or on error (*ret C_FAILED).
+ * such stream is idle (*ret ACCEL_SUCCESS), or on error (*ret ACCEL_FAILED).
  */
 static struct pool_pending *behind_every_stream(struct accel_device *dev,
-						C_Status *ret)
+						accel_status_t *ret)
 {
 	size_t n;
 	struct accel_mark *m = accel_device_mark(dev, ACCEL_MARK_USERS, &n,
@@ -340,7 +340,7 @@ static struct pool_pending *behind_every_stream(struct accel_device *dev,
 		p->nevents = n;
 	} else {
 		accel_marks_destroy(m, n);
-		*ret = C_FAILED;
+		*ret = ACCEL_FAILED;
 	}
 	free(m);
 	return p;
@@ -353,7 +353,7 @@ static struct pool_pending *behind_every_stream(struct accel_device *dev,
  * the arena's stream orders the reuse, else once an event recorded on @st
  * now has completed.
  */
-static C_Status release(struct accel_pool *pool, struct pool_arena *a,
+static accel_status_t release(struct accel_pool *pool, struct pool_arena *a,
 			size_t index, struct accel_stream *st,
 			struct pool_pending **behind)
 {
@@ -363,17 +363,17 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 	if (!p && (!st || st == a->stream)) {
 		pool_map_remove_at(&a->map, index);
 		pool_make_free(a, b);
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	if (!p) {
 		p = pool_pending_new(1);
 		if (!p)
-			return C_FAILED;
+			return ACCEL_FAILED;
 		p->events[0].dev = pool->dev;
 		p->events[0].ev = pool_record_event(pool->dev, st);
 		if (!p->events[0].ev) {
 			free(p);
-			return C_FAILED;
+			return ACCEL_FAILED;
 		}
 		p->nevents = 1;
 	}
@@ -383,13 +383,13 @@ static C_Status release(struct accel_pool *pool, struct pool_arena *a,
 	p->block = b;
 	p->next = a->pending;
 	a->pending = p;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Try to free @ptr in arena @a; false if it is not a live block of @a. */
 static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 		    struct accel_stream *st, struct pool_pending **behind,
-		    void *ptr, size_t size, C_Status *ret)
+		    void *ptr, size_t size, accel_status_t *ret)
 {
 	struct pool_block *b;
 	size_t i, used, requested;
@@ -408,7 +408,7 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 	else
 		*ret = release(pool, a, i, st, behind);
 	pthread_mutex_unlock(&a->lock);
-	if (*ret == C_SUCCESS)
+	if (*ret == ACCEL_SUCCESS)
 		count_unuse(pool, used, requested);
 	return true;
 }
@@ -421,7 +421,7 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
  */
 static bool free_direct(struct accel_pool *pool, struct accel_stream *st,
 			struct pool_pending **behind, void *ptr, size_t size,
-			C_Status *ret)
+			accel_status_t *ret)
 {
 	struct pool_block *b = pool_map_find(&pool->direct, (uintptr_t)ptr);
 	struct pool_pending *p = *behind;
@@ -434,7 +434,7 @@ static bool free_direct(struct accel_pool *pool, struct accel_stream *st,
 	}
 	pool_map_remove(&pool->direct, b);
 	count_unuse(pool, b->size, b->requested);
-	*ret = C_SUCCESS;
+	*ret = ACCEL_SUCCESS;
 	if (p) {
 		*behind = NULL;
 		p->block = b;
@@ -450,11 +450,11 @@ static bool free_direct(struct accel_pool *pool, struct accel_stream *st,
 }
 
 /* A block of another arena, a large block, or no block of this pool. */
-static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
+static accel_status_t free_slow(struct accel_pool *pool, struct pool_arena *self,
 			  struct accel_stream *st, struct pool_pending **behind,
 			  void *ptr, size_t size)
 {
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 	bool found;
 
 	pthread_mutex_lock(&pool->lock);
@@ -479,32 +479,32 @@ static C_Status free_slow(struct accel_pool *pool, struct pool_arena *self,
 /* Pools */
 
 /* ACCEL_POOL: "on" (the default) or "off" (every request to the backend). */
-static C_Status caching_setting(bool *caching)
+static accel_status_t caching_setting(bool *caching)
 {
 	const char *v = getenv("ACCEL_POOL");
 
 	*caching = true;
 	if (!v || !strcmp(v, "on") || !strcmp(v, "1"))
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	if (!strcmp(v, "off") || !strcmp(v, "0")) {
 		*caching = false;
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	}
 	return accel_error("ACCEL_POOL=\"%s\" is not \"on\" or \"off\"", v);
 }
 
-static C_Status read_policy(struct accel_pool *pool, C_Device device)
+static accel_status_t read_policy(struct accel_pool *pool, accel_device_t device)
 {
-	if (accel_device_min_chunk_size(device, &pool->granule) != C_SUCCESS ||
-	    accel_device_extra_padding_size(device, &pool->padding) != C_SUCCESS ||
-	    accel_device_max_chunk_size(device, &pool->max_chunk) != C_SUCCESS ||
-	    accel_device_init_alloc_size(device, &pool->init_size) != C_SUCCESS ||
-	    accel_device_realloc_size(device, &pool->realloc_size) != C_SUCCESS)
-		return C_FAILED;
-	return C_SUCCESS;
+	if (accel_device_min_chunk_size(device, &pool->granule) != ACCEL_SUCCESS ||
+	    accel_device_extra_padding_size(device, &pool->padding) != ACCEL_SUCCESS ||
+	    accel_device_max_chunk_size(device, &pool->max_chunk) != ACCEL_SUCCESS ||
+	    accel_device_init_alloc_size(device, &pool->init_size) != ACCEL_SUCCESS ||
+	    accel_device_realloc_size(device, &pool->realloc_size) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	return ACCEL_SUCCESS;
 }
 
-static C_Status pool_new(const C_Device device, struct accel_device *dev,
+static accel_status_t pool_new(const accel_device_t device, struct accel_device *dev,
 			 struct accel_pool **out)
 {
 	struct accel_pool *pool = calloc(1, sizeof(*pool));
@@ -512,8 +512,8 @@ static C_Status pool_new(const C_Device device, struct accel_device *dev,
 
 	if (!pool)
 		return accel_oom_error("out of host memory");
-	if (caching_setting(&caching) != C_SUCCESS ||
-	    read_policy(pool, device) != C_SUCCESS)
+	if (caching_setting(&caching) != ACCEL_SUCCESS ||
+	    read_policy(pool, device) != ACCEL_SUCCESS)
 		goto fail;
 	if (!accel_handle_new(ACCEL_HANDLE_POOL, pool) ||
 	    !pool_map_init(&pool->direct)) {
@@ -529,13 +529,13 @@ static C_Status pool_new(const C_Device device, struct accel_device *dev,
 	dev->pools = pool;
 	pthread_mutex_unlock(&dev->pool_lock);
 	*out = pool;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 fail:
 	if (pool->handle)	/* not yet given out: no reference to wait for */
 		accel_handle_end(accel_handle_get((void *)pool->handle,
 						  ACCEL_HANDLE_POOL));
 	free(pool);
-	return C_FAILED;
+	return ACCEL_FAILED;
 }
 
 /* @handle's pool, referenced (put it); NULL with the error set */
@@ -648,7 +648,7 @@ bool accel_pools_reclaim(struct accel_device *dev, bool wait)
 /* The public functions */
 
 /* The device a pool is asked for, or NULL with the error set. */
-static struct accel_device *pool_device(const C_Device device,
+static struct accel_device *pool_device(const accel_device_t device,
 					accel_pool_t *pool)
 {
 	struct accel_device *dev;
@@ -662,28 +662,28 @@ static struct accel_device *pool_device(const C_Device device,
 	return dev;
 }
 
-C_Status accel_pool_create(const C_Device device, accel_pool_t *pool)
+accel_status_t accel_pool_create(const accel_device_t device, accel_pool_t *pool)
 {
 	struct accel_device *dev;
 	struct accel_pool *p;
 
 	ACCEL_ENTER();
 	dev = pool_device(device, pool);
-	if (!dev || pool_new(device, dev, &p) != C_SUCCESS)
-		return C_FAILED;
+	if (!dev || pool_new(device, dev, &p) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	*pool = (accel_pool_t)p->handle;
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_device_pool(const C_Device device, accel_pool_t *pool)
+accel_status_t accel_device_pool(const accel_device_t device, accel_pool_t *pool)
 {
 	struct accel_device *dev;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 
 	ACCEL_ENTER();
 	dev = pool_device(device, pool);
 	if (!dev)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	pthread_mutex_lock(&dev->default_pool_lock);
 	if (!dev->default_pool)
 		ret = pool_new(device, dev, &dev->default_pool);
@@ -693,7 +693,7 @@ C_Status accel_device_pool(const C_Device device, accel_pool_t *pool)
 	return ret;
 }
 
-C_Status accel_pool_destroy(accel_pool_t handle)
+accel_status_t accel_pool_destroy(accel_pool_t handle)
 {
 	struct accel_pool *pool, **pp;
 	struct accel_device *dev;
@@ -701,7 +701,7 @@ C_Status accel_pool_destroy(accel_pool_t handle)
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);
 	if (!pool)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	dev = pool->dev;
 	if (pool == dev->default_pool) {
 		accel_handle_put(pool);
@@ -721,16 +721,16 @@ C_Status accel_pool_destroy(accel_pool_t handle)
 	pthread_mutex_unlock(&dev->pool_lock);
 	pool_free_everything(pool);
 	free(pool);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
+accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
 			     void **ptr, size_t size)
 {
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct pool_arena *a;
-	C_Status ret = C_SUCCESS;
+	accel_status_t ret = ACCEL_SUCCESS;
 	size_t need;
 
 	ACCEL_ENTER();
@@ -738,14 +738,14 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 		*ptr = NULL;
 	pool = pool_lookup(handle);
 	if (!pool)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!ptr)
 		return accel_error("ptr is NULL");
 	a = arena_of(pool, stream, &st);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!size)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	need = size + pool->padding + pool->granule - 1;
 	if (need < size)
 		return accel_error("size %zu is too large", size);
@@ -762,49 +762,49 @@ C_Status accel_pool_allocate(accel_pool_t handle, C_Stream stream,
 	return ret;
 }
 
-C_Status accel_pool_deallocate(accel_pool_t handle, C_Stream stream,
+accel_status_t accel_pool_deallocate(accel_pool_t handle, accel_stream_t stream,
 			       void *ptr, size_t size)
 {
 	struct pool_pending *behind = NULL;
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct pool_arena *a;
-	C_Status ret;
+	accel_status_t ret;
 
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);
 	if (!pool)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	a = arena_of(pool, stream, &st);
 	if (!a)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!ptr && !size)
-		return C_SUCCESS;
+		return ACCEL_SUCCESS;
 	if (!ptr)
 		return accel_error("ptr is NULL but size is %zu", size);
 	/* no stream: behind all queued work, with no wait on the host */
 	if (!stream) {
 		behind = behind_every_stream(pool->dev, &ret);
-		if (ret != C_SUCCESS)
+		if (ret != ACCEL_SUCCESS)
 			return ret;
 	}
 	if (!free_in(pool, a, a->stream, &behind, ptr, size, &ret))
 		ret = free_slow(pool, a, a->stream, &behind, ptr, size);
 	if (behind)	/* not taken: no block of this pool, or an error */
 		pool_pending_free(pool->dev, behind);
-	if (ret == C_SUCCESS)	/* a handle on the block no longer opens */
+	if (ret == ACCEL_SUCCESS)	/* a handle on the block no longer opens */
 		accel_ipc_revoke_block(pool->dev, ptr);
 	return ret;
 }
 
-C_Status accel_pool_trim(accel_pool_t handle)
+accel_status_t accel_pool_trim(accel_pool_t handle)
 {
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);
 	if (!pool)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	/*
 	 * One wait, with no lock held: range checks of the device's memory
 	 * take the pool's lock. The chunks go back behind the work queued
@@ -816,7 +816,7 @@ C_Status accel_pool_trim(accel_pool_t handle)
 	pool_reclaim_pending(pool);
 	pool_release_idle(pool);
 	pthread_mutex_unlock(&pool->lock);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
 /* Pool lock held: live blocks, free blocks and the largest of them. */
@@ -843,7 +843,7 @@ static void count_blocks(struct accel_pool *pool, struct accel_pool_stats *s)
 	}
 }
 
-C_Status accel_pool_get_stats(accel_pool_t handle,
+accel_status_t accel_pool_get_stats(accel_pool_t handle,
 			      struct accel_pool_stats *stats)
 {
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
@@ -851,7 +851,7 @@ C_Status accel_pool_get_stats(accel_pool_t handle,
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);
 	if (!pool)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	if (!stats)
 		return accel_error("stats is NULL");
 	memset(stats, 0, sizeof(*stats));
@@ -868,19 +868,19 @@ C_Status accel_pool_get_stats(accel_pool_t handle,
 	count_blocks(pool, stats);
 	stats->caching = pool->caching;
 	pthread_mutex_unlock(&pool->lock);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }
 
-C_Status accel_pool_reset_peaks(accel_pool_t handle)
+accel_status_t accel_pool_reset_peaks(accel_pool_t handle)
 {
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 
 	ACCEL_ENTER();
 	pool = pool_lookup(handle);
 	if (!pool)
-		return C_FAILED;
+		return ACCEL_FAILED;
 	stat_reset_peak(&pool->reserved, &pool->reserved_peak);
 	stat_reset_peak(&pool->allocated, &pool->allocated_peak);
 	stat_reset_peak(&pool->requested, &pool->requested_peak);
-	return C_SUCCESS;
+	return ACCEL_SUCCESS;
 }

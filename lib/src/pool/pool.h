@@ -213,7 +213,7 @@ static inline void count_unuse(struct accel_pool *pool, size_t size, size_t requ
 struct pool_block *pool_block_get(struct accel_pool *pool);	/* pool lock */
 void pool_block_put(struct accel_pool *pool, struct pool_block *b);
 /* arena lock held from here to pool_idle_fit() */
-C_Status pool_carve(struct accel_pool *pool, struct pool_arena *a,
+accel_status_t pool_carve(struct accel_pool *pool, struct pool_arena *a,
 		    struct pool_block *b, size_t need, size_t requested);
 void pool_make_free(struct pool_arena *a, struct pool_block *b);
 void pool_chunk_link(struct pool_chunk **list, struct pool_chunk *c);

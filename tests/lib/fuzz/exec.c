@@ -25,10 +25,10 @@ unsigned long (*g_stats)[2];
 static const struct op *cur_op;
 
 static struct model M;
-static struct C_Device_st devs[2];
+static struct accel_device_id devs[2];
 static void *bp[N_RAW];
-static C_Stream bs[N_STREAM];
-static C_Event be[N_EVENT];
+static accel_stream_t bs[N_STREAM];
+static accel_event_t be[N_EVENT];
 static accel_pool_t bpl[N_POOL];
 static accel_memory_t bm[N_MEM];
 static uint8_t *hb[N_HB];
@@ -36,8 +36,8 @@ static uint8_t *tmp, *src;
 static struct result *R;
 /* what a create call gives back, kept only when it succeeds */
 static accel_memory_t nm_;
-static C_Stream ns_;
-static C_Event ne_;
+static accel_stream_t ns_;
+static accel_event_t ne_;
 static accel_pool_t npl_;
 static size_t cur;
 static char what_ctx[192];	/* the operands of the op being run */
@@ -64,15 +64,15 @@ static const char *dtype_c[4] = {
 	"ACCEL_UINT8", "ACCEL_INT16", "ACCEL_INT32", "ACCEL_FLOAT64" };
 static const size_t dtype_size[4] = { 1, 2, 4, 8 };
 
-/* Allowed outcomes: statuses and, for C_FAILED, error codes. */
+/* Allowed outcomes: statuses and, for ACCEL_FAILED, error codes. */
 struct expect {
 	unsigned st, codes;
 };
 
 #define S(x) (1u << (x))
-#define X_OK ((struct expect){ S(C_SUCCESS), 0 })
-#define X_FAIL(c) ((struct expect){ S(C_FAILED), S(c) })
-#define X_FAIL2(c, d) ((struct expect){ S(C_FAILED), S(c) | S(d) })
+#define X_OK ((struct expect){ S(ACCEL_SUCCESS), 0 })
+#define X_FAIL(c) ((struct expect){ S(ACCEL_FAILED), S(c) })
+#define X_FAIL2(c, d) ((struct expect){ S(ACCEL_FAILED), S(c) | S(d) })
 #define INVAL ACCEL_ERROR_INVALID_VALUE
 #define BADH ACCEL_ERROR_INVALID_HANDLE
 #define INUSE ACCEL_ERROR_IN_USE
@@ -80,15 +80,15 @@ struct expect {
 /* Another reason to fail: when several apply, any of their codes will do. */
 static void xfail(struct expect *x, unsigned codes)
 {
-	x->codes = x->st & S(C_FAILED) ? x->codes | codes : codes;
-	x->st = S(C_FAILED);
+	x->codes = x->st & S(ACCEL_FAILED) ? x->codes | codes : codes;
+	x->st = S(ACCEL_FAILED);
 }
 
 /* A size of 0 succeeds and does nothing: allow that whatever else. */
 static void zero_ok(struct expect *x, size_t len)
 {
 	if (!len)
-		x->st |= S(C_SUCCESS);
+		x->st |= S(ACCEL_SUCCESS);
 }
 
 static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -124,25 +124,25 @@ static void disagree(int what, const char *fmt, ...)
 		 "%s", what_ctx);
 }
 
-static const char *status_name(C_Status st)
+static const char *status_name(accel_status_t st)
 {
-	static const char *names[] = { "C_SUCCESS", "C_WARNING", "C_FAILED",
-				       "C_ERROR", "C_INTERNAL_ERROR" };
+	static const char *names[] = { "ACCEL_SUCCESS", "ACCEL_WARNING", "ACCEL_FAILED",
+				       "ACCEL_ERROR", "ACCEL_INTERNAL_ERROR" };
 
 	return (unsigned)st < 5 ? names[st] : "C_?";
 }
 
 /* Compare a status (and code) with what the model allows. */
-static int check(C_Status st, struct expect x)
+static int check(accel_status_t st, struct expect x)
 {
 	enum accel_error code = accel_peek_last_error_code();
 	int ok = ((unsigned)st < 32 && (x.st & S(st))) &&
-		 (st != C_FAILED || (x.codes & S(code)));
+		 (st != ACCEL_FAILED || (x.codes & S(code)));
 
 	emit("CHECK(fz_expect(st, 0x%x, 0x%x));", x.st, x.codes);
 	if (g_stats && cur_op) {
 		g_stats[cur_op->kind][0]++;
-		g_stats[cur_op->kind][1] += st == C_FAILED;
+		g_stats[cur_op->kind][1] += st == ACCEL_FAILED;
 	}
 	if (!ok) {
 		char allowed[256] = "";
@@ -153,8 +153,8 @@ static int check(C_Status st, struct expect x)
 					 sizeof(allowed) - strlen(allowed),
 					 " %s", accel_error_name(c));
 		disagree(0, "got %s%s%s (%s); model allows status mask 0x%x%s%s",
-			 status_name(st), st == C_FAILED ? " " : "",
-			 st == C_FAILED ? accel_error_name(code) : "",
+			 status_name(st), st == ACCEL_FAILED ? " " : "",
+			 st == ACCEL_FAILED ? accel_error_name(code) : "",
 			 accel_get_last_error(), x.st,
 			 x.codes ? ", codes" : "", allowed);
 	}
@@ -284,15 +284,15 @@ static const char *hb_c(int i)
  * A synchronous call that did its work first waited for the device's
  * queued work; one refused, or with nothing to do, may not have.
  */
-static void sync_ok(C_Status st, int dev, size_t len)
+static void sync_ok(accel_status_t st, int dev, size_t len)
 {
-	if (st == C_SUCCESS && len && !KNOWN(KN_SYNCWAIT)) {
+	if (st == ACCEL_SUCCESS && len && !KNOWN(KN_SYNCWAIT)) {
 		model_sync_device(&M, dev);
 		/* what the call waited for is over: every stream says so */
 		for (int ss = 0; ss < N_STREAM; ss++)
 			if (M.s[ss].live == 1 && M.s[ss].dev == dev &&
 			    model_stream_done(&M, M.s[ss].sid) &&
-			    accel_stream_query(&devs[dev], bs[ss]) != C_SUCCESS)
+			    accel_stream_query(&devs[dev], bs[ss]) != ACCEL_SUCCESS)
 				disagree(0, "stream s[%d] is not complete after a synchronous call that waited for the device", ss);
 	}
 }
@@ -325,7 +325,7 @@ static void check_attributes(int kind, int dev, void *ptr, size_t size,
 	if (!ptr || !size)
 		return;
 	emit("OK(accel_pointer_get_attributes((char *)np + %zu, &attr));", off);
-	if (accel_pointer_get_attributes((void *)p, &a) != C_SUCCESS) {
+	if (accel_pointer_get_attributes((void *)p, &a) != ACCEL_SUCCESS) {
 		disagree(0, "accel_pointer_get_attributes failed: %s",
 			 accel_get_last_error());
 		return;
@@ -356,11 +356,11 @@ static void op_alloc(const struct op *o, int d)
 	int ss = (o->c / 4) % N_STREAM, dev = d;
 	size_t size = o->x;
 	struct expect x = X_OK;
-	C_Stream stream = NULL;
+	accel_stream_t stream = NULL;
 	const char *stream_c = "NULL";
 	accel_pool_t pool = NULL;
 	void *ptr = NULL;
-	C_Status st;
+	accel_status_t st;
 
 	if (M.raw_state[slot] == 1)
 		return;
@@ -385,27 +385,27 @@ static void op_alloc(const struct op *o, int d)
 	}
 	switch (kind) {
 	case K_DEV:
-		emit("st = accel_device_memory_allocate(%s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		emit("st = accel_device_memory_allocate(%s, &np, %zu); if (st == ACCEL_SUCCESS) p[%d] = np;",
 		     devname_c[dev], size, slot);
 		st = accel_device_memory_allocate(&devs[dev], &ptr, size);
 		break;
 	case K_HOST:
-		emit("st = accel_host_memory_allocate(%s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		emit("st = accel_host_memory_allocate(%s, &np, %zu); if (st == ACCEL_SUCCESS) p[%d] = np;",
 		     devname_c[dev], size, slot);
 		st = accel_host_memory_allocate(&devs[dev], &ptr, size);
 		break;
 	case K_UNI:
-		emit("st = accel_unified_memory_allocate(%s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		emit("st = accel_unified_memory_allocate(%s, &np, %zu); if (st == ACCEL_SUCCESS) p[%d] = np;",
 		     devname_c[dev], size, slot);
 		st = accel_unified_memory_allocate(&devs[dev], &ptr, size);
 		break;
 	case K_REG:
 		ptr = malloc(size);
 		emit("np = malloc(%zu);", size);
-		emit("st = accel_host_memory_register(%s, np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		emit("st = accel_host_memory_register(%s, np, %zu); if (st == ACCEL_SUCCESS) p[%d] = np;",
 		     devname_c[dev], size, slot);
 		st = accel_host_memory_register(&devs[dev], ptr, size);
-		if (st != C_SUCCESS) {
+		if (st != ACCEL_SUCCESS) {
 			free(ptr);
 			ptr = NULL;
 		}
@@ -413,17 +413,17 @@ static void op_alloc(const struct op *o, int d)
 	case K_POOLDEF:
 		emit("OK(accel_device_pool(%s, &dp));", devname_c[dev]);
 		accel_device_pool(&devs[dev], &pool);
-		emit("st = accel_pool_allocate(dp, %s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;",
+		emit("st = accel_pool_allocate(dp, %s, &np, %zu); if (st == ACCEL_SUCCESS) p[%d] = np;",
 		     stream_c, size, slot);
 		st = accel_pool_allocate(pool, stream, &ptr, size);
 		break;
 	default:
-		emit("st = accel_pool_allocate(pl[%d], %s, &np, %zu); if (st == C_SUCCESS) p[%d] = np;", ps,
+		emit("st = accel_pool_allocate(pl[%d], %s, &np, %zu); if (st == ACCEL_SUCCESS) p[%d] = np;", ps,
 		     stream_c, size, slot);
 		st = accel_pool_allocate(bpl[ps], stream, &ptr, size);
 		break;
 	}
-	if (!check(st, x) || st != C_SUCCESS)
+	if (!check(st, x) || st != ACCEL_SUCCESS)
 		return;
 	int s = model_new_store(&M, kind, dev, size);
 	if (s < 0)
@@ -474,9 +474,9 @@ static void op_free(const struct op *o)
 	int s = raw_use(o, slot, &freed), dev;
 	struct expect x = X_OK;
 	size_t size;
-	C_Status st;
+	accel_status_t st;
 	const char *stream_c = "NULL";
-	C_Stream stream = NULL;
+	accel_stream_t stream = NULL;
 	accel_pool_t pool;
 
 	if (s < 0 || M.st[s].wraps)
@@ -542,7 +542,7 @@ static void op_free(const struct op *o)
 	 */
 	if (M.st[s].kind == K_REG)
 		sync_ok(st, dev, 1);
-	if (!check(st, x) || st != C_SUCCESS || freed)
+	if (!check(st, x) || st != ACCEL_SUCCESS || freed)
 		return;
 	if (M.st[s].kind == K_REG) {
 		emit("free(p[%d]);", slot);
@@ -603,7 +603,7 @@ static void op_h2d(const struct op *o)
 {
 	struct expect x = X_OK;
 	struct sync_target t;
-	C_Status st;
+	accel_status_t st;
 
 	if (!sync_target(o, &x, MAX_LEN, &t))
 		return;
@@ -614,7 +614,7 @@ static void op_h2d(const struct op *o)
 	st = accel_memory_copy_h2d(&devs[t.dev], (char *)bp[t.slot] + t.off,
 				   src, t.len);
 	sync_ok(st, t.dev, t.len);
-	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
+	if (!check(st, x) || st != ACCEL_SUCCESS || !(x.st & S(ACCEL_SUCCESS)))
 		return;
 	model_access(&M, t.s, -1, 1, t.s, t.off, t.len);
 	model_write(&M, t.s, t.off, src, t.len);
@@ -624,7 +624,7 @@ static void op_d2h(const struct op *o)
 {
 	struct expect x = X_OK;
 	struct sync_target t;
-	C_Status st;
+	accel_status_t st;
 
 	if (!sync_target(o, &x, MAX_LEN, &t))
 		return;
@@ -633,7 +633,7 @@ static void op_d2h(const struct op *o)
 	st = accel_memory_copy_d2h(&devs[t.dev], tmp,
 				   (char *)bp[t.slot] + t.off, t.len);
 	sync_ok(st, t.dev, t.len);
-	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
+	if (!check(st, x) || st != ACCEL_SUCCESS || !(x.st & S(ACCEL_SUCCESS)))
 		return;
 	model_access(&M, t.s, -1, 0, -1, 0, 0);
 	compare(t.s, t.off, tmp, t.len, "tmp");
@@ -647,7 +647,7 @@ static void op_copy2(const struct op *o, int p2p, int async)
 	int ds = devside(o, da, &x), sst = devside(o, sa, &x);
 	size_t doff, len, soff;
 	int sid = -1, ddev, sdev, reps;
-	C_Status st = C_SUCCESS;
+	accel_status_t st = ACCEL_SUCCESS;
 
 	if (ds < 0 || sst < 0)
 		return;
@@ -667,9 +667,9 @@ static void op_copy2(const struct op *o, int p2p, int async)
 		xfail(&x, S(INVAL));
 	zero_ok(&x, len);
 	if (ds == sst && doff < soff + len && soff < doff + len &&
-	    x.st == S(C_SUCCESS))
+	    x.st == S(ACCEL_SUCCESS))
 		/* overlap: undefined; refusing it is fine */
-		x = (struct expect){ S(C_SUCCESS) | S(C_FAILED), S(INVAL) };
+		x = (struct expect){ S(ACCEL_SUCCESS) | S(ACCEL_FAILED), S(INVAL) };
 	if (async) {
 		if (!stream_use(o, ss, &x))
 			return;
@@ -714,7 +714,7 @@ static void op_copy2(const struct op *o, int p2p, int async)
 			sync_ok(st, ddev, len);
 			sync_ok(st, sdev, len);
 		}
-		if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
+		if (!check(st, x) || st != ACCEL_SUCCESS || !(x.st & S(ACCEL_SUCCESS)))
 			return;
 		model_access(&M, sst, sid, 0, ds, doff, len);
 		model_access(&M, ds, sid, 1, ds, doff, len);
@@ -733,7 +733,7 @@ static void op_set(const struct op *o)
 	struct expect x = X_OK;
 	struct sync_target t;
 	uint8_t v = o->pat & 0xff;
-	C_Status st;
+	accel_status_t st;
 
 	if (!sync_target(o, &x, SIZE_MAX, &t))
 		return;
@@ -742,7 +742,7 @@ static void op_set(const struct op *o)
 	st = accel_device_memory_set(&devs[t.dev], (char *)bp[t.slot] + t.off,
 				     v, t.len);
 	sync_ok(st, t.dev, t.len);
-	if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
+	if (!check(st, x) || st != ACCEL_SUCCESS || !(x.st & S(ACCEL_SUCCESS)))
 		return;
 	model_access(&M, t.s, -1, 1, t.s, t.off, t.len);
 	memset(tmp, v, t.len);
@@ -821,7 +821,7 @@ static void op_async_hd(const struct op *o, int h2d)
 	char hname[16];
 	uint8_t *hptr;
 	size_t off, len, hoff;
-	C_Status st;
+	accel_status_t st;
 	int reps;
 
 	ds = devside(o, slot, &x);
@@ -865,7 +865,7 @@ static void op_async_hd(const struct op *o, int h2d)
 							 hptr + hoff,
 							 (char *)bp[slot] + off, len);
 		}
-		if (!check(st, x) || st != C_SUCCESS || !(x.st & S(C_SUCCESS)))
+		if (!check(st, x) || st != ACCEL_SUCCESS || !(x.st & S(ACCEL_SUCCESS)))
 			return;
 		if (h2d) {
 			/*
@@ -909,16 +909,16 @@ static void op_stream(const struct op *o, int d)
 {
 	int ss = o->a % N_STREAM, dev;
 	struct expect x = X_OK;
-	C_Status st;
+	accel_status_t st;
 
 	if (o->kind == OP_STREAM_CREATE) {
 		if (M.s[ss].live == 1 || M.nsid == MAX_SID)
 			return;
-		emit("st = accel_stream_create(%s, &ns); if (st == C_SUCCESS) s[%d] = ns;", devname_c[d], ss);
+		emit("st = accel_stream_create(%s, &ns); if (st == ACCEL_SUCCESS) s[%d] = ns;", devname_c[d], ss);
 		st = accel_stream_create(&devs[d], &ns_);
-		if (st == C_SUCCESS)
+		if (st == ACCEL_SUCCESS)
 			bs[ss] = ns_;
-		if (!check(st, x) || st != C_SUCCESS)
+		if (!check(st, x) || st != ACCEL_SUCCESS)
 			return;
 		M.s[ss] = (struct mstream){ .live = 1, .dev = d, .sid = M.nsid,
 					    .synced = 1 };
@@ -942,13 +942,13 @@ static void op_stream(const struct op *o, int d)
 		break;
 	default:
 		/* pending or not is timing, except once all is known done */
-		if (x.st == S(C_SUCCESS) && !model_stream_done(&M, M.s[ss].sid))
-			x.st |= S(C_WARNING);
+		if (x.st == S(ACCEL_SUCCESS) && !model_stream_done(&M, M.s[ss].sid))
+			x.st |= S(ACCEL_WARNING);
 		emit("st = accel_stream_query(%s, s[%d]);", devname_c[dev], ss);
 		st = accel_stream_query(&devs[dev], bs[ss]);
 		break;
 	}
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	if (o->kind != OP_STREAM_QUERY)
 		model_sync_stream(&M, M.s[ss].sid);
@@ -961,16 +961,16 @@ static void op_event(const struct op *o, int d)
 	int es = o->a % N_EVENT, ss = o->b % N_STREAM, dev;
 	struct expect x = X_OK;
 	struct mevent *e = &M.e[es];
-	C_Status st;
+	accel_status_t st;
 
 	if (o->kind == OP_EVENT_CREATE) {
 		if (e->live == 1)
 			return;
-		emit("st = accel_event_create(%s, &ne); if (st == C_SUCCESS) e[%d] = ne;", devname_c[d], es);
+		emit("st = accel_event_create(%s, &ne); if (st == ACCEL_SUCCESS) e[%d] = ne;", devname_c[d], es);
 		st = accel_event_create(&devs[d], &ne_);
-		if (st == C_SUCCESS)
+		if (st == ACCEL_SUCCESS)
 			be[es] = ne_;
-		if (!check(st, x) || st != C_SUCCESS)
+		if (!check(st, x) || st != ACCEL_SUCCESS)
 			return;
 		memset(e, 0, sizeof(*e));
 		e->live = 1;
@@ -987,7 +987,7 @@ static void op_event(const struct op *o, int d)
 	case OP_EVENT_DESTROY:
 		emit("st = accel_event_destroy(%s, e[%d]);", devname_c[dev], es);
 		st = accel_event_destroy(&devs[dev], be[es]);
-		if (check(st, x) && st == C_SUCCESS)
+		if (check(st, x) && st == ACCEL_SUCCESS)
 			e->live = 2;
 		return;
 	case OP_EVENT_RECORD:
@@ -999,7 +999,7 @@ static void op_event(const struct op *o, int d)
 		emit("st = accel_event_record(%s, %s, e[%d]);", devname_c[dev],
 		     sname(ss), es);
 		st = accel_event_record(&devs[dev], bs[ss], be[es]);
-		if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 			return;
 		memcpy(e->vc, M.vc[M.s[ss].sid], sizeof(e->vc));
 		e->vc[M.s[ss].sid] = M.n[M.s[ss].sid];
@@ -1008,12 +1008,12 @@ static void op_event(const struct op *o, int d)
 	case OP_EVENT_SYNC:
 		emit("st = accel_event_synchronize(%s, e[%d]);", devname_c[dev], es);
 		st = accel_event_synchronize(&devs[dev], be[es]);
-		if (check(st, x) && st == C_SUCCESS && x.st != S(C_FAILED))
+		if (check(st, x) && st == ACCEL_SUCCESS && x.st != S(ACCEL_FAILED))
 			model_sync_clock(&M, e->vc);
 		return;
 	case OP_EVENT_QUERY:
-		if (x.st == S(C_SUCCESS) && !model_event_done(&M, e))
-			x.st |= S(C_WARNING);
+		if (x.st == S(ACCEL_SUCCESS) && !model_event_done(&M, e))
+			x.st |= S(ACCEL_WARNING);
 		emit("st = accel_event_query(%s, e[%d]);", devname_c[dev], es);
 		st = accel_event_query(&devs[dev], be[es]);
 		check(st, x);
@@ -1028,7 +1028,7 @@ static void op_event(const struct op *o, int d)
 		emit("st = accel_stream_wait_event(%s, %s, e[%d]);",
 		     devname_c[sdev], sname(ss), es);
 		st = accel_stream_wait_event(&devs[sdev], bs[ss], be[es]);
-		if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 			return;
 		if (!e->recorded)
 			return;
@@ -1046,7 +1046,7 @@ static void op_event(const struct op *o, int d)
 
 static void op_device_sync(int d)
 {
-	C_Status st;
+	accel_status_t st;
 
 	emit("st = accel_device_synchronize(%s);", devname_c[d]);
 	st = accel_device_synchronize(&devs[d]);
@@ -1061,16 +1061,16 @@ static void op_pool(const struct op *o, int d)
 {
 	int ps = o->a % N_POOL;
 	struct expect x = X_OK;
-	C_Status st;
+	accel_status_t st;
 
 	if (o->kind == OP_POOL_CREATE) {
 		if (M.pool_state[ps] == 1)
 			return;
-		emit("st = accel_pool_create(%s, &npl); if (st == C_SUCCESS) pl[%d] = npl;", devname_c[d], ps);
+		emit("st = accel_pool_create(%s, &npl); if (st == ACCEL_SUCCESS) pl[%d] = npl;", devname_c[d], ps);
 		st = accel_pool_create(&devs[d], &npl_);
-		if (st == C_SUCCESS)
+		if (st == ACCEL_SUCCESS)
 			bpl[ps] = npl_;
-		if (check(st, x) && st == C_SUCCESS) {
+		if (check(st, x) && st == ACCEL_SUCCESS) {
 			M.pool_state[ps] = 1;
 			M.pool_dev[ps] = d;
 		}
@@ -1088,7 +1088,7 @@ static void op_pool(const struct op *o, int d)
 			return;
 	emit("st = accel_pool_destroy(pl[%d]);", ps);
 	st = accel_pool_destroy(bpl[ps]);
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	model_sync_device(&M, M.pool_dev[ps]);
 	M.pool_state[ps] = 2;
@@ -1164,7 +1164,7 @@ static uintptr_t mem_addr(accel_memory_t mem)
 {
 	struct accel_memory_info info;
 
-	if (accel_memory_get_info(mem, &info) != C_SUCCESS)
+	if (accel_memory_get_info(mem, &info) != ACCEL_SUCCESS)
 		return 0;
 	return (uintptr_t)info.ptr;
 }
@@ -1177,7 +1177,7 @@ static void op_mem_create(const struct op *o, int d)
 				       ACCEL_MEMORY_HOST_WRITE,
 				       ACCEL_MEMORY_HOST_READ }[o->b % 3];
 	int init = o->flags & FL_FULL;
-	C_Status st;
+	accel_status_t st;
 
 	if (M.m[ms].state == 1)
 		return;
@@ -1186,14 +1186,14 @@ static void op_mem_create(const struct op *o, int d)
 		emit("fill_pattern(src, %zu, %uu);", entries * dtype_size[dt],
 		     o->pat);
 	}
-	emit("st = accel_memory_create(%s, %zu, accel_dtype(%s), %s, 0x%x, &nm); if (st == C_SUCCESS) m[%d] = nm;",
+	emit("st = accel_memory_create(%s, %zu, accel_dtype(%s), %s, 0x%x, &nm); if (st == ACCEL_SUCCESS) m[%d] = nm;",
 	     devname_c[d], entries, dtype_c[dt], init ? "src" : "NULL", flags,
 	     ms);
 	st = accel_memory_create(&devs[d], entries, accel_dtype(dtypes[dt]),
 				 init ? src : NULL, flags, &nm_);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		bm[ms] = nm_;
-	if (!check(st, X_OK) || st != C_SUCCESS)
+	if (!check(st, X_OK) || st != ACCEL_SUCCESS)
 		return;
 	s = model_new_store(&M, flags ? K_UNI : K_POOLDEF, d,
 			    entries * dtype_size[dt]);
@@ -1211,7 +1211,7 @@ static void op_mem_wrap(const struct op *o)
 	int ms = o->a % N_MEM, slot = o->b % N_RAW, dt = o->c % 4, s, dev;
 	struct expect x = X_OK;
 	size_t off, bytes, entries;
-	C_Status st;
+	accel_status_t st;
 
 	if (M.m[ms].state == 1 || M.raw_state[slot] != 1)
 		return;
@@ -1233,13 +1233,13 @@ static void op_mem_wrap(const struct op *o)
 	/* memory.h: @ptr "aligned for @dtype" (its size, built-in types) */
 	if ((M.st[s].addr + off) % dtype_size[dt])
 		xfail(&x, S(INVAL));
-	emit("st = accel_memory_wrap(%s, (char *)p[%d] + %zu, %zu, accel_dtype(%s), &nm); if (st == C_SUCCESS) m[%d] = nm;",
+	emit("st = accel_memory_wrap(%s, (char *)p[%d] + %zu, %zu, accel_dtype(%s), &nm); if (st == ACCEL_SUCCESS) m[%d] = nm;",
 	     devname_c[dev], slot, off, entries, dtype_c[dt], ms);
 	st = accel_memory_wrap(&devs[dev], (char *)bp[slot] + off, entries,
 			       accel_dtype(dtypes[dt]), &nm_);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		bm[ms] = nm_;
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	mem_set(ms, -1, s, off, entries, dtype_size[dt], 0);
 	M.st[s].wraps++;
@@ -1251,7 +1251,7 @@ static void op_mem_slice(const struct op *o)
 	struct expect x = X_OK;
 	struct mmem *h = &M.m[from];
 	size_t off, count, real;
-	C_Status st;
+	accel_status_t st;
 	int use;
 
 	if (M.m[ms].state == 1 || ms == from || !(use = mem_use(o, from, &x)))
@@ -1267,12 +1267,12 @@ static void op_mem_slice(const struct op *o)
 		count = real = h->entries - off + 1 + o->z % 8;
 	if (use == 1 && off + real > h->entries)
 		xfail(&x, S(INVAL));
-	emit("st = accel_memory_slice(m[%d], %zu, %s, &nm); if (st == C_SUCCESS) m[%d] = nm;",
+	emit("st = accel_memory_slice(m[%d], %zu, %s, &nm); if (st == ACCEL_SUCCESS) m[%d] = nm;",
 	     from, off, count_c(count), ms);
 	st = accel_memory_slice(bm[from], off, count, &nm_);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		bm[ms] = nm_;
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	mem_set(ms, h->group, h->store, h->off + off * h->dsize, real, h->dsize,
 		h->flags);
@@ -1286,7 +1286,7 @@ static void op_mem_cast(const struct op *o)
 	struct expect x = X_OK;
 	struct mmem *h = &M.m[from];
 	size_t nsize = dtype_size[dt];
-	C_Status st;
+	accel_status_t st;
 	int use;
 
 	if (M.m[ms].state == 1 || ms == from || !(use = mem_use(o, from, &x)))
@@ -1301,12 +1301,12 @@ static void op_mem_cast(const struct op *o)
 			return;
 		xfail(&x, S(INVAL));
 	}
-	emit("st = accel_memory_cast(m[%d], accel_dtype(%s), &nm); if (st == C_SUCCESS) m[%d] = nm;", from,
+	emit("st = accel_memory_cast(m[%d], accel_dtype(%s), &nm); if (st == ACCEL_SUCCESS) m[%d] = nm;", from,
 	     dtype_c[dt], ms);
 	st = accel_memory_cast(bm[from], accel_dtype(dtypes[dt]), &nm_);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		bm[ms] = nm_;
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	mem_set(ms, h->group, h->store, h->off, mbytes(h) / nsize, nsize,
 		h->flags);
@@ -1319,7 +1319,7 @@ static void op_mem_clone(const struct op *o)
 	int ms = o->a % N_MEM, from = o->b % N_MEM, s, kind;
 	struct expect x = X_OK;
 	struct mmem *h = &M.m[from];
-	C_Status st;
+	accel_status_t st;
 	int use;
 
 	if (M.m[ms].state == 1 || ms == from || !(use = mem_use(o, from, &x)))
@@ -1328,13 +1328,13 @@ static void op_mem_clone(const struct op *o)
 		xfail(&x, S(INUSE));
 		zero_ok(&x, mbytes(h));
 	}
-	emit("st = accel_memory_clone(m[%d], &nm); if (st == C_SUCCESS) m[%d] = nm;", from, ms);
+	emit("st = accel_memory_clone(m[%d], &nm); if (st == ACCEL_SUCCESS) m[%d] = nm;", from, ms);
 	st = accel_memory_clone(bm[from], &nm_);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		bm[ms] = nm_;
 	if (use == 1)
 		sync_ok(st, M.st[h->store].dev, mbytes(h));
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	kind = M.st[h->store].kind == K_UNI && h->flags ? K_UNI : K_POOLDEF;
 	s = model_new_store(&M, kind, M.st[h->store].dev, mbytes(h));
@@ -1388,7 +1388,7 @@ static void op_mem_from_to(const struct op *o, int from)
 	struct expect x = X_OK;
 	struct mmem *h = &M.m[ms];
 	size_t off, count, real, boff, bytes;
-	C_Status st;
+	accel_status_t st;
 	char cnt[48];
 
 	if (!(use = mem_use(o, ms, &x)))
@@ -1447,7 +1447,7 @@ static void op_mem_from_to(const struct op *o, int from)
 	}
 	if (!async && use == 1)
 		sync_ok(st, dev, real);
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	if (from && async) {
 		model_access(&M, st_i, sid, 1, st_i, boff, bytes);
@@ -1476,7 +1476,7 @@ static void op_mem_copy(const struct op *o)
 	struct expect x = X_OK;
 	struct mmem *dh = &M.m[da], *sh = &M.m[sa];
 	size_t soff, doff, count, real, bytes;
-	C_Status st;
+	accel_status_t st;
 
 	if (!(ud = mem_use(o, da, &x)) || !(us = mem_use(o, sa, &x)))
 		return;
@@ -1509,8 +1509,8 @@ static void op_mem_copy(const struct op *o)
 		    dh->off + doff * dh->dsize < sh->off + (soff + real) * sh->dsize &&
 		    sh->off + soff * sh->dsize < dh->off + (doff + real) * dh->dsize) {
 			/* overlap: undefined; refusing it is fine */
-			if (x.st & S(C_SUCCESS))
-				x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+			if (x.st & S(ACCEL_SUCCESS))
+				x = (struct expect){ S(ACCEL_SUCCESS) | S(ACCEL_FAILED),
 						     S(INVAL) };
 			else
 				x.codes |= S(INVAL);
@@ -1543,7 +1543,7 @@ static void op_mem_copy(const struct op *o)
 			sync_ok(st, sdev, real);
 		}
 	}
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	bytes = real * sh->dsize;
 	doff = dh->off + doff * dh->dsize;
@@ -1565,7 +1565,7 @@ static void op_mem_release(const struct op *o, int free_it)
 	struct expect x = X_OK;
 	struct mmem *h = &M.m[ms];
 	struct store *s;
-	C_Status st;
+	accel_status_t st;
 
 	if (h->state == 0 ||
 	    (h->state == 2 && (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
@@ -1590,8 +1590,8 @@ static void op_mem_release(const struct op *o, int free_it)
 	emit("st = accel_memory_%s(m[%d]);", free_it ? "free" : "release", ms);
 	st = free_it ? accel_memory_free(bm[ms]) : accel_memory_release(bm[ms]);
 	/* no sync_ok(): memory.h, "The call does not wait for the device" */
-	if (!check(st, x) || st != C_SUCCESS || use == 2 ||
-	    x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || use == 2 ||
+	    x.st == S(ACCEL_FAILED))
 		return;
 	if (free_it && hvalid(h)) {
 		M.gfreed[h->group] = 1;
@@ -1614,7 +1614,7 @@ static void op_mem_map(const struct op *o)
 	struct expect x = X_OK;
 	struct mmem *h = &M.m[ms];
 	void *ptr = NULL;
-	C_Status st;
+	accel_status_t st;
 
 	if (!(use = mem_use(o, ms, &x)) || h->mapptr)
 		return;
@@ -1623,14 +1623,14 @@ static void op_mem_map(const struct op *o)
 	if (use == 1 && !M.st[h->store].owned_by_handles)
 		return;	/* wrapped memory: its flags are the backend's */
 	if (use == 1 && (access & ~h->flags)) {
-		x = (struct expect){ S(C_FAILED),
+		x = (struct expect){ S(ACCEL_FAILED),
 				     S(INVAL) | S(ACCEL_ERROR_NOT_SUPPORTED) };
 	}
 	emit("st = accel_memory_map(m[%d], %u, &mp[%d]);", ms, access, ms);
 	st = accel_memory_map(bm[ms], access, &ptr);
 	if (use == 1)
 		sync_ok(st, M.st[h->store].dev, 1);
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	h->mapptr = ptr;
 	M.st[h->store].mapped++;
@@ -1641,7 +1641,7 @@ static void op_mem_unmap(const struct op *o)
 	int ms = o->a % N_MEM;
 	struct mmem *h = &M.m[ms];
 	struct expect x = X_OK;
-	C_Status st;
+	accel_status_t st;
 
 	if (h->state != 1 || !hvalid(h))
 		return;
@@ -1653,7 +1653,7 @@ static void op_mem_unmap(const struct op *o)
 	}
 	emit("st = accel_memory_unmap(m[%d]);", ms);
 	st = accel_memory_unmap(bm[ms]);
-	if (!check(st, x) || st != C_SUCCESS || !h->mapptr)
+	if (!check(st, x) || st != ACCEL_SUCCESS || !h->mapptr)
 		return;
 	h->mapptr = NULL;
 	M.st[h->store].mapped--;
@@ -1693,7 +1693,7 @@ static void op_mem_rw(const struct op *o, int write)
 	struct mmem *h = &M.m[ms];
 	unsigned need = write ? ACCEL_MEMORY_HOST_WRITE : ACCEL_MEMORY_HOST_READ;
 	size_t bytes;
-	C_Status st;
+	accel_status_t st;
 
 	if (!(use = mem_use(o, ms, &x)))
 		return;
@@ -1706,7 +1706,7 @@ static void op_mem_rw(const struct op *o, int write)
 	if (bytes > HB_SIZE)
 		return;
 	if (use == 1 && !(h->flags & need))
-		x = (struct expect){ S(C_FAILED),
+		x = (struct expect){ S(ACCEL_FAILED),
 				     S(INVAL) | S(ACCEL_ERROR_NOT_SUPPORTED) };
 	else if (use == 1 && bytes > mbytes(h))
 		xfail(&x, S(INVAL));
@@ -1722,7 +1722,7 @@ static void op_mem_rw(const struct op *o, int write)
 	}
 	if (use == 1)
 		sync_ok(st, M.st[h->store].dev, bytes);
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	model_access(&M, h->store, -1, write, write ? h->store : -1, h->off,
 		     bytes);
@@ -1753,7 +1753,7 @@ static void op_wrong_kind(const struct op *o)
 {
 	int ss = o->a % N_STREAM, ms = o->a % N_MEM, es = o->a % N_EVENT;
 	struct accel_memory_info info;
-	C_Status st;
+	accel_status_t st;
 
 	if (KNOWN(KN_KIND))
 		return;
@@ -1768,10 +1768,10 @@ static void op_wrong_kind(const struct op *o)
 	case 1:		/* a memory handle as a stream */
 		if (M.m[ms].state != 1 || !hvalid(&M.m[ms]))
 			return;
-		emit("st = accel_stream_query(%s, (C_Stream)m[%d]);",
+		emit("st = accel_stream_query(%s, (accel_stream_t)m[%d]);",
 		     devname_c[M.st[M.m[ms].store].dev], ms);
 		st = accel_stream_query(&devs[M.st[M.m[ms].store].dev],
-					(C_Stream)bm[ms]);
+					(accel_stream_t)bm[ms]);
 		break;
 	default:	/* an event as a pool */
 		if (M.e[es].live != 1)
@@ -2078,7 +2078,7 @@ static int arr_check_info(int as, struct accel_array_info *i)
 {
 	struct marr *a = &M.a[as];
 	size_t n = a_size(a->ndim, a->shape);
-	C_Status st;
+	accel_status_t st;
 	int ok;
 
 	emit("OK(accel_array_get_info(%s, &ainfo));", arr_c[as]);
@@ -2158,10 +2158,10 @@ static void op_arr_new(const struct op *o, int d)
 	struct layout l;
 	struct marr a = { 0 };
 	struct accel_array_info info;
-	C_Stream stream = NULL;
+	accel_stream_t stream = NULL;
 	accel_dtype_t dtype;
 	uint8_t *data = NULL;
-	C_Status st;
+	accel_status_t st;
 	const char *sc = "NULL";
 
 	if (M.a[as].state == 1)
@@ -2184,13 +2184,13 @@ static void op_arr_new(const struct op *o, int d)
 			dt = M.a[like].dt;
 		switch (kind) {
 		case ACCEL_ARRAY_DEVICE:
-			emit("st = accel_device_array_like(%s, %s, %s, &na); if (st == C_SUCCESS) %s = na;",
+			emit("st = accel_device_array_like(%s, %s, %s, &na); if (st == ACCEL_SUCCESS) %s = na;",
 			     devname_c[d], arr_c[like], sc, arr_c[as]);
 			st = accel_device_array_like(&devs[d], ba[like], stream,
 						     &na_);
 			break;
 		case ACCEL_ARRAY_PINNED:
-			emit("st = accel_pinned_array_like(%s, %s, &na); if (st == C_SUCCESS) %s = na;",
+			emit("st = accel_pinned_array_like(%s, %s, &na); if (st == ACCEL_SUCCESS) %s = na;",
 			     devname_c[d], arr_c[like], arr_c[as]);
 			st = accel_pinned_array_like(&devs[d], ba[like], &na_);
 			break;
@@ -2198,15 +2198,15 @@ static void op_arr_new(const struct op *o, int d)
 			if (KNOWN(KN_EMPTYMAP) && M.a[like].state == 1 &&
 			    !a_size(M.a[like].ndim, M.a[like].shape))
 				return;
-			emit("st = accel_mapped_array_like(%s, %s, %s, &na); if (st == C_SUCCESS) %s = na;",
+			emit("st = accel_mapped_array_like(%s, %s, %s, &na); if (st == ACCEL_SUCCESS) %s = na;",
 			     devname_c[d], arr_c[like], sc, arr_c[as]);
 			st = accel_mapped_array_like(&devs[d], ba[like], stream,
 						     &na_);
 			break;
 		}
-		if (st == C_SUCCESS)
+		if (st == ACCEL_SUCCESS)
 			ba[as] = na_;
-		if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 			return;
 		/*
 		 * memory.h: "the shape and dtype of @like, contiguous with its
@@ -2251,7 +2251,7 @@ static void op_arr_new(const struct op *o, int d)
 		a.dt = dt;
 		switch (kind) {
 		case ACCEL_ARRAY_DEVICE:
-			emit("st = accel_device_array(%s, %d, %s, %s, %s, '%c', %s, &na); if (st == C_SUCCESS) %s = na;",
+			emit("st = accel_device_array(%s, %d, %s, %s, %s, '%c', %s, &na); if (st == ACCEL_SUCCESS) %s = na;",
 			     devname_c[d], l.ndim, shape_c(l.ndim, l.shape),
 			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
 			     l.order, sc, arr_c[as]);
@@ -2260,7 +2260,7 @@ static void op_arr_new(const struct op *o, int d)
 						l.order, stream, &na_);
 			break;
 		case ACCEL_ARRAY_PINNED:
-			emit("st = accel_pinned_array(%s, %d, %s, %s, %s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+			emit("st = accel_pinned_array(%s, %d, %s, %s, %s, '%c', &na); if (st == ACCEL_SUCCESS) %s = na;",
 			     devname_c[d], l.ndim, shape_c(l.ndim, l.shape),
 			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
 			     l.order, arr_c[as]);
@@ -2271,7 +2271,7 @@ static void op_arr_new(const struct op *o, int d)
 		case ACCEL_ARRAY_MAPPED:
 			if (KNOWN(KN_EMPTYMAP) && !a_size(l.ndim, l.shape))
 				return;
-			emit("st = accel_mapped_array_flags(%s, %d, %s, %s, %s, '%c', %s, 0x%x, &na); if (st == C_SUCCESS) %s = na;",
+			emit("st = accel_mapped_array_flags(%s, %d, %s, %s, %s, '%c', %s, 0x%x, &na); if (st == ACCEL_SUCCESS) %s = na;",
 			     devname_c[d], l.ndim, shape_c(l.ndim, l.shape),
 			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
 			     l.order, sc, mflags, arr_c[as]);
@@ -2291,7 +2291,7 @@ static void op_arr_new(const struct op *o, int d)
 				emit("np = malloc(%zu); fill_pattern(np, %zu, %uu);",
 				     a_span(&a) + 1, a_span(&a), o->pat);
 			}
-			emit("st = accel_host_array(%s, %d, %s, %s, %s, '%c', %d, &na); if (st == C_SUCCESS) %s = na;",
+			emit("st = accel_host_array(%s, %d, %s, %s, %s, '%c', %d, &na); if (st == ACCEL_SUCCESS) %s = na;",
 			     data ? "np" : "NULL", l.ndim,
 			     shape_c(l.ndim, l.shape),
 			     null_dtype ? "NULL" : dtype_c[dt], strides_c(&l),
@@ -2301,9 +2301,9 @@ static void op_arr_new(const struct op *o, int d)
 					      l.order, ro, &na_);
 			break;
 		}
-		if (st == C_SUCCESS)
+		if (st == ACCEL_SUCCESS)
 			ba[as] = na_;
-		if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+		if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 			return;
 		emit("OK(accel_array_get_info(%s, &ainfo));", arr_c[as]);
 		if (!check(accel_array_get_info(ba[as], &info), X_OK))
@@ -2403,9 +2403,9 @@ static void arr_mapped(struct expect *x, const struct marr *a, size_t n)
 static void empty_pair(struct expect *x, const struct marr *d,
 		       const struct marr *s)
 {
-	if (x->st == S(C_SUCCESS) && d->dt == s->dt &&
+	if (x->st == S(ACCEL_SUCCESS) && d->dt == s->dt &&
 	    !a_size(d->ndim, d->shape) && !a_size(s->ndim, s->shape))
-		*x = (struct expect){ S(C_SUCCESS) | S(C_FAILED), S(INVAL) };
+		*x = (struct expect){ S(ACCEL_SUCCESS) | S(ACCEL_FAILED), S(INVAL) };
 }
 
 /* accel_array_copy_to_device(dst a, src b, stream c) */
@@ -2415,8 +2415,8 @@ static void op_arr_to_dev(const struct op *o)
 	int ud, us, sid = -1, dev;
 	struct expect x = X_OK;
 	struct marr *d = &M.a[da], *s = &M.a[sa];
-	C_Stream stream = NULL;
-	C_Status st;
+	accel_stream_t stream = NULL;
+	accel_status_t st;
 
 	if (!(o->flags & FL_BAD) && M.a[da].state == 1 && a_valid(d)) {
 		/* a source that fits (any kind: pageable, pinned, device) */
@@ -2452,7 +2452,7 @@ static void op_arr_to_dev(const struct op *o)
 			    a_size(s->ndim, s->shape) || d->dt != s->dt)
 				xfail(&x, S(INVAL));
 			else	/* nothing to move: refusing is fine too */
-				x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+				x = (struct expect){ S(ACCEL_SUCCESS) | S(ACCEL_FAILED),
 						     S(INVAL) };
 		}
 		if (s->dev != dev && s->kind != ACCEL_ARRAY_HOST)
@@ -2475,7 +2475,7 @@ static void op_arr_to_dev(const struct op *o)
 	st = accel_array_copy_to_device(ba[da], ba[sa], stream);
 	if (sid < 0 && ud == 1 && us == 1)
 		sync_ok(st, dev, a_span(s));
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	arr_copy_model(d, s, sid);
 	if (sid >= 0)
@@ -2491,8 +2491,8 @@ static void op_arr_to_host(const struct op *o)
 	struct marr *s = &M.a[sa], *d = &M.a[da];
 	struct accel_array_info info;
 	accel_array_t host = NULL;
-	C_Stream stream = NULL;
-	C_Status st;
+	accel_stream_t stream = NULL;
+	accel_status_t st;
 
 	if (!fresh && !(o->flags & FL_BAD) && M.a[sa].state == 1 &&
 	    a_valid(s) && devside_kind(s->kind)) {
@@ -2528,7 +2528,7 @@ static void op_arr_to_host(const struct op *o)
 			    a_size(s->ndim, s->shape) || d->dt != s->dt)
 				xfail(&x, S(INVAL));
 			else
-				x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+				x = (struct expect){ S(ACCEL_SUCCESS) | S(ACCEL_FAILED),
 						     S(INVAL) };
 		}
 	} else if (!fresh && d->state == 1 && s->state == 1 &&
@@ -2556,7 +2556,7 @@ static void op_arr_to_host(const struct op *o)
 				      &host);
 	if (sid < 0 && ud == 1 && us == 1)
 		sync_ok(st, dev, a_span(s));
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	if (!fresh) {
 		if (host != ba[da])
@@ -2596,8 +2596,8 @@ static void op_arr_to_device(const struct op *o, int d)
 	struct expect x = X_OK;
 	struct marr *src = &M.a[sa], a;
 	struct accel_array_info info;
-	C_Stream stream = NULL;
-	C_Status st;
+	accel_stream_t stream = NULL;
+	accel_status_t st;
 
 	if (M.a[as].state == 1 || as == sa || !(us = arr_use(o, sa, &x)))
 		return;
@@ -2609,17 +2609,17 @@ static void op_arr_to_device(const struct op *o, int d)
 		sid = M.s[ss].sid;
 	}
 	if (ex) {
-		emit("st = accel_to_device_ex(%s, %s, %s, %d, &na); if (st == C_SUCCESS) %s = na;",
+		emit("st = accel_to_device_ex(%s, %s, %s, %d, &na); if (st == ACCEL_SUCCESS) %s = na;",
 		     devname_c[d], arr_c[sa], ss >= 0 ? sname(ss) : "NULL", copy,
 		     arr_c[as]);
 		st = accel_to_device_ex(&devs[d], ba[sa], stream, copy, &na_);
 	} else {
-		emit("st = accel_to_device(%s, %s, %s, &na); if (st == C_SUCCESS) %s = na;",
+		emit("st = accel_to_device(%s, %s, %s, &na); if (st == ACCEL_SUCCESS) %s = na;",
 		     devname_c[d], arr_c[sa], ss >= 0 ? sname(ss) : "NULL",
 		     arr_c[as]);
 		st = accel_to_device(&devs[d], ba[sa], stream, &na_);
 	}
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		ba[as] = na_;
 	/*
 	 * memory.h, accel_to_device_ex: an array usable by the device as it
@@ -2631,7 +2631,7 @@ static void op_arr_to_device(const struct op *o, int d)
 		arr_mapped(&x, src, a_size(src->ndim, src->shape));
 	if (us == 1 && sid < 0 && !same && (copy || !ex))
 		sync_ok(st, d, a_span(src));
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	a = *src;
 	if (same) {
@@ -2698,7 +2698,7 @@ static void op_arr_reshape(const struct op *o, int ravel)
 	size_t n, shape[A_DIMS], arg[A_DIMS];
 	char order = order_of(o->y);
 	int ndim, same = 0;
-	C_Status st;
+	accel_status_t st;
 
 	if (M.a[vs].state == 1 || vs == as || !(use = arr_use(o, as, &x)))
 		return;
@@ -2747,29 +2747,29 @@ static void op_arr_reshape(const struct op *o, int ravel)
 		     m_contig(a, 1) : m_contig(a, 0) || m_contig(a, 1);
 		same = !ravel && ndim == a->ndim &&
 		       !memcmp(shape, a->shape, ndim * sizeof(*shape));
-		if (!ok && same && x.st == S(C_SUCCESS))
+		if (!ok && same && x.st == S(ACCEL_SUCCESS))
 			/*
 			 * the same shape needs no copy in any order: Numba's
 			 * reshape returns such a view as it is, NumPy too;
 			 * the header's "would need a copy" allows refusing
 			 */
-			x = (struct expect){ S(C_SUCCESS) | S(C_FAILED),
+			x = (struct expect){ S(ACCEL_SUCCESS) | S(ACCEL_FAILED),
 					     S(INVAL) };
 		else if (!ok)
 			xfail(&x, S(INVAL));
 	}
 	if (ravel) {
-		emit("st = accel_array_ravel(%s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+		emit("st = accel_array_ravel(%s, '%c', &na); if (st == ACCEL_SUCCESS) %s = na;",
 		     arr_c[as], order, arr_c[vs]);
 		st = accel_array_ravel(ba[as], order, &na_);
 	} else {
-		emit("st = accel_array_reshape(%s, %d, %s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+		emit("st = accel_array_reshape(%s, %d, %s, '%c', &na); if (st == ACCEL_SUCCESS) %s = na;",
 		     arr_c[as], ndim, shape_c(ndim, arg), order, arr_c[vs]);
 		st = accel_array_reshape(ba[as], ndim, arg, order, &na_);
 	}
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		ba[vs] = na_;
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	/* read in @order: C, or F, or for 'A' whichever the array is */
 	f = order == 'F' || (order == 'A' && !m_contig(a, 0));
@@ -2783,7 +2783,7 @@ static void op_arr_reshape(const struct op *o, int ravel)
 }
 
 /* the live stream slot a stream handle is, or -1 */
-static int stream_slot(C_Stream s)
+static int stream_slot(accel_stream_t s)
 {
 	for (int i = 0; i < N_STREAM; i++)
 		if (s && M.s[i].live == 1 && bs[i] == s)
@@ -2805,7 +2805,7 @@ static void op_arr_iface(const struct op *o)
 	struct accel_array_interface fi;
 	struct accel_array_info info;
 	size_t ds, room;
-	C_Status st;
+	accel_status_t st;
 
 	if (!(use = arr_use(o, as, &x)))
 		return;
@@ -2816,11 +2816,11 @@ static void op_arr_iface(const struct op *o)
 		disagree(0, "accel_array_has_interface gave %d, the model %d",
 			 has, want);
 	if (use == 1 && !want)
-		x = (struct expect){ S(C_FAILED), S(INVAL) |
+		x = (struct expect){ S(ACCEL_FAILED), S(INVAL) |
 				     S(ACCEL_ERROR_NOT_SUPPORTED) };
 	emit("st = accel_array_get_interface(%s, &iface);", arr_c[as]);
 	st = accel_array_get_interface(ba[as], &fi);
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	ds = dtype_size[a->dt];
 	/* memory.h, struct accel_array_interface; docs: "strides is absent
@@ -2887,12 +2887,12 @@ static void op_arr_iface(const struct op *o)
 	     arr_c[as], fi.ndim, fi.ndim ? fi.shape[0] : 0,
 	     fi.data ? (char *)fi.data - (char *)M.st[a->store].addr : -1,
 	     fi.has_strides);
-	emit("st = accel_array_from_interface(%s, &iface, %d, &na); if (st == C_SUCCESS) %s = na;",
+	emit("st = accel_array_from_interface(%s, &iface, %d, &na); if (st == ACCEL_SUCCESS) %s = na;",
 	     devname_c[a->dev], sync, arr_c[vs]);
 	st = accel_array_from_interface(&devs[a->dev], &fi, sync, &na_);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		ba[vs] = na_;
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	if (sync && fi.stream)
 		model_sync_stream(&M, M.s[stream_slot(fi.stream)].sid);
@@ -2936,7 +2936,7 @@ static void op_arr_as_mem(const struct op *o)
 	struct marr *a = &M.a[as];
 	struct accel_memory_info mi;
 	size_t n;
-	C_Status st;
+	accel_status_t st;
 
 	if (!(use = arr_use(o, as, &x)))
 		return;
@@ -2948,7 +2948,7 @@ static void op_arr_as_mem(const struct op *o)
 		xfail(&x, S(INVAL));
 	emit("st = accel_array_as_memory(%s, &nm);", arr_c[as]);
 	st = accel_array_as_memory(ba[as], &nm_);
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	emit("OK(accel_memory_get_info(nm, &info));");
 	if (!check(accel_memory_get_info(nm_, &mi), X_OK))
@@ -2981,7 +2981,7 @@ static void op_mem_as_arr(const struct op *o)
 	struct layout l;
 	struct marr a = { 0 };
 	struct accel_array_info info;
-	C_Status st;
+	accel_status_t st;
 
 	if (M.a[as].state == 1 || !(use = mem_use(o, ms, &x)))
 		return;
@@ -3006,14 +3006,14 @@ static void op_mem_as_arr(const struct op *o)
 	/* memory.h: "may span no more than its bytes" */
 	if (use == 1 && a_span(&a) > mbytes(h))
 		xfail(&x, S(INVAL));
-	emit("st = accel_memory_as_array(m[%d], %d, %s, %s, '%c', &na); if (st == C_SUCCESS) %s = na;",
+	emit("st = accel_memory_as_array(m[%d], %d, %s, %s, '%c', &na); if (st == ACCEL_SUCCESS) %s = na;",
 	     ms, l.ndim, shape_c(l.ndim, l.shape), strides_c(&l), l.order,
 	     arr_c[as]);
 	st = accel_memory_as_array(bm[ms], l.ndim, l.shape,
 				   l.given ? l.strides : NULL, l.order, &na_);
-	if (st == C_SUCCESS)
+	if (st == ACCEL_SUCCESS)
 		ba[as] = na_;
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	emit("OK(accel_array_get_info(%s, &ainfo));", arr_c[as]);
 	if (!check(accel_array_get_info(ba[as], &info), X_OK))
@@ -3040,7 +3040,7 @@ static void op_arr_release(const struct op *o)
 	struct expect x = X_OK;
 	struct marr *a = &M.a[as];
 	struct store *s;
-	C_Status st;
+	accel_status_t st;
 
 	if (a->state == 0 ||
 	    (a->state == 2 && (!(o->flags & FL_BAD) || KNOWN(KN_STALE))))
@@ -3062,7 +3062,7 @@ static void op_arr_release(const struct op *o)
 	}
 	emit("st = accel_array_release(%s);", arr_c[as]);
 	st = accel_array_release(ba[as]);
-	if (!check(st, x) || st != C_SUCCESS || x.st == S(C_FAILED))
+	if (!check(st, x) || st != ACCEL_SUCCESS || x.st == S(ACCEL_FAILED))
 		return;
 	arr_drop(as);
 }
@@ -3076,7 +3076,7 @@ static void op_arr_info(const struct op *o)
 	struct marr *a = &M.a[as];
 	struct accel_array_info info;
 	struct accel_memory_info mi;
-	C_Status st;
+	accel_status_t st;
 
 	if ((o->flags & FL_BAD) && (o->b & 8) && !KNOWN(KN_KIND)) {
 		if ((o->b & 16) && M.a[as].state == 1) {

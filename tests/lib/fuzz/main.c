@@ -95,7 +95,7 @@ static size_t count_devices(void)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		if (accel_get_device_count(&count) != C_SUCCESS)
+		if (accel_get_device_count(&count) != ACCEL_SUCCESS)
 			snprintf(shared->msg, sizeof(shared->msg), "%s",
 				 accel_get_last_error());
 		shared->op = count;

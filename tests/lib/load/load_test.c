@@ -59,8 +59,8 @@ static void fill(uint8_t *p, size_t n, uint64_t seed)
  * One round: h2d into a block of device A, d2d within A, p2p to device B
  * (or d2d again with one device), d2h back, all on streams, then verify.
  */
-static bool round_trip(struct C_Device_st *a, struct C_Device_st *b,
-		       C_Stream sa, size_t n, uint64_t seed, uint8_t *src,
+static bool round_trip(struct accel_device_id *a, struct accel_device_id *b,
+		       accel_stream_t sa, size_t n, uint64_t seed, uint8_t *src,
 		       uint8_t *dst, struct counts *c)
 {
 	void *x = NULL, *y = NULL, *z = NULL;
@@ -103,8 +103,8 @@ struct thread_arg {
 static void *thread_main(void *p)
 {
 	struct thread_arg *t = p;
-	struct C_Device_st devs[MAX_DEVICES];
-	C_Stream streams[MAX_DEVICES] = { 0 };
+	struct accel_device_id devs[MAX_DEVICES];
+	accel_stream_t streams[MAX_DEVICES] = { 0 };
 	uint8_t *src = malloc(4 << 20), *dst = malloc(4 << 20);
 	uint64_t s = t->seed;
 
@@ -174,7 +174,7 @@ static size_t survey(size_t *used)
 			if (r.n > MAX_DEVICES)
 				r.n = MAX_DEVICES;
 			for (size_t d = 0; d < r.n; d++) {
-				struct C_Device_st dev = { (int)d };
+				struct accel_device_id dev = { (int)d };
 				size_t total = 0, free = 0;
 
 				accel_device_memory_stats(&dev, &total, &free);
