@@ -44,7 +44,7 @@ g++ -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Ilib/include "$work/h
 for lang in "gcc -std=c11 -pedantic" "g++ -x c++ -std=c++11"; do
 	for order in "" -DPADDLE_FIRST; do
 		$lang -Wall -Wextra -Werror -fsyntax-only $order -Ilib/include \
-			tests/lib/beside_paddle.c ||
+			tests/lib/headers/beside_paddle.c ||
 			bad "the headers clash with Paddle's (${lang%% *} $order)"
 	done
 done
