@@ -63,11 +63,13 @@ extern unsigned int simaccel_dbg_mask;
  * @slice_bytes: the most bytes one job moves, unless one descriptor does
  * @clear_entity: where the jobs that clear VRAM queue
  * @clear_lock: arms and pushes those jobs in order
- * @clears_pending: clearing jobs whose buffers are not yet let go
- * @releases_pending: jobs whose fence signalled and whose buffers are not
- *	yet let go
+ * @settle_pending: memory on its way back: clearing jobs, and jobs whose
+ *	fence signalled, whose buffers are not yet let go; counted by the
+ *	parity of @settle_epoch when each began (simaccel_job_wait_released())
+ * @settle_epoch: advanced by a creation that found VRAM full, so that it
+ *	waits for what was under way then, not for what others start later
  * @clears_wq: where a creation that found VRAM full, and MEM_INFO's
- *	SETTLE, wait for both counts to reach zero
+ *	SETTLE, wait for those counts
  * @dma_maps: DMA mappings of system memory for the device (struct
  *	simaccel_dma_map), undone at removal
  * @dma_lock: protects @dma_maps and their state
@@ -104,8 +106,8 @@ struct simaccel_device {
 	u64 slice_bytes;
 	struct drm_sched_entity clear_entity;
 	struct mutex clear_lock;	/* orders clear_entity's jobs */
-	atomic_t clears_pending;
-	atomic_t releases_pending;
+	atomic_t settle_pending[2];
+	atomic64_t settle_epoch;
 	wait_queue_head_t clears_wq;
 	struct list_head dma_maps;
 	struct mutex dma_lock;		/* protects dma_maps */

@@ -595,11 +595,12 @@ static struct simaccel_bo *simaccel_bo_try_new(struct simaccel_device *sdev,
 
 /*
  * VRAM buffers just freed are let go when their clearing, or the last job
- * that used them, has ended: on a full VRAM, wait for that and try again
- * (unless all had ended before the first try, which then saw all there
- * is). The wait is outside drm_dev_enter(), whose read side an unbind
- * waits for: removal must not wait for users' work; it fails the jobs, and
- * so ends the wait.
+ * that used them, has ended: on a full VRAM, wait for those under way and
+ * try again (unless none was, and the first try saw all there is). Not for
+ * those that start meanwhile: another user creating and freeing buffers
+ * would keep the wait going for as long as they liked. The wait is outside
+ * drm_dev_enter(), whose read side an unbind waits for: removal must not
+ * wait for users' work; it fails the jobs, and so ends the wait.
  */
 static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 					   const struct drm_simaccel_bo_create *args,
@@ -611,8 +612,7 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 	if (args->kind == DRM_SIMACCEL_BO_HOST ||
 	    PTR_ERR_OR_ZERO(bo) != -ENOSPC || settled)
 		return bo;
-	if (wait_event_interruptible(sdev->clears_wq,
-				     simaccel_job_settled(sdev)))
+	if (simaccel_job_wait_released(sdev))
 		return ERR_PTR(-ERESTARTSYS);
 	return simaccel_bo_try_new(sdev, args, usage);
 }

@@ -388,6 +388,23 @@ static void simaccel_job_put(struct simaccel_job *job)
 	kref_put(&job->ref, simaccel_job_release);
 }
 
+/* Count @job's memory as on its way back, until simaccel_settle_end(). */
+static void simaccel_settle_begin(struct simaccel_job *job)
+{
+	struct simaccel_device *sdev = job->sdev;
+
+	job->settle_idx = atomic64_read(&sdev->settle_epoch) & 1;
+	atomic_inc(&sdev->settle_pending[job->settle_idx]);
+}
+
+static void simaccel_settle_end(struct simaccel_job *job)
+{
+	struct simaccel_device *sdev = job->sdev;
+
+	if (atomic_dec_and_test(&sdev->settle_pending[job->settle_idx]))
+		wake_up_all(&sdev->clears_wq);
+}
+
 /*
  * The job's fence signalled: the device is done with its memory, or never
  * got it. Let go of its buffers and pages now, not when drm_sched frees
@@ -398,14 +415,10 @@ static void simaccel_job_done_work(struct work_struct *work)
 {
 	struct simaccel_job *job =
 		container_of(work, struct simaccel_job, done_work);
-	struct simaccel_device *sdev = job->sdev;
 
 	simaccel_res_put(job->res);
 	job->res = NULL;
-	if (!job->queue)
-		atomic_dec(&sdev->clears_pending);
-	if (atomic_dec_and_test(&sdev->releases_pending))
-		wake_up_all(&sdev->clears_wq);
+	simaccel_settle_end(job);
 	simaccel_job_put(job);
 }
 
@@ -496,7 +509,8 @@ static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 	if (job->reached_peers)
 		simaccel_job_leave_peers(job, job->res->count);
 	simaccel_job_record_error(job, fence->error);
-	atomic_inc(&job->sdev->releases_pending);
+	if (job->queue)		/* a clearing is counted from its push */
+		simaccel_settle_begin(job);
 	queue_work(simaccel_wq, &job->done_work);
 }
 
@@ -509,8 +523,49 @@ static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
  */
 bool simaccel_job_settled(struct simaccel_device *sdev)
 {
-	return !atomic_read(&sdev->clears_pending) &&
-	       !atomic_read(&sdev->releases_pending);
+	return !atomic_read(&sdev->settle_pending[0]) &&
+	       !atomic_read(&sdev->settle_pending[1]);
+}
+
+/* Whether what was counted in @idx's parity before @epoch has ended. */
+static bool simaccel_settled_since(struct simaccel_device *sdev, u64 epoch,
+				   unsigned int idx)
+{
+	/* two epochs on, whoever advanced the second saw that parity at 0 */
+	return !atomic_read(&sdev->settle_pending[idx]) ||
+	       atomic64_read(&sdev->settle_epoch) >= epoch;
+}
+
+/**
+ * simaccel_job_wait_released - wait for the memory on its way back now
+ * @sdev: the device
+ *
+ * Waits for the clearings and releases under way at the call, not for
+ * those that other users start meanwhile, which may never stop: the older
+ * parity first (nothing joins it), then the current one, moved to the
+ * older by advancing the epoch, as SRCU's grace periods do.
+ *
+ * Return: 0, or -ERESTARTSYS if a signal came first.
+ */
+int simaccel_job_wait_released(struct simaccel_device *sdev)
+{
+	u64 epoch = atomic64_read(&sdev->settle_epoch);
+	unsigned int older = (epoch + 1) & 1;
+
+	do {
+		if (wait_event_interruptible(sdev->clears_wq,
+					     simaccel_settled_since(sdev, epoch + 1,
+								    older)))
+			return -ERESTARTSYS;
+		/* advanced only with the older parity at 0 (settled_since()) */
+	} while (atomic64_read(&sdev->settle_epoch) == epoch &&
+		 (atomic_read(&sdev->settle_pending[older]) ||
+		  atomic64_cmpxchg(&sdev->settle_epoch, epoch, epoch + 1) != epoch));
+	if (wait_event_interruptible(sdev->clears_wq,
+				     simaccel_settled_since(sdev, epoch + 2,
+							    epoch & 1)))
+		return -ERESTARTSYS;
+	return 0;
 }
 
 /* A dependency that failed fails the job: it must not run on bad data. */
@@ -970,7 +1025,7 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 		/* a reference for the release at the fence (not yet signalled) */
 		kref_get(&job->ref);
 		if (!queue)
-			atomic_inc(&job->sdev->clears_pending);
+			simaccel_settle_begin(job);
 		dma_fence_add_callback(&job->base.s_fence->finished,
 				       &job->done_cb, simaccel_job_done);
 		drm_sched_entity_push_job(&job->base);

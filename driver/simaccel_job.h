@@ -45,6 +45,8 @@ struct simaccel_queue;
  * @ref: held by the scheduler (until free_job) and by the release of its
  *	memory when its fence signals (@done_cb, @done_work)
  * @done_cb: on its finished fence
+ * @settle_idx: which of the device's settle_pending counts it is in, from
+ *	its push (a clearing) or its fence (the others) to @done_work
  * @done_work: lets go of @res, in process context
  * @sdev: the device, referenced (drm_dev_get())
  * @put_work: drops that reference and frees the job
@@ -71,6 +73,7 @@ struct simaccel_job {
 	bool revoked;
 	struct kref ref;
 	struct dma_fence_cb done_cb;
+	unsigned int settle_idx;
 	struct work_struct done_work;
 	struct simaccel_device *sdev;
 	struct work_struct put_work;
@@ -103,5 +106,6 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 int simaccel_queue_query_ioctl(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 bool simaccel_job_settled(struct simaccel_device *sdev);
+int simaccel_job_wait_released(struct simaccel_device *sdev);
 
 #endif /* __SIMACCEL_JOB_H__ */

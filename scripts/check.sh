@@ -226,6 +226,10 @@ run_vm "VM, simaccel.ko, a slow device" \
 	--file "$T/simaccel_share_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others -t a_small_job_waits_behind_a_slice_of_another_files_work -t a_submission_of_several_jobs_fails_once -t closing_a_file_does_not_wait_for_its_queued_work -t a_killed_process_with_many_busy_queues_is_reaped_at_once -t a_user_past_the_vram_limit_is_told_at_once -t a_files_clearings_do_not_hold_up_another_files_job -t a_large_clearing_is_not_kept_out_by_its_files_smaller_jobs -t unbind_does_not_wait_for_a_creation_waiting_on_full_vram -t a_fault_waiting_for_a_clearing_holds_no_mmap_lock -t a_futex_waiting_for_a_clearing_ends_with_a_kill -t a_futex_waiting_for_a_clearing_holds_up_no_unbind -t a_submit_waiting_for_a_job_slot_ends_with_a_signal -t a_submit_waiting_for_a_job_slot_holds_no_one_up -t a_submit_waiting_for_a_job_slot_holds_up_no_unbind" \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t an_export_waiting_for_a_clearing_holds_no_one_up"
+# a full VRAM that another user keeps clearing needs a small one
+run_vm "VM, simaccel.ko, a slow device with 64 MiB of VRAM" --vram 64M \
+	--hung-task 10 --props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" -- \
+	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_creation_on_full_vram_waits_only_for_what_is_under_way"
 run_vm "VM, simaccel.ko, two slow devices" --devices 2 --hung-task 10 \
 	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_share_test" -- \
 	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t unbind_fails_a_peers_queued_work_on_an_import -t unbind_does_not_wait_for_what_a_peers_job_waits_for -t unbind_does_not_wait_for_other_work_ahead_of_a_peers_job"

@@ -809,6 +809,70 @@ TEST(unbind_does_not_wait_for_a_creation_waiting_on_full_vram)
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
 }
 
+/*
+ * A process that makes and frees a 2 MiB VRAM buffer every 40 ms for
+ * @seconds: on a throttled device each clearing takes 125 ms, so some are
+ * always under way. Its pid, or -1.
+ */
+static pid_t keep_clearing(double seconds_)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		struct drm_simaccel_bo_create bo;
+		double end = seconds() + seconds_;
+		int fd = open(NODE, O_RDWR | O_CLOEXEC);
+
+		while (fd >= 0 && seconds() < end) {
+			if (!bo_create(fd, 2 * MIB, DRM_SIMACCEL_BO_VRAM, &bo))
+				gem_close(fd, bo.handle);
+			usleep(40000);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+/*
+ * On a one-queue throttled device with 64 MiB of VRAM, A holds all of it
+ * but 48 MiB while another process keeps clearings under way (until VRAM
+ * is full of them, 2 s, and then for as long again while they drain). B
+ * asks for 56 MiB, more than can be free: its creation waits for the
+ * memory on its way back when it found VRAM full, not for what the other
+ * process frees later, and fails with ENOSPC at once.
+ */
+TEST(a_creation_on_full_vram_waits_only_for_what_is_under_way)
+{
+	struct drm_simaccel_mem_info mem = { 0 };
+	struct drm_simaccel_bo_create hold, big;
+	double start;
+	pid_t churn;
+	int fa, fb;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fa = open(NODE, O_RDWR | O_CLOEXEC);
+	fb = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, ioctl(fa, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	if (mem.vram_total > 64 * MIB)
+		SKIP(return, "needs a device with 64 MiB of VRAM");
+	ASSERT_EQ(0, bo_create(fa, mem.vram_total - mem.vram_used - 48 * MIB,
+			       DRM_SIMACCEL_BO_VRAM, &hold));
+	ASSERT_EQ(0, settle(fa));
+	churn = keep_clearing(8.0);
+	ASSERT_LT(0, churn);
+	usleep(300000);
+	start = seconds();
+	EXPECT_EQ(-ENOSPC, bo_create(fb, 56 * MIB, DRM_SIMACCEL_BO_VRAM, &big));
+	TH_LOG("B's answer took %.2f s", seconds() - start);
+	EXPECT_GT(1.5, seconds() - start) TH_LOG("B waited for the churn");
+	kill_child(churn);
+	close(fb);
+	close(fa);
+}
+
 static void *touch_first_byte(void *p)
 {
 	return (void *)(uintptr_t)*(volatile uint8_t *)p;
