@@ -65,6 +65,7 @@ TEST(pool_same_stream_reuses_at_once)
 	accel_stream_t s;
 	void *x, *y;
 
+	needs_caching(ctx);
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_pool_allocate(p, s, &x, 4096));
@@ -95,6 +96,7 @@ TEST(pool_other_stream_waits_for_the_freeing_stream)
 	accel_stream_t sa, sb;
 	int reused = 0;
 
+	needs_caching(ctx);
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
@@ -295,5 +297,85 @@ TEST(pool_blocks_outlive_their_stream)
 	OK(accel_pool_trim(p));
 	CHECK(stats_reserved_is_zero(p));
 	OK(accel_pool_destroy(p));
+	CHECK_FREE_IS(ctx, before);
+}
+
+/* A pool that sends every request to the device (ACCEL_POOL=off). */
+static accel_pool_t pool_off(struct suite_ctx *ctx)
+{
+	accel_pool_t p;
+
+	setenv("ACCEL_POOL", "off", 1);
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	unsetenv("ACCEL_POOL");
+	return p;
+}
+
+/*
+ * "without waiting for it on the host (but a block larger than the max
+ * chunk size freed on a stream waits for that stream's work)": with the
+ * pool off too, a 1 MiB block freed on its busy stream returns while the
+ * stream is still busy.
+ */
+TEST(pool_off_free_on_a_busy_stream_does_not_wait)
+{
+	size_t n = 1 << 20, max_chunk, before = free_memory(ctx);
+	struct busy b = busy_new(ctx);
+	accel_pool_t p = pool_off(ctx);
+	int observed = 0;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	REQUIRE(n <= max_chunk);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (int r = 0; r < BUSY_ROUNDS && !observed; r++) {
+		void *x;
+
+		REQUIRE_OK(accel_pool_allocate(p, s, &x, n));
+		keep_busy(ctx, s, &b);
+		write_on(ctx, s, x, n, &b);
+		OK(accel_pool_deallocate(p, s, x, n));
+		observed += still_busy(ctx, s);
+		OK(accel_stream_synchronize(ctx->dev, s));
+	}
+	CHECK(observed);
+	OK(accel_pool_trim(p));
+	CHECK(stats_reserved_is_zero(p));
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_pool_destroy(p));
+	dfree(ctx, b.mem, b.n);
+	CHECK_FREE_IS(ctx, before);
+}
+
+/*
+ * A block freed on an idle stream while another stream's queued copy still
+ * writes it is a misuse (the copy may write memory handed out again), but
+ * the process lives on: with the pool off the block goes back to the
+ * device only behind that copy, not under it.
+ */
+TEST(pool_off_block_freed_under_another_streams_copy)
+{
+	size_t n = 8 << 20, before = free_memory(ctx);
+	struct busy b = busy_new(ctx);
+	accel_pool_t p = pool_off(ctx);
+	accel_stream_t sa, sb;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
+	for (int r = 0; r < BUSY_ROUNDS; r++) {
+		void *x;
+
+		REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
+		keep_busy(ctx, sa, &b);
+		write_on(ctx, sa, x, n, &b);
+		OK(accel_pool_deallocate(p, sb, x, n));
+	}
+	OK(accel_stream_synchronize(ctx->dev, sa));
+	OK(accel_pool_trim(p));
+	CHECK(stats_reserved_is_zero(p));
+	OK(accel_stream_destroy(ctx->dev, sa));
+	OK(accel_stream_destroy(ctx->dev, sb));
+	OK(accel_pool_destroy(p));
+	dfree(ctx, b.mem, b.n);
 	CHECK_FREE_IS(ctx, before);
 }

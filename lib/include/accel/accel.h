@@ -760,7 +760,11 @@ ACCEL_EXPORT accel_status_t accel_pool_allocate(accel_pool_t pool, accel_stream_
  *	does nothing)
  * @size: the size it was allocated with
  *
- * The stream need not be the one the block was allocated for. A pointer
+ * The stream need not be the one the block was allocated for. A block the
+ * pool took from the device (larger than the max chunk size, or any with
+ * ACCEL_POOL=off) goes back to the device only once the work queued on
+ * every stream has completed: a stream still using it by mistake gets
+ * wrong data at worst, never memory the device has taken back. A pointer
  * that is not a live block of @pool, or a wrong size, is an error and frees
  * nothing.
  */

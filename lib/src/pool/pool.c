@@ -414,14 +414,12 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 }
 
 /*
- * A large block (pool lock held): back to the backend behind the events of
- * *@behind (which it takes), else after @st's queued work (a wait for that
- * stream alone, so that the stream's next allocation may have it again),
- * else now: with no stream and no events, every stream was idle.
+ * A block from the backend (pool lock held): back to the backend behind
+ * the events of *@behind (which it takes), else now: with no events, no
+ * stream's work was left to use it.
  */
-static bool free_direct(struct accel_pool *pool, struct accel_stream *st,
-			struct pool_pending **behind, void *ptr, size_t size,
-			accel_status_t *ret)
+static bool free_direct(struct accel_pool *pool, struct pool_pending **behind,
+			void *ptr, size_t size, accel_status_t *ret)
 {
 	struct pool_block *b = pool_map_find(&pool->direct, (uintptr_t)ptr);
 	struct pool_pending *p = *behind;
@@ -443,10 +441,37 @@ static bool free_direct(struct accel_pool *pool, struct accel_stream *st,
 		pool->direct_pending = p;
 		return true;
 	}
-	if (st)
-		pool->dev->be->stream_drain(pool->dev, st->priv);
 	direct_give_back(pool, b);
 	return true;
+}
+
+/*
+ * Before a free on @st of @ptr, if it is a block from the backend: the
+ * events it goes back behind, into *@behind. Not @st's alone: other
+ * streams may still be using it (a misuse, but one that must not have a
+ * cpu device's worker write into memory given back). A block larger than
+ * the max chunk size first waits for @st's work, as accel_pool_deallocate()
+ * promises, so that @st's next allocation may have it again. Outside the
+ * pool lock, since it records events on every stream.
+ */
+static accel_status_t direct_behind(struct accel_pool *pool,
+				    struct accel_stream *st, void *ptr,
+				    struct pool_pending **behind)
+{
+	struct pool_block *b;
+	size_t requested;
+	accel_status_t ret;
+
+	pthread_mutex_lock(&pool->lock);
+	b = pool_map_find(&pool->direct, (uintptr_t)ptr);
+	requested = b ? b->requested : 0;
+	pthread_mutex_unlock(&pool->lock);
+	if (!b)
+		return ACCEL_SUCCESS;
+	if (requested > pool->max_chunk)
+		pool->dev->be->stream_drain(pool->dev, st->priv);
+	*behind = behind_every_stream(pool->dev, &ret);
+	return ret;
 }
 
 /* A block of another arena, a large block, or no block of this pool. */
@@ -457,8 +482,13 @@ static accel_status_t free_slow(struct accel_pool *pool, struct pool_arena *self
 	accel_status_t ret = ACCEL_SUCCESS;
 	bool found;
 
+	if (st && !*behind) {
+		ret = direct_behind(pool, st, ptr, behind);
+		if (ret != ACCEL_SUCCESS)
+			return ret;
+	}
 	pthread_mutex_lock(&pool->lock);
-	found = free_direct(pool, st, behind, ptr, size, &ret);
+	found = free_direct(pool, behind, ptr, size, &ret);
 	for (struct pool_arena *a = pool->arenas; a && !found; a = a->next) {
 		if (a == self ||
 		    !free_in(pool, a, st, behind, ptr, size, &ret))
