@@ -91,6 +91,45 @@ TEST(d2d_between_and_within_allocations)
 	dfree(ctx, b, n);
 }
 
+/*
+ * A device-to-device copy whose ranges overlap is refused on every backend
+ * (ACCEL_ERROR_INVALID_VALUE), synchronous, asynchronous and through the
+ * peer-to-peer calls, and leaves the memory as it was; the same range as
+ * source and destination is no overlap and changes nothing.
+ */
+TEST(d2d_overlapping_ranges_are_refused)
+{
+	const size_t n = 8192;
+	uint8_t *a = dalloc(ctx, n), *h = xmalloc(n), *back;
+	accel_stream_t s;
+
+	fill_pattern(h, n, 31);
+	REQUIRE_OK(accel_memory_copy_h2d(ctx->dev, a, h, n));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2d(ctx->dev, a + 1, a, n / 2));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2d(ctx->dev, a, a + n / 2 - 1, n / 2));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_d2d(ctx->dev, s, a + 4096, a, 4097));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_p2p(ctx->dev, ctx->dev, a + 8, a, 64));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_p2p(ctx->dev, ctx->dev, s, a, a + 8, 64));
+	CHECK(strstr(accel_get_last_error(), ctx->name));
+	OK(accel_memory_copy_d2d(ctx->dev, a, a, n));
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, a + 1, a + 1, n - 1));
+	OK(accel_memory_copy_d2d(ctx->dev, a + n / 2, a, n / 2));	/* adjacent */
+	OK(accel_stream_synchronize(ctx->dev, s));
+	back = read_back(ctx, a, n);
+	CHECK(check_pattern(back, n / 2, 31));
+	CHECK(!memcmp(back + n / 2, h, n / 2));
+	free(back);
+	OK(accel_stream_destroy(ctx->dev, s));
+	free(h);
+	dfree(ctx, a, n);
+}
+
 TEST(wrong_kinds_of_pointer)
 {
 	const size_t n = 4096;

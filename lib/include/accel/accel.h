@@ -528,7 +528,10 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_d2h(const accel_device_t device, v
 /*
  * accel_memory_copy_d2d - copy within the device memory of @device
  *
- * Overlapping ranges give an undefined result, as with memcpy().
+ * Ranges that overlap are refused (ACCEL_ERROR_INVALID_VALUE) on every
+ * backend, by every d2d and p2p call: no backend orders their bytes (CUDA
+ * leaves it undefined). The same range as source and destination is
+ * allowed and changes nothing.
  */
 ACCEL_EXPORT accel_status_t accel_memory_copy_d2d(const accel_device_t device, void *dst,
 					    const void *src, size_t size);

@@ -637,6 +637,25 @@ static accel_status_t resolve_pair(struct accel_device *dev, enum direction dir,
 	return resolve_device(dev, "src", src, size, s);
 }
 
+/*
+ * Overlapping ranges have no order of bytes that every backend keeps
+ * (CUDA leaves it undefined, a cpu device copies with memcpy()): refused
+ * everywhere. The same range is no overlap to order: *@same, and nothing
+ * to copy.
+ */
+static accel_status_t refuse_overlap(const struct accel_device *dev,
+				     const void *dst, const void *src,
+				     size_t size, bool *same)
+{
+	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+
+	*same = d == s;
+	if (*same || d >= s + size || s >= d + size)
+		return ACCEL_SUCCESS;
+	return accel_error("the destination %p and the source %p of a %zu-byte copy on %s overlap",
+			   dst, src, size, dev->name);
+}
+
 static accel_status_t copy_sync(const accel_device_t device, enum direction dir,
 			  void *dst, const void *src, size_t size)
 {
@@ -645,12 +664,15 @@ static accel_status_t copy_sync(const accel_device_t device, enum direction dir,
 
 	if (!dev)
 		return ACCEL_FAILED;
+	bool same = false;
+
 	if (!size)
 		return ACCEL_SUCCESS;
-	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != ACCEL_SUCCESS)
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != ACCEL_SUCCESS ||
+	    (dir == D2D && refuse_overlap(dev, dst, src, size, &same)))
 		return ACCEL_FAILED;
 	accel_device_drain(dev);
-	return dev->be->copy(dev, NULL, &d, &s, size);
+	return same ? ACCEL_SUCCESS : dev->be->copy(dev, NULL, &d, &s, size);
 }
 
 static accel_status_t copy_async(const accel_device_t device, accel_stream_t stream,
@@ -666,10 +688,15 @@ static accel_status_t copy_async(const accel_device_t device, accel_stream_t str
 	st = accel_stream_lookup(dev, stream);
 	if (!st)
 		return ACCEL_FAILED;
+	bool same = false;
+
 	if (!size)
 		return ACCEL_SUCCESS;
-	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != ACCEL_SUCCESS)
+	if (resolve_pair(dev, dir, dst, src, size, &d, &s) != ACCEL_SUCCESS ||
+	    (dir == D2D && refuse_overlap(dev, dst, src, size, &same)))
 		return ACCEL_FAILED;
+	if (same)
+		return ACCEL_SUCCESS;
 	if ((dir == D2H && !d.in_alloc) || (dir == H2D && !s.in_alloc))
 		accel_device_touch_host(dev);	/* maybe another's memory */
 	return dev->be->copy(dev, st->priv, &d, &s, size);
@@ -757,6 +784,7 @@ static accel_status_t copy_between(const accel_device_t dst_device,
 	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct accel_device *run = sd;
 	struct accel_side d, s;
+	bool same = false;
 
 	if (!sd)
 		return ACCEL_FAILED;
@@ -772,12 +800,15 @@ static accel_status_t copy_between(const accel_device_t dst_device,
 	if (!size)
 		return ACCEL_SUCCESS;
 	if (resolve_device(dd, "dst", dst, size, &d) != ACCEL_SUCCESS ||
-	    resolve_device(sd, "src", src, size, &s) != ACCEL_SUCCESS)
+	    resolve_device(sd, "src", src, size, &s) != ACCEL_SUCCESS ||
+	    refuse_overlap(dd, dst, src, size, &same))
 		return ACCEL_FAILED;
 	if (dd == sd) {
 		/* a d2d copy: synchronous ones wait for what came before */
 		if (!st)
 			accel_device_drain(dd);
+		if (same)
+			return ACCEL_SUCCESS;
 		return dd->be->copy(dd, st ? st->priv : NULL, &d, &s, size);
 	}
 	if (dd->be == sd->be && st) {

@@ -666,10 +666,8 @@ static void op_copy2(const struct op *o, int p2p, int async)
 	if (doff + len > M.st[ds].size || soff + len > M.st[sst].size)
 		xfail(&x, S(INVAL));
 	zero_ok(&x, len);
-	if (ds == sst && doff < soff + len && soff < doff + len &&
-	    x.st == S(ACCEL_SUCCESS))
-		/* overlap: undefined; refusing it is fine */
-		x = (struct expect){ S(ACCEL_SUCCESS) | S(ACCEL_FAILED), S(INVAL) };
+	if (ds == sst && doff != soff && doff < soff + len && soff < doff + len)
+		xfail(&x, S(INVAL));	/* overlap: refused (accel.h) */
 	if (async) {
 		if (!stream_use(o, ss, &x))
 			return;
@@ -719,8 +717,6 @@ static void op_copy2(const struct op *o, int p2p, int async)
 		model_access(&M, sst, sid, 0, ds, doff, len);
 		model_access(&M, ds, sid, 1, ds, doff, len);
 		model_copy(&M, ds, doff, sst, soff, len);
-		if (ds == sst && doff < soff + len && soff < doff + len)
-			model_undefine(&M, ds, doff, len);	/* memcpy overlap */
 		if (async) {
 			model_queue(&M, sid);
 			M.s[ss].synced = 0;
