@@ -2,6 +2,8 @@
 /* The caching allocator: policy, best fit, reuse, statistics, bad input. */
 #include "suite.h"
 
+#include <accel/memory.h>
+
 static accel_pool_t new_pool(struct suite_ctx *ctx)
 {
 	accel_pool_t p;
@@ -39,6 +41,11 @@ static size_t policy(struct suite_ctx *ctx,
 static size_t round_up(size_t n, size_t to)
 {
 	return (n + to - 1) / to * to;
+}
+
+static size_t padding(struct suite_ctx *ctx)
+{
+	return policy(ctx, accel_device_extra_padding_size);
 }
 
 /* Blocks are device memory: distinct, aligned, and hold their data. */
@@ -124,11 +131,21 @@ TEST(pool_chunks_follow_the_policy)
 	big = palloc(p, NULL, re + ctx->min_chunk);
 	s = stats_of(p);
 	CHECK(s.chunks == 3 && s.reserved == init + re + re + ctx->min_chunk);
-	/* "larger than max_chunk_size go straight to the backend" */
+	/* "larger than max_chunk_size go straight to the backend", padded and rounded */
 	large = palloc(p, NULL, max_chunk + 1);
 	s = stats_of(p);
 	CHECK(s.chunks == 3 && s.backend_allocs == 4);
-	CHECK(s.reserved == init + 2 * re + ctx->min_chunk + max_chunk + 1);
+	CHECK(s.reserved == init + 2 * re + ctx->min_chunk +
+			    round_up(max_chunk + 1 + padding(ctx), ctx->min_chunk));
+	CHECK(before - free_memory(ctx) == s.reserved);
+	{	/* the rounded tail is the block's too */
+		size_t end = round_up(max_chunk + 1 + padding(ctx), ctx->min_chunk);
+		struct accel_pointer_attributes at;
+
+		OK(accel_pointer_get_attributes((char *)large + end - 1, &at));
+		CHECK(at.type == ACCEL_POINTER_DEVICE && at.base == large &&
+		      at.size == end && at.pooled);
+	}
 	OK(accel_pool_deallocate(p, NULL, large, max_chunk + 1));
 	s = stats_of(p);
 	CHECK(s.backend_frees == 1);
@@ -373,18 +390,23 @@ TEST_NOINIT(pool_off_sends_everything_to_the_device)
 {
 	struct accel_device_id d = { 0 };
 	struct accel_pool_stats s;
+	size_t granule, pad;
 	accel_pool_t p;
 	void *a, *b;
 
 	setenv("ACCEL_POOL", "off", 1);
 	if (suite_device_name())
 		REQUIRE_OK(accel_find_device(suite_device_name(), &d.id));
+	REQUIRE_OK(accel_device_min_chunk_size(&d, &granule));
+	REQUIRE_OK(accel_device_extra_padding_size(&d, &pad));
 	REQUIRE_OK(accel_pool_create(&d, &p));
 	REQUIRE_OK(accel_pool_allocate(p, NULL, &a, 100));
 	REQUIRE_OK(accel_pool_allocate(p, NULL, &b, 100));
 	s = stats_of(p);
 	CHECK(s.caching == 0 && s.backend_allocs == 2 && s.chunks == 0);
-	CHECK(s.reserved == 200);
+	/* "padded and rounded", as the device rounds them */
+	CHECK(s.reserved == 2 * round_up(100 + pad, granule));
+	CHECK(s.allocated == s.reserved && s.requested == 200);
 	OK(accel_pool_deallocate(p, NULL, a, 100));
 	FAILS(accel_pool_deallocate(p, NULL, a, 100));
 	OK(accel_pool_deallocate(p, NULL, b, 100));

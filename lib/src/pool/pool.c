@@ -264,11 +264,14 @@ out:
 	return ret;
 }
 
-/* Straight to the backend: large requests, and every one with ACCEL_POOL=off. */
-static accel_status_t alloc_direct(struct accel_pool *pool, size_t requested,
-			     void **ptr)
+/*
+ * Straight to the backend: large requests, and every one with ACCEL_POOL=off.
+ * @size: padded and rounded to the granule, as the device rounds it, so
+ * that the statistics and the registered range are what the device gave.
+ */
+static accel_status_t alloc_direct(struct accel_pool *pool, size_t size,
+				   size_t requested, void **ptr)
 {
-	size_t size = requested + pool->padding;
 	accel_status_t ret = ACCEL_SUCCESS;
 	struct pool_block *b;
 	void *p = NULL;
@@ -781,7 +784,7 @@ accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
 		return accel_error("size %zu is too large", size);
 	need &= ~(pool->granule - 1);
 	if (!pool->caching || need > pool->max_chunk)
-		return alloc_direct(pool, size, ptr);
+		return alloc_direct(pool, need, size, ptr);
 
 	pthread_mutex_lock(&a->lock);
 	if (!take_fit(pool, a, need, size, ptr, &ret)) {
