@@ -68,6 +68,8 @@ extern unsigned int simaccel_dbg_mask;
  *	parity of @settle_epoch when each began (simaccel_job_wait_released())
  * @settle_epoch: advanced by a creation that found VRAM full, so that it
  *	waits for what was under way then, not for what others start later
+ * @settle_lock: a job's reading of @settle_epoch and its count, against
+ *	an advance
  * @clears_wq: where a creation that found VRAM full, and MEM_INFO's
  *	SETTLE, wait for those counts
  * @dma_maps: DMA mappings of system memory for the device (struct
@@ -108,6 +110,7 @@ struct simaccel_device {
 	struct mutex clear_lock;	/* orders clear_entity's jobs */
 	atomic_t settle_pending[2];
 	atomic64_t settle_epoch;
+	spinlock_t settle_lock;		/* @settle_epoch against the counts */
 	wait_queue_head_t clears_wq;
 	struct list_head dma_maps;
 	struct mutex dma_lock;		/* protects dma_maps */

@@ -253,6 +253,48 @@ static void simaccel_vram_bo_free(struct drm_gem_object *obj)
 	kfree(bo);
 }
 
+struct simaccel_fence_waiter {
+	struct dma_fence_cb cb;
+	struct completion done;
+};
+
+static void simaccel_fence_waiter_wake(struct dma_fence *fence,
+				       struct dma_fence_cb *cb)
+{
+	complete(&container_of(cb, struct simaccel_fence_waiter, cb)->done);
+}
+
+/* dma_fence_wait() has no killable form: 0 once signalled, or -ERESTARTSYS. */
+static int simaccel_fence_wait_killable(struct dma_fence *fence)
+{
+	struct simaccel_fence_waiter w;
+	int ret = 0;
+
+	init_completion(&w.done);
+	if (dma_fence_add_callback(fence, &w.cb, simaccel_fence_waiter_wake))
+		return 0;	/* signalled already */
+	if (wait_for_completion_killable(&w.done))
+		ret = -ERESTARTSYS;
+	/* under the fence's lock, which the callback runs under: not running */
+	dma_fence_remove_callback(fence, &w.cb);
+	return ret;
+}
+
+/*
+ * A fault's wait for @clear. Any signal ends a user-mode fault's (it is
+ * taken again after the handler); only a fatal one ends a fault the kernel
+ * takes for the process (a system call's copy, a futex), which the kernel
+ * takes again at once with the signal still pending: an interruptible wait
+ * there would spin until the clearing ends.
+ */
+static int simaccel_clear_wait(struct vm_fault *vmf, struct dma_fence *clear)
+{
+	if ((vmf->flags & FAULT_FLAG_USER) &&
+	    (vmf->flags & FAULT_FLAG_ALLOW_RETRY))
+		return dma_fence_wait(clear, true);
+	return simaccel_fence_wait_killable(clear);
+}
+
 /*
  * The device clears a VRAM buffer before anyone can read it: a fault waits
  * for that. The clearing may be queued behind minutes of work, so where
@@ -275,17 +317,16 @@ static vm_fault_t simaccel_vram_bo_fault_wait(struct vm_fault *vmf,
 		dma_fence_get(clear);
 		release_fault_lock(vmf);
 		/* a signal ends the wait; the retry sees it */
-		dma_fence_wait(clear, true);
+		simaccel_clear_wait(vmf, clear);
 		dma_fence_put(clear);
 		return VM_FAULT_RETRY;
 	}
 	/*
-	 * A fault that cannot be retried comes from the kernel on the
-	 * process's behalf (a futex's fixup_user_fault()), which would fault
-	 * again at once with the signal still pending, in a loop no signal
-	 * ends: a signal fails it, and the call that faulted gets EFAULT.
+	 * One that cannot be retried is the kernel's, for the process (a
+	 * futex's fixup_user_fault()): a kill fails it, and the dying call
+	 * gets EFAULT.
 	 */
-	err = dma_fence_wait(clear, true);
+	err = simaccel_clear_wait(vmf, clear);
 	return err || clear->error ? VM_FAULT_SIGBUS : 0;
 }
 
@@ -612,7 +653,7 @@ static struct simaccel_bo *simaccel_bo_new(struct simaccel_device *sdev,
 	if (args->kind == DRM_SIMACCEL_BO_HOST ||
 	    PTR_ERR_OR_ZERO(bo) != -ENOSPC || settled)
 		return bo;
-	if (simaccel_job_wait_released(sdev))
+	if (simaccel_job_wait_released(sdev, MAX_SCHEDULE_TIMEOUT) < 0)
 		return ERR_PTR(-ERESTARTSYS);
 	return simaccel_bo_try_new(sdev, args, usage);
 }
@@ -754,9 +795,7 @@ int simaccel_mem_info_ioctl(struct drm_device *drm, void *data,
 	if (args->flags & ~DRM_SIMACCEL_MEM_INFO_FLAGS || args->pad)
 		return -EINVAL;
 	if ((args->flags & DRM_SIMACCEL_MEM_INFO_SETTLE) &&
-	    wait_event_interruptible_timeout(sdev->clears_wq,
-					     simaccel_job_settled(sdev),
-					     SIMACCEL_SETTLE_TIMEOUT) < 0)
+	    simaccel_job_wait_released(sdev, SIMACCEL_SETTLE_TIMEOUT) < 0)
 		return -ERESTARTSYS;
 	args->vram_total = sdev->vram_size;
 	args->vram_used = atomic64_read(&sdev->vram_used);

@@ -392,9 +392,13 @@ static void simaccel_job_put(struct simaccel_job *job)
 static void simaccel_settle_begin(struct simaccel_job *job)
 {
 	struct simaccel_device *sdev = job->sdev;
+	unsigned long flags;
 
+	/* not across an advance: simaccel_settle_advance() */
+	spin_lock_irqsave(&sdev->settle_lock, flags);
 	job->settle_idx = atomic64_read(&sdev->settle_epoch) & 1;
 	atomic_inc(&sdev->settle_pending[job->settle_idx]);
+	spin_unlock_irqrestore(&sdev->settle_lock, flags);
 }
 
 static void simaccel_settle_end(struct simaccel_job *job)
@@ -536,36 +540,59 @@ static bool simaccel_settled_since(struct simaccel_device *sdev, u64 epoch,
 	       atomic64_read(&sdev->settle_epoch) >= epoch;
 }
 
+static long simaccel_settle_wait(struct simaccel_device *sdev, u64 epoch,
+				 unsigned int idx, long timeout)
+{
+	return wait_event_interruptible_timeout(sdev->clears_wq,
+						simaccel_settled_since(sdev, epoch, idx),
+						timeout);
+}
+
+/*
+ * Move the epoch on from @epoch, if the older parity is empty (nothing
+ * joins it: a begin reads the epoch and counts under the same lock).
+ * Whether the epoch has moved on from @epoch, by this call or another's.
+ */
+static bool simaccel_settle_advance(struct simaccel_device *sdev, u64 epoch)
+{
+	unsigned long flags;
+	bool moved;
+
+	spin_lock_irqsave(&sdev->settle_lock, flags);
+	moved = atomic64_read(&sdev->settle_epoch) != epoch;
+	if (!moved && !atomic_read(&sdev->settle_pending[(epoch + 1) & 1])) {
+		atomic64_set(&sdev->settle_epoch, epoch + 1);
+		moved = true;
+	}
+	spin_unlock_irqrestore(&sdev->settle_lock, flags);
+	wake_up_all(&sdev->clears_wq);	/* waiters of "@epoch + 1 or later" */
+	return moved;
+}
+
 /**
  * simaccel_job_wait_released - wait for the memory on its way back now
  * @sdev: the device
+ * @timeout: in jiffies, or MAX_SCHEDULE_TIMEOUT
  *
  * Waits for the clearings and releases under way at the call, not for
  * those that other users start meanwhile, which may never stop: the older
  * parity first (nothing joins it), then the current one, moved to the
  * older by advancing the epoch, as SRCU's grace periods do.
  *
- * Return: 0, or -ERESTARTSYS if a signal came first.
+ * Return: what wait_event_interruptible_timeout() does: > 0 once they
+ * have ended, 0 on the time-out, -ERESTARTSYS if a signal came first.
  */
-int simaccel_job_wait_released(struct simaccel_device *sdev)
+long simaccel_job_wait_released(struct simaccel_device *sdev, long timeout)
 {
 	u64 epoch = atomic64_read(&sdev->settle_epoch);
 	unsigned int older = (epoch + 1) & 1;
 
 	do {
-		if (wait_event_interruptible(sdev->clears_wq,
-					     simaccel_settled_since(sdev, epoch + 1,
-								    older)))
-			return -ERESTARTSYS;
-		/* advanced only with the older parity at 0 (settled_since()) */
-	} while (atomic64_read(&sdev->settle_epoch) == epoch &&
-		 (atomic_read(&sdev->settle_pending[older]) ||
-		  atomic64_cmpxchg(&sdev->settle_epoch, epoch, epoch + 1) != epoch));
-	if (wait_event_interruptible(sdev->clears_wq,
-				     simaccel_settled_since(sdev, epoch + 2,
-							    epoch & 1)))
-		return -ERESTARTSYS;
-	return 0;
+		timeout = simaccel_settle_wait(sdev, epoch + 1, older, timeout);
+		if (timeout <= 0)
+			return timeout;
+	} while (!simaccel_settle_advance(sdev, epoch));
+	return simaccel_settle_wait(sdev, epoch + 2, epoch & 1, timeout);
 }
 
 /* A dependency that failed fails the job: it must not run on bad data. */
@@ -1101,6 +1128,7 @@ int simaccel_job_init(struct simaccel_device *sdev)
 	if (ret)
 		return ret;
 	init_waitqueue_head(&sdev->clears_wq);
+	spin_lock_init(&sdev->settle_lock);
 	scheds = drmm_kcalloc(&sdev->drm, sdev->num_queues, sizeof(*scheds),
 			      GFP_KERNEL);
 	if (!scheds)

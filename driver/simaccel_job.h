@@ -106,6 +106,6 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 int simaccel_queue_query_ioctl(struct drm_device *drm, void *data,
 			       struct drm_file *file);
 bool simaccel_job_settled(struct simaccel_device *sdev);
-int simaccel_job_wait_released(struct simaccel_device *sdev);
+long simaccel_job_wait_released(struct simaccel_device *sdev, long timeout);
 
 #endif /* __SIMACCEL_JOB_H__ */

@@ -214,11 +214,12 @@ struct drm_simaccel_bo_info {
  *
  * A freed VRAM buffer holds its memory until the device has finished
  * clearing it and every job that used it is over and has let it go. With
- * DRM_SIMACCEL_MEM_INFO_SETTLE the call first waits until no clearing is
- * under way and no finished job still holds buffers, for at most two
- * seconds (interruptibly), so that @vram_used no longer counts the buffers
- * freed before the call whose work is over, as a creation that finds VRAM
- * full waits for them.
+ * DRM_SIMACCEL_MEM_INFO_SETTLE the call first waits until the clearings
+ * under way at the call, and the releases of finished jobs' buffers, are
+ * over (not those started meanwhile), for at most two seconds
+ * (interruptibly), so that @vram_used no longer counts the buffers freed
+ * before the call whose work is over, as a creation that finds VRAM full
+ * waits for them.
  * The counts are the same as the device's sysfs files vram_total,
  * vram_used and host_pinned.
  */

@@ -52,6 +52,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -873,6 +874,35 @@ TEST(a_creation_on_full_vram_waits_only_for_what_is_under_way)
 	close(fa);
 }
 
+/*
+ * MEM_INFO's SETTLE waits, as a creation on a full VRAM does, for the
+ * memory on its way back when it was called, not for what another process
+ * that keeps freeing buffers starts later: it returns before its 2 s
+ * bound.
+ */
+TEST(settling_waits_only_for_what_is_under_way)
+{
+	struct drm_simaccel_mem_info mem = { .flags = DRM_SIMACCEL_MEM_INFO_SETTLE };
+	double start;
+	pid_t churn;
+	int fd;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, settle(fd));
+	churn = keep_clearing(4.0);
+	ASSERT_LT(0, churn);
+	usleep(100000);
+	start = seconds();
+	EXPECT_EQ(0, ioctl(fd, DRM_IOCTL_SIMACCEL_MEM_INFO, &mem));
+	TH_LOG("settling took %.2f s", seconds() - start);
+	EXPECT_GT(1.5, seconds() - start) TH_LOG("it waited for the churn");
+	kill_child(churn);
+	close(fd);
+}
+
 static void *touch_first_byte(void *p)
 {
 	return (void *)(uintptr_t)*(volatile uint8_t *)p;
@@ -925,12 +955,17 @@ TEST(a_fault_waiting_for_a_clearing_holds_no_mmap_lock)
 	close(fd);
 }
 
+static void note_signal(int sig)
+{
+	(void)sig;
+}
+
 /*
  * A child that writes the first word of @m with FUTEX_WAKE_OP: the kernel
  * faults the page in for the futex itself (fixup_user_fault()), a fault
- * that cannot drop the mmap lock and be retried. The child exits with the
- * call's errno, 0 if it succeeded. Its pid once it sleeps in the call, or
- * -1.
+ * that cannot drop the mmap lock and be retried. The child catches SIGUSR1
+ * and exits with the call's errno, 0 if it succeeded. Its pid once it
+ * sleeps in the call, or -1.
  */
 static pid_t futex_writer_of(void *m)
 {
@@ -938,7 +973,11 @@ static pid_t futex_writer_of(void *m)
 	pid_t pid = fork();
 
 	if (!pid) {
-		long r = syscall(SYS_futex, &word,
+		struct sigaction sa = { .sa_handler = note_signal };
+		long r;
+
+		sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
+		r = syscall(SYS_futex, &word,
 				 FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 0, NULL, m,
 				 FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_EQ, 0));
 
@@ -981,6 +1020,75 @@ TEST(a_futex_waiting_for_a_clearing_ends_with_a_kill)
 	EXPECT_GT(1.0, seconds() - start) TH_LOG("the kill waited for the clearing");
 	munmap(m, vram.size);
 	ASSERT_EQ(0, settle(fd));
+	close(fd);
+}
+
+/*
+ * Only a kill ends that wait: a caught signal does not fail the futex
+ * with EFAULT (the kernel would take the fault again at once, with the
+ * signal pending); it goes on once the clearing ends.
+ */
+TEST(a_futex_waiting_for_a_clearing_goes_on_after_a_caught_signal)
+{
+	struct drm_simaccel_bo_create vram;
+	int fd, status;
+	pid_t child;
+	void *m;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	m = mapping_being_cleared(fd, &vram);
+	ASSERT_NE(MAP_FAILED, m);
+	child = futex_writer_of(m);
+	ASSERT_LT(0, child) TH_LOG("the futex did not wait");
+	ASSERT_EQ(0, kill(child, SIGUSR1));
+	usleep(200000);
+	EXPECT_EQ(0, waitpid(child, &status, WNOHANG)) TH_LOG("a caught signal ended it");
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	munmap(m, vram.size);
+	close(fd);
+}
+
+/*
+ * A system call copying from a new mapping (write() to a pipe) waits in
+ * the kernel's fault for the clearing: caught signals every 100 ms do not
+ * end that wait, nor make it spin (the kernel takes the fault again at
+ * once while a signal is pending): it sleeps, and the write completes.
+ */
+TEST(a_system_call_copying_from_a_mapping_being_cleared_sleeps_through_signals)
+{
+	struct itimerval every = { { 0, 100000 }, { 0, 100000 } }, off = { 0 };
+	struct sigaction sa = { .sa_handler = note_signal };
+	struct drm_simaccel_bo_create vram;
+	struct rusage r0, r1;
+	double system;
+	int fd, pipefd[2];
+	void *m;
+
+	if (!getenv("SIMACCEL_SLOW_DEVICE"))
+		SKIP(return, "needs a device throttled to 16 MiB/s per queue");
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(pipefd));
+	m = mapping_being_cleared(fd, &vram);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &r0));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &every, NULL));
+	EXPECT_EQ(4096, write(pipefd[1], m, 4096));
+	setitimer(ITIMER_REAL, &off, NULL);
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &r1));
+	system = r1.ru_stime.tv_sec - r0.ru_stime.tv_sec +
+		 (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
+	TH_LOG("%.2f s of system time", system);
+	EXPECT_GT(1.0, system) TH_LOG("the fault spun");
+	munmap(m, vram.size);
+	close(pipefd[0]);
+	close(pipefd[1]);
 	close(fd);
 }
 
@@ -1182,11 +1290,6 @@ static int fill_every_slot(struct full_queue *fq)
 		ret = submit(fq->fd, fq->queue, 0, i < 4 ? &copy : &fill, 1,
 			     NULL, 0, NULL);
 	return ret;
-}
-
-static void note_signal(int sig)
-{
-	(void)sig;
 }
 
 /*
