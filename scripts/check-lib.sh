@@ -41,9 +41,9 @@ g++ -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Ilib/include "$work/h
 	bad "the header does not compile as C++"
 
 # ... and beside PaddlePaddle's declarations, in either order.
-for lang in "gcc -std=c11 -pedantic" "g++ -x c++ -std=c++11"; do
+for lang in "gcc -std=c11" "gcc -std=c99" "g++ -x c++ -std=c++11" "g++ -x c++ -std=c++17"; do
 	for order in "" -DPADDLE_FIRST; do
-		$lang -Wall -Wextra -Werror -fsyntax-only $order -Ilib/include \
+		$lang -pedantic -Wall -Wextra -Werror -fsyntax-only $order -Ilib/include \
 			tests/lib/headers/beside_paddle.c ||
 			bad "the headers clash with Paddle's (${lang%% *} $order)"
 	done

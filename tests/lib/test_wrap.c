@@ -143,3 +143,33 @@ TEST(wrap_mistakes_are_refused)
 	if (!is_cpu(ctx))
 		FAILS(accel_memory_wrap(ctx->dev, d, 1, F32, &m));
 }
+
+/*
+ * "A clone of wrapped memory is owned by the library: device memory, or on
+ * a cpu device, for wrapped host memory, device memory too": a clone of
+ * the caller's host memory wrapped on a cpu device is a block of the
+ * device's memory, holds the bytes, and the host may still map it.
+ */
+TEST(a_clone_of_wrapped_host_memory_is_device_memory)
+{
+	float in[64], *mapped;
+	struct accel_pointer_attributes at;
+	struct accel_memory_info info;
+	accel_memory_t m, c;
+
+	if (!is_cpu(ctx))
+		suite_skip("only a cpu device wraps any host memory");
+	for (int i = 0; i < 64; i++)
+		in[i] = (float)i;
+	REQUIRE_OK(accel_memory_wrap(ctx->dev, in, 64, F32, &m));
+	REQUIRE_OK(accel_memory_clone(m, &c));
+	OK(accel_memory_get_info(c, &info));
+	CHECK(!info.wrapped && info.ptr != in);
+	OK(accel_pointer_get_attributes(info.ptr, &at));
+	CHECK(at.type == ACCEL_POINTER_DEVICE && at.device == ctx->dev->id);
+	REQUIRE_OK(accel_memory_map(c, ACCEL_MAP_READ, (void **)&mapped));
+	CHECK(!memcmp(mapped, in, sizeof(in)));
+	OK(accel_memory_unmap(c));
+	OK(accel_memory_release(c));
+	OK(accel_memory_release(m));
+}

@@ -35,11 +35,11 @@
  * sets its output (when given one) to NULL first, so that a failure never
  * leaves a stale or half-made value there.
  *
- * Handles. A accel_stream_t, accel_event_t or accel_pool_t (and <accel/memory.h>'s
- * accel_memory_t and accel_array_t) is an opaque value, not the address of
- * anything: keep it, compare it, never dereference it. A value names one
- * object for the life of the process. Once that object is destroyed or
- * released, every function refuses the value with
+ * Handles. An accel_stream_t, accel_event_t or accel_pool_t (and
+ * <accel/memory.h>'s accel_memory_t and accel_array_t) is an opaque value,
+ * not the address of anything: keep it, compare it, never dereference it.
+ * A value names one object for the life of the process. Once that object
+ * is destroyed or released, every function refuses the value with
  * ACCEL_ERROR_INVALID_HANDLE, and no object made later ever gets it,
  * however often objects are made and freed. A value of another kind (a
  * stream passed as an event) or one the library never gave out is refused
@@ -176,7 +176,7 @@ ACCEL_EXPORT accel_status_t accel_get_device_list(size_t *ids);
  * @name: set to a string that stays valid for the life of the process
  */
 ACCEL_EXPORT accel_status_t accel_get_device_name(const accel_device_t device,
-					    const char **name);
+						  const char **name);
 
 /*
  * accel_find_device - the id of the visible device called @name
@@ -196,21 +196,22 @@ ACCEL_EXPORT accel_status_t accel_find_device(const char *name, int *id);
  * Fails only for a backend name this library does not know.
  */
 ACCEL_EXPORT accel_status_t accel_get_backend_info(const char *backend,
-					     int *available,
-					     const char **reason);
+						   int *available,
+						   const char **reason);
 
 /*
  * accel_device_synchronize - wait for all work submitted to the device's
  * streams so far
  */
-ACCEL_EXPORT accel_status_t accel_device_synchronize(const accel_device_t device);
+ACCEL_EXPORT accel_status_t accel_device_synchronize(
+	const accel_device_t device);
 
 /* ------------------------------------------------------------------ */
 /* Streams and events */
 
 /* accel_stream_create - a new stream on @device, into *stream */
 ACCEL_EXPORT accel_status_t accel_stream_create(const accel_device_t device,
-					  accel_stream_t *stream);
+						accel_stream_t *stream);
 
 /*
  * accel_stream_destroy - wait for the stream's work, then destroy it
@@ -220,14 +221,14 @@ ACCEL_EXPORT accel_status_t accel_stream_create(const accel_device_t device,
  * calls with it are refused.
  */
 ACCEL_EXPORT accel_status_t accel_stream_destroy(const accel_device_t device,
-					   accel_stream_t stream);
+						 accel_stream_t stream);
 
 /*
  * accel_stream_query - ACCEL_SUCCESS if all work submitted to @stream has
  * completed, ACCEL_WARNING if some is still pending, ACCEL_FAILED on an error
  */
 ACCEL_EXPORT accel_status_t accel_stream_query(const accel_device_t device,
-					 accel_stream_t stream);
+					       accel_stream_t stream);
 
 /*
  * accel_stream_synchronize - wait until all work submitted to @stream has
@@ -235,8 +236,8 @@ ACCEL_EXPORT accel_status_t accel_stream_query(const accel_device_t device,
  *
  * Fails if any of that work failed since the last synchronization.
  */
-ACCEL_EXPORT accel_status_t accel_stream_synchronize(const accel_device_t device,
-					       accel_stream_t stream);
+ACCEL_EXPORT accel_status_t accel_stream_synchronize(
+	const accel_device_t device, accel_stream_t stream);
 
 /*
  * accel_stream_get_native - the backend's own handle of @stream, into
@@ -247,7 +248,8 @@ ACCEL_EXPORT accel_status_t accel_stream_synchronize(const accel_device_t device
  * streams no other library knows.
  */
 ACCEL_EXPORT accel_status_t accel_stream_get_native(const accel_device_t device,
-					      accel_stream_t stream, void **native);
+						    accel_stream_t stream,
+						    void **native);
 
 /*
  * accel_native_stream_synchronize - wait for the work queued so far on
@@ -257,8 +259,8 @@ ACCEL_EXPORT accel_status_t accel_stream_get_native(const accel_device_t device,
  *
  * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends.
  */
-ACCEL_EXPORT accel_status_t accel_native_stream_synchronize(const accel_device_t device,
-						      void *native);
+ACCEL_EXPORT accel_status_t accel_native_stream_synchronize(
+	const accel_device_t device, void *native);
 
 /*
  * accel_native_stream_wait_event - make later work on another library's
@@ -272,9 +274,8 @@ ACCEL_EXPORT accel_status_t accel_native_stream_synchronize(const accel_device_t
  * an event of another device makes the caller wait instead. Fails with
  * ACCEL_ERROR_NOT_SUPPORTED on the other backends.
  */
-ACCEL_EXPORT accel_status_t accel_native_stream_wait_event(const accel_device_t device,
-						     void *native,
-						     accel_event_t event);
+ACCEL_EXPORT accel_status_t accel_native_stream_wait_event(
+	const accel_device_t device, void *native, accel_event_t event);
 
 /*
  * accel_stream_create_external - another library's stream @native of
@@ -292,9 +293,8 @@ ACCEL_EXPORT accel_status_t accel_native_stream_wait_event(const accel_device_t 
  * Fails with ACCEL_ERROR_NOT_SUPPORTED on the other backends, and where
  * the driver tells, for a stream of another context.
  */
-ACCEL_EXPORT accel_status_t accel_stream_create_external(const accel_device_t device,
-						   void *native,
-						   accel_stream_t *stream);
+ACCEL_EXPORT accel_status_t accel_stream_create_external(
+	const accel_device_t device, void *native, accel_stream_t *stream);
 
 /*
  * accel_stream_wait_event - make later work on @stream wait until the work
@@ -307,11 +307,12 @@ ACCEL_EXPORT accel_status_t accel_stream_create_external(const accel_device_t de
  * never recorded is already complete.
  */
 ACCEL_EXPORT accel_status_t accel_stream_wait_event(const accel_device_t device,
-					      accel_stream_t stream, accel_event_t event);
+						    accel_stream_t stream,
+						    accel_event_t event);
 
 /* accel_event_create - a new event on @device, into *event */
 ACCEL_EXPORT accel_status_t accel_event_create(const accel_device_t device,
-					 accel_event_t *event);
+					       accel_event_t *event);
 
 /*
  * accel_event_record - capture the work submitted to @stream so far in
@@ -322,17 +323,19 @@ ACCEL_EXPORT accel_status_t accel_event_create(const accel_device_t device,
  * no pending work is complete at once.
  */
 ACCEL_EXPORT accel_status_t accel_event_record(const accel_device_t device,
-					 accel_stream_t stream, accel_event_t event);
+					       accel_stream_t stream,
+					       accel_event_t event);
 
 /*
  * accel_event_query - ACCEL_SUCCESS if the captured work has completed,
  * ACCEL_WARNING if not yet, ACCEL_FAILED on an error
  */
-ACCEL_EXPORT accel_status_t accel_event_query(const accel_device_t device, accel_event_t event);
+ACCEL_EXPORT accel_status_t accel_event_query(const accel_device_t device,
+					      accel_event_t event);
 
 /* accel_event_synchronize - wait for the captured work to complete */
 ACCEL_EXPORT accel_status_t accel_event_synchronize(const accel_device_t device,
-					      accel_event_t event);
+						    accel_event_t event);
 
 /*
  * accel_event_destroy - destroy @event
@@ -340,7 +343,7 @@ ACCEL_EXPORT accel_status_t accel_event_synchronize(const accel_device_t device,
  * Streams already waiting on it still wait for what it captured.
  */
 ACCEL_EXPORT accel_status_t accel_event_destroy(const accel_device_t device,
-					  accel_event_t event);
+						accel_event_t event);
 
 /* ------------------------------------------------------------------ */
 /* Memory: allocation */
@@ -353,8 +356,8 @@ ACCEL_EXPORT accel_status_t accel_event_destroy(const accel_device_t device,
  * the device has not enough memory, *ptr is set to NULL and ACCEL_FAILED is
  * returned.
  */
-ACCEL_EXPORT accel_status_t accel_device_memory_allocate(const accel_device_t device,
-						   void **ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_device_memory_allocate(
+	const accel_device_t device, void **ptr, size_t size);
 
 /*
  * accel_device_memory_deallocate - free device memory
@@ -367,8 +370,8 @@ ACCEL_EXPORT accel_status_t accel_device_memory_allocate(const accel_device_t de
  * device: the memory goes back to it once the work submitted before the
  * call, on every stream, has completed.
  */
-ACCEL_EXPORT accel_status_t accel_device_memory_deallocate(const accel_device_t device,
-						     void *ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_device_memory_deallocate(
+	const accel_device_t device, void *ptr, size_t size);
 
 /*
  * accel_host_memory_allocate - allocate pinned host memory for @device
@@ -377,12 +380,12 @@ ACCEL_EXPORT accel_status_t accel_device_memory_deallocate(const accel_device_t 
  * @device need no staging and run asynchronously from it. Rules of
  * accel_device_memory_allocate() apply.
  */
-ACCEL_EXPORT accel_status_t accel_host_memory_allocate(const accel_device_t device,
-						 void **ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_host_memory_allocate(
+	const accel_device_t device, void **ptr, size_t size);
 
 /* accel_host_memory_deallocate - free pinned host memory; as above */
-ACCEL_EXPORT accel_status_t accel_host_memory_deallocate(const accel_device_t device,
-						   void *ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_host_memory_deallocate(
+	const accel_device_t device, void *ptr, size_t size);
 
 /*
  * accel_unified_memory_allocate - allocate memory that is both host memory
@@ -395,8 +398,8 @@ ACCEL_EXPORT accel_status_t accel_host_memory_deallocate(const accel_device_t de
  * allocated; the CUDA driver returns it to the free memory lazily after the
  * free). Rules of accel_device_memory_allocate() apply.
  */
-ACCEL_EXPORT accel_status_t accel_unified_memory_allocate(const accel_device_t device,
-						    void **ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_unified_memory_allocate(
+	const accel_device_t device, void **ptr, size_t size);
 
 /*
  * accel_unified_memory_deallocate - free unified memory; as above
@@ -404,8 +407,8 @@ ACCEL_EXPORT accel_status_t accel_unified_memory_allocate(const accel_device_t d
  * (The plugin document writes void **ptr; Paddle's header and this library
  * take the pointer itself.)
  */
-ACCEL_EXPORT accel_status_t accel_unified_memory_deallocate(const accel_device_t device,
-						      void *ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_unified_memory_deallocate(
+	const accel_device_t device, void *ptr, size_t size);
 
 /*
  * accel_host_memory_register - pin the caller's host memory for @device
@@ -418,16 +421,16 @@ ACCEL_EXPORT accel_status_t accel_unified_memory_deallocate(const accel_device_t
  * be freed before it is unregistered. A range that overlaps registered
  * memory or an allocation of @device is refused.
  */
-ACCEL_EXPORT accel_status_t accel_host_memory_register(const accel_device_t device,
-						 void *ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_host_memory_register(
+	const accel_device_t device, void *ptr, size_t size);
 
 /*
  * accel_host_memory_unregister - wait for the device's queued work, then
  * unpin memory registered at @ptr
  * @ptr: exactly what accel_host_memory_register() was given
  */
-ACCEL_EXPORT accel_status_t accel_host_memory_unregister(const accel_device_t device,
-						   void *ptr);
+ACCEL_EXPORT accel_status_t accel_host_memory_unregister(
+	const accel_device_t device, void *ptr);
 
 /* ------------------------------------------------------------------ */
 /* Memory: sharing device memory with other processes (CUDA's IPC calls) */
@@ -464,9 +467,8 @@ typedef struct accel_ipc_mem_handle {
  * cannot share memory fails with ACCEL_ERROR_NOT_SUPPORTED: today only the
  * accel backend can.
  */
-ACCEL_EXPORT accel_status_t accel_ipc_get_mem_handle(const accel_device_t device,
-					       accel_ipc_mem_handle_t *handle,
-					       void *ptr);
+ACCEL_EXPORT accel_status_t accel_ipc_get_mem_handle(
+	const accel_device_t device, accel_ipc_mem_handle_t *handle, void *ptr);
 
 /*
  * accel_ipc_open_mem_handle - open device memory that another process
@@ -490,9 +492,9 @@ ACCEL_EXPORT accel_status_t accel_ipc_get_mem_handle(const accel_device_t device
  * freed the memory, or does not know it (a changed handle), with
  * ACCEL_ERROR_INVALID_HANDLE.
  */
-ACCEL_EXPORT accel_status_t accel_ipc_open_mem_handle(const accel_device_t device,
-						void **ptr,
-						const accel_ipc_mem_handle_t *handle);
+ACCEL_EXPORT accel_status_t accel_ipc_open_mem_handle(
+	const accel_device_t device, void **ptr,
+	const accel_ipc_mem_handle_t *handle);
 
 /*
  * accel_ipc_close_mem_handle - close memory opened with
@@ -504,8 +506,8 @@ ACCEL_EXPORT accel_status_t accel_ipc_open_mem_handle(const accel_device_t devic
  * The exporter's memory is untouched. The device memory deallocate
  * functions refuse opened memory.
  */
-ACCEL_EXPORT accel_status_t accel_ipc_close_mem_handle(const accel_device_t device,
-						 void *ptr);
+ACCEL_EXPORT accel_status_t accel_ipc_close_mem_handle(
+	const accel_device_t device, void *ptr);
 
 /* ------------------------------------------------------------------ */
 /* Memory: copies and set */
@@ -518,12 +520,14 @@ ACCEL_EXPORT accel_status_t accel_ipc_close_mem_handle(const accel_device_t devi
  *
  * Sizes of 0 succeed and do nothing.
  */
-ACCEL_EXPORT accel_status_t accel_memory_copy_h2d(const accel_device_t device, void *dst,
-					    const void *src, size_t size);
+ACCEL_EXPORT accel_status_t accel_memory_copy_h2d(const accel_device_t device,
+						  void *dst, const void *src,
+						  size_t size);
 
 /* accel_memory_copy_d2h - copy device memory to host memory; as h2d */
-ACCEL_EXPORT accel_status_t accel_memory_copy_d2h(const accel_device_t device, void *dst,
-					    const void *src, size_t size);
+ACCEL_EXPORT accel_status_t accel_memory_copy_d2h(const accel_device_t device,
+						  void *dst, const void *src,
+						  size_t size);
 
 /*
  * accel_memory_copy_d2d - copy within the device memory of @device
@@ -533,8 +537,9 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_d2h(const accel_device_t device, v
  * leaves it undefined). The same range as source and destination is
  * allowed and changes nothing.
  */
-ACCEL_EXPORT accel_status_t accel_memory_copy_d2d(const accel_device_t device, void *dst,
-					    const void *src, size_t size);
+ACCEL_EXPORT accel_status_t accel_memory_copy_d2d(const accel_device_t device,
+						  void *dst, const void *src,
+						  size_t size);
 
 /*
  * accel_memory_copy_p2p - copy from device memory of @src_device to device
@@ -544,10 +549,9 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_d2d(const accel_device_t device, v
  * devices of different backends the data goes through host memory. With the
  * same device on both sides this is a d2d copy.
  */
-ACCEL_EXPORT accel_status_t accel_memory_copy_p2p(const accel_device_t dst_device,
-					    const accel_device_t src_device,
-					    void *dst, const void *src,
-					    size_t size);
+ACCEL_EXPORT accel_status_t accel_memory_copy_p2p(
+	const accel_device_t dst_device, const accel_device_t src_device,
+	void *dst, const void *src, size_t size);
 
 /*
  * accel_async_memory_copy_h2d - queue an h2d copy on @stream and return
@@ -556,26 +560,23 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_p2p(const accel_device_t dst_devic
  * reuse or free it at once. A pinned or unified source is read when the copy
  * runs, so it must not change before the stream reaches that point.
  */
-ACCEL_EXPORT accel_status_t accel_async_memory_copy_h2d(const accel_device_t device,
-						  accel_stream_t stream, void *dst,
-						  const void *src,
-						  size_t size);
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_h2d(
+	const accel_device_t device, accel_stream_t stream, void *dst,
+	const void *src, size_t size);
 
 /*
  * accel_async_memory_copy_d2h - queue a d2h copy on @stream and return
  *
  * @dst is written when the copy runs: read it after synchronizing.
  */
-ACCEL_EXPORT accel_status_t accel_async_memory_copy_d2h(const accel_device_t device,
-						  accel_stream_t stream, void *dst,
-						  const void *src,
-						  size_t size);
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_d2h(
+	const accel_device_t device, accel_stream_t stream, void *dst,
+	const void *src, size_t size);
 
 /* accel_async_memory_copy_d2d - queue a d2d copy on @stream and return */
-ACCEL_EXPORT accel_status_t accel_async_memory_copy_d2d(const accel_device_t device,
-						  accel_stream_t stream, void *dst,
-						  const void *src,
-						  size_t size);
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_d2d(
+	const accel_device_t device, accel_stream_t stream, void *dst,
+	const void *src, size_t size);
 
 /*
  * accel_async_memory_copy_p2p - queue a p2p copy and return
@@ -586,19 +587,18 @@ ACCEL_EXPORT accel_status_t accel_async_memory_copy_d2d(const accel_device_t dev
  * and is not queued: the call waits for the work queued on @stream before
  * it and for both devices, copies, and returns when the copy is done.
  */
-ACCEL_EXPORT accel_status_t accel_async_memory_copy_p2p(const accel_device_t dst_device,
-						  const accel_device_t src_device,
-						  accel_stream_t stream, void *dst,
-						  const void *src,
-						  size_t size);
+ACCEL_EXPORT accel_status_t accel_async_memory_copy_p2p(
+	const accel_device_t dst_device, const accel_device_t src_device,
+	accel_stream_t stream, void *dst, const void *src, size_t size);
 
 /*
  * accel_device_memory_set - set @size bytes of device (or unified) memory at
  * @ptr to @value and wait for completion
  */
 ACCEL_EXPORT accel_status_t accel_device_memory_set(const accel_device_t device,
-					      void *ptr, unsigned char value,
-					      size_t size);
+						    void *ptr,
+						    unsigned char value,
+						    size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Memory: stats and allocation policy */
@@ -609,9 +609,8 @@ ACCEL_EXPORT accel_status_t accel_device_memory_set(const accel_device_t device,
  * free is what device allocations (and unified ones) can still take, for
  * all processes; total >= free.
  */
-ACCEL_EXPORT accel_status_t accel_device_memory_stats(const accel_device_t device,
-						size_t *total_memory,
-						size_t *free_memory);
+ACCEL_EXPORT accel_status_t accel_device_memory_stats(
+	const accel_device_t device, size_t *total_memory, size_t *free_memory);
 
 /*
  * accel_device_min_chunk_size - the allocation granule: a power of two that
@@ -619,7 +618,7 @@ ACCEL_EXPORT accel_status_t accel_device_memory_stats(const accel_device_t devic
  * allocator rounds its chunks to
  */
 ACCEL_EXPORT accel_status_t accel_device_min_chunk_size(accel_device_t device,
-						  size_t *size);
+							size_t *size);
 
 /*
  * accel_device_max_chunk_size - the largest block a caching allocator should
@@ -633,36 +632,36 @@ ACCEL_EXPORT accel_status_t accel_device_min_chunk_size(accel_device_t device,
  * then (accel_device_max_alloc_size()), as libaccel's pools do.
  */
 ACCEL_EXPORT accel_status_t accel_device_max_chunk_size(accel_device_t device,
-						  size_t *size);
+							size_t *size);
 
 /*
  * accel_device_max_alloc_size - the largest single allocation worth trying
  * now: the free memory, rounded down to the min chunk size
  */
 ACCEL_EXPORT accel_status_t accel_device_max_alloc_size(accel_device_t device,
-						  size_t *size);
+							size_t *size);
 
 /*
  * accel_device_extra_padding_size - bytes a caching allocator adds to each
  * request (0: allocations need no padding)
  */
-ACCEL_EXPORT accel_status_t accel_device_extra_padding_size(accel_device_t device,
-						      size_t *size);
+ACCEL_EXPORT accel_status_t accel_device_extra_padding_size(
+	accel_device_t device, size_t *size);
 
 /*
  * accel_device_init_alloc_size - size of a caching allocator's first chunk:
  * 1/4096 of the device's memory, at least 2 MiB and at most 64 MiB, in
  * whole pages of the device, but no more than the max chunk size
  */
-ACCEL_EXPORT accel_status_t accel_device_init_alloc_size(const accel_device_t device,
-						   size_t *size);
+ACCEL_EXPORT accel_status_t accel_device_init_alloc_size(
+	const accel_device_t device, size_t *size);
 
 /*
  * accel_device_realloc_size - size of a caching allocator's later chunks;
  * as the init alloc size
  */
-ACCEL_EXPORT accel_status_t accel_device_realloc_size(const accel_device_t device,
-						size_t *size);
+ACCEL_EXPORT accel_status_t accel_device_realloc_size(
+	const accel_device_t device, size_t *size);
 
 /* ------------------------------------------------------------------ */
 /* Caching allocator */
@@ -726,14 +725,14 @@ struct accel_pool_stats {
  * Fails if ACCEL_POOL has a value other than "on", "off", "1" or "0".
  */
 ACCEL_EXPORT accel_status_t accel_pool_create(const accel_device_t device,
-					accel_pool_t *pool);
+					      accel_pool_t *pool);
 
 /*
  * accel_device_pool - the device's default pool, created on first use and
  * kept for the life of the process
  */
 ACCEL_EXPORT accel_status_t accel_device_pool(const accel_device_t device,
-					accel_pool_t *pool);
+					      accel_pool_t *pool);
 
 /*
  * accel_pool_destroy - wait for the device's queued work, then give all of
@@ -751,8 +750,9 @@ ACCEL_EXPORT accel_status_t accel_pool_destroy(accel_pool_t pool);
  * *ptr is aligned to the min chunk size. A size of 0 sets *ptr to NULL and
  * succeeds. Out of memory, *ptr is NULL and ACCEL_FAILED is returned.
  */
-ACCEL_EXPORT accel_status_t accel_pool_allocate(accel_pool_t pool, accel_stream_t stream,
-					  void **ptr, size_t size);
+ACCEL_EXPORT accel_status_t accel_pool_allocate(accel_pool_t pool,
+						accel_stream_t stream,
+						void **ptr, size_t size);
 
 /*
  * accel_pool_deallocate - free a block after the work queued on @stream
@@ -772,8 +772,8 @@ ACCEL_EXPORT accel_status_t accel_pool_allocate(accel_pool_t pool, accel_stream_
  * nothing.
  */
 ACCEL_EXPORT accel_status_t accel_pool_deallocate(accel_pool_t pool,
-					    accel_stream_t stream, void *ptr,
-					    size_t size);
+						  accel_stream_t stream,
+						  void *ptr, size_t size);
 
 /*
  * accel_pool_trim - wait for the device's queued work, then give every
@@ -782,8 +782,8 @@ ACCEL_EXPORT accel_status_t accel_pool_deallocate(accel_pool_t pool,
 ACCEL_EXPORT accel_status_t accel_pool_trim(accel_pool_t pool);
 
 /* accel_pool_get_stats - the pool's statistics, into *stats */
-ACCEL_EXPORT accel_status_t accel_pool_get_stats(accel_pool_t pool,
-					   struct accel_pool_stats *stats);
+ACCEL_EXPORT accel_status_t accel_pool_get_stats(
+	accel_pool_t pool, struct accel_pool_stats *stats);
 
 /*
  * accel_pool_reset_peaks - start the peaks afresh from the current

@@ -70,7 +70,7 @@ ACCEL_EXPORT accel_dtype_t accel_dtype(enum accel_scalar scalar);
  * registered name), into *dtype
  */
 ACCEL_EXPORT accel_status_t accel_dtype_find(const char *name,
-				       accel_dtype_t *dtype);
+					     accel_dtype_t *dtype);
 
 /*
  * accel_dtype_register - add a type of @size bytes called @name
@@ -79,7 +79,7 @@ ACCEL_EXPORT accel_status_t accel_dtype_find(const char *name,
  * Its array-interface typestr is "|V<size>" (opaque bytes).
  */
 ACCEL_EXPORT accel_status_t accel_dtype_register(const char *name, size_t size,
-					   accel_dtype_t *dtype);
+						 accel_dtype_t *dtype);
 
 /* accel_dtype_name - the type's name, or NULL for a NULL type */
 ACCEL_EXPORT const char *accel_dtype_name(accel_dtype_t dtype);
@@ -128,9 +128,11 @@ struct accel_memory_info {
  * memory is unified memory. 0 entries give a valid, empty handle.
  */
 ACCEL_EXPORT accel_status_t accel_memory_create(const accel_device_t device,
-					  size_t entries, accel_dtype_t dtype,
-					  const void *src, unsigned int flags,
-					  accel_memory_t *mem);
+						size_t entries,
+						accel_dtype_t dtype,
+						const void *src,
+						unsigned int flags,
+						accel_memory_t *mem);
 
 /*
  * accel_memory_wrap - a handle on memory the caller owns
@@ -145,9 +147,10 @@ ACCEL_EXPORT accel_status_t accel_memory_create(const accel_device_t device,
  * on it goes or accel_memory_free() is called: the caller frees it, after
  * releasing the handles.
  */
-ACCEL_EXPORT accel_status_t accel_memory_wrap(const accel_device_t device, void *ptr,
-					size_t entries, accel_dtype_t dtype,
-					accel_memory_t *mem);
+ACCEL_EXPORT accel_status_t accel_memory_wrap(const accel_device_t device,
+					      void *ptr, size_t entries,
+					      accel_dtype_t dtype,
+					      accel_memory_t *mem);
 
 /*
  * accel_memory_release - give the handle back; the storage goes with the
@@ -183,15 +186,16 @@ ACCEL_EXPORT accel_status_t accel_memory_free(accel_memory_t mem);
 ACCEL_EXPORT int accel_memory_is_valid(accel_memory_t mem);
 
 /* accel_memory_get_info - what @mem is, into *info */
-ACCEL_EXPORT accel_status_t accel_memory_get_info(accel_memory_t mem,
-					    struct accel_memory_info *info);
+ACCEL_EXPORT accel_status_t accel_memory_get_info(
+	accel_memory_t mem, struct accel_memory_info *info);
 
 /*
  * accel_memory_slice - a handle on @count entries of @mem from entry
  * @offset, on the same storage (ACCEL_ALL: to the end)
  */
-ACCEL_EXPORT accel_status_t accel_memory_slice(accel_memory_t mem, size_t offset,
-					 size_t count, accel_memory_t *slice);
+ACCEL_EXPORT accel_status_t accel_memory_slice(accel_memory_t mem,
+					       size_t offset, size_t count,
+					       accel_memory_t *slice);
 
 /*
  * accel_memory_cast - a handle on the same bytes as entries of @dtype,
@@ -202,8 +206,8 @@ ACCEL_EXPORT accel_status_t accel_memory_slice(accel_memory_t mem, size_t offset
  * slice of bytes at an odd offset is no int16 memory.
  */
 ACCEL_EXPORT accel_status_t accel_memory_cast(accel_memory_t mem,
-					accel_dtype_t dtype,
-					accel_memory_t *cast);
+					      accel_dtype_t dtype,
+					      accel_memory_t *cast);
 
 /*
  * accel_memory_clone - new storage of the same kind on the same device,
@@ -213,7 +217,7 @@ ACCEL_EXPORT accel_status_t accel_memory_cast(accel_memory_t mem,
  * a cpu device, for wrapped host memory, device memory too.
  */
 ACCEL_EXPORT accel_status_t accel_memory_clone(accel_memory_t mem,
-					 accel_memory_t *clone);
+					       accel_memory_t *clone);
 
 /*
  * accel_memory_copy_from - copy @count entries from host memory @src into
@@ -223,12 +227,12 @@ ACCEL_EXPORT accel_status_t accel_memory_clone(accel_memory_t mem,
  * A range past the end of @mem is an error and copies nothing.
  */
 ACCEL_EXPORT accel_status_t accel_memory_copy_from(accel_memory_t mem,
-					     const void *src, size_t count,
-					     size_t offset);
+						   const void *src,
+						   size_t count, size_t offset);
 
 /* accel_memory_copy_to - copy @count entries of @mem from @offset to @dst */
 ACCEL_EXPORT accel_status_t accel_memory_copy_to(accel_memory_t mem, void *dst,
-					   size_t count, size_t offset);
+						 size_t count, size_t offset);
 
 /*
  * accel_memory_copy - copy @count entries of @src from @src_offset to @dst
@@ -239,8 +243,9 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_to(accel_memory_t mem, void *dst,
  * peer to peer.
  */
 ACCEL_EXPORT accel_status_t accel_memory_copy(accel_memory_t dst,
-					accel_memory_t src, size_t count,
-					size_t dst_offset, size_t src_offset);
+					      accel_memory_t src, size_t count,
+					      size_t dst_offset,
+					      size_t src_offset);
 
 /*
  * accel_memory_copy_from_async - as accel_memory_copy_from(), queued on
@@ -249,18 +254,19 @@ ACCEL_EXPORT accel_status_t accel_memory_copy(accel_memory_t dst,
  * The rules of accel_async_memory_copy_h2d() apply to @src.
  */
 ACCEL_EXPORT accel_status_t accel_memory_copy_from_async(accel_memory_t mem,
-						   accel_stream_t stream,
-						   const void *src,
-						   size_t count,
-						   size_t offset);
+							 accel_stream_t stream,
+							 const void *src,
+							 size_t count,
+							 size_t offset);
 
 /*
  * accel_memory_copy_to_async - as accel_memory_copy_to(), queued on
  * @stream; read @dst after synchronizing
  */
 ACCEL_EXPORT accel_status_t accel_memory_copy_to_async(accel_memory_t mem,
-						 accel_stream_t stream, void *dst,
-						 size_t count, size_t offset);
+						       accel_stream_t stream,
+						       void *dst, size_t count,
+						       size_t offset);
 
 /*
  * accel_memory_copy_async - as accel_memory_copy(), queued on @stream
@@ -271,10 +277,11 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_to_async(accel_memory_t mem,
  * can order it (ACCEL_ERROR_INVALID_HANDLE).
  */
 ACCEL_EXPORT accel_status_t accel_memory_copy_async(accel_memory_t dst,
-					      accel_memory_t src,
-					      accel_stream_t stream, size_t count,
-					      size_t dst_offset,
-					      size_t src_offset);
+						    accel_memory_t src,
+						    accel_stream_t stream,
+						    size_t count,
+						    size_t dst_offset,
+						    size_t src_offset);
 
 /* ------------------------------------------------------------------ */
 /* Host access (host-accessible memory) */
@@ -294,7 +301,7 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_async(accel_memory_t dst,
  * storage: copies to or from it fail.
  */
 ACCEL_EXPORT accel_status_t accel_memory_map(accel_memory_t mem,
-				       unsigned int access, void **ptr);
+					     unsigned int access, void **ptr);
 
 /*
  * accel_memory_unmap - end one accel_memory_map(), publishing the host's
@@ -307,14 +314,14 @@ ACCEL_EXPORT accel_status_t accel_memory_unmap(accel_memory_t mem);
  * to @dst, through a mapping
  */
 ACCEL_EXPORT accel_status_t accel_memory_read(accel_memory_t mem, void *dst,
-					size_t bytes);
+					      size_t bytes);
 
 /*
  * accel_memory_write - copy @bytes from @src to the start of host-writable
  * memory, through a mapping
  */
 ACCEL_EXPORT accel_status_t accel_memory_write(accel_memory_t mem,
-					 const void *src, size_t bytes);
+					       const void *src, size_t bytes);
 
 /* ------------------------------------------------------------------ */
 /* Arrays */
@@ -380,43 +387,47 @@ struct accel_array_interface {
  *	stream's share of the pool), or NULL; a live stream of @device, checked in
  *	every array constructor even where the array needs none (empty, mapped)
  */
-ACCEL_EXPORT accel_status_t accel_device_array(const accel_device_t device, int ndim,
-					 const size_t *shape,
-					 accel_dtype_t dtype,
-					 const ptrdiff_t *strides, char order,
-					 accel_stream_t stream, accel_array_t *ary);
+ACCEL_EXPORT accel_status_t accel_device_array(const accel_device_t device,
+					       int ndim, const size_t *shape,
+					       accel_dtype_t dtype,
+					       const ptrdiff_t *strides,
+					       char order,
+					       accel_stream_t stream,
+					       accel_array_t *ary);
 
 /*
  * accel_device_array_like - accel_device_array() with the shape and dtype
  * of @like, contiguous with its axes in @like's stride order
  */
 ACCEL_EXPORT accel_status_t accel_device_array_like(const accel_device_t device,
-					      accel_array_t like,
-					      accel_stream_t stream,
-					      accel_array_t *ary);
+						    accel_array_t like,
+						    accel_stream_t stream,
+						    accel_array_t *ary);
 
 /* accel_pinned_array - an array in pinned host memory; as above */
-ACCEL_EXPORT accel_status_t accel_pinned_array(const accel_device_t device, int ndim,
-					 const size_t *shape,
-					 accel_dtype_t dtype,
-					 const ptrdiff_t *strides, char order,
-					 accel_array_t *ary);
+ACCEL_EXPORT accel_status_t accel_pinned_array(const accel_device_t device,
+					       int ndim, const size_t *shape,
+					       accel_dtype_t dtype,
+					       const ptrdiff_t *strides,
+					       char order, accel_array_t *ary);
 
 /* accel_pinned_array_like - accel_pinned_array() like @like */
 ACCEL_EXPORT accel_status_t accel_pinned_array_like(const accel_device_t device,
-					      accel_array_t like,
-					      accel_array_t *ary);
+						    accel_array_t like,
+						    accel_array_t *ary);
 
 /*
  * accel_mapped_array - an array in pinned host memory that the device
  * reaches directly: the host reads and writes it, and it takes the place of
  * a device array in every transfer and in the array interface
  */
-ACCEL_EXPORT accel_status_t accel_mapped_array(const accel_device_t device, int ndim,
-					 const size_t *shape,
-					 accel_dtype_t dtype,
-					 const ptrdiff_t *strides, char order,
-					 accel_stream_t stream, accel_array_t *ary);
+ACCEL_EXPORT accel_status_t accel_mapped_array(const accel_device_t device,
+					       int ndim, const size_t *shape,
+					       accel_dtype_t dtype,
+					       const ptrdiff_t *strides,
+					       char order,
+					       accel_stream_t stream,
+					       accel_array_t *ary);
 
 /* Flags of accel_mapped_array_flags() (Numba's mapped_array(portable, wc)). */
 /* pinned for every visible device, not only @device: any of them copies it directly */
@@ -449,19 +460,16 @@ ACCEL_EXPORT accel_status_t accel_mapped_array(const accel_device_t device, int 
  * after every registration has ended; the library has no deferred path that
  * orders those steps across devices yet, so it waits.
  */
-ACCEL_EXPORT accel_status_t accel_mapped_array_flags(const accel_device_t device,
-					       int ndim, const size_t *shape,
-					       accel_dtype_t dtype,
-					       const ptrdiff_t *strides,
-					       char order, accel_stream_t stream,
-					       unsigned int flags,
-					       accel_array_t *ary);
+ACCEL_EXPORT accel_status_t accel_mapped_array_flags(
+	const accel_device_t device, int ndim, const size_t *shape,
+	accel_dtype_t dtype, const ptrdiff_t *strides, char order,
+	accel_stream_t stream, unsigned int flags, accel_array_t *ary);
 
 /* accel_mapped_array_like - accel_mapped_array() like @like */
 ACCEL_EXPORT accel_status_t accel_mapped_array_like(const accel_device_t device,
-					      accel_array_t like,
-					      accel_stream_t stream,
-					      accel_array_t *ary);
+						    accel_array_t like,
+						    accel_stream_t stream,
+						    accel_array_t *ary);
 
 /*
  * accel_host_array - a host array (a NumPy ndarray) over @data, or over new
@@ -472,10 +480,11 @@ ACCEL_EXPORT accel_status_t accel_mapped_array_like(const accel_device_t device,
  * is used.
  */
 ACCEL_EXPORT accel_status_t accel_host_array(void *data, int ndim,
-				       const size_t *shape,
-				       accel_dtype_t dtype,
-				       const ptrdiff_t *strides, char order,
-				       int readonly, accel_array_t *ary);
+					     const size_t *shape,
+					     accel_dtype_t dtype,
+					     const ptrdiff_t *strides,
+					     char order, int readonly,
+					     accel_array_t *ary);
 
 /*
  * accel_array_release - give the array handle back; its memory goes with
@@ -488,7 +497,7 @@ ACCEL_EXPORT accel_status_t accel_array_release(accel_array_t ary);
 
 /* accel_array_get_info - what @ary is, into *info */
 ACCEL_EXPORT accel_status_t accel_array_get_info(accel_array_t ary,
-					   struct accel_array_info *info);
+						 struct accel_array_info *info);
 
 /*
  * accel_to_device - a new device array with the shape, strides and dtype of
@@ -496,8 +505,9 @@ ACCEL_EXPORT accel_status_t accel_array_get_info(accel_array_t ary,
  * @stream: NULL to copy synchronously, else the copy is queued on it
  */
 ACCEL_EXPORT accel_status_t accel_to_device(const accel_device_t device,
-				      accel_array_t host, accel_stream_t stream,
-				      accel_array_t *ary);
+					    accel_array_t host,
+					    accel_stream_t stream,
+					    accel_array_t *ary);
 
 /*
  * accel_to_device_ex - Numba's to_device(obj, stream, copy): @host on
@@ -513,8 +523,9 @@ ACCEL_EXPORT accel_status_t accel_to_device(const accel_device_t device,
  * allocated or copied, whatever @copy says; release it as any other.
  */
 ACCEL_EXPORT accel_status_t accel_to_device_ex(const accel_device_t device,
-					 accel_array_t host, accel_stream_t stream,
-					 int copy, accel_array_t *ary);
+					       accel_array_t host,
+					       accel_stream_t stream, int copy,
+					       accel_array_t *ary);
 
 /*
  * accel_array_copy_to_device - copy @src's data into the device (or
@@ -522,8 +533,8 @@ ACCEL_EXPORT accel_status_t accel_to_device_ex(const accel_device_t device,
  * @stream: NULL to copy synchronously, else the copy is queued on it
  */
 ACCEL_EXPORT accel_status_t accel_array_copy_to_device(accel_array_t dst,
-						 accel_array_t src,
-						 accel_stream_t stream);
+						       accel_array_t src,
+						       accel_stream_t stream);
 
 /*
  * accel_array_copy_to_host - copy @ary's data to host memory
@@ -535,9 +546,9 @@ ACCEL_EXPORT accel_status_t accel_array_copy_to_device(accel_array_t dst,
  *	@host may be NULL then), else the new array, which the caller releases
  */
 ACCEL_EXPORT accel_status_t accel_array_copy_to_host(accel_array_t ary,
-					       accel_array_t dst,
-					       accel_stream_t stream,
-					       accel_array_t *host);
+						     accel_array_t dst,
+						     accel_stream_t stream,
+						     accel_array_t *host);
 
 /* accel_array_is_c_contiguous - 1 if row-major contiguous, else 0 */
 ACCEL_EXPORT int accel_array_is_c_contiguous(accel_array_t ary);
@@ -555,7 +566,7 @@ ACCEL_EXPORT int accel_array_is_f_contiguous(accel_array_t ary);
  * 0-d array gives shape (1,), as NumPy's ravel.
  */
 ACCEL_EXPORT accel_status_t accel_array_ravel(accel_array_t ary, char order,
-					accel_array_t *flat);
+					      accel_array_t *flat);
 
 /*
  * accel_array_reshape - a view with another shape and the same entries,
@@ -569,8 +580,8 @@ ACCEL_EXPORT accel_status_t accel_array_ravel(accel_array_t ary, char order,
  * Numba's and NumPy's reshape do).
  */
 ACCEL_EXPORT accel_status_t accel_array_reshape(accel_array_t ary, int ndim,
-					  const size_t *shape, char order,
-					  accel_array_t *view);
+						const size_t *shape, char order,
+						accel_array_t *view);
 
 /*
  * accel_array_register - pin a host array's memory for @device until
@@ -579,7 +590,8 @@ ACCEL_EXPORT accel_status_t accel_array_reshape(accel_array_t ary, int ndim,
  *	directly
  */
 ACCEL_EXPORT accel_status_t accel_array_register(const accel_device_t device,
-					   accel_array_t host, int mapped);
+						 accel_array_t host,
+						 int mapped);
 
 /* accel_array_unregister - end accel_array_register() on @host */
 ACCEL_EXPORT accel_status_t accel_array_unregister(accel_array_t host);
@@ -591,8 +603,8 @@ ACCEL_EXPORT accel_status_t accel_array_unregister(accel_array_t host);
 ACCEL_EXPORT int accel_array_has_interface(accel_array_t ary);
 
 /* accel_array_get_interface - @ary's CUDA array interface, into *iface */
-ACCEL_EXPORT accel_status_t accel_array_get_interface(accel_array_t ary,
-						struct accel_array_interface *iface);
+ACCEL_EXPORT accel_status_t accel_array_get_interface(
+	accel_array_t ary, struct accel_array_interface *iface);
 
 /*
  * accel_array_from_interface - a device array viewing the memory that
@@ -614,9 +626,9 @@ ACCEL_EXPORT accel_status_t accel_array_get_interface(accel_array_t ary,
  * storage refuses overlapping ranges as a slice's does. Other memory (the
  * caller's, wrapped) is not kept alive.
  */
-ACCEL_EXPORT accel_status_t accel_array_from_interface(const accel_device_t device,
-						 const struct accel_array_interface *iface,
-						 int sync, accel_array_t *ary);
+ACCEL_EXPORT accel_status_t accel_array_from_interface(
+	const accel_device_t device, const struct accel_array_interface *iface,
+	int sync, accel_array_t *ary);
 
 /* ------------------------------------------------------------------ */
 /* Between memory handles and arrays */
@@ -631,9 +643,10 @@ ACCEL_EXPORT accel_status_t accel_array_from_interface(const accel_device_t devi
  * is released, and accel_memory_free() on any handle ends it too.
  */
 ACCEL_EXPORT accel_status_t accel_memory_as_array(accel_memory_t mem, int ndim,
-					    const size_t *shape,
-					    const ptrdiff_t *strides,
-					    char order, accel_array_t *ary);
+						  const size_t *shape,
+						  const ptrdiff_t *strides,
+						  char order,
+						  accel_array_t *ary);
 
 /*
  * accel_array_as_memory - a memory handle on a contiguous array's entries,
@@ -645,7 +658,7 @@ ACCEL_EXPORT accel_status_t accel_memory_as_array(accel_memory_t mem, int ndim,
  * has no memory handle: the call fails.
  */
 ACCEL_EXPORT accel_status_t accel_array_as_memory(accel_array_t ary,
-					    accel_memory_t *mem);
+						  accel_memory_t *mem);
 
 /* ------------------------------------------------------------------ */
 /* Pointer attributes (cudaPointerGetAttributes) */
@@ -694,8 +707,8 @@ struct accel_pointer_attributes {
  * free part of the pool, or past the end of a live block (into the pool's
  * rounding of its size), has block_live 0.
  */
-ACCEL_EXPORT accel_status_t accel_pointer_get_attributes(const void *ptr,
-						   struct accel_pointer_attributes *attr);
+ACCEL_EXPORT accel_status_t accel_pointer_get_attributes(
+	const void *ptr, struct accel_pointer_attributes *attr);
 
 #ifdef __cplusplus
 }

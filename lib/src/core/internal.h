@@ -254,7 +254,7 @@ struct accel_device {
 
 /*
  * A stream and an event. The public struct accel_stream_handle and accel_event_handle are
- * never defined: a accel_stream_t or accel_event_t is a handle value, resolved through
+ * never defined: an accel_stream_t or accel_event_t is a handle value, resolved through
  * the handle table, and cannot be dereferenced by mistake.
  */
 struct accel_stream {

@@ -328,9 +328,14 @@ accel_status_t accel_memory_cast(accel_memory_t mem, accel_dtype_t dtype,
  * The kind a clone of @st gets: its own, but the library's; a cpu device's
  * wrapped host memory becomes unified memory, host-accessible like it.
  */
+/*
+ * Wrapped host memory (only a cpu device takes any) clones to the device's
+ * memory, as memory.h says: host memory there too, so the host keeps the
+ * access it had (the clone keeps the flags).
+ */
 static enum storage_kind clone_kind(const struct storage *st)
 {
-	return st->kind == STORAGE_HOST ? STORAGE_UNIFIED : st->kind;
+	return st->kind == STORAGE_HOST ? STORAGE_DEVICE : st->kind;
 }
 
 accel_status_t accel_memory_clone(accel_memory_t mem, accel_memory_t *clone)

@@ -4,8 +4,10 @@
  * custom-device declarations, in either order (PADDLE_FIRST), as C and as
  * C++: a Paddle plugin includes both. Paddle's declarations are written
  * out here as paddle/phi/backends/device_ext.h has them (its handles and
- * status, the callback type, and its unprefixed data type and layout
- * enumerators, which a library header must not take either). Compiled
+ * status, the callback type, its unprefixed data type, layout and
+ * reduction enumerators, which a library header must not take either, the
+ * collective and profiler types, the table's head, the runtime parameters
+ * with their field "interface", the version macros and InitPlugin). Compiled
  * only (scripts/check-lib.sh): it fails to compile where a name clashes or
  * the layouts libaccel promises differ.
  */
@@ -65,9 +67,56 @@ typedef enum {
 	NCHW,
 	NCDHW,
 	NDHWC,
+	STRIDED,
 	NUM_DATA_LAYOUTS,
 	ALL_LAYOUT = ANY,
 } C_DataLayout;
+
+typedef enum { SUM = 0, AVG, MAX, MIN, PRODUCT } C_CCLReduceOp;
+
+typedef struct C_CCLComm_st *C_CCLComm;
+
+typedef struct {
+	void *data;
+	size_t sz;
+} C_CCLRootId;
+
+typedef struct C_Profiler_st *C_Profiler;
+
+void profiler_add_runtime_trace_event(C_Profiler prof, void *event);
+void profiler_add_device_trace_event(C_Profiler prof, void *event);
+
+/* the table, by its first fields only: their names are what could clash */
+typedef struct C_DeviceInterface {
+	size_t size;
+	C_Status (*initialize)(void);
+	C_Status (*finalize)(void);
+	C_Status (*init_device)(const C_Device device);
+	C_Status (*device_memory_allocate)(const C_Device device, void **ptr,
+					   size_t size);
+	C_Status (*xccl_all_reduce)(void *send_buf, void *recv_buf, size_t count,
+				    C_DataType data_type, C_CCLReduceOp op,
+				    C_CCLComm comm, C_Stream stream);
+} C_DeviceInterface;
+
+struct CustomRuntimeVersion {
+	size_t major, minor, patch;
+};
+
+typedef struct CustomRuntimeParams {
+	size_t size;
+	C_DeviceInterface *interface;
+	struct CustomRuntimeVersion version;
+	char *device_type;
+	char *sub_device_type;
+	char reserved[32];
+} CustomRuntimeParams;
+
+#define PADDLE_CUSTOM_RUNTIME_MAJOR_VERSION 0
+#define PADDLE_CUSTOM_RUNTIME_MINOR_VERSION 1
+#define PADDLE_CUSTOM_RUNTIME_PATCH_VERSION 2
+
+void InitPlugin(CustomRuntimeParams *params);
 
 #ifdef __cplusplus
 }
