@@ -193,3 +193,54 @@ TEST(a_success_after_inner_failures_leaves_the_error)
 	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, busy, 2 * half);
 }
+
+/* Whether the last error names the device under test. */
+static bool names_the_device(struct suite_ctx *ctx)
+{
+	bool named = strstr(accel_get_last_error(), ctx->name) != NULL;
+
+	if (!named)
+		printf("#   no device in: %s\n", accel_get_last_error());
+	return named;
+}
+
+/*
+ * "a message naming the function, the device and the reason": whatever
+ * the call was handed (a device, a pool, a stream, a memory handle), its
+ * errors name the device it worked on.
+ */
+TEST(every_error_names_its_device)
+{
+	accel_memory_t m, out;
+	accel_stream_t s;
+	accel_pool_t p;
+	uint8_t *x;
+	char buf[64];
+
+	REQUIRE_OK(accel_device_pool(ctx->dev, &p));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pool_allocate(p, s, (void **)&x, 1000));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 10, accel_dtype(ACCEL_FLOAT32),
+				       NULL, 0, &m));
+	FAILS(accel_pool_deallocate(p, s, x, 999));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_device_memory_deallocate(ctx->dev, x + 8, 1000));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_copy_h2d(ctx->dev, x + 900, buf, 200));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_stream_wait_event(ctx->dev, s, (accel_event_t)s));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_event_record(ctx->dev, s, NULL));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_create(ctx->dev, 10, NULL, NULL, 0, &out));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_slice(m, 5, 10, &out));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_copy_from(m, buf, 20, 0));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_copy(m, m, 5, 0, 2));
+	CHECK(names_the_device(ctx));
+	OK(accel_memory_release(m));
+	OK(accel_pool_deallocate(p, s, x, 1000));
+	OK(accel_stream_destroy(ctx->dev, s));
+}

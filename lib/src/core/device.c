@@ -182,6 +182,12 @@ static bool init(void)
 	return true;
 }
 
+/* Device @id if it is a visible device's id, else NULL; no error. */
+struct accel_device *accel_device_by_id(int id)
+{
+	return id >= 0 && id < state.num_visible ? state.visible[id] : NULL;
+}
+
 struct accel_device *accel_device_lookup(const accel_device_t device)
 {
 	if (!init())
@@ -196,6 +202,7 @@ struct accel_device *accel_device_lookup(const accel_device_t device)
 			    state.num_visible == 1 ? "" : "s");
 		return NULL;
 	}
+	accel_error_device(state.visible[device->id]);
 	return state.visible[device->id];
 }
 

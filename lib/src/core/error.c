@@ -15,20 +15,44 @@
 static _Thread_local char last_error[ACCEL_ERROR_LEN];
 static ACCEL_TLS_HOT enum accel_error last_code;
 static ACCEL_TLS_HOT const char *current_func;
+static _Thread_local const char *current_device;
 
 /* What was current before: accel_leave() puts it back. */
 const char *accel_enter(const char *func)
 {
 	const char *outer = current_func;
 
-	if (!outer)
+	if (!outer) {
 		current_func = func;
+		current_device = NULL;
+	}
 	return outer;
 }
 
 void accel_leave(const char *const *outer)
 {
 	current_func = *outer;
+	if (!current_func)
+		current_device = NULL;
+}
+
+/*
+ * The device the public call under way works on (the first it resolves):
+ * its errors name it, whatever the message says.
+ */
+void accel_error_device(const struct accel_device *dev)
+{
+	if (current_func && !current_device)
+		current_device = dev->name;
+}
+
+/* The same by id, for objects that keep one: none for -1 (host memory). */
+void accel_error_device_id(int id)
+{
+	struct accel_device *dev = accel_device_by_id(id);
+
+	if (dev)
+		accel_error_device(dev);
 }
 
 static void set_error(enum accel_error code, int err, const char *fmt,
@@ -42,6 +66,11 @@ static void set_error(enum accel_error code, int err, const char *fmt,
 				       current_func);
 	if (len < sizeof(last_error))
 		vsnprintf(last_error + len, sizeof(last_error) - len, fmt, ap);
+	len = strlen(last_error);
+	if (current_device && !strstr(last_error, current_device) &&
+	    len < sizeof(last_error))
+		snprintf(last_error + len, sizeof(last_error) - len, " (%s)",
+			 current_device);
 	len = strlen(last_error);
 	if (err && len < sizeof(last_error))
 		snprintf(last_error + len, sizeof(last_error) - len, ": %s",

@@ -308,6 +308,8 @@ accel_status_t accel_errno_error(int err, const char *fmt, ...)
  * the error: the caller named in a message is the one the program called.
  */
 const char *accel_enter(const char *func);
+void accel_error_device(const struct accel_device *dev);
+void accel_error_device_id(int id);
 void accel_leave(const char *const *outer);
 #define ACCEL_ENTER()							\
 	const char *accel_outer_ __attribute__((cleanup(accel_leave), unused)) = \
@@ -318,6 +320,7 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 				      int index, void *priv,
 				      size_t min_chunk);
 struct accel_device *accel_device_lookup(const accel_device_t device);
+struct accel_device *accel_device_by_id(int id);
 /* Note that a stream of @run queued work touching memory of @owner. */
 void accel_device_touch(struct accel_device *owner, struct accel_device *run);
 /*

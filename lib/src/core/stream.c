@@ -29,6 +29,7 @@ struct accel_stream *accel_stream_lookup(struct accel_device *dev,
 				   (void *)stream, dev->name);
 		return NULL;
 	}
+	accel_error_device(s->dev);
 	return s;
 }
 

@@ -17,6 +17,8 @@ struct accel_array *array_lookup(accel_array_t ary)
 	if (!a)
 		accel_handle_error("%p is not a live array (released, or never one)",
 				   (void *)ary);
+	else
+		accel_error_device_id(a->st->dev_id);
 	return a;
 }
 

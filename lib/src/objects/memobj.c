@@ -15,6 +15,8 @@ struct accel_memory *memory_lookup(accel_memory_t mem)
 	if (!m)
 		accel_handle_error("%p is not a live memory handle (released, or never one)",
 				   (void *)mem);
+	else
+		accel_error_device_id(m->st->dev_id);
 	return m;
 }
 

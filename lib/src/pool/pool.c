@@ -584,6 +584,8 @@ static struct accel_pool *pool_lookup(accel_pool_t handle)
 	if (!pool)
 		accel_handle_error("pool %p is not a live pool (destroyed, or never one)",
 				   (void *)handle);
+	else
+		accel_error_device(pool->dev);
 	return pool;
 }
 
