@@ -99,3 +99,30 @@ TEST(async_memset_ordering_with_sync_set)
 	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, d, n);
 }
+
+/*
+ * ACCEL_STREAM_DEPTH: behind a slow copy and an event, a thread queues as
+ * many small copies as a stream may ever hold; the calls wait for the
+ * stream rather than queue without bound, so the event's work is done
+ * when the last call returns.
+ */
+TEST(a_stream_holds_a_bounded_amount_of_work)
+{
+	const size_t big = 64 << 20;
+	uint8_t *a = dalloc(ctx, big), *b = dalloc(ctx, big);
+	accel_stream_t s;
+	accel_event_t e;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, b, a, big));
+	OK(accel_event_record(ctx->dev, s, e));
+	for (int i = 0; i < ACCEL_STREAM_DEPTH + ACCEL_STREAM_DEPTH / 4; i++)
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, b + i, a + i, 1));
+	CHECK(accel_event_query(ctx->dev, e) == ACCEL_SUCCESS);
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_event_destroy(ctx->dev, e));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, a, big);
+	dfree(ctx, b, big);
+}

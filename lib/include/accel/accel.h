@@ -96,6 +96,18 @@ typedef struct accel_device_id {
 /* An ordered queue of asynchronous work on one device. */
 typedef struct accel_stream_handle *accel_stream_t;
 
+/*
+ * How much a stream holds, on every backend: once ACCEL_STREAM_DEPTH
+ * operations (copies, event records and waits) are queued on it and not
+ * complete, the call that queues more waits until the oldest quarter of
+ * them has completed, as a CUDA launch waits on a full queue; a stream
+ * never holds more than ACCEL_STREAM_DEPTH + ACCEL_STREAM_DEPTH / 4. So a
+ * thread cannot queue without bound, and a synchronous call waits for at
+ * most that much of another thread's work. (A simaccel.ko queue holds 256
+ * jobs: on accel devices the driver's bound comes first.)
+ */
+#define ACCEL_STREAM_DEPTH 1024
+
 /* A marker in a stream's work, to wait for or to make another stream wait. */
 typedef struct accel_event_handle *accel_event_t;
 

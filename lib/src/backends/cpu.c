@@ -23,8 +23,13 @@
 
 #define CPU_MAX_DEVICES 16
 #define CPU_MIN_CHUNK 256
-/* An async copy from pageable memory is staged up to this size. */
+/*
+ * An async copy from pageable memory is staged up to this size, while the
+ * stream holds less than CPU_STAGE_LIMIT bytes staged: else it waits for
+ * its own copy, so that the memory a stream takes stays bounded.
+ */
 #define CPU_STAGE_MAX (64u << 20)
+#define CPU_STAGE_LIMIT (256u << 20)
 
 struct cpu_dev {
 	pthread_mutex_t lock;
@@ -70,6 +75,7 @@ struct cpu_stream {
 	uint64_t claim;		/* the ticket a caller runs, 0: none */
 	int drainers;		/* threads waiting for tickets */
 	bool stop;
+	atomic_size_t staged;	/* bytes of queued copies' staged sources */
 };
 
 /* ------------------------------------------------------------------ */
@@ -173,6 +179,7 @@ static void *stream_worker(void *arg)
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		struct cpu_op *op;
+		size_t staged;
 
 		while (!s->head && !s->stop)
 			pthread_cond_wait(&s->work, &s->lock);
@@ -198,7 +205,9 @@ static void *stream_worker(void *arg)
 		}
 		s->current = op->ticket;
 		pthread_mutex_unlock(&s->lock);
+		staged = op->staged ? op->size : 0;
 		run_op(op);
+		atomic_fetch_sub(&s->staged, staged);
 		pthread_mutex_lock(&s->lock);
 		s->current = 0;
 		if (s->drainers)
@@ -322,7 +331,8 @@ static accel_status_t queue_copy(struct cpu_stream *s, void *dst, const void *sr
 	op->dst = dst;
 	op->src = src;
 	op->size = size;
-	if (capture_src && size > CPU_STAGE_MAX) {
+	if (capture_src && (size > CPU_STAGE_MAX ||
+			    atomic_load(&s->staged) + size > CPU_STAGE_LIMIT)) {
 		wait_ticket(s, enqueue(s, op));
 		return ACCEL_SUCCESS;
 	}
@@ -335,6 +345,7 @@ static accel_status_t queue_copy(struct cpu_stream *s, void *dst, const void *sr
 		}
 		memcpy(op->staged, src, size);
 		op->src = op->staged;
+		atomic_fetch_add(&s->staged, size);
 	}
 	enqueue(s, op);
 	return ACCEL_SUCCESS;

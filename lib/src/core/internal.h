@@ -257,12 +257,20 @@ struct accel_device {
  * never defined: an accel_stream_t or accel_event_t is a handle value, resolved through
  * the handle table, and cannot be dereferenced by mistake.
  */
+/* A stream's checkpoints: a backend event every quarter of its depth. */
+#define ACCEL_CHECKPOINTS 4
+
 struct accel_stream {
 	uintptr_t handle;	/* first: see handles.c */
 	struct accel_device *dev;
 	struct accel_stream *next;
 	void *priv;
 	bool external;	/* another library's, adopted: never destroyed */
+	/* accel_stream_queued(): operations queued, and the checkpoints */
+	atomic_uint queued;
+	pthread_mutex_t depth_lock;
+	void *checkpoint[ACCEL_CHECKPOINTS + 1];
+	unsigned int ncheckpoints;
 };
 
 struct accel_event {
@@ -454,6 +462,8 @@ bool accel_pools_reclaim(struct accel_device *dev, bool wait);
  */
 struct accel_stream *accel_stream_lookup(struct accel_device *dev,
 					 accel_stream_t stream);
+/* after an operation was queued on @s: waits while @s holds too many */
+accel_status_t accel_stream_queued(struct accel_stream *s);
 
 /*
  * handles.c: the handle table. The values of accel_pool_t, accel_memory_t,

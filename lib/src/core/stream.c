@@ -91,6 +91,52 @@ static struct accel_device *new_stream_device(const accel_device_t device,
 }
 
 /* @priv, the backend's stream of @dev, as a new stream handle into *stream */
+/*
+ * Every ACCEL_STREAM_DEPTH / ACCEL_CHECKPOINTS operations, an event marks
+ * the stream; with more checkpoints pending than that (the stream holds
+ * ACCEL_STREAM_DEPTH operations or more), the caller waits for the oldest,
+ * as a CUDA launch blocks on a full queue. So the work a stream holds, the
+ * memory it takes, and the wait of a synchronous call behind it are
+ * bounded on every backend.
+ */
+accel_status_t accel_stream_queued(struct accel_stream *s)
+{
+	struct accel_device *dev = s->dev;
+	void *ev, *oldest = NULL;
+	accel_status_t ret;
+
+	if ((atomic_fetch_add(&s->queued, 1) + 1) %
+	    (ACCEL_STREAM_DEPTH / ACCEL_CHECKPOINTS))
+		return ACCEL_SUCCESS;
+	if (dev->be->event_create(dev, &ev) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	pthread_mutex_lock(&s->depth_lock);
+	ret = dev->be->event_record(dev, s->priv, ev);
+	if (ret == ACCEL_SUCCESS)
+		s->checkpoint[s->ncheckpoints++] = ev;
+	if (s->ncheckpoints > ACCEL_CHECKPOINTS) {
+		oldest = s->checkpoint[0];
+		memmove(s->checkpoint, s->checkpoint + 1,
+			--s->ncheckpoints * sizeof(s->checkpoint[0]));
+	}
+	pthread_mutex_unlock(&s->depth_lock);
+	if (ret != ACCEL_SUCCESS)
+		dev->be->event_destroy(dev, ev);
+	if (oldest) {
+		ret = dev->be->event_sync(dev, oldest);
+		dev->be->event_destroy(dev, oldest);
+	}
+	return ret;
+}
+
+/* The checkpoints of a stream that is going (its work is done). */
+static void stream_checkpoints_free(struct accel_stream *s)
+{
+	for (unsigned int i = 0; i < s->ncheckpoints; i++)
+		s->dev->be->event_destroy(s->dev, s->checkpoint[i]);
+	pthread_mutex_destroy(&s->depth_lock);
+}
+
 static accel_status_t stream_add(struct accel_device *dev, void *priv, bool external,
 			   accel_stream_t *stream)
 {
@@ -101,7 +147,9 @@ static accel_status_t stream_add(struct accel_device *dev, void *priv, bool exte
 	s->dev = dev;
 	s->priv = priv;
 	s->external = external;
+	pthread_mutex_init(&s->depth_lock, NULL);
 	if (!accel_handle_new(ACCEL_HANDLE_STREAM, s)) {
+		stream_checkpoints_free(s);
 		free(s);
 		return accel_oom_error("out of host memory");
 	}
@@ -162,6 +210,7 @@ accel_status_t accel_stream_destroy(const accel_device_t device, accel_stream_t 
 	accel_pools_stream_gone(dev, s);
 	/* the events that marks and pools recorded on it since the drain */
 	dev->be->stream_drain(dev, s->priv);
+	stream_checkpoints_free(s);
 	if (!s->external)
 		dev->be->stream_destroy(dev, s->priv);
 	free(s);
@@ -279,7 +328,9 @@ accel_status_t accel_stream_wait_event(const accel_device_t device, accel_stream
 	if (!s)
 		return ACCEL_FAILED;
 	e = event_lookup(dev, event, false);
-	return e ? wait_event(dev, s->priv, e) : ACCEL_FAILED;
+	if (!e || wait_event(dev, s->priv, e) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	return accel_stream_queued(s);
 }
 
 accel_status_t accel_event_create(const accel_device_t device, accel_event_t *event)
@@ -321,7 +372,9 @@ accel_status_t accel_event_record(const accel_device_t device, accel_stream_t st
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
 	e = s ? event_lookup(dev, event, true) : NULL;
-	return e ? dev->be->event_record(dev, s->priv, e->priv) : ACCEL_FAILED;
+	if (!e || dev->be->event_record(dev, s->priv, e->priv) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	return accel_stream_queued(s);
 }
 
 accel_status_t accel_event_query(const accel_device_t device, accel_event_t event)

@@ -699,7 +699,9 @@ static accel_status_t copy_async(const accel_device_t device, accel_stream_t str
 		return ACCEL_SUCCESS;
 	if ((dir == D2H && !d.in_alloc) || (dir == H2D && !s.in_alloc))
 		accel_device_touch_host(dev);	/* maybe another's memory */
-	return dev->be->copy(dev, st->priv, &d, &s, size);
+	if (dev->be->copy(dev, st->priv, &d, &s, size) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	return accel_stream_queued(st);
 }
 
 accel_status_t accel_memory_copy_h2d(const accel_device_t device, void *dst,
@@ -809,13 +811,20 @@ static accel_status_t copy_between(const accel_device_t dst_device,
 			accel_device_drain(dd);
 		if (same)
 			return ACCEL_SUCCESS;
-		return dd->be->copy(dd, st ? st->priv : NULL, &d, &s, size);
+		if (!st)
+			return dd->be->copy(dd, NULL, &d, &s, size);
+		if (dd->be->copy(dd, st->priv, &d, &s, size) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
+		return accel_stream_queued(st);
 	}
 	if (dd->be == sd->be && st) {
 		/* a free of either side must wait for this stream too */
 		accel_device_touch(dd, run);
 		accel_device_touch(sd, run);
-		return run->be->copy_peer(run, st->priv, dd, &d, sd, &s, size);
+		if (run->be->copy_peer(run, st->priv, dd, &d, sd, &s, size) !=
+		    ACCEL_SUCCESS)
+			return ACCEL_FAILED;
+		return accel_stream_queued(st);
 	}
 
 	/* synchronous from here on: wait for what came before */
