@@ -692,6 +692,7 @@ static accel_status_t cpu_probe(char *why, size_t why_len)
 
 const struct accel_backend accel_backend_cpu = {
 	.name = "cpu",
+	.known_as = ACCEL_FOREIGN_HOST,
 	.device_memory_is_host = true,	/* malloc()ed: any device takes it as host memory */
 	.probe = cpu_probe,
 	.alloc = cpu_alloc,

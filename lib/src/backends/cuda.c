@@ -27,6 +27,7 @@ static accel_status_t cuda_probe(char *why, size_t why_len)
 
 const struct accel_backend accel_backend_cuda = {
 	.name = "cuda",
+	.known_as = ACCEL_FOREIGN_CUDA,
 	.probe = cuda_probe,
 };
 
@@ -706,6 +707,7 @@ static accel_status_t cuda_probe(char *why, size_t why_len)
 
 const struct accel_backend accel_backend_cuda = {
 	.name = "cuda",
+	.known_as = ACCEL_FOREIGN_CUDA,
 	/* cuMemAlloc cannot have all that cuMemGetInfo calls free */
 	.reserve_percent = 5,
 	.pinned_portable = true,	/* cuMemHostAlloc(PORTABLE) */

@@ -99,8 +99,16 @@ struct accel_ipc_wire {
 _Static_assert(sizeof(struct accel_ipc_wire) == ACCEL_IPC_HANDLE_SIZE,
 	       "an IPC handle's layout fills it");
 
+/* What other libraries (DLPack's users, CUDA's) know a backend's memory as. */
+enum accel_foreign {
+	ACCEL_FOREIGN_OTHER,	/* devices of their own kind (DLPack's kDLExtDev) */
+	ACCEL_FOREIGN_HOST,	/* host memory, all of it */
+	ACCEL_FOREIGN_CUDA,	/* CUDA's devices, managed and pinned memory, streams */
+};
+
 struct accel_backend {
 	const char *name;
+	enum accel_foreign known_as;
 	/*
 	 * Percent of the free memory a single allocation cannot have (the
 	 * driver's own needs); max_alloc_size leaves it out.

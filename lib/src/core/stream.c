@@ -240,7 +240,7 @@ accel_status_t accel_stream_synchronize(const accel_device_t device, accel_strea
 /* Native streams are CUDA's: no other backend's is another library's. */
 static accel_status_t native_streams(struct accel_device *dev)
 {
-	if (strcmp(dev->be->name, "cuda"))
+	if (dev->be->known_as != ACCEL_FOREIGN_CUDA)
 		return accel_fail(ACCEL_ERROR_NOT_SUPPORTED,
 				  "%s has no streams other libraries know: only cuda devices do",
 				  dev->name);

@@ -71,9 +71,9 @@ static int backend_index(const struct accel_device *dev)
 	return colon ? atoi(colon + 1) : 0;
 }
 
-static bool on_backend(const struct accel_device *dev, const char *name)
+static bool known_as(const struct accel_device *dev, enum accel_foreign what)
 {
-	return !strcmp(dev->be->name, name);
+	return dev->be->known_as == what;
 }
 
 static DLDevice dl_device_of(const struct storage *st)
@@ -81,10 +81,10 @@ static DLDevice dl_device_of(const struct storage *st)
 	struct accel_device_id d = { st->dev_id };
 	struct accel_device *dev = st->dev_id >= 0 ? accel_device_lookup(&d) :
 				   NULL;
-	bool cuda = dev && on_backend(dev, "cuda");
+	bool cuda = dev && known_as(dev, ACCEL_FOREIGN_CUDA);
 
 	/* a cpu device's memory, of every kind, is host memory */
-	if (!dev || on_backend(dev, "cpu"))
+	if (!dev || known_as(dev, ACCEL_FOREIGN_HOST))
 		return (DLDevice){ kDLCPU, 0 };
 	switch (st->kind) {
 	case STORAGE_DEVICE:
@@ -235,7 +235,7 @@ static accel_status_t interface_of(const DLTensor *t,
 /* Whether @dev may use memory of the tensor's device @dl at all. */
 static accel_status_t device_takes(const struct accel_device *dev, DLDevice dl)
 {
-	bool cuda = on_backend(dev, "cuda");
+	bool cuda = known_as(dev, ACCEL_FOREIGN_CUDA);
 	bool same_index = dl.device_id == backend_index(dev);
 
 	switch ((int)dl.device_type) {
@@ -251,7 +251,7 @@ static accel_status_t device_takes(const struct accel_device *dev, DLDevice dl)
 			return ACCEL_SUCCESS;
 		break;
 	case kDLExtDev:
-		if (on_backend(dev, "accel") && same_index)
+		if (known_as(dev, ACCEL_FOREIGN_OTHER) && same_index)
 			return ACCEL_SUCCESS;
 		break;
 	}

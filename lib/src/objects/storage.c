@@ -286,7 +286,7 @@ static accel_status_t wrapped_kind(struct accel_device *dev, void *ptr,
 		k = ACCEL_KIND_HOST;
 	}
 	if (!found) {
-		if (strcmp(dev->be->name, "cpu"))
+		if (!dev->be->device_memory_is_host)
 			return accel_error("%p is no memory of %s: wrap device, unified, pinned or registered memory of it",
 					   ptr, dev->name);
 		*kind = STORAGE_HOST;	/* a cpu device's memory is host memory */
