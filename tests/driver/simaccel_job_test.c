@@ -1255,11 +1255,15 @@ TEST(a_submission_of_several_jobs_fails_once)
 	close(fd);
 }
 
-/* A one-queue throttled device's queue with every job slot taken. */
+/*
+ * A one-queue throttled device's queue with every job slot taken, and a
+ * syncobj its last job signals.
+ */
 struct full_queue {
 	int fd;
 	uint32_t queue;
 	struct drm_simaccel_bo_create a, b, v;
+	struct drm_simaccel_sync last;
 };
 
 /*
@@ -1283,12 +1287,35 @@ static int fill_every_slot(struct full_queue *fq)
 		ret = bo_create(fq->fd, copy.size, DRM_SIMACCEL_BO_HOST, &fq->b);
 	if (!ret)
 		ret = bo_create(fq->fd, 4096, DRM_SIMACCEL_BO_HOST, &fq->v);
+	fq->last = (struct drm_simaccel_sync){ 0 };
+	if (!ret)
+		ret = syncobj_create(fq->fd, &fq->last.handle);
 	copy.src = fq->a.dev_addr;
 	copy.dst = fq->b.dev_addr;
 	fill.dst = fq->v.dev_addr;
 	for (i = 0; !ret && i < DRM_SIMACCEL_MAX_JOBS_PER_QUEUE; i++)
 		ret = submit(fq->fd, fq->queue, 0, i < 4 ? &copy : &fill, 1,
-			     NULL, 0, NULL);
+			     NULL, 0, i == DRM_SIMACCEL_MAX_JOBS_PER_QUEUE - 1 ?
+			     &fq->last : NULL);
+	return ret;
+}
+
+/*
+ * Wait for the queue's work (in order: its last job is the last to end),
+ * then close: a queue left draining holds the device, whose next binding
+ * would then get another minor than NODE's.
+ */
+static int empty_full_queue(struct full_queue *fq)
+{
+	int ret, tries = 0;
+
+	/* 252 jobs and 4 s of copies: beyond one wait's 10 s under TCG */
+	while ((ret = syncobj_wait(fq->fd, fq->last.handle, 0)) == -ETIME &&
+	       ++tries < 4)
+		;
+
+	close(fq->fd);
+	usleep(200000);		/* the jobs' references go in work items */
 	return ret;
 }
 
@@ -1352,7 +1379,7 @@ TEST(a_submit_waiting_for_a_job_slot_ends_with_a_signal)
 	EXPECT_GT(0.5, seconds() - start) TH_LOG("the kill waited for a slot");
 	ASSERT_EQ(0, queue_query(fq.fd, fq.queue, &q));
 	EXPECT_EQ(DRM_SIMACCEL_MAX_JOBS_PER_QUEUE, q.submitted);
-	close(fq.fd);
+	EXPECT_EQ(0, empty_full_queue(&fq));
 }
 
 /*
@@ -1386,7 +1413,7 @@ TEST(a_submit_waiting_for_a_job_slot_holds_no_one_up)
 	EXPECT_EQ(ENOENT, exit_code(child));
 	EXPECT_GT(0.5, seconds() - start) TH_LOG("the destroyed queue's submission waited on");
 	close(fb);
-	close(fq.fd);
+	EXPECT_EQ(0, empty_full_queue(&fq));
 }
 
 /*
