@@ -1,7 +1,8 @@
 #!/bin/bash
 # Style and static checks: the kernel's checkpatch.pl --strict and sparse on
-# the driver and uapi, QEMU's checkpatch.pl on the device model. Both
-# checkpatch scripts come from the distribution's source packages.
+# the driver and uapi, QEMU's checkpatch.pl on the device model (both
+# checkpatch scripts come from the distribution's source packages), and
+# libaccel's layering (scripts/check-layers.sh).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +26,9 @@ perl "$qemu_src/scripts/checkpatch.pl" --no-tree --terse -f qemu-device/accel.c 
 	grep -v '^total: 0 errors, 0 warnings' || true
 perl "$qemu_src/scripts/checkpatch.pl" --no-tree -q -f qemu-device/accel.c \
 	>/dev/null || rc=1
+
+echo "lint: libaccel's layers call only down"
+scripts/check-layers.sh || rc=1
 
 echo "lint: bash -n on the scripts"
 for f in scripts/*.sh tests/driver/*.sh tests/driver/debug/*.sh tests/tools/*.sh; do

@@ -391,54 +391,7 @@ void accel_devices_drain(uint64_t ids);
  */
 accel_status_t accel_devices_synchronize(uint64_t ids);
 
-/* memory/memory.c */
-/* device memory for a pool's chunk (@pooled) or a pool's large block */
-accel_status_t accel_memory_alloc(struct accel_device *dev, size_t size,
-			    bool pooled, void **ptr);
-/* pinned host memory, write-combined if @wc, registered as HOST memory */
-accel_status_t accel_memory_alloc_host(struct accel_device *dev, size_t size,
-				 bool wc, void **ptr);
-/*
- * free what accel_memory_alloc() returned behind the work queued so far on
- * every stream that may touch it, with no wait
- */
-void accel_memory_free_pooled(struct accel_device *dev, void *ptr);
-/* the same, now: the caller knows that no queued work uses it */
-void accel_memory_free_pooled_idle(struct accel_device *dev, void *ptr);
-/*
- * give @gone, out of the registry already, back to the backend once the
- * work queued so far on every stream that may touch it is over
- */
-accel_status_t accel_memory_free_behind(struct accel_device *dev,
-				  const struct accel_allocation *gone);
-
-/*
- * memory/ipc.c: the caller's block at @ptr, in @dev's allocation @a, was
- * freed (the whole allocation if @ptr is its address): its handles stop
- * opening. No lock held.
- */
-void accel_ipc_revoke(struct accel_device *dev,
-		      const struct accel_allocation *a, const void *ptr);
-/* the same, for a pool's block at @ptr: its chunk is in the registry */
-void accel_ipc_revoke_block(struct accel_device *dev, const void *ptr);
-
-/* the largest allocation worth trying on @dev now (max_alloc_size) */
-accel_status_t accel_memory_max_alloc(struct accel_device *dev, size_t *size);
-
-/*
- * Memory of @dev that another library allocated, as the backend tells
- * (into *@a), and not memory of ours the backend still holds for a
- * deferred free: a stale pointer of ours is no one else's memory.
- */
-bool accel_foreign_memory(struct accel_device *dev, const void *ptr,
-			  struct accel_allocation *a);
-/*
- * What [ptr, ptr + size) is to @dev: *found false if no allocation of it
- * holds ptr; an error if one does but the range runs past its end
- */
-accel_status_t accel_memory_kind_of(struct accel_device *dev, const void *ptr,
-			      size_t size, bool *found, enum accel_kind *kind);
-
+/* hooks.c */
 /* What an address in a pool's backend allocation is part of. */
 struct accel_pool_span {
 	bool live;		/* a live block: base and size are the caller's */
@@ -447,21 +400,33 @@ struct accel_pool_span {
 };
 
 /*
- * pool/span.c: what @addr, in the backend allocation at @base that a pool
- * of @dev took (accel_allocation.pooled), is part of; false if no pool has
- * that allocation. Takes the pool locks: call it holding no reg_lock.
+ * What the pools, a layer above, answer for the layers below them (the
+ * pools set it once, at load: hooks.c). Until they do, no allocation is a
+ * pool's and nothing is pending.
+ */
+struct accel_pool_hooks {
+	bool (*span)(struct accel_device *dev, uintptr_t base, uintptr_t addr,
+		     struct accel_pool_span *span);
+	bool (*reclaim)(struct accel_device *dev, bool wait);
+	void (*stream_gone)(struct accel_device *dev, struct accel_stream *st);
+};
+
+void accel_set_pool_hooks(const struct accel_pool_hooks *hooks);
+/*
+ * what @addr, in the backend allocation at @base that a pool of @dev took
+ * (accel_allocation.pooled), is part of; false if no pool has that
+ * allocation. Takes the pool locks: call it holding no reg_lock.
  */
 bool accel_pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
 		     struct accel_pool_span *span);
-
-/* pool/pool.c: @st was drained and is being destroyed */
-void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
 /*
- * pool/pool.c: give the device the large blocks of @dev's pools whose
- * pending free is over; @wait: after waiting for the work they are behind.
- * Whether any was pending. Call it holding no pool's lock.
+ * give the device the large blocks of @dev's pools whose pending free is
+ * over; @wait: after waiting for the work they are behind. Whether any was
+ * pending. Call it holding no pool's lock.
  */
 bool accel_pools_reclaim(struct accel_device *dev, bool wait);
+/* @st was drained and is being destroyed: the pools let go of it */
+void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
 
 /* stream.c */
 /*

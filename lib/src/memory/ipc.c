@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "memory/memory.h"
 
 /* whether this process ever made a handle: frees need not revoke before */
 static atomic_bool exported;

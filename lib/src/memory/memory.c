@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "memory/memory.h"
 
 /* Pageable host data between devices of different backends goes in pieces. */
 #define BOUNCE_CHUNK (4u << 20)
@@ -955,15 +955,11 @@ accel_status_t accel_memory_max_alloc(struct accel_device *dev, size_t *size)
  * nearly full must not cripple it for good. Only max_alloc_size is what is
  * free now; an allocator caps an attempt at it (as the pools do).
  */
-static accel_status_t policy(accel_device_t device, size_t *size, enum policy what)
+static accel_status_t dev_policy(struct accel_device *dev, size_t *size,
+				 enum policy what)
 {
-	struct accel_device *dev = accel_device_lookup(device);
 	size_t total, free, min, max_chunk, growth;
 
-	if (!dev)
-		return ACCEL_FAILED;
-	if (!size)
-		return accel_error("size is NULL");
 	min = dev->min_chunk;
 	if (what == MIN_CHUNK || what == EXTRA_PADDING) {
 		*size = what == MIN_CHUNK ? min : 0;
@@ -990,6 +986,29 @@ static accel_status_t policy(accel_device_t device, size_t *size, enum policy wh
 		*size = growth < max_chunk ? growth : max_chunk;
 		break;
 	}
+	return ACCEL_SUCCESS;
+}
+
+static accel_status_t policy(accel_device_t device, size_t *size, enum policy what)
+{
+	struct accel_device *dev = accel_device_lookup(device);
+
+	if (!dev)
+		return ACCEL_FAILED;
+	if (!size)
+		return accel_error("size is NULL");
+	return dev_policy(dev, size, what);
+}
+
+accel_status_t accel_memory_chunk_policy(struct accel_device *dev,
+					 struct accel_chunk_policy *p)
+{
+	if (dev_policy(dev, &p->granule, MIN_CHUNK) != ACCEL_SUCCESS ||
+	    dev_policy(dev, &p->padding, EXTRA_PADDING) != ACCEL_SUCCESS ||
+	    dev_policy(dev, &p->max_chunk, MAX_CHUNK) != ACCEL_SUCCESS ||
+	    dev_policy(dev, &p->init_size, INIT_ALLOC) != ACCEL_SUCCESS ||
+	    dev_policy(dev, &p->realloc_size, REALLOC) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
 	return ACCEL_SUCCESS;
 }
 

@@ -7,7 +7,7 @@
 
 #include <accel/memory.h>
 
-#include "core/internal.h"
+#include "memory/memory.h"
 
 static enum accel_pointer_type type_of(const struct accel_allocation *a)
 {

@@ -8,7 +8,7 @@
 
 #include <accel/memory.h>
 
-#include "core/internal.h"
+#include "memory/memory.h"
 
 /* What a storage's bytes are. */
 enum storage_kind {

@@ -526,18 +526,21 @@ static accel_status_t caching_setting(bool *caching)
 	return accel_error("ACCEL_POOL=\"%s\" is not \"on\" or \"off\"", v);
 }
 
-static accel_status_t read_policy(struct accel_pool *pool, accel_device_t device)
+static accel_status_t read_policy(struct accel_pool *pool)
 {
-	if (accel_device_min_chunk_size(device, &pool->granule) != ACCEL_SUCCESS ||
-	    accel_device_extra_padding_size(device, &pool->padding) != ACCEL_SUCCESS ||
-	    accel_device_max_chunk_size(device, &pool->max_chunk) != ACCEL_SUCCESS ||
-	    accel_device_init_alloc_size(device, &pool->init_size) != ACCEL_SUCCESS ||
-	    accel_device_realloc_size(device, &pool->realloc_size) != ACCEL_SUCCESS)
+	struct accel_chunk_policy p;
+
+	if (accel_memory_chunk_policy(pool->dev, &p) != ACCEL_SUCCESS)
 		return ACCEL_FAILED;
+	pool->granule = p.granule;
+	pool->padding = p.padding;
+	pool->max_chunk = p.max_chunk;
+	pool->init_size = p.init_size;
+	pool->realloc_size = p.realloc_size;
 	return ACCEL_SUCCESS;
 }
 
-static accel_status_t pool_new(const accel_device_t device, struct accel_device *dev,
+static accel_status_t pool_new(struct accel_device *dev,
 			 struct accel_pool **out)
 {
 	struct accel_pool *pool = calloc(1, sizeof(*pool));
@@ -545,8 +548,9 @@ static accel_status_t pool_new(const accel_device_t device, struct accel_device 
 
 	if (!pool)
 		return accel_oom_error("out of host memory");
+	pool->dev = dev;
 	if (caching_setting(&caching) != ACCEL_SUCCESS ||
-	    read_policy(pool, device) != ACCEL_SUCCESS)
+	    read_policy(pool) != ACCEL_SUCCESS)
 		goto fail;
 	if (!accel_handle_new(ACCEL_HANDLE_POOL, pool) ||
 	    !pool_map_init(&pool->direct)) {
@@ -554,7 +558,6 @@ static accel_status_t pool_new(const accel_device_t device, struct accel_device 
 		goto fail;
 	}
 	pool->caching = caching;
-	pool->dev = dev;
 	pool->id = atomic_fetch_add(&pool_ids, 1);
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_mutex_lock(&dev->pool_lock);
@@ -643,9 +646,9 @@ static void pool_free_everything(struct accel_pool *pool)
 }
 
 /* ------------------------------------------------------------------ */
-/* Hooks */
+/* What the layers below ask the pools (core/hooks.c) */
 
-void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
+static void pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
 {
 	pthread_mutex_lock(&dev->pool_lock);
 	for (struct accel_pool *pool = dev->pools; pool; pool = pool->next) {
@@ -664,7 +667,7 @@ void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
 	pthread_mutex_unlock(&dev->pool_lock);
 }
 
-bool accel_pools_reclaim(struct accel_device *dev, bool wait)
+static bool pools_reclaim(struct accel_device *dev, bool wait)
 {
 	bool any = false;
 
@@ -704,7 +707,7 @@ accel_status_t accel_pool_create(const accel_device_t device, accel_pool_t *pool
 
 	ACCEL_ENTER();
 	dev = pool_device(device, pool);
-	if (!dev || pool_new(device, dev, &p) != ACCEL_SUCCESS)
+	if (!dev || pool_new(dev, &p) != ACCEL_SUCCESS)
 		return ACCEL_FAILED;
 	*pool = (accel_pool_t)p->handle;
 	return ACCEL_SUCCESS;
@@ -721,7 +724,7 @@ accel_status_t accel_device_pool(const accel_device_t device, accel_pool_t *pool
 		return ACCEL_FAILED;
 	pthread_mutex_lock(&dev->default_pool_lock);
 	if (!dev->default_pool)
-		ret = pool_new(device, dev, &dev->default_pool);
+		ret = pool_new(dev, &dev->default_pool);
 	*pool = dev->default_pool ? (accel_pool_t)dev->default_pool->handle :
 				    NULL;
 	pthread_mutex_unlock(&dev->default_pool_lock);
@@ -918,4 +921,15 @@ accel_status_t accel_pool_reset_peaks(accel_pool_t handle)
 	stat_reset_peak(&pool->allocated, &pool->allocated_peak);
 	stat_reset_peak(&pool->requested, &pool->requested_peak);
 	return ACCEL_SUCCESS;
+}
+
+static const struct accel_pool_hooks pool_hooks = {
+	.span = pool_span,
+	.reclaim = pools_reclaim,
+	.stream_gone = pools_stream_gone,
+};
+
+__attribute__((constructor)) static void pool_hooks_set(void)
+{
+	accel_set_pool_hooks(&pool_hooks);
 }

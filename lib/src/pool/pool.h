@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "memory/memory.h"
 
 struct pool_arena;
 
@@ -249,5 +249,8 @@ struct pool_chunk *pool_steal(struct accel_pool *pool, struct pool_arena *self,
 struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need);
 void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c);
 size_t pool_release_idle(struct accel_pool *pool);
+/* span.c: accel_pool_span(), for the hooks the pools set (core/hooks.c) */
+bool pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
+	       struct accel_pool_span *span);
 
 #endif /* ACCEL_POOL_H */

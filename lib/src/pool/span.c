@@ -63,8 +63,8 @@ static bool span_in_pool(struct accel_pool *pool, uintptr_t base,
 	return false;
 }
 
-bool accel_pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
-		     struct accel_pool_span *span)
+bool pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
+	       struct accel_pool_span *span)
 {
 	bool found = false;
 
