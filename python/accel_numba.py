@@ -46,9 +46,18 @@ class _Device(ctypes.Structure):
 
 
 def _load_libaccel():
-    """libaccel.so.1 beside this file (the build tree), else installed."""
+    """
+    libaccel.so.1 beside this file (the build tree), else the one the
+    module accel loaded through its run path (a wheel installed anywhere),
+    which the dynamic linker hands out again by its soname, else installed.
+    """
     here = os.path.dirname(os.path.abspath(__file__))
     beside = os.path.join(here, "..", "lib", "libaccel.so.1")
+    if not os.path.exists(beside):
+        try:
+            import accel  # noqa: F401
+        except ImportError:
+            pass
     lib = ctypes.CDLL(beside if os.path.exists(beside) else "libaccel.so.1")
     vp, sz, cp = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p
     dev = ctypes.POINTER(_Device)

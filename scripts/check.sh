@@ -188,6 +188,11 @@ run_counted "libaccel suite through the Paddle plugin on cpu" env \
 	"$T/plugin_suite"
 run_counted "the Python module on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
 	ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G scripts/pytest-suite.sh
+# the same suite against the module as pip installs it: the abi3 wheel
+# built from python/ against libaccel installed under a prefix
+run_counted "the Python module from its wheel, in a virtual environment, on cpu" \
+	env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+	scripts/python-wheel.sh
 # the same binary under Debian trixie's Python 3.13 and NumPy 2, in a chroot
 # made once into the cache (40 s; 3 s when there)
 run_counted "the Python module on cpu, trixie's Python and NumPy 2" \

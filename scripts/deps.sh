@@ -19,6 +19,7 @@ declare -A group=(
 	[tests]="build-essential xz-utils pkg-config libdrm-dev"
 	[lib]="build-essential pkg-config libdrm-dev libdlpack-dev"
 	[python]="python3-dev python3-numpy python3-pytest python3-torch libdlpack-dev
+		python3-venv python3-pip python3-setuptools python3-wheel
 		debootstrap"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"

@@ -4,12 +4,15 @@
 # scripts/suites.sh counts: kselftest's "# Totals:" (for a VM run) and
 # "N passed, N failed, N skipped". Arguments go to pytest; PYTHON names
 # another interpreter: any CPython from 3.11 on, with NumPy 1.x or 2.x (the
-# module is one abi3 binary).
+# module is one abi3 binary); ACCEL_PYTHONPATH set and empty runs the
+# module that interpreter has installed (scripts/python-wheel.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp /tmp/accel-pytest.XXXXXX)
 trap 'rm -f "$out"' EXIT
-PYTHONPATH=build/python${PYTHONPATH:+:$PYTHONPATH} ${PYTHON:-/usr/bin/python3} -m pytest \
+# ACCEL_PYTHONPATH= (empty): the module PYTHON has installed, not the build tree's
+pypath=${ACCEL_PYTHONPATH-build/python}
+PYTHONPATH=$pypath${PYTHONPATH:+${pypath:+:}$PYTHONPATH} ${PYTHON:-/usr/bin/python3} -m pytest \
 	-q -rs -p no:cacheprovider "$@" tests/python 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 last=$(tail -n 1 "$out")
