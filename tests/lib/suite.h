@@ -165,11 +165,21 @@ bool peer_on_another_backend(struct suite_ctx *ctx);
  * Work made observably pending: a chain of copies of BUSY_HALF bytes to
  * and fro in a buffer of 2 * BUSY_HALF. A try whose chain was over before
  * its checks is inconclusive, and runs again with a chain twice as long.
+ * Every test that keeps a stream busy queues its work with these.
  */
 #define BUSY_HALF (16u << 20)	/* each copy of a chain */
 #define BUSY_START 32		/* copies in the first try */
 #define BUSY_MAX 4096
 /* queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy */
+void busy_chain(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies);
+/* the same with copies of @half bytes, in a buffer of 2 * @half */
+void busy_chain_of(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies,
+		   size_t half);
+/* whether @s still has work */
+bool stream_busy(accel_device_t dev, accel_stream_t s);
+/* a try found the work over too soon: a longer chain, or skip; true */
+bool try_longer(int *copies);
+
 /* whether the device under test is a cuda device */
 bool on_cuda(struct suite_ctx *ctx);
 /* its CUDA ordinal; skips the test on other backends */
@@ -192,14 +202,6 @@ void torch_alloc_load(struct torch_alloc *t);
 
 /* seconds on the monotonic clock */
 double now_s(void);
-void busy_chain(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies);
-/* the same with copies of @half bytes, in a buffer of 2 * @half */
-void busy_chain_of(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies,
-		   size_t half);
-/* whether @s still has work */
-bool stream_busy(accel_device_t dev, accel_stream_t s);
-/* a try found the work over too soon: a longer chain, or skip; true */
-bool try_longer(int *copies);
 
 /*
  * Whether free memory @now is back at @before. Exactly, unless

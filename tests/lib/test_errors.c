@@ -155,7 +155,6 @@ TEST(a_success_after_inner_failures_leaves_the_error)
 	struct accel_device_id none = { .id = 1 << 20 };
 	size_t total, free_mem;
 	accel_pool_t pool;
-	const size_t half = 16u << 20;
 	accel_memory_t m;
 	uint8_t *busy;
 	void *p, *big;
@@ -177,13 +176,11 @@ TEST(a_success_after_inner_failures_leaves_the_error)
 	 * first try runs out of memory, the retry waits for that work
 	 */
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
-	busy = dalloc(ctx, 2 * half);
+	busy = dalloc(ctx, 2 * BUSY_HALF);
 	OK(accel_device_memory_stats(ctx->dev, &total, &free_mem));
 	free_mem = free_mem / 4 * 3 / ctx->min_chunk * ctx->min_chunk;
 	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &big, free_mem));
-	for (int i = 0; i < 16; i++)
-		OK(accel_async_memory_copy_d2d(ctx->dev, s, busy + (i & 1) * half,
-					       busy + !(i & 1) * half, half));
+	busy_chain(ctx->dev, s, busy, 16);
 	OK(accel_device_memory_deallocate(ctx->dev, big, free_mem));
 	accel_clear_last_error();
 	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &big, free_mem));
@@ -191,7 +188,7 @@ TEST(a_success_after_inner_failures_leaves_the_error)
 	CHECK(accel_get_last_error()[0] == '\0');
 	OK(accel_device_memory_deallocate(ctx->dev, big, free_mem));
 	OK(accel_stream_destroy(ctx->dev, s));
-	dfree(ctx, busy, 2 * half);
+	dfree(ctx, busy, 2 * BUSY_HALF);
 }
 
 /* Whether the last error names the device under test. */

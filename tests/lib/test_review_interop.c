@@ -59,17 +59,6 @@ static void open_slow(struct suite_ctx *ctx, unsigned int delay_us)
 	needs_cuda(ctx);
 }
 
-/* @ops small h2d copies on @s into @scratch (4 KiB): work that takes a while */
-static void slow_work(struct suite_ctx *ctx, accel_stream_t s, void *scratch,
-		      int ops)
-{
-	static uint8_t h[4096];
-
-	for (int i = 0; i < ops; i++)
-		REQUIRE_OK(accel_async_memory_copy_h2d(ctx->dev, s, scratch, h,
-						       sizeof(h)));
-}
-
 /* ------------------------------------------------------------------ */
 /* accel_stream_create_external: arguments and handles */
 
@@ -300,7 +289,7 @@ static void check_no_clobber(struct suite_ctx *ctx, bool to_no_stream)
 	fill_pattern(b, n, 612);
 
 	REQUIRE_OK(accel_pool_allocate(pool, e, &p, n));
-	slow_work(ctx, e, scratch, 10);		/* ~10 delays */
+	busy_chain_of(ctx->dev, e, scratch, 10, 2048);		/* ~10 delays */
 	OK(accel_async_memory_copy_h2d(ctx->dev, e, p, a, n));	/* late */
 	OK(accel_pool_deallocate(pool, e, p, n));
 	/* a block for no stream, then used on T (no synchronous call, which
@@ -364,7 +353,7 @@ TEST_NOINIT(review_interop_pool_free_no_stream_waits_for_adopted)
 	fill_pattern(b, n, 622);
 	REQUIRE_OK(accel_pool_allocate(pool, t, &p, n));
 	/* "the other library's" late write, on the CUstream, not through e */
-	slow_work(ctx, owner, scratch, 10);
+	busy_chain_of(ctx->dev, owner, scratch, 10, 2048);
 	OK(accel_async_memory_copy_h2d(ctx->dev, owner, p, a, n));
 	OK(accel_pool_deallocate(pool, NULL, p, n));
 	REQUIRE_OK(accel_pool_allocate(pool, t, &q, n));
@@ -498,7 +487,7 @@ TEST_NOINIT(review_interop_sync_call_waits_for_earlier_adopted_work)
 		accel_stream_t s = k ? ext : legacy;
 
 		fill_pattern(h, n, 630 + k);
-		slow_work(ctx, s, scratch, 5);
+		busy_chain_of(ctx->dev, s, scratch, 5, 2048);
 		OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, n));
 		memset(out, 0, n);
 		OK(accel_memory_copy_d2h(ctx->dev, out, d, n));
@@ -541,7 +530,7 @@ TEST_NOINIT(review_interop_torch_no_clobber_across_streams)
 	fill_pattern(b, n, 642);
 	p = t.alloc((ssize_t)n, dev, s1);
 	REQUIRE(p);
-	slow_work(ctx, o1, scratch, 10);
+	busy_chain_of(ctx->dev, o1, scratch, 10, 2048);
 	OK(accel_async_memory_copy_h2d(ctx->dev, o1, p, a, n));
 	t.free(p, (ssize_t)n, dev, s1);
 	q = t.alloc((ssize_t)n, dev, s2);

@@ -8,15 +8,6 @@
 
 #include "suite.h"
 
-/* Work that keeps @s busy for a while: copies within a 64 MiB buffer. */
-static void queue_busy(struct suite_ctx *ctx, accel_stream_t s, uint8_t *mem,
-		       size_t n, int rounds)
-{
-	for (int i = 0; i < rounds; i++)
-		OK(accel_async_memory_copy_d2d(ctx->dev, s, mem + (i & 1 ? 0 : n / 2),
-					       mem + (i & 1 ? n / 2 : 0), n / 2));
-}
-
 /*
  * "A freed pointer gets ACCEL_FAILED, nothing is written": a block larger than
  * the largest chunk (with ACCEL_POOL=off, any block) freed behind queued
@@ -40,7 +31,7 @@ TEST(review_freed_large_block_refused)
 	/* the free must find the stream busy: retry, bounded, until it does */
 	for (tries = 0; tries < 8; tries++) {
 		REQUIRE_OK(accel_pool_allocate(pool, NULL, &blk, big));
-		queue_busy(ctx, s, busy, n, 8 << tries);
+		busy_chain_of(ctx->dev, s, busy, 8 << tries, n / 2);
 		REQUIRE_OK(accel_pool_deallocate(pool, NULL, blk, big));
 		REQUIRE_OK(accel_pointer_get_attributes(blk, &at));
 		if (at.pooled)	/* still the device's, waiting for s */
@@ -294,7 +285,7 @@ TEST(review_alloc_after_reclaim_leaves_error_alone)
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	for (tries = 0; tries < 8; tries++) {
 		REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, big));
-		queue_busy(ctx, s, busy, n, 8 << tries);
+		busy_chain_of(ctx->dev, s, busy, 8 << tries, n / 2);
 		REQUIRE_OK(accel_device_memory_deallocate(ctx->dev, p, big));
 		/* still the device's: the free waits for s */
 		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
@@ -312,7 +303,7 @@ TEST(review_alloc_after_reclaim_leaves_error_alone)
 	/* a pending error survives a successful call */
 	FAILS(accel_device_memory_allocate(&bad, &p, 16));
 	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, big));
-	queue_busy(ctx, s, busy, n, 64);
+	busy_chain_of(ctx->dev, s, busy, 64, n / 2);
 	REQUIRE_OK(accel_device_memory_deallocate(ctx->dev, p, big));
 	FAILS(accel_device_memory_allocate(&bad, &p, 16));
 	OK(accel_device_memory_allocate(ctx->dev, &q, big));
