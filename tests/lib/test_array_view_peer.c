@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Contract violations a review found (review 3) in interface views made
- * for one device over the library's memory of another: maps through any
- * handle on the bytes, and copies between such a view and memory of the
- * device that owns them (overlapping ones refused as within one storage).
+ * Interface views made for one device over the library's memory of another
+ * (accel_array_from_interface() with the second device): the view holds the
+ * producer's storage as a slice does, so maps through any handle on the
+ * bytes hold the device off them, and copies between such a view and memory
+ * of the device that owns them run peer to peer (overlapping ones refused
+ * as within one storage).
  */
 #include <accel/memory.h>
 
@@ -35,7 +37,7 @@ static void mapped_and_view(struct suite_ctx *ctx, accel_memory_t *m,
  * the device does not use the storage: copies to or from it fail." The
  * view for the peer lies in the mapped storage: copies through it too.
  */
-TEST_PEER(review3_view_of_mapped_memory_is_not_copied)
+TEST_PEER(view_of_mapped_memory_is_not_copied)
 {
 	size_t shape[1] = { ENTRIES };
 	double host[ENTRIES] = { 0 };
@@ -73,7 +75,7 @@ TEST_PEER(review3_view_of_mapped_memory_is_not_copied)
  * released"; docs "Mapped memory": when the last handle is an interface
  * view, its release is refused the same way.
  */
-TEST_PEER(review3_last_view_of_mapped_memory_is_kept)
+TEST_PEER(last_view_of_mapped_memory_is_kept)
 {
 	accel_memory_t m, vm;
 	accel_array_t v;
@@ -98,7 +100,7 @@ TEST_PEER(review3_last_view_of_mapped_memory_is_kept)
  * memory.h accel_memory_free: "Mapped memory is not freed: the call fails
  * until it is unmapped", mapped through a view of it too.
  */
-TEST_PEER(review3_memory_mapped_through_view_is_not_freed)
+TEST_PEER(memory_mapped_through_view_is_not_freed)
 {
 	accel_memory_t m, vm;
 	accel_array_t v;
@@ -152,7 +154,7 @@ static void device_memory_and_view(struct suite_ctx *ctx, accel_memory_t *m,
  * peer": a handle on the peer's view of the device's memory and another
  * handle of the device copy both ways.
  */
-TEST_PEER(review3_view_copies_with_memory_of_its_bytes_device)
+TEST_PEER(view_copies_with_memory_of_its_bytes_device)
 {
 	uint8_t pat[ENTRIES], back[ENTRIES];
 	accel_memory_t m, vm, n;
@@ -186,7 +188,7 @@ TEST_PEER(review3_view_copies_with_memory_of_its_bytes_device)
  * between it and that storage over the same bytes is refused as an
  * overlap, and disjoint ranges of it are copied.
  */
-TEST_PEER(review3_view_and_its_producer_overlap_as_one_storage)
+TEST_PEER(view_and_its_producer_overlap_as_one_storage)
 {
 	uint8_t pat[ENTRIES], back[ENTRIES];
 	accel_memory_t m, vm;
