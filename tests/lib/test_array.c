@@ -89,6 +89,30 @@ TEST(device_array_mistakes_are_refused)
 	FAILS(accel_array_release(a));
 }
 
+/* An empty axis makes the array empty, not its shape's overflow acceptable. */
+TEST(empty_axis_does_not_hide_an_overflow)
+{
+	size_t huge[3] = { 0, 2, (size_t)1 << 60 };
+	size_t wide[2] = { (size_t)1 << 62, 0 };
+	size_t fine[2] = { 0, 5 };
+	struct accel_array_info info;
+	accel_array_t a;
+
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 3, huge, NULL, NULL, 'C', NULL,
+				      &a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 2, wide, NULL, NULL, 'F', NULL,
+				      &a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_host_array(NULL, 3, huge, NULL, NULL, 'C', 0, &a));
+	REQUIRE_OK(accel_device_array(ctx->dev, 2, fine, NULL, NULL, 'C', NULL,
+				      &a));
+	OK(accel_array_get_info(a, &info));
+	CHECK(info.strides[0] == 40 && info.strides[1] == 8 && !info.size);
+	OK(accel_array_release(a));
+}
+
 /* "Call device_array() with information from the array" */
 TEST(device_array_like_takes_shape_dtype_and_order)
 {

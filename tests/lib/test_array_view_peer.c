@@ -208,3 +208,56 @@ TEST_PEER(view_and_its_producer_overlap_as_one_storage)
 	OK(accel_memory_release(vm));
 	OK(accel_memory_release(m));
 }
+
+/*
+ * memory.h accel_memory_map: the host sees what queued work wrote. A view
+ * for the peer of host memory of the device under test, mapped through
+ * the view while the device's copy into that memory is queued.
+ */
+TEST_PEER(map_through_a_view_waits_for_the_producers_device)
+{
+	enum { N = 1024 };
+	uint8_t *buf = dalloc(ctx, 2 * BUSY_HALF);
+	size_t shape[1] = { N };
+	int copies = BUSY_START;
+	uint8_t pattern[N];
+	accel_stream_t s;
+
+	fill_pattern(pattern, N, 77);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (;;) {
+		struct accel_array_interface ifc;
+		accel_memory_t src, vm;
+		accel_array_t a, v;
+		bool pending;
+		void *p;
+
+		REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, shape,
+						    accel_dtype(ACCEL_UINT8),
+						    NULL, 'C', NULL,
+						    ACCEL_ARRAY_PORTABLE, &a));
+		REQUIRE_OK(accel_array_get_interface(a, &ifc));
+		REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0, &v));
+		REQUIRE_OK(accel_array_as_memory(v, &vm));
+		REQUIRE_OK(accel_memory_create(ctx->dev, N,
+					       accel_dtype(ACCEL_UINT8),
+					       pattern, 0, &src));
+		busy_chain(ctx->dev, s, buf, copies);
+		OK(accel_memory_copy_async(vm, src, s, ACCEL_ALL, 0, 0));
+		pending = stream_busy(ctx->dev, s);
+		REQUIRE_OK(accel_memory_map(vm, ACCEL_MAP_READ, &p));
+		if (pending)
+			CHECK(!memcmp(p, pattern, N));
+		OK(accel_memory_unmap(vm));
+		OK(accel_stream_synchronize(ctx->dev, s));
+		OK(accel_memory_release(vm));
+		OK(accel_memory_release(src));
+		OK(accel_array_release(v));
+		OK(accel_array_release(a));
+		if (pending)
+			break;
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, buf, 2 * BUSY_HALF);
+}

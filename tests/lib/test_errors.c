@@ -80,6 +80,28 @@ TEST(a_device_that_does_not_exist_is_an_invalid_value)
 		   accel_device_memory_stats(&none, &total, &free_mem));
 }
 
+/* accel.h, Errors: a failed maker leaves NULL, not a stale value. */
+TEST(failed_makers_leave_null)
+{
+	struct accel_device_id bad = { 99 };
+	accel_pool_t pool = (accel_pool_t)0x1234;
+	accel_stream_t s = (accel_stream_t)0x1234;
+	accel_event_t e = (accel_event_t)0x1234;
+	void *p = (void *)0x1234;
+
+	FAILS(accel_stream_create(&bad, &s));
+	CHECK(!s);
+	FAILS(accel_event_create(&bad, &e));
+	CHECK(!e);
+	FAILS(accel_pool_create(&bad, &pool));
+	CHECK(!pool);
+	pool = (accel_pool_t)0x1234;
+	FAILS(accel_device_pool(&bad, &pool));
+	CHECK(!pool);
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	CHECK(!p);
+}
+
 TEST_NOINIT(an_unavailable_backend_has_its_code)
 {
 	size_t count;
