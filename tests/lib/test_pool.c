@@ -398,6 +398,36 @@ TEST(pool_range_in_a_blocks_rounding_refused)
 	OK(accel_pool_destroy(pool));
 }
 
+/* A refused allocation leaves NULL, whatever was wrong: the pool or the stream. */
+TEST(pool_refused_allocate_leaves_null)
+{
+	accel_pool_t pool, dead;
+	accel_stream_t s;
+	void *p;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &dead));
+	OK(accel_pool_destroy(dead));
+	p = (void *)0xdeadbeef;
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_pool_allocate(dead, NULL, &p, 64));
+	CHECK(p == NULL);
+	p = (void *)0xdeadbeef;
+	FAILS(accel_pool_allocate(NULL, NULL, &p, 64));
+	CHECK(p == NULL);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	p = (void *)0xdeadbeef;
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_pool_allocate((accel_pool_t)s, NULL, &p, 64));
+	CHECK(p == NULL);
+	OK(accel_stream_destroy(ctx->dev, s));
+	/* and a live pool with a destroyed stream */
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	p = (void *)0xdeadbeef;
+	FAILS(accel_pool_allocate(pool, s, &p, 64));
+	CHECK(p == NULL);
+	OK(accel_pool_destroy(pool));
+}
+
 /* The default pool is one per device, and usable like any other. */
 TEST(pool_default_pool)
 {
