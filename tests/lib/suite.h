@@ -113,6 +113,13 @@ void suite_start_timer(void);
 		}							\
 	} while (0)
 
+/* The call must fail as a handle on freed storage: INVALID_HANDLE, "freed". */
+#define FAILS_FREED(call)						\
+	do {								\
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE, call);		\
+		CHECK(strstr(accel_get_last_error(), "freed"));		\
+	} while (0)
+
 /* ------------------------------------------------------------------ */
 /* Helpers for tests */
 

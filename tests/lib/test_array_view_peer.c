@@ -33,6 +33,45 @@ static void mapped_and_view(struct suite_ctx *ctx, accel_memory_t *m,
 }
 
 /*
+ * memory.h accel_array_from_interface: where the data lies in the
+ * library's own memory, the view holds that storage and outlives the
+ * producer, whatever device the view is made for: here a portable mapped
+ * array of one device, viewed for the other.
+ */
+TEST_PEER(interface_view_on_peer_holds_producer)
+{
+	size_t shape[1] = { 1024 };
+	double host[1024], back[1024];
+	struct accel_array_interface ifc;
+	struct accel_array_info info;
+	accel_array_t a, v, h, out;
+	accel_memory_t m;
+
+	REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 1, shape, NULL, NULL,
+					    'C', NULL, ACCEL_ARRAY_PORTABLE, &a));
+	REQUIRE_OK(accel_array_get_interface(a, &ifc));
+	REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0, &v));
+	REQUIRE_OK(accel_array_get_info(v, &info));
+	CHECK(info.device == ctx->peer->id);
+	REQUIRE_OK(accel_array_as_memory(a, &m));
+	REQUIRE_OK(accel_array_release(a));	/* the view keeps the storage */
+	for (int i = 0; i < 1024; i++)
+		host[i] = i + 0.5;
+	REQUIRE_OK(accel_host_array(host, 1, shape, NULL, NULL, 'C', 0, &h));
+	OK(accel_array_copy_to_device(v, h, NULL));
+	REQUIRE_OK(accel_host_array(back, 1, shape, NULL, NULL, 'C', 0, &out));
+	OK(accel_array_copy_to_host(v, out, NULL, NULL));
+	CHECK(!memcmp(host, back, sizeof(host)));
+	/* freed through another handle (which that ends), the view says so */
+	OK(accel_memory_free(m));
+	FAILS_FREED(accel_array_copy_to_device(v, h, NULL));
+	FAILS_FREED(accel_array_get_info(v, &info));
+	OK(accel_array_release(v));
+	OK(accel_array_release(h));
+	OK(accel_array_release(out));
+}
+
+/*
  * memory.h accel_memory_map: "Until as many accel_memory_unmap() calls,
  * the device does not use the storage: copies to or from it fail." The
  * view for the peer lies in the mapped storage: copies through it too.
@@ -260,4 +299,43 @@ TEST_PEER(map_through_a_view_waits_for_the_producers_device)
 	}
 	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, buf, 2 * BUSY_HALF);
+}
+
+/*
+ * On a cpu device any host memory is the device's, memory of the other
+ * cpu device too; but where it lies in an allocation or storage of the
+ * library, the extent is checked against it and a view holds the storage.
+ */
+TEST_PEER(cpu_memory_of_other_device_checked_and_held)
+{
+	accel_dtype_t f32 = accel_dtype(ACCEL_FLOAT32);
+	size_t shape[1] = { 16 };
+	struct accel_array_interface ifc, big;
+	struct accel_pointer_attributes at;
+	accel_array_t a, v;
+	accel_memory_t m;
+
+	if (!is_cpu(ctx))
+		suite_skip("only a cpu device takes any host memory");
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, f32, NULL, 'C', NULL,
+				      &a));
+	REQUIRE_OK(accel_array_get_interface(a, &ifc));
+	big = ifc;
+	big.shape[0] = 1 << 20;		/* 4 MiB over a 64-byte block */
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_from_interface(ctx->peer, &big, 0, &v));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_wrap(ctx->peer, ifc.data, 1 << 20, f32, &m));
+	/* within it: fine, and the view holds the block */
+	OK(accel_memory_wrap(ctx->peer, ifc.data, 16, f32, &m));
+	OK(accel_memory_release(m));
+	REQUIRE_OK(accel_array_from_interface(ctx->peer, &ifc, 0, &v));
+	REQUIRE_OK(accel_array_release(a));
+	REQUIRE_OK(accel_pointer_get_attributes(ifc.data, &at));
+	CHECK(at.block_live || !at.pooled);
+	CHECK(at.type != ACCEL_POINTER_UNREGISTERED);
+	OK(accel_array_release(v));
+	/* the last handle gone, the block is free */
+	REQUIRE_OK(accel_pointer_get_attributes(ifc.data, &at));
+	CHECK(!at.block_live);
 }

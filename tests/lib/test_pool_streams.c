@@ -4,6 +4,8 @@
  * at once by later work on A, and by other streams only after A's work up
  * to the free has completed".
  */
+#include <accel/memory.h>
+
 #include "suite.h"
 
 /*
@@ -359,4 +361,52 @@ TEST(pool_off_block_freed_under_another_streams_copy)
 	OK(accel_pool_destroy(p));
 	dfree(ctx, busy, 2 * BUSY_COPY);
 	CHECK_FREE_IS(ctx, before);
+}
+
+/*
+ * "A freed pointer gets ACCEL_FAILED, nothing is written": a block larger than
+ * the largest chunk (with ACCEL_POOL=off, any block) freed behind queued
+ * work waits for that work out of the pool's books; copies into it must
+ * be refused all the same.
+ */
+TEST(pool_freed_large_block_refused)
+{
+	size_t n = 64 << 20, max_chunk, big;
+	struct accel_pointer_attributes at;
+	uint8_t *busy = dalloc(ctx, n), buf[4096] = { 0 };
+	accel_pool_t pool;
+	accel_stream_t s;
+	void *blk;
+	int tries;
+
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	big = max_chunk + 4096;
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	/* the free must find the stream busy: retry, bounded, until it does */
+	for (tries = 0; tries < 8; tries++) {
+		REQUIRE_OK(accel_pool_allocate(pool, NULL, &blk, big));
+		busy_chain_of(ctx->dev, s, busy, 8 << tries, n / 2);
+		REQUIRE_OK(accel_pool_deallocate(pool, NULL, blk, big));
+		REQUIRE_OK(accel_pointer_get_attributes(blk, &at));
+		if (at.pooled)	/* still the device's, waiting for s */
+			break;
+		OK(accel_stream_synchronize(ctx->dev, s));
+	}
+	if (tries == 8)
+		suite_skip("the stream was never busy at the free");
+	CHECK(!at.block_live);
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_h2d(ctx->dev, blk, buf, sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_h2d(ctx->dev, s, blk, buf,
+					       sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_memory_set(ctx->dev, blk, 1, sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2h(ctx->dev, buf, blk, sizeof(buf)));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_pool_destroy(pool));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, n);
 }
