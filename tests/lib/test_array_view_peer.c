@@ -7,6 +7,10 @@
  * of the device that owns them run peer to peer (overlapping ones refused
  * as within one storage).
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
 #include <accel/memory.h>
 
 #include "suite.h"
@@ -338,4 +342,81 @@ TEST_PEER(cpu_memory_of_other_device_checked_and_held)
 	/* the last handle gone, the block is free */
 	REQUIRE_OK(accel_pointer_get_attributes(ifc.data, &at));
 	CHECK(!at.block_live);
+}
+
+#define VIEW_BYTES (32u << 20)
+
+struct view_copier {
+	accel_array_t view, host;
+	atomic_int copies;
+	atomic_bool refused;
+};
+
+static void *copy_into_view(void *arg)
+{
+	struct view_copier *c = arg;
+
+	while (accel_array_copy_to_device(c->view, c->host, NULL) == ACCEL_SUCCESS)
+		atomic_fetch_add(&c->copies, 1);
+	atomic_store(&c->refused, true);
+	return NULL;
+}
+
+/*
+ * docs/libaccel.md: a free waits for copies running through other handles,
+ * so a racing copy is whole or refused; memory.h: an interface view holds
+ * the producer's storage "as a slice does". A view made for the peer over
+ * host-accessible memory of the device: its copies run on the host, and the
+ * producer's free must wait for them, not free the bytes under them (a
+ * crash, or a new handle overwritten).
+ */
+TEST_PEER(free_waits_for_copies_through_another_devices_view)
+{
+	size_t shape[1] = { VIEW_BYTES };
+	uint8_t *pattern = malloc(VIEW_BYTES), *out = malloc(VIEW_BYTES);
+	uint8_t *ones = malloc(VIEW_BYTES);
+
+	REQUIRE(pattern && out && ones);
+	memset(pattern, 0xaa, VIEW_BYTES);
+	memset(ones, 0x11, VIEW_BYTES);
+	for (int round = 0; round < 4; round++) {
+		struct view_copier c = { 0 };
+		struct accel_array_interface ifc;
+		accel_memory_t m, again;
+		accel_array_t a;
+		pthread_t t;
+
+		REQUIRE_OK(accel_memory_create(ctx->dev, VIEW_BYTES,
+					       accel_dtype(ACCEL_UINT8), NULL,
+					       ACCEL_MEMORY_HOST_READ |
+					       ACCEL_MEMORY_HOST_WRITE, &m));
+		REQUIRE_OK(accel_memory_as_array(m, 1, shape, NULL, 'C', &a));
+		REQUIRE_OK(accel_array_get_interface(a, &ifc));
+		/* on a cpu device: the other device's memory is host memory */
+		if (accel_array_from_interface(ctx->peer, &ifc, 0, &c.view) !=
+		    ACCEL_SUCCESS)
+			suite_skip("the peer takes no view of the device's memory");
+		REQUIRE_OK(accel_host_array(pattern, 1, shape,
+					    accel_dtype(ACCEL_UINT8), NULL, 'C',
+					    0, &c.host));
+		REQUIRE(!pthread_create(&t, NULL, copy_into_view, &c));
+		while (atomic_load(&c.copies) < 2)
+			usleep(100);
+		OK(accel_memory_free(m));
+		OK(accel_memory_create(ctx->dev, VIEW_BYTES,
+				       accel_dtype(ACCEL_UINT8), ones,
+				       ACCEL_MEMORY_HOST_READ |
+				       ACCEL_MEMORY_HOST_WRITE, &again));
+		pthread_join(t, NULL);
+		CHECK(atomic_load(&c.refused));
+		OK(accel_memory_copy_to(again, out, ACCEL_ALL, 0));
+		CHECK(!memcmp(out, ones, VIEW_BYTES));
+		OK(accel_array_release(c.view));
+		OK(accel_array_release(c.host));
+		OK(accel_array_release(a));
+		OK(accel_memory_release(again));
+	}
+	free(pattern);
+	free(out);
+	free(ones);
 }

@@ -91,6 +91,45 @@ TEST(paddle_style_chunks)
 	free(h);
 }
 
+/* ------------------------------------------------------------------ */
+/* Free-memory figures once the work behind a free has completed */
+
+/*
+ * docs/libaccel.md: free-memory figures count memory of a pending free as
+ * used until its work completes; once it has, the figure has it back,
+ * with no other allocation or free needed to notice.
+ */
+TEST(stats_count_frees_whose_work_completed)
+{
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	size_t total, before, after, sz = 32u << 20;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (;;) {
+		bool pending;
+		void *p;
+
+		OK(accel_device_synchronize(ctx->dev));
+		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &before));
+		REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, sz));
+		busy_chain(ctx->dev, s, big, copies);
+		OK(accel_async_memory_copy_d2d(ctx->dev, s, p, big, 4096));
+		OK(accel_device_memory_deallocate(ctx->dev, p, sz));
+		pending = stream_busy(ctx->dev, s);
+		OK(accel_device_synchronize(ctx->dev));
+		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &after));
+		if (pending) {	/* the free was behind the work */
+			CHECK(after == before);
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, big, 2 * BUSY_HALF);
+}
+
 /* @n rounded down to whole MiB */
 static size_t mib_down(size_t n)
 {
