@@ -55,6 +55,12 @@ void suite_open(struct suite_ctx *ctx, enum suite_needs needs);
 void suite_exit(void) __attribute__((noreturn));
 /* the time-out of a test, for a process it forked (alarms are not inherited) */
 void suite_start_timer(void);
+/*
+ * A test of a bug that is known and not fixed skips unless
+ * ACCEL_SUITE_KNOWN_BUGS=1 is set, so that the suite stays green while the
+ * bug stays reproducible; @what says which promise it shows broken.
+ */
+void suite_known_bug(const char *what);
 
 #define SUITE_TEST(fname, need)						\
 	static void test_##fname(struct suite_ctx *ctx);		\
@@ -191,6 +197,14 @@ bool try_longer(int *copies);
 bool on_cuda(struct suite_ctx *ctx);
 /* its CUDA ordinal; skips the test on other backends */
 int cuda_ordinal(struct suite_ctx *ctx);
+/*
+ * The start of a NEEDS_NOTHING test of the cuda backend that needs slow
+ * work: every queued operation of fakecuda's model takes @delay_us
+ * (FAKECUDA_DELAY_US, which a GPU ignores: there the test checks what it
+ * can, and says so when inconclusive), then the devices open as for
+ * NEEDS_DEVICE; skips on the other backends.
+ */
+void open_slow(struct suite_ctx *ctx, unsigned int delay_us);
 /*
  * A CUstream of the device, as another CUDA library would have one: a new
  * libaccel stream's (*owner, which the test destroys)
