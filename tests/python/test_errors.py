@@ -62,6 +62,13 @@ def test_exhaust_then_free_then_allocate_again(collect):
     collect()
 
 
+def test_a_mapped_views_refusal_says_why():
+    """A library failure raises the library's message."""
+    m = accel.mapped_array(8)
+    with pytest.raises(ValueError, match="negative"):
+        m[::-1].__dlpack__()
+
+
 # ------------------------------------------------------------ constructors
 
 @pytest.mark.parametrize("fn", [accel.device_array, accel.pinned_array,

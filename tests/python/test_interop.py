@@ -154,6 +154,53 @@ def test_as_cuda_array_bad_cai_dicts():
         accel.as_cuda_array(NotADict())
 
 
+def test_interface_errors_are_raised_at_once():
+    """No Python code runs with an exception set: a bad version is a
+    ValueError, not a SystemError."""
+    buf = np.arange(4.0)
+
+    class Truthy:
+        def __bool__(self):
+            raise AssertionError("called with an exception set")
+
+    class Bad:
+        @property
+        def __cuda_array_interface__(self):
+            return {"shape": (4,), "typestr": "<f8",
+                    "data": (buf.ctypes.data, Truthy()), "version": "3"}
+    with pytest.raises(ValueError):
+        accel.as_cuda_array(Bad())
+
+
+@pytest.mark.parametrize("version", [0, 4, 2**32 + 3, -2**32 + 3])
+def test_interface_versions_out_of_range(version):
+    buf = np.arange(4.0)
+
+    class Bad:
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f8",
+                                    "data": (buf.ctypes.data, False),
+                                    "version": version}
+    with pytest.raises(ValueError):
+        accel.as_cuda_array(Bad())
+
+
+@pytest.mark.parametrize("entry", [{"stream": 0}, {"stream": "1"},
+                                   {"typestr": "<f8\0zz"},
+                                   {"data": (2**64 - 8, False)}])
+def test_interface_malformed_entries(entry):
+    """CAI v3: stream None or a number other than 0; a typestr; data that
+    fits in the address space."""
+    buf = np.arange(4.0)
+    cai = {"shape": (4,), "typestr": "<f8", "data": (buf.ctypes.data, False),
+           "version": 3}
+    cai.update(entry)
+
+    class Bad:
+        __cuda_array_interface__ = cai
+    with pytest.raises(ValueError):
+        accel.as_cuda_array(Bad())
+
+
 # ------------------------------------------------------------ as_cuda_array
 
 def test_as_cuda_array_of_device_array_shares_memory():
