@@ -146,6 +146,17 @@ def test_constructor_wrong_types():
         accel.mapped_array(3, nonsense=True)
 
 
+def test_order_with_a_nul_is_refused():
+    """order was read up to its first NUL: 'C\\0' (and '\\0') passed for an
+    order, where it is not one of 'C' and 'F'."""
+    with pytest.raises(ValueError, match="order"):
+        accel.device_array(3, order="C\0")
+    with pytest.raises(ValueError, match="order"):
+        accel.device_array(3, order="\0")
+    with pytest.raises(ValueError, match="order"):
+        accel.device_array(6).reshape(2, 3, order="F\0")
+
+
 def test_to_device_unsupported_objects():
     for obj in (np.zeros(3, dtype=np.complex64), np.array(["a", "b"]),
                 np.array([object()]), None, {"a": 1}, "text"):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import accel
-from accel_testutil import (CAIWrapper, DLPackWrapper, outcome, raises_any)
+from accel_testutil import (CAIWrapper, DLPackWrapper, check_isolated, outcome,
+                            raises_any)
 
 
 # ------------------------------------------------------------ NumPy protocols
@@ -82,6 +83,21 @@ def test_mapped_array_is_a_numpy_array_everywhere():
     assert mv.shape == (2, 3)
     mv.release()
     assert m.__array_interface__["data"][0] == m.ctypes.data
+
+
+@pytest.mark.host_readable
+def test_array_protocol_same_dtype_copy_none_does_not_copy():
+    """__array__(dtype, copy=None) copied for the array's own dtype, where
+    NumPy 2's protocol (and the docstring: "a copy for another dtype or
+    copy=True") copies only where needed."""
+    d = accel.to_device(np.arange(6.0))
+    own = np.asarray(d)
+    assert np.shares_memory(d.__array__(np.float64), own)
+    assert np.shares_memory(d.__array__(dtype=np.float64, copy=None), own)
+    assert not np.shares_memory(d.__array__(np.float64, copy=True), own)
+    assert d.__array__(np.float32).dtype == np.float32
+    with pytest.raises(ValueError):
+        d.__array__(np.float32, copy=False)
 
 
 # ------------------------------------------------------------ CAI
@@ -199,6 +215,45 @@ def test_interface_malformed_entries(entry):
         __cuda_array_interface__ = cai
     with pytest.raises(ValueError):
         accel.as_cuda_array(Bad())
+
+
+def test_cai_dict_emptied_while_read_is_not_used_after_free():
+    """__cuda_array_interface__'s entries were borrowed from the producer's
+    dict while reading them ran the producer's code (a shape entry's
+    __index__): a producer emptying its dict then had them freed under the
+    reader (ASan: heap-use-after-free in parse_cai). The module reads a copy."""
+    if accel.get_current_device().backend == "accel":
+        pytest.skip("accel's device arrays have no interface to take a pointer from")
+    out = check_isolated("""
+        import accel, numpy as np
+        backend = accel.get_current_device().backend
+        d = accel.device_array((2, 2))
+        ptr = (d.__cuda_array_interface__ if backend == "cuda"
+               else d.__array_interface__)["data"][0]
+
+        class Index:
+            def __index__(self):
+                producer.cai.clear()
+                # reuse what clear() freed: strings and tuples of the same sizes
+                producer.junk = [("|b%d" % (i % 2 + 1), (i, i)) for i in range(10000)]
+                return 2
+
+        class Producer:
+            def __init__(self):
+                self.cai = {"shape": (Index(), 2), "typestr": "".join(["<", "f8"]),
+                            "data": (int(str(ptr)), False), "version": 3,
+                            "strides": None}
+
+            @property
+            def __cuda_array_interface__(self):
+                return self.cai
+
+        producer = Producer()
+        v = accel.as_cuda_array(producer)
+        print(v.shape, v.dtype, v.__cuda_array_interface__["data"][0] == ptr
+              if backend == "cuda" else v.__array_interface__["data"][0] == ptr)
+    """)
+    assert out.split() == ["(2,", "2)", "float64", "True"], out
 
 
 # ------------------------------------------------------------ as_cuda_array
