@@ -303,17 +303,17 @@ def _lying_array():
 
 
 def test_lying_dtype_property_is_refused_not_read_past_the_memory():
-    """The dtype came from the array's dtype attribute and the layout from
-    its buffer: a subclass's dtype property with larger entries than its
-    memory's made to_device() read past the memory (ASan: heap-buffer-
-    overflow READ in accel_array_copy_to_device)."""
+    """A subclass's dtype property may claim larger entries than its
+    memory holds: to_device() refuses the array rather than read past the
+    memory with the buffer's layout (heap-buffer-overflow READ in
+    accel_array_copy_to_device under ASan)."""
     with pytest.raises(ValueError, match="8-byte entries"):
         accel.to_device(_lying_array())
 
 
 def test_lying_dtype_property_is_refused_as_a_destination():
-    """... and copy_to_host(ary) write past it (ASan: heap-buffer-overflow
-    WRITE)."""
+    """... nor does copy_to_host(ary) write past it (heap-buffer-overflow
+    WRITE under ASan)."""
     d = accel.to_device(np.arange(float(1 << 17)))
     with pytest.raises(ValueError, match="8-byte entries"):
         d.copy_to_host(_lying_array())
@@ -331,11 +331,10 @@ class _OtherBuffer(np.ndarray):
 @pytest.mark.skipif(sys.version_info < (3, 12),
                     reason="__buffer__ in Python classes is Python 3.12's")
 def test_ndarray_subclass_buffer_is_not_used_instead_of_its_memory():
-    """The module read NumPy arrays through the buffer protocol, which a
-    subclass's __buffer__ answers with any memory, released at once while
-    the module kept using it (a temporary's: a use after free): it copied
-    from, and into, that memory instead of the array's. NumPy's own slot is
-    read now, as NumPy itself does."""
+    """A subclass's __buffer__ may answer the buffer protocol with any
+    memory, released at once (a temporary's): the module reads NumPy arrays
+    through NumPy's own slot, as NumPy itself does, so that it copies from
+    and into the array's memory and uses no memory freed under it."""
     src = np.zeros(1 << 10).view(_OtherBuffer)
     assert (accel.to_device(src).copy_to_host() == 0).all()
     dst = np.zeros(1 << 10).view(_OtherBuffer)

@@ -147,8 +147,8 @@ def test_constructor_wrong_types():
 
 
 def test_order_with_a_nul_is_refused():
-    """order was read up to its first NUL: 'C\\0' (and '\\0') passed for an
-    order, where it is not one of 'C' and 'F'."""
+    """An order is 'C' or 'F', the whole string: 'C\\0' and '\\0' are
+    refused, not read up to their first NUL."""
     with pytest.raises(ValueError, match="order"):
         accel.device_array(3, order="C\0")
     with pytest.raises(ValueError, match="order"):

@@ -87,9 +87,9 @@ def test_mapped_array_is_a_numpy_array_everywhere():
 
 @pytest.mark.host_readable
 def test_array_protocol_same_dtype_copy_none_does_not_copy():
-    """__array__(dtype, copy=None) copied for the array's own dtype, where
-    NumPy 2's protocol (and the docstring: "a copy for another dtype or
-    copy=True") copies only where needed."""
+    """__array__(dtype, copy=None) copies only where needed, as NumPy 2's
+    protocol says (and the docstring: "a copy for another dtype or
+    copy=True"): not for the array's own dtype."""
     d = accel.to_device(np.arange(6.0))
     own = np.asarray(d)
     assert np.shares_memory(d.__array__(np.float64), own)
@@ -218,10 +218,10 @@ def test_interface_malformed_entries(entry):
 
 
 def test_cai_dict_emptied_while_read_is_not_used_after_free():
-    """__cuda_array_interface__'s entries were borrowed from the producer's
-    dict while reading them ran the producer's code (a shape entry's
-    __index__): a producer emptying its dict then had them freed under the
-    reader (ASan: heap-use-after-free in parse_cai). The module reads a copy."""
+    """Reading __cuda_array_interface__'s entries runs the producer's code
+    (a shape entry's __index__), which may empty the producer's dict: the
+    module reads a copy of the entries, so that none is freed under it (a
+    borrowed one would be: heap-use-after-free in parse_cai under ASan)."""
     if accel.get_current_device().backend == "accel":
         pytest.skip("accel's device arrays have no interface to take a pointer from")
     out = check_isolated("""
