@@ -19,6 +19,8 @@
 
 #include <accel/accel.h>
 
+#include "pattern.h"
+
 struct suite_ctx {
 	accel_device_t dev;		/* the device under test */
 	accel_device_t peer;		/* a second device, or NULL */
@@ -127,22 +129,7 @@ void suite_known_bug(const char *what);
 	} while (0)
 
 /* ------------------------------------------------------------------ */
-/* Helpers for tests */
-
-/* a deterministic pattern: byte i of stream seed */
-static inline uint8_t pattern_byte(uint32_t seed, size_t i)
-{
-	uint32_t x = (uint32_t)i * 2654435761u + seed * 40503u + 17;
-
-	x ^= x >> 13;
-	return (uint8_t)(x * 0x5bd1e995u >> 24);
-}
-
-static inline void fill_pattern(void *p, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		((uint8_t *)p)[i] = pattern_byte(seed, i);
-}
+/* Helpers for tests (and pattern_byte(), fill_pattern() of pattern.h) */
 
 /* true if p holds the pattern; reports the first difference */
 bool check_pattern(const void *p, size_t n, uint32_t seed);
