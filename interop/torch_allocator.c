@@ -19,7 +19,7 @@
  * keeps its own streams. So the CUstream of a torch.cuda.ExternalStream
  * that PyTorch allocated on must outlive the process's use of libaccel:
  * once its owner destroys it, libaccel's device-wide waits fail (known,
- * not fixed: review_interop_torch_stream_destroyed_by_its_owner). Dropping
+ * not fixed: torch_allocator_stream_destroyed_by_its_owner). Dropping
  * a stream with its last block would cost a wait on the host at that free.
  * A CUstream destroyed and another one created at the same address would
  * share its blocks without a wait: PyTorch's own caching allocator keys

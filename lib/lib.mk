@@ -91,15 +91,16 @@ install-dkms:
 
 # The conformance suite: natively against the shared library, and static for the VM.
 SUITE_SRC := $(wildcard tests/lib/*.c)
+SUITE_HDR := $(wildcard tests/lib/*.h)
 SUITE_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 		-Wno-missing-field-initializers -pthread -Ilib/include
 
-$(TESTS)/accel_lib_test: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SO)
+$(TESTS)/accel_lib_test: $(SUITE_SRC) $(SUITE_HDR) $(LIB_HDR) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_SRC) -L$(LIB_DIR) -laccel \
 	      -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(TESTS)/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_A)
+$(TESTS)/accel_lib_test.static: $(SUITE_SRC) $(SUITE_HDR) $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_A)
 
@@ -108,7 +109,7 @@ $(TESTS)/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_
 # library fails the test that made it.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer
-$(TESTS)/accel_lib_test.asan: $(SUITE_SRC) tests/lib/suite.h $(LIB_HDR) $(LIB_SRC) \
+$(TESTS)/accel_lib_test.asan: $(SUITE_SRC) $(SUITE_HDR) $(LIB_HDR) $(LIB_SRC) \
 			      $(LIB_HDRS_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O1 $(SAN_FLAGS) \
@@ -121,10 +122,10 @@ $(BUILD)/cov/lib/%.o: lib/src/%.c $(LIB_HDR) $(LIB_HDRS_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O0 --coverage \
 	      $$(pkg-config --cflags libdrm) -c -o $@ $<
-$(BUILD)/cov/accel_lib_test: $(SUITE_SRC) tests/lib/suite.h $(LIB_COV_OBJ)
+$(BUILD)/cov/accel_lib_test: $(SUITE_SRC) $(SUITE_HDR) $(LIB_COV_OBJ)
 	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_SRC) $(LIB_COV_OBJ) -ldl -lgcov
 # and static for the VM, where it writes its counters under $$GCOV_PREFIX
-$(BUILD)/cov/accel_lib_test.static: $(SUITE_SRC) tests/lib/suite.h $(LIB_COV_OBJ)
+$(BUILD)/cov/accel_lib_test.static: $(SUITE_SRC) $(SUITE_HDR) $(LIB_COV_OBJ)
 	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_COV_OBJ) -lgcov
 
 # The load test (static: it runs in the VM).
@@ -228,7 +229,7 @@ $(TESTS)/plugin_test: tests/plugin/plugin_test.c tests/plugin/load.c tests/plugi
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -Iplugin -o $@ $(filter %.c,$^) -ldl
 
-$(TESTS)/plugin_suite: $(SUITE_SRC) tests/lib/suite.h tests/plugin/load.c tests/plugin/load.h \
+$(TESTS)/plugin_suite: $(SUITE_SRC) $(SUITE_HDR) tests/plugin/load.c tests/plugin/load.h \
 		       tests/plugin/through_table.h plugin/paddle_abi.h $(LIB_HDR) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -Iplugin -Itests/plugin -include through_table.h -o $@ \

@@ -1,7 +1,7 @@
 # lib_fuzz: the differential conformance fuzzer of libaccel (issue 17,
 # item 9), natively against the shared library and static for the VM.
 LIB_FUZZ_SRC := $(wildcard tests/lib/fuzz/*.c)
-LIB_FUZZ_HDR := $(wildcard tests/lib/fuzz/*.h)
+LIB_FUZZ_HDR := $(wildcard tests/lib/fuzz/*.h) tests/lib/pattern.h
 LIB_FUZZ_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror \
 		   -Wno-missing-field-initializers -pthread -Ilib/include
 

@@ -446,6 +446,30 @@ int cuda_ordinal(struct suite_ctx *ctx)
 	return atoi(ctx->name + 5);
 }
 
+void open_slow(struct suite_ctx *ctx, unsigned int delay_us)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%u", delay_us);
+	setenv("FAKECUDA_DELAY_US", v, 1);
+	suite_open(ctx, NEEDS_DEVICE);
+	if (!on_cuda(ctx))
+		suite_skip("a test of the cuda backend");
+}
+
+void suite_known_bug(const char *what)
+{
+	const char *on = getenv("ACCEL_SUITE_KNOWN_BUGS");
+
+	if (!on || strcmp(on, "1")) {
+		char why[512];
+
+		snprintf(why, sizeof(why),
+			 "known bug (ACCEL_SUITE_KNOWN_BUGS=1 runs it): %s", what);
+		suite_skip(strdup(why));
+	}
+}
+
 void *native_stream(struct suite_ctx *ctx, accel_stream_t *owner)
 {
 	void *native = NULL;

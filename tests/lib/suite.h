@@ -19,6 +19,8 @@
 
 #include <accel/accel.h>
 
+#include "pattern.h"
+
 struct suite_ctx {
 	accel_device_t dev;		/* the device under test */
 	accel_device_t peer;		/* a second device, or NULL */
@@ -55,6 +57,12 @@ void suite_open(struct suite_ctx *ctx, enum suite_needs needs);
 void suite_exit(void) __attribute__((noreturn));
 /* the time-out of a test, for a process it forked (alarms are not inherited) */
 void suite_start_timer(void);
+/*
+ * A test of a bug that is known and not fixed skips unless
+ * ACCEL_SUITE_KNOWN_BUGS=1 is set, so that the suite stays green while the
+ * bug stays reproducible; @what says which promise it shows broken.
+ */
+void suite_known_bug(const char *what);
 
 #define SUITE_TEST(fname, need)						\
 	static void test_##fname(struct suite_ctx *ctx);		\
@@ -113,23 +121,15 @@ void suite_start_timer(void);
 		}							\
 	} while (0)
 
+/* The call must fail as a handle on freed storage: INVALID_HANDLE, "freed". */
+#define FAILS_FREED(call)						\
+	do {								\
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE, call);		\
+		CHECK(strstr(accel_get_last_error(), "freed"));		\
+	} while (0)
+
 /* ------------------------------------------------------------------ */
-/* Helpers for tests */
-
-/* a deterministic pattern: byte i of stream seed */
-static inline uint8_t pattern_byte(uint32_t seed, size_t i)
-{
-	uint32_t x = (uint32_t)i * 2654435761u + seed * 40503u + 17;
-
-	x ^= x >> 13;
-	return (uint8_t)(x * 0x5bd1e995u >> 24);
-}
-
-static inline void fill_pattern(void *p, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		((uint8_t *)p)[i] = pattern_byte(seed, i);
-}
+/* Helpers for tests (and pattern_byte(), fill_pattern() of pattern.h) */
 
 /* true if p holds the pattern; reports the first difference */
 bool check_pattern(const void *p, size_t n, uint32_t seed);
@@ -165,15 +165,33 @@ bool peer_on_another_backend(struct suite_ctx *ctx);
  * Work made observably pending: a chain of copies of BUSY_HALF bytes to
  * and fro in a buffer of 2 * BUSY_HALF. A try whose chain was over before
  * its checks is inconclusive, and runs again with a chain twice as long.
+ * Every test that keeps a stream busy queues its work with these.
  */
 #define BUSY_HALF (16u << 20)	/* each copy of a chain */
 #define BUSY_START 32		/* copies in the first try */
 #define BUSY_MAX 4096
 /* queue @copies copies of BUSY_HALF bytes on stream @s of @dev, in @busy */
+void busy_chain(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies);
+/* the same with copies of @half bytes, in a buffer of 2 * @half */
+void busy_chain_of(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies,
+		   size_t half);
+/* whether @s still has work */
+bool stream_busy(accel_device_t dev, accel_stream_t s);
+/* a try found the work over too soon: a longer chain, or skip; true */
+bool try_longer(int *copies);
+
 /* whether the device under test is a cuda device */
 bool on_cuda(struct suite_ctx *ctx);
 /* its CUDA ordinal; skips the test on other backends */
 int cuda_ordinal(struct suite_ctx *ctx);
+/*
+ * The start of a NEEDS_NOTHING test of the cuda backend that needs slow
+ * work: every queued operation of fakecuda's model takes @delay_us
+ * (FAKECUDA_DELAY_US, which a GPU ignores: there the test checks what it
+ * can, and says so when inconclusive), then the devices open as for
+ * NEEDS_DEVICE; skips on the other backends.
+ */
+void open_slow(struct suite_ctx *ctx, unsigned int delay_us);
 /*
  * A CUstream of the device, as another CUDA library would have one: a new
  * libaccel stream's (*owner, which the test destroys)
@@ -192,14 +210,6 @@ void torch_alloc_load(struct torch_alloc *t);
 
 /* seconds on the monotonic clock */
 double now_s(void);
-void busy_chain(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies);
-/* the same with copies of @half bytes, in a buffer of 2 * @half */
-void busy_chain_of(accel_device_t dev, accel_stream_t s, uint8_t *busy, int copies,
-		   size_t half);
-/* whether @s still has work */
-bool stream_busy(accel_device_t dev, accel_stream_t s);
-/* a try found the work over too soon: a longer chain, or skip; true */
-bool try_longer(int *copies);
 
 /*
  * Whether free memory @now is back at @before. Exactly, unless

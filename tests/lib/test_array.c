@@ -89,6 +89,30 @@ TEST(device_array_mistakes_are_refused)
 	FAILS(accel_array_release(a));
 }
 
+/* An empty axis makes the array empty, not its shape's overflow acceptable. */
+TEST(empty_axis_does_not_hide_an_overflow)
+{
+	size_t huge[3] = { 0, 2, (size_t)1 << 60 };
+	size_t wide[2] = { (size_t)1 << 62, 0 };
+	size_t fine[2] = { 0, 5 };
+	struct accel_array_info info;
+	accel_array_t a;
+
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 3, huge, NULL, NULL, 'C', NULL,
+				      &a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 2, wide, NULL, NULL, 'F', NULL,
+				      &a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_host_array(NULL, 3, huge, NULL, NULL, 'C', 0, &a));
+	REQUIRE_OK(accel_device_array(ctx->dev, 2, fine, NULL, NULL, 'C', NULL,
+				      &a));
+	OK(accel_array_get_info(a, &info));
+	CHECK(info.strides[0] == 40 && info.strides[1] == 8 && !info.size);
+	OK(accel_array_release(a));
+}
+
 /* "Call device_array() with information from the array" */
 TEST(device_array_like_takes_shape_dtype_and_order)
 {
@@ -297,6 +321,45 @@ TEST(strided_arrays_keep_their_layout)
 	OK(accel_array_release(back));
 	OK(accel_array_release(d));
 	OK(accel_array_release(h));
+}
+
+/*
+ * Misaligned typed views are refused: every stride of an axis with more
+ * than one entry is a multiple of the dtype's alignment too, or the
+ * entries after the first are misaligned.
+ */
+TEST(misaligned_strides_refused)
+{
+	accel_dtype_t i32 = accel_dtype(ACCEL_INT32);
+	struct accel_array_interface ifc;
+	accel_array_t a, v;
+	accel_memory_t m;
+
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 1, (size_t[]){ 4 }, i32,
+				      (ptrdiff_t[]){ 3 }, 'C', NULL, &a));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_array(ctx->dev, 2, (size_t[]){ 2, 3 }, i32,
+				      (ptrdiff_t[]){ 14, 4 }, 'C', NULL, &a));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 16, i32, NULL, 0, &m));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_as_array(m, 1, (size_t[]){ 5 },
+					 (ptrdiff_t[]){ 5 }, 'C', &a));
+	/* aligned strides, and any stride of an axis of one entry, are fine */
+	OK(accel_memory_as_array(m, 2, (size_t[]){ 1, 4 },
+				 (ptrdiff_t[]){ 3, 8 }, 'C', &a));
+	OK(accel_array_release(a));
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, (size_t[]){ 4 }, i32,
+				      (ptrdiff_t[]){ 8 }, 'C', NULL, &a));
+	REQUIRE_OK(accel_array_get_interface(a, &ifc));
+	ifc.strides[0] = 6;
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_from_interface(ctx->dev, &ifc, 0, &v));
+	ifc.strides[0] = 4;
+	OK(accel_array_from_interface(ctx->dev, &ifc, 0, &v));
+	OK(accel_array_release(v));
+	OK(accel_array_release(a));
+	OK(accel_memory_release(m));
 }
 
 /* "Allocate and transfer a numpy ndarray or structured scalar to the device" */

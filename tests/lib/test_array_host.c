@@ -191,3 +191,24 @@ TEST(empty_host_arrays_register_trivially)
 	OK(accel_array_unregister(h));
 	OK(accel_array_release(h));
 }
+
+/* A device that does not exist is refused before anything is registered. */
+TEST(array_register_refuses_a_device_that_does_not_exist)
+{
+	struct accel_device_id bad[] = { { 99 }, { -5 } };
+	size_t empty[1] = { 0 }, four[1] = { 4 };
+	struct accel_array_info info;
+	accel_array_t h[2];
+
+	REQUIRE_OK(accel_host_array(NULL, 1, empty, NULL, NULL, 'C', 0, &h[0]));
+	REQUIRE_OK(accel_host_array(NULL, 1, four, NULL, NULL, 'C', 0, &h[1]));
+	for (int i = 0; i < 2; i++) {
+		for (int j = 0; j < 2; j++) {
+			FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+				   accel_array_register(&bad[j], h[i], j));
+			OK(accel_array_get_info(h[i], &info));
+			CHECK(info.device == -1 && info.kind == ACCEL_ARRAY_HOST);
+		}
+		OK(accel_array_release(h[i]));
+	}
+}

@@ -145,6 +145,26 @@ TEST(reshape_rules)
 	OK(accel_array_release(c));
 }
 
+/* A gapped array reshaped to its own shape is a view with its strides. */
+TEST(reshape_to_the_same_shape_keeps_the_strides)
+{
+	size_t shape[1] = { 4 }, two[2] = { 2, 2 };
+	ptrdiff_t gaps[1] = { 16 };
+	struct accel_array_info info;
+	accel_array_t a, v;
+
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, NULL, gaps, 'C', NULL,
+				      &a));
+	REQUIRE_OK(accel_array_reshape(a, 1, shape, 'C', &v));
+	OK(accel_array_get_info(v, &info));
+	CHECK(info.ndim == 1 && info.shape[0] == 4 && info.strides[0] == 16);
+	OK(accel_array_release(v));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_reshape(a, 2, two, 'C', &v));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE, accel_array_ravel(a, 'C', &v));
+	OK(accel_array_release(a));
+}
+
 TEST(views_outlive_the_array_they_came_from)
 {
 	int64_t buf[12];

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* async_memory_copy_h2d / d2h / d2d: ordering and captured sources. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
 #include "suite.h"
 
 static accel_stream_t new_stream(struct suite_ctx *ctx)
@@ -158,4 +162,68 @@ TEST_PEER(async_stream_of_another_device)
 	CHECK(strstr(accel_get_last_error(), "not a live stream") != NULL);
 	OK(accel_stream_destroy(ctx->peer, ps));
 	dfree(ctx, d, 4096);
+}
+
+/* ------------------------------------------------------------------ */
+/* A large pageable async copy is not starved by a busy stream */
+
+#define STARVE_LIMIT_S 20	/* the producer gives up after this long */
+
+struct producer {
+	struct suite_ctx *ctx;
+	accel_stream_t s;
+	uint8_t *big;
+	atomic_int stop;
+	atomic_int gave_up;
+};
+
+/* Keep @p->s busy (never idle) until told to stop, or for a while. */
+static void *keep_busy(void *arg)
+{
+	struct producer *p = arg;
+	double t0 = now_s();
+	accel_event_t e;
+
+	REQUIRE_OK(accel_event_create(p->ctx->dev, &e));
+	while (!atomic_load(&p->stop)) {
+		if (now_s() - t0 > STARVE_LIMIT_S) {
+			atomic_store(&p->gave_up, 1);
+			break;
+		}
+		/* the second half keeps it busy while this thread sleeps */
+		busy_chain(p->ctx->dev, p->s, p->big, 16);
+		REQUIRE_OK(accel_event_record(p->ctx->dev, p->s, e));
+		busy_chain(p->ctx->dev, p->s, p->big, 16);
+		REQUIRE_OK(accel_event_synchronize(p->ctx->dev, e));
+	}
+	REQUIRE_OK(accel_event_destroy(p->ctx->dev, e));
+	return NULL;
+}
+
+TEST(async_big_pageable_copy_not_starved)
+{
+	const size_t n = 80u << 20;	/* more than any staging buffer */
+	struct producer p = { .ctx = ctx };
+	uint8_t *h = xmalloc(n), *d = dalloc(ctx, n), *back;
+	pthread_t t;
+
+	p.big = dalloc(ctx, 2 * BUSY_HALF);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &p.s));
+	fill_pattern(h, n, 33);
+	REQUIRE(!pthread_create(&t, NULL, keep_busy, &p));
+	while (!stream_busy(ctx->dev, p.s))
+		usleep(1000);
+	OK(accel_async_memory_copy_h2d(ctx->dev, p.s, d, h, n));
+	memset(h, 0, n);	/* the source was captured: ours again */
+	atomic_store(&p.stop, 1);
+	pthread_join(t, NULL);
+	CHECK(!atomic_load(&p.gave_up));
+	OK(accel_stream_synchronize(ctx->dev, p.s));
+	back = read_back(ctx, d, n);
+	CHECK(check_pattern(back, n, 33));
+	free(back);
+	free(h);
+	OK(accel_stream_destroy(ctx->dev, p.s));
+	dfree(ctx, p.big, 2 * BUSY_HALF);
+	dfree(ctx, d, n);
 }

@@ -219,3 +219,51 @@ TEST(memory_free_ends_its_array_views)
 	OK(accel_array_release(h));
 	OK(accel_array_release(a));
 }
+
+/*
+ * memory.h: after accel_memory_free() every other handle on the storage
+ * "fails and says so". An array over it must hand out neither the freed
+ * pointer nor new views of it; only its release works.
+ */
+TEST(array_over_freed_memory_refused)
+{
+	size_t shape[2] = { 4, 8 }, flat[1] = { 32 };
+	accel_dtype_t f32 = accel_dtype(ACCEL_FLOAT32);
+	struct accel_array_interface ifc;
+	struct accel_array_info info;
+	accel_array_t a, v, other, h;
+	accel_memory_t m, m2;
+	float host[32] = { 0 };
+
+	REQUIRE_OK(accel_memory_create(ctx->dev, 32, f32, NULL, 0, &m));
+	REQUIRE_OK(accel_memory_as_array(m, 2, shape, NULL, 'C', &a));
+	REQUIRE_OK(accel_array_get_interface(a, &ifc));	/* while live */
+	REQUIRE_OK(accel_device_array(ctx->dev, 2, shape, f32, NULL, 'C', NULL,
+				      &other));
+	REQUIRE_OK(accel_host_array(host, 2, shape, f32, NULL, 'C', 0, &h));
+	REQUIRE_OK(accel_memory_free(m));
+
+	FAILS_FREED(accel_array_get_info(a, &info));
+	FAILS_FREED(accel_array_get_interface(a, &ifc));
+	CHECK(!accel_array_has_interface(a));
+	CHECK(!accel_array_is_c_contiguous(a));
+	CHECK(!accel_array_is_f_contiguous(a));
+	FAILS_FREED(accel_array_reshape(a, 1, flat, 'C', &v));
+	FAILS_FREED(accel_array_ravel(a, 'C', &v));
+	FAILS_FREED(accel_to_device_ex(ctx->dev, a, NULL, 0, &v));
+	FAILS_FREED(accel_to_device_ex(ctx->dev, a, NULL, 1, &v));
+	FAILS_FREED(accel_to_device(ctx->dev, a, NULL, &v));
+	FAILS_FREED(accel_device_array_like(ctx->dev, a, NULL, &v));
+	FAILS_FREED(accel_pinned_array_like(ctx->dev, a, &v));
+	FAILS_FREED(accel_mapped_array_like(ctx->dev, a, NULL, &v));
+	FAILS_FREED(accel_array_as_memory(a, &m2));
+	FAILS_FREED(accel_array_copy_to_device(a, other, NULL));
+	FAILS_FREED(accel_array_copy_to_device(other, a, NULL));
+	FAILS_FREED(accel_array_copy_to_host(a, h, NULL, NULL));
+	FAILS_FREED(accel_array_copy_to_host(a, NULL, NULL, &v));
+	FAILS_FREED(accel_array_register(ctx->dev, a, 0));
+	FAILS_FREED(accel_array_unregister(a));
+	OK(accel_array_release(a));
+	OK(accel_array_release(other));
+	OK(accel_array_release(h));
+}

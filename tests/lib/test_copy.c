@@ -70,6 +70,35 @@ TEST(tail_byte_and_bounds)
 	dfree(ctx, d, n);
 }
 
+/* The host side of a copy in pinned or unified memory: its bounds are checked too. */
+TEST(host_range_past_pinned_or_unified_memory_refused)
+{
+	uint8_t *d = dalloc(ctx, 4096), *pin, *uni;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&pin, 4096));
+	REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, (void **)&uni,
+						 4096));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2h(ctx->dev, pin + 4000, d, 200));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_h2d(ctx->dev, d, pin + 4000, 200));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_d2h(ctx->dev, s, pin + 1, d, 4096));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_h2d(ctx->dev, s, d, uni + 4000,
+					       200));
+	/* up to the end is the caller's */
+	OK(accel_memory_copy_d2h(ctx->dev, pin + 3896, d, 200));
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, uni + 3896, 200));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_host_memory_deallocate(ctx->dev, pin, 4096));
+	OK(accel_unified_memory_deallocate(ctx->dev, uni, 4096));
+	dfree(ctx, d, 4096);
+}
+
 TEST(d2d_between_and_within_allocations)
 {
 	const size_t n = 300000;

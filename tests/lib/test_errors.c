@@ -80,6 +80,28 @@ TEST(a_device_that_does_not_exist_is_an_invalid_value)
 		   accel_device_memory_stats(&none, &total, &free_mem));
 }
 
+/* accel.h, Errors: a failed maker leaves NULL, not a stale value. */
+TEST(failed_makers_leave_null)
+{
+	struct accel_device_id bad = { 99 };
+	accel_pool_t pool = (accel_pool_t)0x1234;
+	accel_stream_t s = (accel_stream_t)0x1234;
+	accel_event_t e = (accel_event_t)0x1234;
+	void *p = (void *)0x1234;
+
+	FAILS(accel_stream_create(&bad, &s));
+	CHECK(!s);
+	FAILS(accel_event_create(&bad, &e));
+	CHECK(!e);
+	FAILS(accel_pool_create(&bad, &pool));
+	CHECK(!pool);
+	pool = (accel_pool_t)0x1234;
+	FAILS(accel_device_pool(&bad, &pool));
+	CHECK(!pool);
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	CHECK(!p);
+}
+
 TEST_NOINIT(an_unavailable_backend_has_its_code)
 {
 	size_t count;
@@ -155,7 +177,6 @@ TEST(a_success_after_inner_failures_leaves_the_error)
 	struct accel_device_id none = { .id = 1 << 20 };
 	size_t total, free_mem;
 	accel_pool_t pool;
-	const size_t half = 16u << 20;
 	accel_memory_t m;
 	uint8_t *busy;
 	void *p, *big;
@@ -177,13 +198,11 @@ TEST(a_success_after_inner_failures_leaves_the_error)
 	 * first try runs out of memory, the retry waits for that work
 	 */
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
-	busy = dalloc(ctx, 2 * half);
+	busy = dalloc(ctx, 2 * BUSY_HALF);
 	OK(accel_device_memory_stats(ctx->dev, &total, &free_mem));
 	free_mem = free_mem / 4 * 3 / ctx->min_chunk * ctx->min_chunk;
 	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &big, free_mem));
-	for (int i = 0; i < 16; i++)
-		OK(accel_async_memory_copy_d2d(ctx->dev, s, busy + (i & 1) * half,
-					       busy + !(i & 1) * half, half));
+	busy_chain(ctx->dev, s, busy, 16);
 	OK(accel_device_memory_deallocate(ctx->dev, big, free_mem));
 	accel_clear_last_error();
 	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &big, free_mem));
@@ -191,7 +210,123 @@ TEST(a_success_after_inner_failures_leaves_the_error)
 	CHECK(accel_get_last_error()[0] == '\0');
 	OK(accel_device_memory_deallocate(ctx->dev, big, free_mem));
 	OK(accel_stream_destroy(ctx->dev, s));
-	dfree(ctx, busy, 2 * half);
+	dfree(ctx, busy, 2 * BUSY_HALF);
+}
+
+/*
+ * accel.h: successful calls leave the thread's error alone. An allocation
+ * that first finds the device full, then succeeds once the memory freed
+ * behind queued work is back, must not leave the out-of-memory error of
+ * the first try, nor erase an error the caller has not read yet.
+ */
+TEST(alloc_after_reclaim_leaves_error_alone)
+{
+	size_t n = 16 << 20, total, free_now, big;
+	uint8_t *busy = dalloc(ctx, n);
+	struct accel_device_id bad = { 99 };
+	accel_stream_t s;
+	void *p, *q;
+	int tries;
+
+	if (!is_cpu(ctx))
+		suite_skip("needs a device whose memory the test can fill");
+	REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
+	big = free_now / 4 * 3;
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (tries = 0; tries < 8; tries++) {
+		REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, big));
+		busy_chain_of(ctx->dev, s, busy, 8 << tries, n / 2);
+		REQUIRE_OK(accel_device_memory_deallocate(ctx->dev, p, big));
+		/* still the device's: the free waits for s */
+		REQUIRE_OK(accel_device_memory_stats(ctx->dev, &total, &free_now));
+		if (free_now < big)
+			break;
+		OK(accel_stream_synchronize(ctx->dev, s));
+	}
+	if (tries == 8)
+		suite_skip("the stream was never busy at the free");
+	accel_clear_last_error();
+	OK(accel_device_memory_allocate(ctx->dev, &q, big));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(!accel_get_last_error()[0]);
+	OK(accel_device_memory_deallocate(ctx->dev, q, big));
+	/* a pending error survives a successful call */
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	REQUIRE_OK(accel_device_memory_allocate(ctx->dev, &p, big));
+	busy_chain_of(ctx->dev, s, busy, 64, n / 2);
+	REQUIRE_OK(accel_device_memory_deallocate(ctx->dev, p, big));
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	OK(accel_device_memory_allocate(ctx->dev, &q, big));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_device_memory_deallocate(ctx->dev, q, big));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, n);
+}
+
+/*
+ * A pool allocation that grows the pool (or goes to the device for a
+ * large block) succeeds and leaves the caller's pending error as it was.
+ */
+TEST(pool_growth_leaves_error_alone)
+{
+	struct accel_device_id bad = { 99 };
+	size_t max_chunk;
+	accel_pool_t pool;
+	accel_memory_t m;
+	void *p, *q;
+
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	OK(accel_pool_allocate(pool, NULL, &p, 100));	/* the first chunk */
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	CHECK(strstr(accel_get_last_error(), "99"));
+	OK(accel_pool_allocate(pool, NULL, &q, max_chunk + 1));	/* direct */
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_pool_deallocate(pool, NULL, q, max_chunk + 1));
+	OK(accel_pool_deallocate(pool, NULL, p, 100));
+	FAILS(accel_device_memory_allocate(&bad, &p, 16));
+	OK(accel_memory_create(ctx->dev, 16, accel_dtype(ACCEL_UINT8), NULL, 0,
+			       &m));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_INVALID_VALUE);
+	OK(accel_memory_release(m));
+	OK(accel_pool_destroy(pool));
+}
+
+/*
+ * "Successful calls leave the message alone": a host-side copy between a
+ * pinned array of one device and a mapped array of another, on a stream
+ * of the source's device, must not leave the error of a wrong guess at
+ * the stream's device.
+ */
+TEST_PEER(host_copy_success_leaves_no_error)
+{
+	size_t shape[1] = { 256 };
+	accel_array_t src, dst;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pinned_array(ctx->dev, 1, shape, NULL, NULL, 'C', &src));
+	REQUIRE_OK(accel_mapped_array(ctx->peer, 1, shape, NULL, NULL, 'C',
+				      NULL, &dst));
+	accel_clear_last_error();
+	OK(accel_array_copy_to_device(dst, src, s));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(!accel_get_last_error()[0]);
+	/* a stream of the destination's device works as well */
+	OK(accel_array_release(src));
+	REQUIRE_OK(accel_pinned_array(ctx->peer, 1, shape, NULL, NULL, 'C',
+				      &src));
+	OK(accel_array_release(dst));
+	REQUIRE_OK(accel_mapped_array(ctx->dev, 1, shape, NULL, NULL, 'C',
+				      NULL, &dst));
+	OK(accel_array_copy_to_device(dst, src, s));
+	CHECK(accel_peek_last_error_code() == ACCEL_ERROR_NONE);
+	CHECK(!accel_get_last_error()[0]);
+	OK(accel_array_release(src));
+	OK(accel_array_release(dst));
+	OK(accel_stream_destroy(ctx->dev, s));
 }
 
 /* Whether the last error names the device under test. */

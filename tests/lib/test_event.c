@@ -50,14 +50,6 @@ TEST(event_covers_work_before_record)
 	free(out);
 }
 
-/* Slow work that keeps a stream busy, so what follows is really queued. */
-static void keep_busy(struct suite_ctx *ctx, accel_stream_t s, uint8_t *busy,
-		      size_t n)
-{
-	OK(accel_async_memory_copy_d2d(ctx->dev, s, busy + n / 2, busy, n / 2));
-	OK(accel_async_memory_copy_d2d(ctx->dev, s, busy, busy + n / 2, n / 2));
-}
-
 /* Stream B's copy of A's result must wait for A's writes, many times over. */
 TEST(stream_waits_for_event_of_another_stream)
 {
@@ -73,7 +65,7 @@ TEST(stream_waits_for_event_of_another_stream)
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	for (int r = 0; r < ROUNDS; r++) {
 		fill_pattern(h, n, 900 + r);
-		keep_busy(ctx, s1, busy, nb);
+		busy_chain_of(ctx->dev, s1, busy, 2, nb / 2);	/* slow work first */
 		OK(accel_async_memory_copy_h2d(ctx->dev, s1, a, h, n));
 		OK(accel_event_record(ctx->dev, s1, e));
 		OK(accel_stream_wait_event(ctx->dev, s2, e));
@@ -110,7 +102,7 @@ TEST(event_destroyed_while_waited_on)
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s2));
 	REQUIRE_OK(accel_event_create(ctx->dev, &e));
 	fill_pattern(h, n, 95);
-	keep_busy(ctx, s1, busy, nb);
+	busy_chain_of(ctx->dev, s1, busy, 2, nb / 2);	/* slow work first */
 	OK(accel_async_memory_copy_h2d(ctx->dev, s1, a, h, n));
 	OK(accel_event_record(ctx->dev, s1, e));
 	OK(accel_stream_wait_event(ctx->dev, s2, e));

@@ -299,6 +299,76 @@ TEST(null_handles_are_refused_as_before)
 	OK(accel_array_release(NULL));
 }
 
+/* Each way a stream can be wrong for ctx->dev: destroyed, an event, another device's. */
+static void bad_streams(struct suite_ctx *ctx, accel_stream_t bad[3], int *n,
+			accel_event_t *ev)
+{
+	accel_stream_t dead;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &dead));
+	REQUIRE_OK(accel_stream_destroy(ctx->dev, dead));
+	REQUIRE_OK(accel_event_create(ctx->dev, ev));
+	bad[0] = dead;
+	bad[1] = (accel_stream_t)*ev;
+	*n = 2;
+	if (ctx->peer)
+		REQUIRE_OK(accel_stream_create(ctx->peer, &bad[(*n)++]));
+}
+
+/*
+ * A stream argument is checked even where the call has no use for it (an
+ * empty copy, an array made without a transfer).
+ */
+TEST(unneeded_stream_arguments_still_checked)
+{
+	size_t shape[1] = { 4 }, empty[1] = { 0 };
+	accel_array_t d, dz, hz, out;
+	double buf[4] = { 0 };
+	accel_stream_t bad[3];
+	accel_memory_t m;
+	accel_event_t ev;
+	int n;
+
+	bad_streams(ctx, bad, &n, &ev);
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, shape, NULL, NULL, 'C', NULL,
+				      &d));
+	REQUIRE_OK(accel_device_array(ctx->dev, 1, empty, NULL, NULL, 'C', NULL,
+				      &dz));
+	REQUIRE_OK(accel_host_array(NULL, 1, empty, NULL, NULL, 'C', 0, &hz));
+	REQUIRE_OK(accel_memory_create(ctx->dev, 4, accel_dtype(ACCEL_FLOAT64),
+				       NULL, 0, &m));
+	for (int i = 0; i < n; i++) {
+		accel_stream_t s = bad[i];
+
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_mapped_array(ctx->dev, 1, shape, NULL, NULL,
+					      'C', s, &out));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_mapped_array_flags(ctx->dev, 1, shape, NULL,
+						    NULL, 'C', s, 0, &out));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_device_array(ctx->dev, 1, empty, NULL, NULL,
+					      'C', s, &out));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_to_device_ex(ctx->dev, d, s, 1, &out));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_memory_copy_from_async(m, s, buf, 0, 0));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_memory_copy_to_async(m, s, buf, 0, 0));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_memory_copy_async(m, m, s, 0, 0, 0));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_array_copy_to_device(dz, hz, s));
+		FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+			   accel_array_copy_to_host(dz, hz, s, NULL));
+	}
+	OK(accel_array_release(d));
+	OK(accel_array_release(dz));
+	OK(accel_array_release(hz));
+	OK(accel_memory_release(m));
+	OK(accel_event_destroy(ctx->dev, ev));
+}
+
 /* ------------------------------------------------------------------ */
 /* Release while other threads use the handle */
 

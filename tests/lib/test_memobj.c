@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include <accel/memory.h>
 
@@ -493,6 +494,97 @@ TEST(free_is_not_starved_by_copies)
 		free(c[i].buf);
 	}
 	CHECK(pool_blocks(ctx) == 0);
+}
+
+/*
+ * accel_memory_free() under way while another thread releases the same
+ * handle: the free, which started first, succeeds and the release is
+ * refused (docs/libaccel.md: "one succeeds, the other is refused"; a
+ * refused call frees nothing).
+ */
+struct freer {
+	accel_memory_t mem;
+	accel_status_t ret;
+	atomic_int started, done;
+};
+
+static void *free_memory_handle(void *arg)
+{
+	struct freer *f = arg;
+
+	atomic_store(&f->started, 1);
+	f->ret = accel_memory_free(f->mem);
+	atomic_store(&f->done, 1);
+	return NULL;
+}
+
+/*
+ * The handle is a view of registered host memory: its free unregisters the
+ * memory, which waits for the device's queued work. A release of the
+ * handle made while the free waits must be refused (INVALID_HANDLE), and
+ * the free must succeed. If the release came first after all (the freeing
+ * thread had not reached the library), the free is refused having freed
+ * nothing, and the try runs again.
+ */
+TEST(free_under_way_wins_over_release)
+{
+	const size_t n = 1 << 20;
+	size_t shape[1] = { n };
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (;;) {
+		struct freer f = { 0 };
+		void *data = aligned_alloc(4096, n);
+		struct accel_array_info info;
+		accel_array_t host;
+		accel_status_t rel;
+		bool under_way, decided;
+		pthread_t t;
+
+		REQUIRE(data);
+		REQUIRE_OK(accel_host_array(data, 1, shape,
+					    accel_dtype(ACCEL_UINT8), NULL,
+					    'C', 0, &host));
+		REQUIRE_OK(accel_array_register(ctx->dev, host, 0));
+		REQUIRE_OK(accel_array_as_memory(host, &f.mem));
+		busy_chain(ctx->dev, s, big, copies);
+		REQUIRE(!pthread_create(&t, NULL, free_memory_handle, &f));
+		while (!atomic_load(&f.started))
+			usleep(1000);
+		usleep(30000);		/* the free waits for the device */
+		under_way = accel_stream_query(ctx->dev, s) == ACCEL_WARNING &&
+			    !atomic_load(&f.done);
+		accel_clear_last_error();
+		rel = accel_memory_release(f.mem);
+		if (rel != ACCEL_SUCCESS)
+			CHECK(accel_peek_last_error_code() ==
+			      ACCEL_ERROR_INVALID_HANDLE);
+		pthread_join(t, NULL);
+		OK(accel_stream_synchronize(ctx->dev, s));
+		if (f.ret == ACCEL_SUCCESS) {
+			/* the free claimed the handle: the release is refused */
+			CHECK(rel == ACCEL_FAILED);
+			FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+				   accel_array_get_info(host, &info));
+			decided = under_way || rel == ACCEL_SUCCESS;
+		} else {
+			/* the release came first: the refused free freed nothing */
+			bool freed = accel_array_get_info(host, &info) != ACCEL_SUCCESS;
+
+			CHECK(rel == ACCEL_SUCCESS && !freed);
+			decided = rel != ACCEL_SUCCESS || freed;
+		}
+		OK(accel_array_release(host));
+		free(data);
+		if (decided)
+			break;
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, big, 2 * BUSY_HALF);
 }
 
 /* memory of two devices is copied peer to peer, sync and on either's stream */

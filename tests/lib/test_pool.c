@@ -353,6 +353,81 @@ TEST(pool_refuses_bad_input)
 	dfree(ctx, raw, 4096);
 }
 
+/*
+ * A block's bounds are the bytes asked for, not the pool's rounding of
+ * them: a range that starts past them is refused, whatever lies there.
+ */
+TEST(pool_range_in_a_blocks_rounding_refused)
+{
+	static const size_t offs[] = { 100, 101, 150, 200, 255 };
+	struct accel_pointer_attributes attr;
+	uint8_t src[1024], out[256];
+	accel_pool_t pool;
+	accel_memory_t m;
+	uint8_t *a, *b;
+
+	memset(src, 0xEE, sizeof(src));
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, (void **)&a, 100));
+	REQUIRE_OK(accel_pool_allocate(pool, NULL, (void **)&b, 256));
+	REQUIRE_OK(accel_device_memory_set(ctx->dev, b, 0x11, 256));
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		uint8_t *p = a + offs[i];
+
+		REQUIRE_OK(accel_pointer_get_attributes(p, &attr));
+		if (attr.block_live && attr.block_base == p)
+			continue;	/* another block begins there */
+		CHECK(!attr.block_live);
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_memory_copy_h2d(ctx->dev, p, src, 1));
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_memory_copy_h2d(ctx->dev, p, src, 300));
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_device_memory_set(ctx->dev, p, 0x22, 800));
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_memory_wrap(ctx->dev, p, 16,
+					     accel_dtype(ACCEL_UINT8), &m));
+	}
+	/* the end of the block, and an empty range there, still are the caller's */
+	OK(accel_memory_copy_h2d(ctx->dev, a + 99, src, 1));
+	OK(accel_memory_copy_h2d(ctx->dev, a + 100, src, 0));
+	REQUIRE_OK(accel_memory_copy_d2h(ctx->dev, out, b, 256));
+	CHECK(check_bytes(out, 256, 0x11));
+	OK(accel_pool_deallocate(pool, NULL, a, 100));
+	OK(accel_pool_deallocate(pool, NULL, b, 256));
+	OK(accel_pool_destroy(pool));
+}
+
+/* A refused allocation leaves NULL, whatever was wrong: the pool or the stream. */
+TEST(pool_refused_allocate_leaves_null)
+{
+	accel_pool_t pool, dead;
+	accel_stream_t s;
+	void *p;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &dead));
+	OK(accel_pool_destroy(dead));
+	p = (void *)0xdeadbeef;
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_pool_allocate(dead, NULL, &p, 64));
+	CHECK(p == NULL);
+	p = (void *)0xdeadbeef;
+	FAILS(accel_pool_allocate(NULL, NULL, &p, 64));
+	CHECK(p == NULL);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	p = (void *)0xdeadbeef;
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_pool_allocate((accel_pool_t)s, NULL, &p, 64));
+	CHECK(p == NULL);
+	OK(accel_stream_destroy(ctx->dev, s));
+	/* and a live pool with a destroyed stream */
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	p = (void *)0xdeadbeef;
+	FAILS(accel_pool_allocate(pool, s, &p, 64));
+	CHECK(p == NULL);
+	OK(accel_pool_destroy(pool));
+}
+
 /* The default pool is one per device, and usable like any other. */
 TEST(pool_default_pool)
 {

@@ -4,40 +4,27 @@
  * at once by later work on A, and by other streams only after A's work up
  * to the free has completed".
  */
+#include <accel/memory.h>
+
 #include "suite.h"
 
-struct busy {
-	uint8_t *mem;
-	size_t n;
-};
-
-static struct busy busy_new(struct suite_ctx *ctx)
-{
-	struct busy b = { .n = 16 << 20 };
-
-	b.mem = dalloc(ctx, b.n);
-	return b;
-}
-
-/* Slow work that keeps @s busy, so that what follows is really queued. */
-static void keep_busy(struct suite_ctx *ctx, accel_stream_t s, struct busy *b)
-{
-	for (int i = 0; i < 4; i++) {
-		OK(accel_async_memory_copy_d2d(ctx->dev, s, b->mem + b->n / 2,
-					       b->mem, b->n / 2));
-		OK(accel_async_memory_copy_d2d(ctx->dev, s, b->mem,
-					       b->mem + b->n / 2, b->n / 2));
-	}
-}
+/*
+ * Slow work that keeps a stream busy, so that what follows is really
+ * queued: a chain of KEEP_BUSY copies of BUSY_COPY bytes, in a buffer of
+ * 2 * BUSY_COPY.
+ */
+#define BUSY_COPY (8u << 20)
+#define KEEP_BUSY 8
 
 /*
  * Work on @s that writes @x (@n bytes): a copy from the busy buffer, of no
  * more than it holds (a block of its own may be the larger, on a GPU).
  */
 static void write_on(struct suite_ctx *ctx, accel_stream_t s, void *x, size_t n,
-		     struct busy *b)
+		     uint8_t *busy)
 {
-	OK(accel_async_memory_copy_d2d(ctx->dev, s, x, b->mem, n < b->n ? n : b->n));
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, x, busy,
+				       n < 2 * BUSY_COPY ? n : 2 * BUSY_COPY));
 }
 
 static bool stats_reserved_is_zero(accel_pool_t p)
@@ -60,7 +47,7 @@ static size_t own_chunk_size(struct suite_ctx *ctx)
 
 TEST(pool_same_stream_reuses_at_once)
 {
-	struct busy b = busy_new(ctx);
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY);
 	accel_pool_t p;
 	accel_stream_t s;
 	void *x, *y;
@@ -69,8 +56,8 @@ TEST(pool_same_stream_reuses_at_once)
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
 	REQUIRE_OK(accel_pool_allocate(p, s, &x, 4096));
-	keep_busy(ctx, s, &b);
-	OK(accel_async_memory_copy_d2d(ctx->dev, s, x, b.mem, 4096));
+	busy_chain_of(ctx->dev, s, busy, KEEP_BUSY, BUSY_COPY);
+	OK(accel_async_memory_copy_d2d(ctx->dev, s, x, busy, 4096));
 	OK(accel_pool_deallocate(p, s, x, 4096));
 	/* the stream is still busy: reuse on it is ordered anyway */
 	REQUIRE_OK(accel_pool_allocate(p, s, &y, 4096));
@@ -79,7 +66,7 @@ TEST(pool_same_stream_reuses_at_once)
 	OK(accel_stream_synchronize(ctx->dev, s));
 	OK(accel_stream_destroy(ctx->dev, s));
 	OK(accel_pool_destroy(p));
-	dfree(ctx, b.mem, b.n);
+	dfree(ctx, busy, 2 * BUSY_COPY);
 }
 
 /*
@@ -90,7 +77,7 @@ TEST(pool_other_stream_waits_for_the_freeing_stream)
 {
 	enum { ROUNDS = 8 };
 	size_t n = own_chunk_size(ctx);
-	struct busy b = busy_new(ctx);
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY);
 	uint8_t *h = xmalloc(n), *fives = xmalloc(n);
 	accel_pool_t p;
 	accel_stream_t sa, sb;
@@ -106,7 +93,7 @@ TEST(pool_other_stream_waits_for_the_freeing_stream)
 		uint8_t *x, *y, *back;
 
 		REQUIRE_OK(accel_pool_allocate(p, sa, (void **)&x, n));
-		keep_busy(ctx, sa, &b);
+		busy_chain_of(ctx->dev, sa, busy, KEEP_BUSY, BUSY_COPY);
 		OK(accel_async_memory_copy_h2d(ctx->dev, sa, x, h, n));
 		OK(accel_pool_deallocate(p, sa, x, n));
 		REQUIRE_OK(accel_pool_allocate(p, sb, (void **)&y, n));
@@ -124,7 +111,7 @@ TEST(pool_other_stream_waits_for_the_freeing_stream)
 	OK(accel_stream_destroy(ctx->dev, sa));
 	OK(accel_stream_destroy(ctx->dev, sb));
 	OK(accel_pool_destroy(p));
-	dfree(ctx, b.mem, b.n);
+	dfree(ctx, busy, 2 * BUSY_COPY);
 	free(h);
 	free(fives);
 }
@@ -137,7 +124,7 @@ TEST(pool_reuse_across_streams_is_ordered)
 {
 	enum { ROUNDS = 8 };
 	size_t n = own_chunk_size(ctx);
-	struct busy b = busy_new(ctx);
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY);
 	uint8_t *h = xmalloc(n), *out = xmalloc(n);
 	accel_pool_t p;
 	accel_stream_t sa, sb;
@@ -151,7 +138,7 @@ TEST(pool_reuse_across_streams_is_ordered)
 		uint8_t *x, *y;
 
 		REQUIRE_OK(accel_pool_allocate(p, sa, (void **)&x, n));
-		keep_busy(ctx, sa, &b);
+		busy_chain_of(ctx->dev, sa, busy, KEEP_BUSY, BUSY_COPY);
 		OK(accel_async_memory_copy_h2d(ctx->dev, sa, x, h, n));
 		OK(accel_pool_deallocate(p, sa, x, n));
 		REQUIRE_OK(accel_pool_allocate(p, sb, (void **)&y, n));
@@ -173,27 +160,23 @@ TEST(pool_reuse_across_streams_is_ordered)
 	OK(accel_stream_destroy(ctx->dev, sa));
 	OK(accel_stream_destroy(ctx->dev, sb));
 	OK(accel_pool_destroy(p));
-	dfree(ctx, b.mem, b.n);
+	dfree(ctx, busy, 2 * BUSY_COPY);
 	free(h);
 	free(out);
 }
 
 /*
- * Whether @s was still busy after what the test just did: only then does a
- * round prove anything, since a fast device may finish the work first.
+ * Rounds of the tests below: a round proves something only when the stream
+ * was still busy after what the test did, since a fast device may finish
+ * the work first.
  */
-static bool still_busy(struct suite_ctx *ctx, accel_stream_t s)
-{
-	return accel_stream_query(ctx->dev, s) == ACCEL_WARNING;
-}
-
 enum { BUSY_ROUNDS = 10 };
 
 /* With no stream, memory a busy stream freed is not handed out. */
 TEST(pool_no_stream_takes_only_completed_memory)
 {
 	size_t n = own_chunk_size(ctx);
-	struct busy b = busy_new(ctx);
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY);
 	int observed = 0;
 	accel_pool_t p;
 	accel_stream_t sa;
@@ -204,12 +187,12 @@ TEST(pool_no_stream_takes_only_completed_memory)
 		void *x, *y, *z;
 
 		REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
-		write_on(ctx, sa, x, n, &b);
+		write_on(ctx, sa, x, n, busy);
 		for (int k = 0; k < r; k++)
-			keep_busy(ctx, sa, &b);
+			busy_chain_of(ctx->dev, sa, busy, KEEP_BUSY, BUSY_COPY);
 		OK(accel_pool_deallocate(p, sa, x, n));
 		REQUIRE_OK(accel_pool_allocate(p, NULL, &y, n));
-		if (still_busy(ctx, sa)) {
+		if (stream_busy(ctx->dev, sa)) {
 			observed++;
 			CHECK(y != x);
 		}
@@ -223,7 +206,7 @@ TEST(pool_no_stream_takes_only_completed_memory)
 	}
 	OK(accel_stream_destroy(ctx->dev, sa));
 	OK(accel_pool_destroy(p));
-	dfree(ctx, b.mem, b.n);
+	dfree(ctx, busy, 2 * BUSY_COPY);
 	if (!observed)
 		suite_skip("the stream's work always completed before it could be observed");
 }
@@ -236,12 +219,12 @@ TEST(pool_free_on_another_stream)
 {
 	size_t before = free_memory(ctx);
 	size_t n = own_chunk_size(ctx);
-	struct busy b = busy_new(ctx);
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY);
 	int observed = 0;
 	accel_pool_t p;
 	accel_stream_t sa, sb;
 
-	before -= b.n;
+	before -= 2 * BUSY_COPY;
 	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sa));
 	REQUIRE_OK(accel_stream_create(ctx->dev, &sb));
@@ -249,13 +232,13 @@ TEST(pool_free_on_another_stream)
 		void *x, *y;
 
 		REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
-		write_on(ctx, sb, x, n, &b);
+		write_on(ctx, sb, x, n, busy);
 		for (int k = 0; k < r; k++)
-			keep_busy(ctx, sb, &b);
+			busy_chain_of(ctx->dev, sb, busy, KEEP_BUSY, BUSY_COPY);
 		OK(accel_pool_deallocate(p, sb, x, n));
 		FAILS(accel_pool_deallocate(p, sb, x, n));	/* freed already */
 		REQUIRE_OK(accel_pool_allocate(p, sa, &y, n));
-		if (still_busy(ctx, sb)) {
+		if (stream_busy(ctx->dev, sb)) {
 			observed++;
 			CHECK(y != x);	/* B may still be writing x */
 		}
@@ -268,7 +251,7 @@ TEST(pool_free_on_another_stream)
 	OK(accel_stream_destroy(ctx->dev, sb));
 	OK(accel_pool_destroy(p));
 	CHECK_FREE_IS(ctx, before);
-	dfree(ctx, b.mem, b.n);
+	dfree(ctx, busy, 2 * BUSY_COPY);
 	if (!observed)
 		suite_skip("the stream's work always completed before it could be observed");
 }
@@ -320,7 +303,7 @@ static accel_pool_t pool_off(struct suite_ctx *ctx)
 TEST(pool_off_free_on_a_busy_stream_does_not_wait)
 {
 	size_t n = 1 << 20, max_chunk, before = free_memory(ctx);
-	struct busy b = busy_new(ctx);
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY);
 	accel_pool_t p = pool_off(ctx);
 	int observed = 0;
 	accel_stream_t s;
@@ -332,10 +315,10 @@ TEST(pool_off_free_on_a_busy_stream_does_not_wait)
 		void *x;
 
 		REQUIRE_OK(accel_pool_allocate(p, s, &x, n));
-		keep_busy(ctx, s, &b);
-		write_on(ctx, s, x, n, &b);
+		busy_chain_of(ctx->dev, s, busy, KEEP_BUSY, BUSY_COPY);
+		write_on(ctx, s, x, n, busy);
 		OK(accel_pool_deallocate(p, s, x, n));
-		observed += still_busy(ctx, s);
+		observed += stream_busy(ctx->dev, s);
 		OK(accel_stream_synchronize(ctx->dev, s));
 	}
 	CHECK(observed);
@@ -343,7 +326,7 @@ TEST(pool_off_free_on_a_busy_stream_does_not_wait)
 	CHECK(stats_reserved_is_zero(p));
 	OK(accel_stream_destroy(ctx->dev, s));
 	OK(accel_pool_destroy(p));
-	dfree(ctx, b.mem, b.n);
+	dfree(ctx, busy, 2 * BUSY_COPY);
 	CHECK_FREE_IS(ctx, before);
 }
 
@@ -356,7 +339,7 @@ TEST(pool_off_free_on_a_busy_stream_does_not_wait)
 TEST(pool_off_block_freed_under_another_streams_copy)
 {
 	size_t n = 8 << 20, before = free_memory(ctx);
-	struct busy b = busy_new(ctx);
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY);
 	accel_pool_t p = pool_off(ctx);
 	accel_stream_t sa, sb;
 
@@ -366,8 +349,8 @@ TEST(pool_off_block_freed_under_another_streams_copy)
 		void *x;
 
 		REQUIRE_OK(accel_pool_allocate(p, sa, &x, n));
-		keep_busy(ctx, sa, &b);
-		write_on(ctx, sa, x, n, &b);
+		busy_chain_of(ctx->dev, sa, busy, KEEP_BUSY, BUSY_COPY);
+		write_on(ctx, sa, x, n, busy);
 		OK(accel_pool_deallocate(p, sb, x, n));
 	}
 	OK(accel_stream_synchronize(ctx->dev, sa));
@@ -376,6 +359,54 @@ TEST(pool_off_block_freed_under_another_streams_copy)
 	OK(accel_stream_destroy(ctx->dev, sa));
 	OK(accel_stream_destroy(ctx->dev, sb));
 	OK(accel_pool_destroy(p));
-	dfree(ctx, b.mem, b.n);
+	dfree(ctx, busy, 2 * BUSY_COPY);
 	CHECK_FREE_IS(ctx, before);
+}
+
+/*
+ * "A freed pointer gets ACCEL_FAILED, nothing is written": a block larger than
+ * the largest chunk (with ACCEL_POOL=off, any block) freed behind queued
+ * work waits for that work out of the pool's books; copies into it must
+ * be refused all the same.
+ */
+TEST(pool_freed_large_block_refused)
+{
+	size_t n = 64 << 20, max_chunk, big;
+	struct accel_pointer_attributes at;
+	uint8_t *busy = dalloc(ctx, n), buf[4096] = { 0 };
+	accel_pool_t pool;
+	accel_stream_t s;
+	void *blk;
+	int tries;
+
+	REQUIRE_OK(accel_device_max_chunk_size(ctx->dev, &max_chunk));
+	big = max_chunk + 4096;
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_pool_create(ctx->dev, &pool));
+	/* the free must find the stream busy: retry, bounded, until it does */
+	for (tries = 0; tries < 8; tries++) {
+		REQUIRE_OK(accel_pool_allocate(pool, NULL, &blk, big));
+		busy_chain_of(ctx->dev, s, busy, 8 << tries, n / 2);
+		REQUIRE_OK(accel_pool_deallocate(pool, NULL, blk, big));
+		REQUIRE_OK(accel_pointer_get_attributes(blk, &at));
+		if (at.pooled)	/* still the device's, waiting for s */
+			break;
+		OK(accel_stream_synchronize(ctx->dev, s));
+	}
+	if (tries == 8)
+		suite_skip("the stream was never busy at the free");
+	CHECK(!at.block_live);
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_h2d(ctx->dev, blk, buf, sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_async_memory_copy_h2d(ctx->dev, s, blk, buf,
+					       sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_device_memory_set(ctx->dev, blk, 1, sizeof(buf)));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_copy_d2h(ctx->dev, buf, blk, sizeof(buf)));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_pool_destroy(pool));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, n);
 }

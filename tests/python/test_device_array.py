@@ -1,6 +1,7 @@
 """DeviceNDArray: attributes, transfers, layouts, views (docs/python.md,
 "Arrays"; Numba's DeviceNDArray in seed 004)."""
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -284,6 +285,62 @@ def test_to_device_of_readonly_array():
     x = np.arange(5.0)
     x.setflags(write=False)
     np.testing.assert_array_equal(accel.to_device(x).copy_to_host(), x)
+
+
+class _LyingDtype(np.ndarray):
+    """A subclass whose dtype property claims 8-byte entries over 1-byte ones."""
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float64)
+
+
+def _lying_array():
+    # strides of 8 bytes pass the alignment test of float64; the entries
+    # claimed run 7 bytes past the end of the memory
+    n = 1 << 17
+    return np.zeros(8 * (n - 1) + 1, dtype=np.int8)[::8].view(_LyingDtype)
+
+
+def test_lying_dtype_property_is_refused_not_read_past_the_memory():
+    """A subclass's dtype property may claim larger entries than its
+    memory holds: to_device() refuses the array rather than read past the
+    memory with the buffer's layout (heap-buffer-overflow READ in
+    accel_array_copy_to_device under ASan)."""
+    with pytest.raises(ValueError, match="8-byte entries"):
+        accel.to_device(_lying_array())
+
+
+def test_lying_dtype_property_is_refused_as_a_destination():
+    """... nor does copy_to_host(ary) write past it (heap-buffer-overflow
+    WRITE under ASan)."""
+    d = accel.to_device(np.arange(float(1 << 17)))
+    with pytest.raises(ValueError, match="8-byte entries"):
+        d.copy_to_host(_lying_array())
+
+
+# what a subclass's __buffer__ exports instead of its own memory
+_OTHER = np.full(1 << 10, 5.0)
+
+
+class _OtherBuffer(np.ndarray):
+    def __buffer__(self, flags):
+        return memoryview(_OTHER)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12),
+                    reason="__buffer__ in Python classes is Python 3.12's")
+def test_ndarray_subclass_buffer_is_not_used_instead_of_its_memory():
+    """A subclass's __buffer__ may answer the buffer protocol with any
+    memory, released at once (a temporary's): the module reads NumPy arrays
+    through NumPy's own slot, as NumPy itself does, so that it copies from
+    and into the array's memory and uses no memory freed under it."""
+    src = np.zeros(1 << 10).view(_OtherBuffer)
+    assert (accel.to_device(src).copy_to_host() == 0).all()
+    dst = np.zeros(1 << 10).view(_OtherBuffer)
+    accel.to_device(np.arange(float(1 << 10))).copy_to_host(dst)
+    assert (np.asarray(dst) == np.arange(float(1 << 10))).all()
+    assert (_OTHER == 5.0).all()
 
 
 # ---------------------------------------------------------------- *_like

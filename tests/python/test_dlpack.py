@@ -1,6 +1,7 @@
 """DLPack with real consumers: NumPy 1.24 and PyTorch 1.13 (docs/python.md,
 "The protocols each array speaks"; accel/dlpack.h)."""
 import gc
+import threading
 
 import numpy as np
 import pytest
@@ -209,6 +210,20 @@ def test_numpy_export_of_mapped_outlives_it(collect):
     junk = _churn()
     np.testing.assert_array_equal(a, np.arange(1000))
     del junk
+
+
+def test_mapped_array_exports_wait_for_its_stream():
+    """__dlpack__(stream=None) waits for the work queued on the array's
+    stream; a MappedNDArray takes the place of a device array."""
+    n = 1 << 22
+    s = accel.stream()
+    src = accel.to_device(np.ones(n))
+    m = accel.mapped_array(n, stream=s)
+    for _ in range(3):
+        m[:] = 0
+        src.copy_to_host(m, stream=s)
+        assert (np.from_dlpack(m) == 1).all()
+        s.synchronize()
 
 
 @pytest.mark.device_only
@@ -433,6 +448,41 @@ def test_bad_dlpack_producers_raise_cleanly():
             if isinstance(obj, BadDevice) and ok:
                 continue   # a consumer may ignore __dlpack_device__
             assert not ok, (obj, fn)
+
+
+def test_a_capsule_consumed_by_two_threads_is_taken_once():
+    """A consumer takes a "dltensor" capsule once: of two threads racing
+    for the same one, exactly one gets it, and its deleter runs once."""
+    for _ in range(50):
+        cap = np.arange(16.0).__dlpack__()
+
+        class Producer:
+            def __dlpack__(self, stream=None):
+                return cap
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        got, errors = [], []
+        barrier = threading.Barrier(2)
+
+        def consume():
+            barrier.wait()
+            try:
+                got.append(accel.as_cuda_array(Producer()))
+            except (ValueError, accel.AccelError) as e:
+                errors.append(e)
+        threads = [threading.Thread(target=consume) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if accel.get_current_device().backend == "cpu":
+            assert len(got) == 1 and len(errors) == 1
+        else:
+            assert not got      # plain host memory is no accel memory
+        got.clear()
+        gc.collect()
 
 
 @pytest.mark.cuda_only

@@ -62,6 +62,13 @@ def test_exhaust_then_free_then_allocate_again(collect):
     collect()
 
 
+def test_a_mapped_views_refusal_says_why():
+    """A library failure raises the library's message."""
+    m = accel.mapped_array(8)
+    with pytest.raises(ValueError, match="negative"):
+        m[::-1].__dlpack__()
+
+
 # ------------------------------------------------------------ constructors
 
 @pytest.mark.parametrize("fn", [accel.device_array, accel.pinned_array,
@@ -137,6 +144,17 @@ def test_constructor_wrong_types():
         accel.device_array(3, bogus=1)
     with pytest.raises(TypeError):
         accel.mapped_array(3, nonsense=True)
+
+
+def test_order_with_a_nul_is_refused():
+    """An order is 'C' or 'F', the whole string: 'C\\0' and '\\0' are
+    refused, not read up to their first NUL."""
+    with pytest.raises(ValueError, match="order"):
+        accel.device_array(3, order="C\0")
+    with pytest.raises(ValueError, match="order"):
+        accel.device_array(3, order="\0")
+    with pytest.raises(ValueError, match="order"):
+        accel.device_array(6).reshape(2, 3, order="F\0")
 
 
 def test_to_device_unsupported_objects():

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import accel
-from accel_testutil import (CAIWrapper, DLPackWrapper, outcome, raises_any)
+from accel_testutil import (CAIWrapper, DLPackWrapper, check_isolated, outcome,
+                            raises_any)
 
 
 # ------------------------------------------------------------ NumPy protocols
@@ -84,6 +85,21 @@ def test_mapped_array_is_a_numpy_array_everywhere():
     assert m.__array_interface__["data"][0] == m.ctypes.data
 
 
+@pytest.mark.host_readable
+def test_array_protocol_same_dtype_copy_none_does_not_copy():
+    """__array__(dtype, copy=None) copies only where needed, as NumPy 2's
+    protocol says (and the docstring: "a copy for another dtype or
+    copy=True"): not for the array's own dtype."""
+    d = accel.to_device(np.arange(6.0))
+    own = np.asarray(d)
+    assert np.shares_memory(d.__array__(np.float64), own)
+    assert np.shares_memory(d.__array__(dtype=np.float64, copy=None), own)
+    assert not np.shares_memory(d.__array__(np.float64, copy=True), own)
+    assert d.__array__(np.float32).dtype == np.float32
+    with pytest.raises(ValueError):
+        d.__array__(np.float32, copy=False)
+
+
 # ------------------------------------------------------------ CAI
 
 def test_is_cuda_array_follows_the_interface(backend):
@@ -152,6 +168,92 @@ def test_as_cuda_array_bad_cai_dicts():
         __cuda_array_interface__ = 42
     with raises_any(ValueError, TypeError):
         accel.as_cuda_array(NotADict())
+
+
+def test_interface_errors_are_raised_at_once():
+    """No Python code runs with an exception set: a bad version is a
+    ValueError, not a SystemError."""
+    buf = np.arange(4.0)
+
+    class Truthy:
+        def __bool__(self):
+            raise AssertionError("called with an exception set")
+
+    class Bad:
+        @property
+        def __cuda_array_interface__(self):
+            return {"shape": (4,), "typestr": "<f8",
+                    "data": (buf.ctypes.data, Truthy()), "version": "3"}
+    with pytest.raises(ValueError):
+        accel.as_cuda_array(Bad())
+
+
+@pytest.mark.parametrize("version", [0, 4, 2**32 + 3, -2**32 + 3])
+def test_interface_versions_out_of_range(version):
+    buf = np.arange(4.0)
+
+    class Bad:
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f8",
+                                    "data": (buf.ctypes.data, False),
+                                    "version": version}
+    with pytest.raises(ValueError):
+        accel.as_cuda_array(Bad())
+
+
+@pytest.mark.parametrize("entry", [{"stream": 0}, {"stream": "1"},
+                                   {"typestr": "<f8\0zz"},
+                                   {"data": (2**64 - 8, False)}])
+def test_interface_malformed_entries(entry):
+    """CAI v3: stream None or a number other than 0; a typestr; data that
+    fits in the address space."""
+    buf = np.arange(4.0)
+    cai = {"shape": (4,), "typestr": "<f8", "data": (buf.ctypes.data, False),
+           "version": 3}
+    cai.update(entry)
+
+    class Bad:
+        __cuda_array_interface__ = cai
+    with pytest.raises(ValueError):
+        accel.as_cuda_array(Bad())
+
+
+def test_cai_dict_emptied_while_read_is_not_used_after_free():
+    """Reading __cuda_array_interface__'s entries runs the producer's code
+    (a shape entry's __index__), which may empty the producer's dict: the
+    module reads a copy of the entries, so that none is freed under it (a
+    borrowed one would be: heap-use-after-free in parse_cai under ASan)."""
+    if accel.get_current_device().backend == "accel":
+        pytest.skip("accel's device arrays have no interface to take a pointer from")
+    out = check_isolated("""
+        import accel, numpy as np
+        backend = accel.get_current_device().backend
+        d = accel.device_array((2, 2))
+        ptr = (d.__cuda_array_interface__ if backend == "cuda"
+               else d.__array_interface__)["data"][0]
+
+        class Index:
+            def __index__(self):
+                producer.cai.clear()
+                # reuse what clear() freed: strings and tuples of the same sizes
+                producer.junk = [("|b%d" % (i % 2 + 1), (i, i)) for i in range(10000)]
+                return 2
+
+        class Producer:
+            def __init__(self):
+                self.cai = {"shape": (Index(), 2), "typestr": "".join(["<", "f8"]),
+                            "data": (int(str(ptr)), False), "version": 3,
+                            "strides": None}
+
+            @property
+            def __cuda_array_interface__(self):
+                return self.cai
+
+        producer = Producer()
+        v = accel.as_cuda_array(producer)
+        print(v.shape, v.dtype, v.__cuda_array_interface__["data"][0] == ptr
+              if backend == "cuda" else v.__array_interface__["data"][0] == ptr)
+    """)
+    assert out.split() == ["(2,", "2)", "float64", "True"], out
 
 
 # ------------------------------------------------------------ as_cuda_array

@@ -191,6 +191,41 @@ def test_exported_cycles_do_not_grow_rss(collect, torch):
     assert r1 - r0 < (64 << 20), (r0, r1)
 
 
+class _InterfaceTuple(tuple):
+    """An object lending memory through the CUDA array interface, which
+    the garbage collector cannot clear itself (a tuple)."""
+    __slots__ = ()
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self[1]
+        return {"shape": a.shape, "typestr": a.dtype.str,
+                "data": (a.ctypes.data, False), "version": 3}
+
+
+@pytest.mark.skipif("accel.get_current_device().backend != 'cpu'",
+                    reason="the cpu device takes any host memory")
+def test_a_cycle_through_a_view_does_not_free_memory_under_a_copy():
+    """as_cuda_array keeps obj alive: a collected cycle must not free the
+    lender's bytes while a queued copy still writes them."""
+    n = 16 << 20
+    s = accel.stream()
+    src = accel.to_device(np.ones(n))
+    gc.disable()
+    try:
+        for _ in range(3):
+            d = {}
+            lender = _InterfaceTuple((d, np.zeros(n)))
+            v = accel.as_cuda_array(lender)
+            d["v"] = v
+            v.copy_to_device(src, stream=s)
+            del v, lender, d
+            gc.collect()
+            s.synchronize()
+    finally:
+        gc.enable()
+
+
 # ------------------------------------------------------------ process exit
 
 def test_exit_with_live_objects():

@@ -436,7 +436,7 @@ static void op_alloc(const struct op *o, int d)
 	check_attributes(kind, dev, ptr, size, size ? o->y % size : 0);
 	if (kind == K_REG) {
 		/* registered memory keeps what the host had there */
-		fz_fill(ptr, size, o->pat);
+		fill_pattern(ptr, size, o->pat);
 		emit("fill_pattern(p[%d], %zu, %uu);", slot, size, o->pat);
 		model_write(&M, s, 0, ptr, size);
 	}
@@ -607,7 +607,7 @@ static void op_h2d(const struct op *o)
 
 	if (!sync_target(o, &x, MAX_LEN, &t))
 		return;
-	fz_fill(src, t.len, o->pat);
+	fill_pattern(src, t.len, o->pat);
 	emit("fill_pattern(src, %zu, %uu);", t.len, o->pat);
 	emit("st = accel_memory_copy_h2d(%s, (char *)p[%d] + %zu, src, %zu);",
 	     devname_c[t.dev], t.slot, t.off, t.len);
@@ -784,7 +784,7 @@ static void op_host_write(const struct op *o)
 	if (len > 65536 && !(o->flags & FL_FULL))
 		len = 65536;
 	emit("fill_pattern((char *)%s + %zu, %zu, %uu);", name, off, len, o->pat);
-	fz_fill(ptr + off, len, o->pat);
+	fill_pattern(ptr + off, len, o->pat);
 	model_access(&M, s, -1, 1, s, off, len);
 	model_write(&M, s, off, ptr + off, len);
 }
@@ -1178,7 +1178,7 @@ static void op_mem_create(const struct op *o, int d)
 	if (M.m[ms].state == 1)
 		return;
 	if (init) {
-		fz_fill(src, entries * dtype_size[dt], o->pat);
+		fill_pattern(src, entries * dtype_size[dt], o->pat);
 		emit("fill_pattern(src, %zu, %uu);", entries * dtype_size[dt],
 		     o->pat);
 	}
@@ -1416,7 +1416,7 @@ static void op_mem_from_to(const struct op *o, int from)
 		if (async && pending_elsewhere(M.hb[hi], -1))
 			return;
 		/* the source is pageable: captured at the call */
-		fz_fill(s, bytes, o->pat);
+		fill_pattern(s, bytes, o->pat);
 		emit("fill_pattern(%s, %zu, %uu);", async ? hb_c(hi) : "src",
 		     bytes, o->pat);
 		if (async) {
@@ -1670,7 +1670,7 @@ static void op_mem_touch(const struct op *o)
 	if (h->flags & ACCEL_MEMORY_HOST_WRITE && (o->pat & 1)) {
 		emit("fill_pattern((char *)mp[%d] + %zu, %zu, %uu);", ms, off, len,
 		     o->pat);
-		fz_fill((uint8_t *)h->mapptr + off, len, o->pat);
+		fill_pattern((uint8_t *)h->mapptr + off, len, o->pat);
 		model_access(&M, h->store, -1, 1, h->store, h->off + off, len);
 		model_write(&M, h->store, h->off + off,
 			    (uint8_t *)h->mapptr + off, len);
@@ -1708,7 +1708,7 @@ static void op_mem_rw(const struct op *o, int write)
 		xfail(&x, S(INVAL));
 	zero_ok(&x, bytes);
 	if (write) {
-		fz_fill(src, bytes, o->pat);
+		fill_pattern(src, bytes, o->pat);
 		emit("fill_pattern(src, %zu, %uu);", bytes, o->pat);
 		emit("st = accel_memory_write(m[%d], src, %zu);", ms, bytes);
 		st = accel_memory_write(bm[ms], src, bytes);
@@ -2283,7 +2283,7 @@ static void op_arr_new(const struct op *o, int d)
 			if (own_data) {
 				/* the caller's data, alive to the end */
 				data = malloc(a_span(&a) + 1);
-				fz_fill(data, a_span(&a), o->pat);
+				fill_pattern(data, a_span(&a), o->pat);
 				emit("np = malloc(%zu); fill_pattern(np, %zu, %uu);",
 				     a_span(&a) + 1, a_span(&a), o->pat);
 			}
@@ -2364,7 +2364,7 @@ static void op_arr_host(const struct op *o, int write)
 		model_access(&M, a->store, -1, 1, a->store, a->off, a_span(a));
 		emit("/* the host writes %zu entries of %s */", n, arr_c[as]);
 		for (size_t k = 0; k < n; k++) {
-			fz_fill(p + a_pos(a, k), ds, o->pat + k);
+			fill_pattern(p + a_pos(a, k), ds, o->pat + k);
 			model_write(&M, a->store, a->off + a_pos(a, k),
 				    p + a_pos(a, k), ds);
 		}

@@ -21,6 +21,9 @@
 #include <accel/accel.h>
 #include <accel/memory.h>
 
+/* the suite's pattern: the C that --minimize prints fills buffers with it */
+#include "../pattern.h"
+
 /* Slots: operations name objects by slot, so that a program stays valid
  * (and deterministic) when the minimizer masks operations out. */
 #define N_RAW	8	/* raw allocations */
@@ -102,21 +105,6 @@ const char *op_name(int kind);
 unsigned op_family(const struct op *o);
 int family_parse(const char *list, unsigned *mask);
 
-/* the pattern of the suite (tests/lib/suite.h), so repros can use it */
-static inline uint8_t fz_pattern_byte(uint32_t seed, size_t i)
-{
-	uint32_t x = (uint32_t)i * 2654435761u + seed * 40503u + 17;
-
-	x ^= x >> 13;
-	return (uint8_t)(x * 0x5bd1e995u >> 24);
-}
-
-static inline void fz_fill(void *p, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		((uint8_t *)p)[i] = fz_pattern_byte(seed, i);
-}
-
 /* exec.c: run the program's unmasked ops against model and backend */
 struct result {
 	int failed;		/* a disagreement */
@@ -127,7 +115,7 @@ struct result {
 
 /*
  * Known disagreement classes (--known), skipped by the model so that a
- * run can look past them: each is a bug of the base the fuzzer found.
+ * run can look past a bug of the library that is known, to find others.
  */
 enum known {
 	KN_CHUNK = 1 << 0,	/* pool-block ranges checked against the chunk */
