@@ -683,6 +683,7 @@ static int dev_init(struct drv_dev *dd)
 
 static accel_status_t open_node(int node, int index, char *why, size_t why_len)
 {
+	struct accel_device *dev;
 	struct drv_dev *dd;
 	char path[32];
 	int fd, ret;
@@ -709,14 +710,17 @@ static accel_status_t open_node(int node, int index, char *why, size_t why_len)
 	dd->fd = fd;
 	dd->va_offset = (uint64_t)index * DEVICE_VA_STRIDE;
 	ret = dev_init(dd);
-	if (ret || !accel_device_add(&accel_backend_driver, index, dd,
-				     DRM_SIMACCEL_BO_MIN_ALIGN)) {
+	dev = ret ? NULL : accel_device_add(&accel_backend_driver, index, dd,
+					    DRM_SIMACCEL_BO_MIN_ALIGN);
+	if (!dev) {
 		snprintf(why, why_len, "%s: %s", path,
 			 ret ? strerror(-ret) : "too many devices");
 		close(fd);	/* its queue goes with it */
 		free(dd);
 		return ACCEL_FAILED;
 	}
+	/* a buffer's VRAM is whole pages (docs/uapi.md) */
+	dev->chunk_granule = (size_t)sysconf(_SC_PAGESIZE);
 	pthread_mutex_init(&dd->stage_lock, NULL);
 	pthread_mutex_init(&dd->peer_lock, NULL);
 	return ACCEL_SUCCESS;

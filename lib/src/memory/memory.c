@@ -1009,6 +1009,7 @@ accel_status_t accel_memory_chunk_policy(struct accel_device *dev,
 	    dev_policy(dev, &p->init_size, INIT_ALLOC) != ACCEL_SUCCESS ||
 	    dev_policy(dev, &p->realloc_size, REALLOC) != ACCEL_SUCCESS)
 		return ACCEL_FAILED;
+	p->alloc_granule = dev->chunk_granule;
 	return ACCEL_SUCCESS;
 }
 

@@ -64,6 +64,7 @@ struct accel_chunk_policy {
 	size_t max_chunk;	/* max_chunk_size */
 	size_t init_size;	/* init_alloc_size */
 	size_t realloc_size;	/* realloc_size */
+	size_t alloc_granule;	/* what the device rounds an allocation to */
 };
 
 accel_status_t accel_memory_chunk_policy(struct accel_device *dev,

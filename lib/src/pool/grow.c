@@ -219,14 +219,21 @@ size_t pool_release_idle(struct accel_pool *pool)
 	return n;
 }
 
+/* @need in the device's whole pages: a chunk loses none of what it takes */
+static size_t whole_pages(const struct accel_pool *pool, size_t need)
+{
+	return (need + pool->alloc_granule - 1) / pool->alloc_granule *
+	       pool->alloc_granule;
+}
+
 /*
  * The policy's chunk size (from the device's total memory), capped for this
- * attempt by what is free now, but never below @need.
+ * attempt by what is free now, but never below @need (in whole pages).
  */
 static size_t chunk_size_for(struct accel_pool *pool, size_t need)
 {
 	size_t size = pool->grown ? pool->realloc_size : pool->init_size;
-	size_t granule = pool->dev->chunk_granule, room;
+	size_t granule = pool->alloc_granule, room;
 
 	if (size > need && accel_memory_max_alloc(pool->dev, &room) == ACCEL_SUCCESS &&
 	    size > room)
@@ -240,11 +247,14 @@ static size_t chunk_size_for(struct accel_pool *pool, size_t need)
  */
 struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need)
 {
-	size_t size = chunk_size_for(pool, need);
-	struct pool_chunk *c = pool_chunk_new(pool, size);
+	size_t size, whole;
+	struct pool_chunk *c;
 
-	if (!c && (pool_release_idle(pool) || size > need))
-		c = pool_chunk_new(pool, need);
+	whole = whole_pages(pool, need);
+	size = chunk_size_for(pool, whole);
+	c = pool_chunk_new(pool, size);
+	if (!c && (pool_release_idle(pool) || size > whole))
+		c = pool_chunk_new(pool, whole);
 	if (c)
 		pool->grown = true;
 	return c;

@@ -266,8 +266,9 @@ out:
 
 /*
  * Straight to the backend: large requests, and every one with ACCEL_POOL=off.
- * @size: padded and rounded to the granule, as the device rounds it, so
- * that the statistics and the registered range are what the device gave.
+ * @size: padded and rounded to the device's allocation granule, as the
+ * device rounds it, so that the statistics and the registered range are
+ * what the device gave.
  */
 static accel_status_t alloc_direct(struct accel_pool *pool, size_t size,
 				   size_t requested, void **ptr)
@@ -537,6 +538,7 @@ static accel_status_t read_policy(struct accel_pool *pool)
 	pool->max_chunk = p.max_chunk;
 	pool->init_size = p.init_size;
 	pool->realloc_size = p.realloc_size;
+	pool->alloc_granule = p.alloc_granule;
 	return ACCEL_SUCCESS;
 }
 
@@ -788,8 +790,14 @@ accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
 	if (need < size)
 		return accel_error("size %zu is too large", size);
 	need &= ~(pool->granule - 1);
-	if (!pool->caching || need > pool->max_chunk)
-		return alloc_direct(pool, need, size, ptr);
+	if (!pool->caching || need > pool->max_chunk) {
+		size_t whole = (need + pool->alloc_granule - 1) /
+			       pool->alloc_granule * pool->alloc_granule;
+
+		if (whole < need)
+			return accel_error("size %zu is too large", size);
+		return alloc_direct(pool, whole, size, ptr);
+	}
 
 	pthread_mutex_lock(&a->lock);
 	if (!take_fit(pool, a, need, size, ptr, &ret)) {

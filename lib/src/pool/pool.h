@@ -140,6 +140,7 @@ struct accel_pool {
 	bool caching;			/* false: ACCEL_POOL=off */
 	bool grown;			/* init_alloc_size was taken */
 	size_t granule, padding, max_chunk, init_size, realloc_size;
+	size_t alloc_granule;		/* the device's: chunk_granule */
 
 	pthread_mutex_t lock;
 	atomic_uint_fast64_t epoch;	/* bumped when an arena leaves */
