@@ -143,8 +143,8 @@ static const struct drm_ioctl_desc simaccel_ioctls[] = {
 /*
  * DRM core's GET_UNIQUE and GET_MAGIC use the file's DRM master, which a
  * file of an accel node never has: Linux 6.12 dereferences it, an oops for
- * any user who can open the node (found by tests/driver/ioctl_fuzz.c). They
- * mean nothing here: refuse them, as render nodes refuse them.
+ * any user who can open the node. They mean nothing here: refuse them, as
+ * render nodes refuse them.
  */
 static bool simaccel_ioctl_masterless(unsigned int cmd)
 {
@@ -157,9 +157,9 @@ static bool simaccel_ioctl_masterless(unsigned int cmd)
 /*
  * DRM_IOCTL_SYNCOBJ_TRANSFER of Linux 6.12 leaks a reference to the source
  * syncobj when its flags are invalid: drm_syncobj_find_fence() takes it
- * before it checks them, so any user could pin kernel memory without bound
- * (found by tests/driver/ioctl_fuzz.c under kmemleak). The driver serves the
- * ioctl itself, as DRM core does, with the flags checked first.
+ * before it checks them, so any user could pin kernel memory without bound.
+ * The driver serves the ioctl itself, as DRM core does, with the flags
+ * checked first.
  */
 static int simaccel_syncobj_transfer(struct drm_file *file,
 				     const struct drm_syncobj_transfer *args)

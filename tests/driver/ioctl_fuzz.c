@@ -1452,8 +1452,8 @@ static void op_garbage(struct file *f)
 	/*
 	 * Mostly the driver's range, where the checks are its own. Not
 	 * GET_UNIQUE and GET_MAGIC: DRM core (6.12) dereferences the master
-	 * that accel files never have, an oops for any user (found by this
-	 * fuzzer; a bug of DRM, not of the driver).
+	 * that accel files never have, an oops for any user (a bug of DRM's,
+	 * not of the driver).
 	 */
 	num = chance(70) ? DRM_COMMAND_BASE + below(DRM_SIMACCEL_MEM_INFO + 3) :
 			   below(256);
