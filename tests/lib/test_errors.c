@@ -123,7 +123,7 @@ TEST(mapped_memory_is_in_use)
 	OK(accel_memory_free(m));
 }
 
-TEST(device_only_memory_cannot_be_mapped)
+TEST(mapping_device_only_memory_is_not_supported)
 {
 	accel_memory_t m;
 	void *p;
