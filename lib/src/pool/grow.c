@@ -219,8 +219,7 @@ size_t pool_release_idle(struct accel_pool *pool)
 	return n;
 }
 
-/* @need in the device's whole pages: a chunk loses none of what it takes */
-static size_t whole_pages(const struct accel_pool *pool, size_t need)
+size_t pool_whole_pages(const struct accel_pool *pool, size_t need)
 {
 	return (need + pool->alloc_granule - 1) / pool->alloc_granule *
 	       pool->alloc_granule;
@@ -250,7 +249,7 @@ struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need)
 	size_t size, whole;
 	struct pool_chunk *c;
 
-	whole = whole_pages(pool, need);
+	whole = pool_whole_pages(pool, need);
 	size = chunk_size_for(pool, whole);
 	c = pool_chunk_new(pool, size);
 	if (!c && (pool_release_idle(pool) || size > whole))

@@ -791,8 +791,7 @@ accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
 		return accel_error("size %zu is too large", size);
 	need &= ~(pool->granule - 1);
 	if (!pool->caching || need > pool->max_chunk) {
-		size_t whole = (need + pool->alloc_granule - 1) /
-			       pool->alloc_granule * pool->alloc_granule;
+		size_t whole = pool_whole_pages(pool, need);
 
 		if (whole < need)
 			return accel_error("size %zu is too large", size);

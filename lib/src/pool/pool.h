@@ -250,6 +250,12 @@ struct pool_chunk *pool_steal(struct accel_pool *pool, struct pool_arena *self,
 struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need);
 void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c);
 size_t pool_release_idle(struct accel_pool *pool);
+/*
+ * grow.c: @need in the device's whole pages (alloc_granule), as the device
+ * gives memory: what a chunk or a block from the device takes loses none
+ * of it; below @need if that overflows
+ */
+size_t pool_whole_pages(const struct accel_pool *pool, size_t need);
 /* span.c: accel_pool_span(), for the hooks the pools set (core/hooks.c) */
 bool pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
 	       struct accel_pool_span *span);
