@@ -5,17 +5,19 @@
  * same header the Linux driver uses) and documented in docs/hardware.md of
  * the accel project.
  *
- * Each queue has a worker thread. It runs the queue under the BQL, as a
- * bottom half would: fetching descriptors, validating them, translating
- * addresses, interrupts, and any transfer whose end is not RAM (MMIO, a
- * fault). The bytes of a copy or fill between RAM and VRAM move with the
- * BQL released, so queues move data in parallel and neither MMIO nor the
- * vCPUs wait for them. Whatever stops a queue (disable, queue reset, device
- * reset, unplug) runs under the BQL and waits for those bytes in flight.
- * Work is done in slices of at most ACCEL_SLICE_BYTES; an optional
- * per-queue bandwidth limit spaces the slices out on the virtual clock. A
- * doorbell that finds its queue idle does up to ACCEL_INLINE_BYTES of the
- * work itself, in the MMIO write, so a small copy wakes no thread.
+ * Each queue runs in a bottom half guarded by the device's re-entrancy
+ * guard, as hw/nvme's queues do: it fetches and validates descriptors,
+ * translates addresses, moves what is small or not RAM, completes
+ * descriptors and raises interrupts, a bounded slice at a time. The bytes
+ * of a large copy or fill between RAM and VRAM are handed to QEMU's thread
+ * pool (thread_pool_submit_aio()), which moves them with the BQL released,
+ * so queues move data in parallel and neither MMIO nor the vCPUs wait for
+ * them; the completion hands the queue back to its bottom half. Whatever
+ * stops a queue (disable, queue reset, device reset, unplug) runs under
+ * the BQL and waits for the bytes in flight. An optional per-queue
+ * bandwidth limit spaces the steps out on the virtual clock. A doorbell
+ * that finds its queue idle does up to ACCEL_INLINE_BYTES of the work
+ * itself, in the MMIO write, so a small copy wakes nothing.
  *
  * Copyright (c) 2026 The accel authors
  *
@@ -32,6 +34,7 @@
 #include "qemu/rcu.h"
 #include "qemu/thread.h"
 #include "qapi/error.h"
+#include "block/thread-pool.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
 #include "hw/pci/msi.h"
@@ -46,12 +49,13 @@
 #define TYPE_ACCEL_PCI "accel-pci"
 OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
 
-/* Work a queue does, in bytes, before it gives the BQL back for a turn. */
+/*
+ * Work a queue's bottom half does, counted in bytes, before it lets the
+ * main loop run.
+ */
 #define ACCEL_SLICE_BYTES   (4 * MiB)
 /* ... and in time: what each step costs in the rest of the machine varies. */
 #define ACCEL_SLICE_NS      (2 * SCALE_MS)
-/* A slice that moved less without the BQL let others in too little: it yields. */
-#define ACCEL_SLICE_UNLOCKED_MIN (ACCEL_SLICE_BYTES / 2)
 /* Messages the bottom half sends before it lets the main loop run. */
 #define ACCEL_MSIX_BATCH    4
 /* Work a doorbell does itself, in the vCPU, when it finds the queue idle. */
@@ -71,12 +75,19 @@ OBJECT_DECLARE_SIMPLE_TYPE(AccelPCIState, ACCEL_PCI)
  * work holds the BQL about as long as a slice of RAM copies runs.
  */
 #define ACCEL_LOCKED_COST   64
-/* RAM pieces mapped for one unlocked copy (an IOMMU maps page by page). */
+/*
+ * RAM moved by a thread of QEMU's pool in one transfer, and the least:
+ * less is moved in place, under the BQL, where a trip through the pool
+ * would cost more than the bytes.
+ */
+#define ACCEL_XFER_BYTES    (16 * MiB)
+#define ACCEL_XFER_MIN      (64 * KiB)
+/* RAM pieces mapped for one transfer (an IOMMU maps page by page). */
 #define ACCEL_MAX_CHUNKS    64
 /*
- * Bytes a worker copies without the BQL before it looks whether the queue
- * was stopped: a stop waits for the copy in flight, with the BQL held,
- * and a device reset or Bus Master Enable cleared stops every queue.
+ * Bytes a pool thread copies before it looks whether the queue was
+ * stopped: a stop waits for the transfer in flight, with the BQL held,
+ * and a device reset or unplug stops every queue.
  */
 #define ACCEL_STOP_PIECE    (256 * KiB)
 /*
@@ -98,14 +109,45 @@ typedef struct AccelChunk {
     bool dst_mapped;
 } AccelChunk;
 
-typedef struct AccelQueue {
+/* The mapped RAM and VRAM of one step of a copy or fill. */
+typedef struct AccelPieces {
+    AccelChunk chunk[ACCEL_MAX_CHUNKS];
+    unsigned count;
+    uint64_t bytes;
+    int fill;               /* the byte of a fill */
+} AccelPieces;
+
+typedef enum AccelXferState {
+    ACCEL_XFER_QUEUED,      /* submitted; no pool thread has it yet */
+    ACCEL_XFER_RUNNING,     /* a pool thread moves its bytes */
+    ACCEL_XFER_DONE,        /* the pool thread has left it */
+    ACCEL_XFER_CANCELLED,   /* stopped before it started: it moves nothing */
+} AccelXferState;
+
+typedef struct AccelQueue AccelQueue;
+
+/*
+ * Pieces a thread of QEMU's pool moves without the BQL. It belongs to the
+ * pool from submission to its completion callback, which frees it; the
+ * queue owns its mapping (under the BQL) until it lets it go.
+ */
+typedef struct AccelXfer {
+    /* The queue, under the BQL; NULL once a stop unmapped and let it go. */
+    AccelQueue *q;
+    /* Set by a stop: the pool thread moves no further piece. */
+    bool abandon;
+    QemuMutex lock;
+    QemuCond left;          /* broadcast when state leaves RUNNING */
+    AccelXferState state;   /* under lock */
+    uint64_t moved;         /* under lock: bytes moved by the pool thread */
+    AccelPieces pieces;     /* written before submission, read-only after */
+} AccelXfer;
+
+struct AccelQueue {
     AccelPCIState *dev;
     unsigned index;
 
-    /*
-     * Everything but copy_lock, copied, copying and chunks is the BQL's: the
-     * worker holds it too, except while it copies or waits.
-     */
+    /* All of the queue's state is the BQL's. */
 
     uint64_t ring_base;
     uint32_t ring_size;
@@ -131,34 +173,23 @@ typedef struct AccelQueue {
     uint64_t link_paid;
 
     QEMUTimer *throttle;
-
-    QemuThread worker;
-    QemuCond work;          /* signalled when the queue may have work */
-    bool exiting;
-    /* The worker is in a slice, which it may leave to copy without the BQL. */
-    bool running;
-    /* Bytes the slice moved with the BQL released. */
-    uint64_t unlocked_bytes;
-    /* The worker waits for a main-loop turn before its next slice. */
-    bool yielding;
-    /* The re-entrancy guard's state before the worker took the BQL. */
-    bool guard_saved;
+    /* Runs the queue's slices (guarded by the device's re-entrancy guard). */
+    QEMUBH *bh;
+    /* The transfer in QEMU's pool, if any: the queue waits for it. */
+    AccelXfer *xfer;
     /*
-     * Bumped by accel_queue_stop(). The worker notes it when it starts a
-     * slice and gives up the slice, touching nothing, once it has changed:
-     * anything the worker calls with the BQL (a DMA into a root port's
-     * config space, an interrupt) can stop, reset or unplug the device.
+     * Bumped by accel_queue_stop(). A slice notes it when it starts and
+     * gives up, touching nothing, once it has changed: anything it calls
+     * (a DMA into a root port's config space, an interrupt) can stop,
+     * reset or unplug the device.
      */
     uint32_t gen;
     uint32_t slice_gen;
+    /* Pieces a step moves in place, under the BQL. */
+    AccelPieces in_place;
     /* Bytes of a piece that moves under the BQL. */
     uint8_t bounce[ACCEL_BQL_PIECE];
-
-    QemuMutex copy_lock;
-    QemuCond copied;        /* signalled when copying goes false */
-    bool copying;           /* the worker moves bytes without the BQL */
-    AccelChunk chunks[ACCEL_MAX_CHUNKS];
-} AccelQueue;
+};
 
 struct AccelPCIState {
     PCIDevice parent_obj;
@@ -191,15 +222,53 @@ struct AccelPCIState {
  * The device whose queue slice, or message bottom half, this thread runs;
  * NULL for a vCPU's, qtest's or the main loop's own access. A doorbell
  * rung meanwhile (by that work's DMA or messages: a peer's TAIL, chains
- * of peers) only kicks its worker, so that one register write does at
- * most one doorbell's bounded work. And a device sends a message at once
- * only from its own work: raised by anything else (a register write,
- * which a peer's copy may be making), the message goes from msix_bh once
- * that access is over, so that it cannot unplug the device under it.
+ * of peers) only schedules its bottom half, so that one register write
+ * does at most one doorbell's bounded work. And a device sends a message
+ * at once only from its own work: raised by anything else (a register
+ * write, which a peer's copy may be making), the message goes from
+ * msix_bh once that access is over, so that it cannot unplug the device
+ * under it.
  */
 static __thread AccelPCIState *accel_running_dev;
 /* ... and that work is a doorbell's inline work, inside the access that rang it. */
 static __thread bool accel_running_inline;
+
+/*
+ * A removed device's handlers and bottom halves touch nothing: a peer's
+ * copy into the registers can unplug the device between two of its
+ * accesses (a message that an unmasking sends goes to a root port's Slot
+ * Control), and the copy's later accesses still reach these handlers.
+ */
+static bool accel_gone(AccelPCIState *s)
+{
+    return !qdev_is_realized(DEVICE(s));
+}
+
+static void accel_unref_bh(void *opaque)
+{
+    object_unref(opaque);
+}
+
+/*
+ * A bottom half whose work can unplug the device (DMA, a message) holds
+ * it: QEMU restores the device's re-entrancy guard after a guarded bottom
+ * half returns, so a device removed meanwhile is let go from a later
+ * bottom half. While it is realized, its bus holds it.
+ */
+static void accel_hold(AccelPCIState *s)
+{
+    object_ref(OBJECT(s));
+}
+
+static void accel_let_go(AccelPCIState *s)
+{
+    if (accel_gone(s)) {
+        aio_bh_schedule_oneshot(qemu_get_aio_context(), accel_unref_bh,
+                                OBJECT(s));
+    } else {
+        object_unref(OBJECT(s));
+    }
+}
 
 /*
  * Whether the byte at bus address @addr is RAM the device reaches directly,
@@ -296,7 +365,7 @@ static uint32_t accel_vector_source(AccelPCIState *s, unsigned vector);
  * One whose source was acknowledged, reset or masked by IRQ_MASK since is
  * no longer due; one that finds MSI-X off waits in the PBA for it to be
  * on again. A message can unplug the device (a root port's Slot Control is
- * memory too): look again after each, holding the object meanwhile.
+ * memory too): look again after each, holding the device meanwhile.
  */
 static void accel_msix_send_due(void *opaque)
 {
@@ -304,9 +373,9 @@ static void accel_msix_send_due(void *opaque)
     PCIDevice *pdev = PCI_DEVICE(s);
     unsigned sent = 0;
 
-    object_ref(OBJECT(s));
+    accel_hold(s);
     accel_running_dev = s;
-    while (qdev_is_realized(DEVICE(s)) && s->msix_due) {
+    while (!accel_gone(s) && s->msix_due) {
         unsigned vector = ctz64(s->msix_due);
 
         if (sent++ == ACCEL_MSIX_BATCH) {
@@ -324,7 +393,7 @@ static void accel_msix_send_due(void *opaque)
         }
     }
     accel_running_dev = NULL;
-    object_unref(OBJECT(s));
+    accel_let_go(s);
 }
 
 /* IRQ_STATUS bits that have a vector: the queues' and the error's. */
@@ -412,17 +481,21 @@ static bool accel_queue_runnable(AccelQueue *q)
     return q->enabled && !q->error && !q->stalled && q->head != q->tail;
 }
 
-/* Runnable, rung since it was last stopped, and not waiting for the link. */
+/*
+ * Runnable, rung since it was last stopped, and waiting neither for the
+ * link nor for a transfer in QEMU's pool.
+ */
 static bool accel_queue_has_work(AccelQueue *q)
 {
-    return accel_queue_runnable(q) && q->rung && !q->yielding &&
+    return accel_queue_runnable(q) && q->rung && !q->xfer &&
            !timer_pending(q->throttle);
 }
 
+/* The queue's next slice runs from its bottom half, after this access. */
 static void accel_queue_kick(AccelQueue *q)
 {
     if (accel_queue_has_work(q)) {
-        qemu_cond_signal(&q->work);
+        qemu_bh_schedule(q->bh);
     }
 }
 
@@ -430,8 +503,7 @@ static void accel_queue_halt(AccelQueue *q, uint32_t error)
 {
     AccelPCIState *s = q->dev;
 
-    /* A doorbell can halt the queue while its worker copies: abandon that. */
-    qatomic_inc(&q->gen);
+    q->gen++;
     q->error = error;
     q->error_desc = q->head;
     q->active = false;
@@ -441,21 +513,48 @@ static void accel_queue_halt(AccelQueue *q, uint32_t error)
     accel_raise_irq(s, ACCEL_IRQ_ERROR);
 }
 
-/* Wait for the bytes the worker is moving without the BQL, if any. */
-static void accel_queue_wait_copy(AccelQueue *q)
+static void accel_unmap_pieces(AccelPCIState *s, AccelPieces *p);
+
+/*
+ * Wait until no pool thread moves @x's bytes: one that has not started
+ * never will, one that runs is waited for.
+ */
+static void accel_xfer_quiesce(AccelXfer *x)
 {
-    qemu_mutex_lock(&q->copy_lock);
-    while (q->copying) {
-        qemu_cond_wait(&q->copied, &q->copy_lock);
+    qemu_mutex_lock(&x->lock);
+    if (x->state == ACCEL_XFER_QUEUED) {
+        x->state = ACCEL_XFER_CANCELLED;
     }
-    qemu_mutex_unlock(&q->copy_lock);
+    while (x->state == ACCEL_XFER_RUNNING) {
+        qemu_cond_wait(&x->left, &x->lock);
+    }
+    qemu_mutex_unlock(&x->lock);
 }
 
-/* Abandon the work in flight, once the bytes being copied have moved. */
+/*
+ * Abandon the transfer in flight: its pool thread stops at its next piece
+ * and is waited for; the queue unmaps the pieces and lets the transfer
+ * go, so that its completion, whenever the pool runs it, only frees it.
+ */
+static void accel_queue_drop_xfer(AccelQueue *q)
+{
+    AccelXfer *x = q->xfer;
+
+    if (!x) {
+        return;
+    }
+    qatomic_set(&x->abandon, true);
+    accel_xfer_quiesce(x);
+    accel_unmap_pieces(q->dev, &x->pieces);
+    x->q = NULL;
+    q->xfer = NULL;
+}
+
+/* Abandon the work in flight, once the bytes being moved have moved. */
 static void accel_queue_stop(AccelQueue *q)
 {
-    qatomic_inc(&q->gen);
-    accel_queue_wait_copy(q);
+    q->gen++;
+    accel_queue_drop_xfer(q);
     timer_del(q->throttle);
     q->enabled = false;
     q->rung = false;
@@ -523,7 +622,7 @@ static void accel_queue_write_ctrl(AccelQueue *q, uint32_t val)
     }
 }
 
-static void accel_queue_run(AccelQueue *q, uint64_t budget);
+static void accel_queue_run(AccelQueue *q, uint64_t budget, bool in_mmio);
 
 /*
  * Virtual time at which a throttled link has carried the bytes paid for.
@@ -571,8 +670,8 @@ static void accel_queue_write_tail(AccelQueue *q, uint32_t val)
      * Where the worker is idle, the write does the first of the work
      * itself: a small transfer then completes without waking a thread.
      */
-    if (!q->running && !accel_running_dev && accel_queue_has_work(q)) {
-        accel_queue_run(q, ACCEL_INLINE_BYTES);
+    if (!accel_running_dev && accel_queue_has_work(q)) {
+        accel_queue_run(q, ACCEL_INLINE_BYTES, true);
     }
     accel_queue_kick(q);
 }
@@ -643,43 +742,7 @@ static uint32_t accel_validate_desc(AccelPCIState *s,
     }
 }
 
-/*
- * The worker holds the BQL as a guarded bottom half runs: with the device's
- * re-entrancy guard engaged, so that a DMA or an MSI-X message that reaches
- * the device's own registers is refused, not re-entered.
- */
-static void accel_worker_lock(AccelQueue *q)
-{
-    MemReentrancyGuard *guard = &DEVICE(q->dev)->mem_reentrancy_guard;
-
-    bql_lock();
-    q->guard_saved = guard->engaged_in_io;
-    guard->engaged_in_io = true;
-}
-
-static void accel_worker_release_guard(AccelQueue *q)
-{
-    DEVICE(q->dev)->mem_reentrancy_guard.engaged_in_io = q->guard_saved;
-}
-
-static void accel_worker_unlock(AccelQueue *q)
-{
-    accel_worker_release_guard(q);
-    bql_unlock();
-}
-
-/* Wait, without the BQL or the guard, for q->work to be signalled. */
-static void accel_worker_wait(AccelQueue *q)
-{
-    MemReentrancyGuard *guard = &DEVICE(q->dev)->mem_reentrancy_guard;
-
-    accel_worker_release_guard(q);
-    qemu_cond_wait_bql(&q->work);
-    q->guard_saved = guard->engaged_in_io;
-    guard->engaged_in_io = true;
-}
-
-/* The slice was abandoned: the queue was stopped while the BQL was held. */
+/* The slice was abandoned: the queue was stopped under it. */
 static bool accel_slice_stopped(AccelQueue *q)
 {
     return q->gen != q->slice_gen;
@@ -717,15 +780,16 @@ static uint32_t accel_fetch_desc(AccelQueue *q)
 
 /*
  * Data movement. A copy or fill maps what it can of both ends as RAM and
- * moves those bytes with the BQL released; a piece whose end is not RAM
- * (MMIO, nothing, an IOMMU fault) moves under the BQL through the memory
- * API, which reports the error.
+ * moves those bytes in place, or in QEMU's pool without the BQL where
+ * they are many; a piece whose end is not RAM (MMIO, nothing, an IOMMU
+ * fault) moves under the BQL through the memory API, which reports the
+ * error.
  */
 
 /*
  * A host pointer to @len bytes (shortened to what is contiguous) of one
- * end, or NULL if that end is not RAM. Translating first, under the BQL,
- * keeps dma_memory_map() from bouncing: the map is then direct.
+ * end, or NULL if that end is not RAM. Translating first keeps
+ * dma_memory_map() from bouncing: the map is then direct.
  */
 static void *accel_map_end(AccelPCIState *s, uint64_t addr, bool vram,
                            hwaddr *len, DMADirection dir, bool *mapped)
@@ -753,7 +817,9 @@ static void *accel_map_end(AccelPCIState *s, uint64_t addr, bool vram,
 
 /*
  * Direct RAM needs only the access length on unmap: it marks the bytes
- * dirty (and drops translated code over them) and releases the region.
+ * dirty (and drops translated code over them) and releases the region,
+ * which can drop the last reference to a peer unplugged meanwhile: under
+ * the BQL, which its finalization needs.
  */
 static void accel_unmap_end(AccelPCIState *s, void *ptr, bool mapped,
                             hwaddr len, DMADirection dir)
@@ -764,18 +830,19 @@ static void accel_unmap_end(AccelPCIState *s, void *ptr, bool mapped,
     }
 }
 
-static void accel_unmap_chunks(AccelQueue *q, unsigned count)
+static void accel_unmap_pieces(AccelPCIState *s, AccelPieces *p)
 {
     unsigned i;
 
-    for (i = 0; i < count; i++) {
-        AccelChunk *c = &q->chunks[i];
+    for (i = 0; i < p->count; i++) {
+        AccelChunk *c = &p->chunk[i];
 
-        accel_unmap_end(q->dev, c->src, c->src_mapped, c->len,
+        accel_unmap_end(s, c->src, c->src_mapped, c->len,
                         DMA_DIRECTION_TO_DEVICE);
-        accel_unmap_end(q->dev, c->dst, c->dst_mapped, c->len,
+        accel_unmap_end(s, c->dst, c->dst_mapped, c->len,
                         DMA_DIRECTION_FROM_DEVICE);
     }
+    p->count = 0;
 }
 
 /* Map a piece of at most @n bytes at @off; false if an end is not RAM. */
@@ -806,41 +873,21 @@ static bool accel_map_chunk(AccelQueue *q, uint64_t off, uint64_t n,
     return true;
 }
 
-/* Map pieces of [@off, @off + @n); returns the bytes mapped. */
-static uint64_t accel_map_chunks(AccelQueue *q, uint64_t off, uint64_t n,
-                                 unsigned *count)
+/* Map pieces of [@off, @off + @n) of the current descriptor into @p. */
+static void accel_map_pieces(AccelQueue *q, uint64_t off, uint64_t n,
+                             AccelPieces *p)
 {
-    uint64_t mapped = 0;
-    unsigned i = 0;
-
-    while (mapped < n && i < ACCEL_MAX_CHUNKS && !accel_slice_stopped(q) &&
-           accel_map_chunk(q, off + mapped, n - mapped, &q->chunks[i])) {
-        mapped += q->chunks[i].len;
-        i++;
+    p->count = 0;
+    p->bytes = 0;
+    p->fill = q->desc.src;
+    while (p->bytes < n && p->count < ACCEL_MAX_CHUNKS &&
+           accel_map_chunk(q, off + p->bytes, n - p->bytes,
+                           &p->chunk[p->count])) {
+        p->bytes += p->chunk[p->count].len;
+        p->count++;
     }
-    *count = i;
-    return mapped;
 }
 
-static void accel_set_copying(AccelQueue *q, bool copying)
-{
-    qemu_mutex_lock(&q->copy_lock);
-    q->copying = copying;
-    if (!copying) {
-        qemu_cond_broadcast(&q->copied);
-    }
-    qemu_mutex_unlock(&q->copy_lock);
-}
-
-/*
- * Move the mapped pieces, then unmap them. The worker moves them with the
- * BQL released; copying is set under the BQL, so whatever stops the queue,
- * clears Bus Master Enable or unplugs the device either runs before the
- * copy starts or waits until the bytes have moved. The unmap waits for the
- * BQL: it can drop the last reference to a peer device unplugged meanwhile,
- * whose finalization needs the lock. A doorbell's inline work keeps the
- * BQL throughout: it runs in the vCPU's MMIO write.
- */
 /*
  * The bytes of one piece, in guest RAM or VRAM. Other queues, peers and
  * vCPUs may access the same bytes meanwhile, as DMA engines and CPUs do
@@ -860,38 +907,112 @@ static void __attribute__((noinline)) accel_move_guest_bytes(void *dst,
     }
 }
 
-static void accel_copy_chunks(AccelQueue *q, unsigned count, uint64_t bytes)
+/*
+ * Move the bytes of @p, a piece of ACCEL_STOP_PIECE at a time, until
+ * *@abandon (if given) is set. Returns the bytes moved.
+ */
+static uint64_t accel_move_pieces(const AccelPieces *p, const bool *abandon)
 {
-    bool fill = q->desc.opcode == ACCEL_OP_FILL;
-    int value = q->desc.src;
+    uint64_t moved = 0;
     unsigned i;
 
-    if (!q->running) {
-        trace_accel_dma_inline(q->index, bytes, count);
-    } else {
-        trace_accel_dma_unlocked(q->index, bytes, count);
-        q->unlocked_bytes += bytes;
-        accel_set_copying(q, true);
-        accel_worker_unlock(q);
-    }
-    for (i = 0; i < count; i++) {
-        AccelChunk *c = &q->chunks[i];
+    for (i = 0; i < p->count; i++) {
+        const AccelChunk *c = &p->chunk[i];
         hwaddr off, n;
 
         for (off = 0; off < c->len; off += n) {
-            n = MIN(c->len - off, ACCEL_STOP_PIECE);
-            if (q->running && qatomic_read(&q->gen) != q->slice_gen) {
-                break;      /* stopped: the rest is abandoned */
+            if (abandon && qatomic_read(abandon)) {
+                return moved;
             }
-            accel_move_guest_bytes(c->dst + off, fill ? NULL : c->src + off,
-                                   value, n);
+            n = MIN(c->len - off, ACCEL_STOP_PIECE);
+            accel_move_guest_bytes(c->dst + off, c->src ? c->src + off : NULL,
+                                   p->fill, n);
+            moved += n;
         }
     }
-    if (q->running) {
-        accel_set_copying(q, false);
-        accel_worker_lock(q);
+    return moved;
+}
+
+/* A pool thread takes @x; false if it was cancelled before it started. */
+static bool accel_xfer_begin(AccelXfer *x)
+{
+    bool run;
+
+    qemu_mutex_lock(&x->lock);
+    run = x->state == ACCEL_XFER_QUEUED;
+    if (run) {
+        x->state = ACCEL_XFER_RUNNING;
     }
-    accel_unmap_chunks(q, count);
+    qemu_mutex_unlock(&x->lock);
+    return run;
+}
+
+/*
+ * A thread of QEMU's pool, without the BQL: it touches only @x, and the
+ * guest's bytes through the pieces the queue mapped for it.
+ */
+static int accel_xfer_run(void *opaque)
+{
+    AccelXfer *x = opaque;
+    uint64_t moved;
+
+    if (!accel_xfer_begin(x)) {
+        return 0;
+    }
+    moved = accel_move_pieces(&x->pieces, &x->abandon);
+    qemu_mutex_lock(&x->lock);
+    x->moved = moved;
+    x->state = ACCEL_XFER_DONE;
+    qemu_cond_broadcast(&x->left);
+    qemu_mutex_unlock(&x->lock);
+    return 0;
+}
+
+static void accel_xfer_free(AccelXfer *x)
+{
+    qemu_mutex_destroy(&x->lock);
+    qemu_cond_destroy(&x->left);
+    g_free(x);
+}
+
+/*
+ * The pool's completion, in the main loop with the BQL: the queue takes
+ * its pieces back and goes on from its bottom half. A transfer that a
+ * stop let go only needs freeing: its device may be gone.
+ */
+static void accel_xfer_complete(void *opaque, int ret)
+{
+    AccelXfer *x = opaque;
+    AccelQueue *q = x->q;
+    uint64_t moved;
+
+    if (q) {
+        qemu_mutex_lock(&x->lock);
+        moved = x->moved;
+        qemu_mutex_unlock(&x->lock);
+        trace_accel_dma_pool_done(q->index, moved);
+        accel_unmap_pieces(q->dev, &x->pieces);
+        q->done += moved;
+        q->xfer = NULL;
+        accel_queue_kick(q);
+    }
+    accel_xfer_free(x);
+}
+
+/* Hand the pieces mapped in q->in_place to QEMU's pool. */
+static void accel_submit_xfer(AccelQueue *q)
+{
+    AccelXfer *x = g_new0(AccelXfer, 1);
+
+    x->q = q;
+    qemu_mutex_init(&x->lock);
+    qemu_cond_init(&x->left);
+    x->state = ACCEL_XFER_QUEUED;
+    x->pieces = q->in_place;
+    q->in_place.count = 0;
+    q->xfer = x;
+    trace_accel_dma_pool(q->index, x->pieces.bytes, x->pieces.count);
+    thread_pool_submit_aio(accel_xfer_run, x, accel_xfer_complete, x);
 }
 
 /* Move @n bytes at @off through the memory API, under the BQL. */
@@ -923,30 +1044,41 @@ static uint32_t accel_move_locked(AccelQueue *q, uint64_t off, uint64_t n)
 }
 
 /*
- * Move up to @budget bytes of the current copy or fill. Returns the bytes
- * moved; *cost is what they count toward the slice.
+ * Up to @n bytes of the current copy or fill: mapped RAM in place, or in
+ * the pool where a bottom half finds many; else a few bytes under the
+ * BQL. Returns the bytes moved (or handed to the pool); *cost is what the
+ * step counts toward the slice.
  */
-static uint64_t accel_move(AccelQueue *q, uint64_t budget, uint32_t *err,
-                           uint64_t *cost)
+static uint64_t accel_move(AccelQueue *q, uint64_t n, bool in_mmio,
+                           uint32_t *err, uint64_t *cost)
 {
-    const struct accel_desc *d = &q->desc;
-    uint64_t n = MIN(d->len - q->done, budget);
-    unsigned count;
-    uint64_t mapped = accel_map_chunks(q, q->done, n, &count);
+    AccelPieces *p = &q->in_place;
 
+    accel_map_pieces(q, q->done, n, p);
     if (accel_slice_stopped(q)) {
-        accel_unmap_chunks(q, count);
+        accel_unmap_pieces(q->dev, p);
         return 0;
     }
-    if (count) {
-        accel_copy_chunks(q, count, mapped);
-        n = mapped;
-        *cost = n;
-    } else {
+    if (!p->count) {
         n = MIN(n, ACCEL_BQL_PIECE);
-        *cost = n * ACCEL_LOCKED_COST;
         *err = accel_move_locked(q, q->done, n);
+        q->done += n;
+        *cost = n * ACCEL_LOCKED_COST;
+        return n;
     }
+    *cost = p->bytes;
+    if (!in_mmio && p->bytes >= ACCEL_XFER_MIN) {
+        accel_submit_xfer(q);
+        return *cost;
+    }
+    if (in_mmio) {
+        trace_accel_dma_inline(q->index, p->bytes, p->count);
+    } else {
+        trace_accel_dma_in_place(q->index, p->bytes, p->count);
+    }
+    n = p->bytes;
+    accel_move_pieces(p, NULL);
+    accel_unmap_pieces(q->dev, p);
     q->done += n;
     return n;
 }
@@ -964,12 +1096,33 @@ static uint32_t accel_fence(AccelPCIState *s, const struct accel_desc *d)
     return res == MEMTX_OK ? 0 : ACCEL_ERR_DMA_WRITE;
 }
 
+static bool accel_desc_moves_data(const struct accel_desc *d)
+{
+    return d->opcode == ACCEL_OP_COPY || d->opcode == ACCEL_OP_FILL;
+}
+
 /*
- * Run up to @budget bytes of the current descriptor. Returns the bytes
- * charged to the link; *cost is what the step counts toward the slice.
+ * Bytes the next step of the current descriptor is charged on the link,
+ * and the most it moves: a doorbell's inline work what is left of its
+ * budget, a bottom half up to a transfer.
  */
-static uint64_t accel_exec(AccelQueue *q, uint64_t budget, uint32_t *err,
-                           uint64_t *cost)
+static uint64_t accel_step_bytes(AccelQueue *q, uint64_t budget, bool in_mmio)
+{
+    const struct accel_desc *d = &q->desc;
+
+    if (accel_desc_moves_data(d)) {
+        return MIN(d->len - q->done, in_mmio ? budget : ACCEL_XFER_BYTES);
+    }
+    return ACCEL_DESC_COST;
+}
+
+/*
+ * Run the next step of the current descriptor, of at most @n bytes.
+ * Returns the bytes charged to the link; *cost is what the step counts
+ * toward the slice.
+ */
+static uint64_t accel_exec(AccelQueue *q, uint64_t n, bool in_mmio,
+                           uint32_t *err, uint64_t *cost)
 {
     const struct accel_desc *d = &q->desc;
 
@@ -978,7 +1131,7 @@ static uint64_t accel_exec(AccelQueue *q, uint64_t budget, uint32_t *err,
     switch (d->opcode) {
     case ACCEL_OP_COPY:
     case ACCEL_OP_FILL:
-        return accel_move(q, budget, err, cost);
+        return accel_move(q, n, in_mmio, err, cost);
     case ACCEL_OP_FENCE:
         *err = accel_fence(q->dev, d);
         return ACCEL_DESC_COST;
@@ -989,10 +1142,7 @@ static uint64_t accel_exec(AccelQueue *q, uint64_t budget, uint32_t *err,
 
 static bool accel_desc_finished(AccelQueue *q)
 {
-    const struct accel_desc *d = &q->desc;
-
-    return (d->opcode != ACCEL_OP_COPY && d->opcode != ACCEL_OP_FILL) ||
-           q->done == d->len;
+    return !accel_desc_moves_data(&q->desc) || q->done == q->desc.len;
 }
 
 static void accel_complete_desc(AccelQueue *q)
@@ -1033,56 +1183,41 @@ static bool accel_start_desc(AccelQueue *q)
     return true;
 }
 
-/* Bytes the next step of the current descriptor will be charged. */
-static uint64_t accel_step_cost(AccelQueue *q, uint64_t budget)
-{
-    const struct accel_desc *d = &q->desc;
-
-    if (d->opcode == ACCEL_OP_COPY || d->opcode == ACCEL_OP_FILL) {
-        return MIN(d->len - q->done, budget);
-    }
-    return ACCEL_DESC_COST;
-}
-
 /*
- * On a throttled queue a step runs only once the link time for its bytes
- * has passed, so a transfer of L bytes takes L / dma-bandwidth from the
- * doorbell. The link time runs on the virtual clock from the doorbell, not
- * from when the worker thread gets to the step, so it does not depend on
- * the host's scheduling. Returns false if the queue must wait for the
- * throttle timer.
+ * On a throttled queue a step of @bytes runs only once the link time for
+ * them has passed, so a transfer of L bytes takes L / dma-bandwidth from
+ * the doorbell. The link time runs on the virtual clock from the
+ * doorbell, not from when the bottom half gets to the step, so it does
+ * not depend on the host's scheduling. Returns false if the queue must
+ * wait for the throttle timer.
  */
-static bool accel_pay_for_step(AccelQueue *q, uint64_t budget)
+static bool accel_pay_for_step(AccelQueue *q, uint64_t bytes)
 {
     AccelPCIState *s = q->dev;
-    uint64_t cost = accel_step_cost(q, budget);
     int64_t now, link_free;
 
-    if (!s->dma_bandwidth || q->credit >= cost) {
+    if (!s->dma_bandwidth || q->credit >= bytes) {
         return true;
     }
-    q->link_paid += cost - q->credit;
-    q->credit = cost;
+    q->link_paid += bytes - q->credit;
+    q->credit = bytes;
     link_free = accel_link_free(q);
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     if (link_free <= now) {
         return true;
     }
-    trace_accel_throttle(q->index, cost, link_free - now);
+    trace_accel_throttle(q->index, bytes, link_free - now);
     timer_mod(q->throttle, link_free);
     return false;
 }
 
 /*
- * A slice of at most @budget of the queue's work, with the BQL, which the
- * worker may drop to copy.
- */
-/*
  * Whether the next step of the current descriptor touches only RAM and
- * VRAM. A doorbell's inline work leaves any other step to the worker: a
- * write into registers or config space (a root port's Slot Control) could
- * reset or unplug the device, or a peer, in the middle of the access that
- * rang the doorbell, which goes on into their registers afterwards.
+ * VRAM. A doorbell's inline work leaves any other step to the bottom
+ * half: a write into registers or config space (a root port's Slot
+ * Control) could reset or unplug the device, or a peer, in the middle of
+ * the access that rang the doorbell, which goes on into their registers
+ * afterwards.
  */
 static bool accel_step_on_ram(AccelQueue *q)
 {
@@ -1103,25 +1238,31 @@ static bool accel_step_on_ram(AccelQueue *q)
     }
 }
 
-static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
+/*
+ * A slice of at most @budget of the queue's work and ACCEL_SLICE_NS,
+ * under the BQL. It ends early where a step went to QEMU's pool, the
+ * link must wait, or (in a doorbell's MMIO write) a step is not RAM.
+ */
+static void accel_queue_run_slice(AccelQueue *q, uint64_t budget, bool in_mmio)
 {
     int64_t end = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ACCEL_SLICE_NS;
-    uint64_t spent = 0, cost, n;
+    uint64_t spent = 0, n, cost;
     uint32_t err;
 
     q->slice_gen = q->gen;
-    while (!accel_slice_stopped(q) && accel_queue_runnable(q) &&
+    while (!accel_slice_stopped(q) && accel_queue_runnable(q) && !q->xfer &&
            spent < budget && qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < end) {
         if (!q->active && !accel_start_desc(q)) {
             return;
         }
-        if (!q->running && !accel_step_on_ram(q)) {
+        if (in_mmio && !accel_step_on_ram(q)) {
             return;
         }
-        if (!accel_pay_for_step(q, budget - spent)) {
+        n = accel_step_bytes(q, budget - spent, in_mmio);
+        if (!accel_pay_for_step(q, n)) {
             return;
         }
-        n = accel_exec(q, budget - spent, &err, &cost);
+        n = accel_exec(q, n, in_mmio, &err, &cost);
         if (accel_slice_stopped(q)) {
             return;
         }
@@ -1131,78 +1272,39 @@ static void accel_queue_run_slice(AccelQueue *q, uint64_t budget)
             accel_queue_halt(q, err);
             return;
         }
-        if (accel_desc_finished(q)) {
+        if (!q->xfer && accel_desc_finished(q)) {
             accel_complete_desc(q);
         }
     }
 }
 
 /* A slice, as the device's own work (accel_running_dev). */
-static void accel_queue_run(AccelQueue *q, uint64_t budget)
+static void accel_queue_run(AccelQueue *q, uint64_t budget, bool in_mmio)
 {
     accel_running_dev = q->dev;
-    accel_running_inline = !q->running;
-    accel_queue_run_slice(q, budget);
+    accel_running_inline = in_mmio;
+    accel_queue_run_slice(q, budget, in_mmio);
     accel_running_dev = NULL;
     accel_running_inline = false;
 }
 
-/* A main-loop turn has passed since the worker yielded: let it go on. */
-static void accel_worker_resume(void *opaque)
+/*
+ * The queue's bottom half, guarded by the device's re-entrancy guard: a
+ * DMA or a message that reaches the device's own registers is refused.
+ * With work left it runs again at the main loop's next turn, so that the
+ * vCPUs and the monitor get the BQL between slices however long the ring.
+ */
+static void accel_queue_bh(void *opaque)
 {
     AccelQueue *q = opaque;
+    AccelPCIState *s = q->dev;
 
-    q->yielding = false;
-    accel_queue_kick(q);
-    object_unref(OBJECT(q->dev));
-}
-
-/*
- * The BQL is not fair: a worker that takes it again at once can keep the
- * main loop and the vCPUs out for as long as its queue has work. So after
- * a slice that held it throughout (MMIO, descriptors that move no data),
- * it waits for a bottom half, which runs only once the main loop has had
- * the lock. A slice that copied let others in while it did. The bottom
- * half holds its own reference to the device.
- */
-static void accel_worker_yield(AccelQueue *q)
-{
-    q->yielding = true;
-    object_ref(OBJECT(q->dev));
-    aio_bh_schedule_oneshot(qemu_get_aio_context(), accel_worker_resume, q);
-}
-
-/*
- * The queue's worker thread. It holds a reference to the device, which
- * unplug does not wait to drop: the worker may be waiting for the BQL that
- * unplug holds.
- */
-static void *accel_queue_worker(void *opaque)
-{
-    AccelQueue *q = opaque;
-    Object *owner = OBJECT(q->dev);
-
-    rcu_register_thread();
-    accel_worker_lock(q);
-    while (!q->exiting) {
-        if (!accel_queue_has_work(q)) {
-            accel_worker_wait(q);
-            continue;
-        }
-        q->running = true;
-        q->unlocked_bytes = 0;
-        accel_queue_run(q, ACCEL_SLICE_BYTES);
-        q->running = false;
-        if (accel_queue_has_work(q) &&
-            q->unlocked_bytes < ACCEL_SLICE_UNLOCKED_MIN) {
-            accel_worker_yield(q);
-        }
+    accel_hold(s);
+    accel_queue_run(q, ACCEL_SLICE_BYTES, false);
+    if (!accel_gone(s)) {
+        accel_queue_kick(q);
     }
-    accel_worker_release_guard(q);
-    object_unref(owner);
-    bql_unlock();
-    rcu_unregister_thread();
-    return NULL;
+    accel_let_go(s);
 }
 
 static void accel_throttle_expired(void *opaque)
@@ -1369,18 +1471,7 @@ static uint64_t accel_reg_value(AccelPCIState *s, hwaddr addr)
     }
 }
 
-/*
- * A peer's copy into the registers can unplug the device between two of
- * its accesses (a message that an unmasking sends goes to a root port's
- * Slot Control): the copy's later accesses still reach these handlers,
- * after unrealize freed what they would touch. A removed device reads as
- * all ones and ignores writes.
- */
-static bool accel_gone(AccelPCIState *s)
-{
-    return !qdev_is_realized(DEVICE(s));
-}
-
+/* A removed device reads as all ones and ignores writes (accel_gone()). */
 static uint64_t accel_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     uint64_t val = UINT32_MAX;
@@ -1498,22 +1589,21 @@ static bool accel_check_properties(AccelPCIState *s, Error **errp)
     return true;
 }
 
-/* Each worker holds a reference to the device, dropped when it exits. */
-static void accel_start_workers(AccelPCIState *s)
+static void accel_start_queues(AccelPCIState *s)
 {
-    char name[32];
     unsigned i;
 
     for (i = 0; i < s->num_queues; i++) {
-        snprintf(name, sizeof(name), "accel-q%u", i);
-        object_ref(OBJECT(s));
-        qemu_thread_create(&s->queues[i].worker, name, accel_queue_worker,
-                           &s->queues[i], QEMU_THREAD_DETACHED);
+        s->queues[i].bh = qemu_bh_new_guarded(accel_queue_bh, &s->queues[i],
+                                              &DEVICE(s)->mem_reentrancy_guard);
     }
 }
 
-/* Stop every queue, waiting for copies in flight, and let the workers go. */
-static void accel_stop_workers(AccelPCIState *s)
+/*
+ * Stop every queue, waiting for the transfers in flight: after unrealize
+ * no slice, completion or timer of the device runs.
+ */
+static void accel_stop_queues(AccelPCIState *s)
 {
     unsigned i;
 
@@ -1521,8 +1611,8 @@ static void accel_stop_workers(AccelPCIState *s)
         AccelQueue *q = &s->queues[i];
 
         accel_queue_stop(q);
-        q->exiting = true;
-        qemu_cond_signal(&q->work);
+        qemu_bh_delete(q->bh);
+        q->bh = NULL;
     }
 }
 
@@ -1570,18 +1660,18 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
     msix_set_vector_notifiers(pdev, accel_msix_vector_use,
                               accel_msix_vector_release, NULL);
 
-    accel_start_workers(s);
+    accel_start_queues(s);
 }
 
 static void accel_exit(PCIDevice *pdev)
 {
     AccelPCIState *s = ACCEL_PCI(pdev);
 
-    accel_stop_workers(s);
+    accel_stop_queues(s);
     msix_unset_vector_notifiers(pdev);
     qemu_bh_delete(s->msix_bh);
     msix_uninit_exclusive_bar(pdev);
-    /* Finalize waits for the workers: free VRAM's name for a new device. */
+    /* Free VRAM's name for a new device before finalize, which may be late. */
     vmstate_unregister_ram(&s->vram, DEVICE(s));
 }
 
@@ -1598,8 +1688,9 @@ static void accel_msix_resend(AccelPCIState *s)
 
 /*
  * With Bus Master Enable cleared the device must not touch memory, so the
- * write returns once the copies in flight, mapped before it, have ended.
- * Later pieces go through the memory API and fail. With MSI-X turned off,
+ * write returns once the transfers in flight, mapped before it, have
+ * ended; one that no pool thread had started is cancelled. Later pieces go
+ * through the memory API and fail. With MSI-X turned off,
  * a pending source asserts INTA again. Messages that unmasking MSI-X
  * releases go from msix_bh, after the write.
  */
@@ -1619,7 +1710,9 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     if (was_master && !(pci_get_word(pdev->config + PCI_COMMAND) &
                         PCI_COMMAND_MASTER)) {
         for (i = 0; i < s->num_queues; i++) {
-            accel_queue_wait_copy(&s->queues[i]);
+            if (s->queues[i].xfer) {
+                accel_xfer_quiesce(s->queues[i].xfer);
+            }
         }
     }
     if (was_msix && !msix_enabled(pdev)) {
@@ -1641,25 +1734,16 @@ static void accel_instance_init(Object *obj)
         q->index = i;
         q->throttle = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                    accel_throttle_expired, q);
-        qemu_cond_init(&q->work);
-        qemu_mutex_init(&q->copy_lock);
-        qemu_cond_init(&q->copied);
     }
 }
 
-/* After unplug, when the last worker has dropped its reference. */
 static void accel_instance_finalize(Object *obj)
 {
     AccelPCIState *s = ACCEL_PCI(obj);
     unsigned i;
 
     for (i = 0; i < ACCEL_MAX_QUEUES; i++) {
-        AccelQueue *q = &s->queues[i];
-
-        timer_free(q->throttle);
-        qemu_cond_destroy(&q->work);
-        qemu_mutex_destroy(&q->copy_lock);
-        qemu_cond_destroy(&q->copied);
+        timer_free(s->queues[i].throttle);
     }
 }
 

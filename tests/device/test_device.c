@@ -1338,6 +1338,51 @@ static void test_stop_freezes_memory(void)
 	accel_set_bus_master(d, true);
 }
 
+/*
+ * Unplugging the device ends all of its work: a fill of guest RAM that
+ * QEMU's thread pool is moving stops with the unplug (its frontier stays
+ * where it was), and a fill waiting for its throttled link writes nothing
+ * once the virtual clock passes the link's time.
+ */
+static void test_unplug_stops_transfers_and_timers(void)
+{
+	const uint64_t area = TEST_RAM_DATA, len = 256 << 20;
+	const uint64_t late = area + len + (16 << 20), late_len = 1 << 20;
+	struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+	struct qtest *qt = boot_with(1, "dma-bandwidth=1G", "-global "
+		"ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc fill = desc_fill(area, 0xab, len, 0);
+	struct accel_desc late_fill = desc_fill(late, 0xcd, late_len, 0);
+	int exp = pci_find_cap(qt, 0, accel_port_devfn(d), PCI_CAP_ID_EXP);
+	uint16_t sltctl;
+	uint64_t first;
+
+	CHECK(qt && exp);
+	qtest_memset(qt, area, 0, len);
+	qtest_memset(qt, late, 0, late_len);
+	accel_queue_enable(d, 0, 8);
+	accel_queue_enable(d, 1, 8);
+	/* the link's time for the whole fill passes at once */
+	accel_submit(d, 0, &fill, 1);
+	qtest_clock_step(qt, 1000 * 1000 * 1000);
+	while (!qtest_readl(qt, area))
+		;
+	/* queue 1's link makes it wait a millisecond of virtual time */
+	accel_submit(d, 1, &late_fill, 1);
+	sltctl = pci_cfg_read(qt, 0, accel_port_devfn(d), exp + PCI_EXP_SLTCTL, 2);
+	pci_cfg_write(qt, 0, accel_port_devfn(d), exp + PCI_EXP_SLTCTL, 2,
+		      sltctl | PCI_EXP_SLTCTL_OFF);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, 0, 4), 0xffffffff);
+	first = fill_frontier(qt, area, len);
+	CHECK(first < len);
+	qtest_clock_step(qt, 1000 * 1000 * 1000);
+	nanosleep(&pause, NULL);
+	CHECK_EQ(fill_frontier(qt, area, len), first);
+	CHECK(ram_all(qt, late, 0, late_len));
+	CHECK(qtest_alive(qt));
+}
+
 /* A disabled queue enabled again touches nothing until it is rung. */
 static void test_reenabled_queue_waits_for_doorbell(void)
 {
@@ -1837,6 +1882,8 @@ static const struct test tests[] = {
 	{ "ring_ending_at_the_top", test_ring_ending_at_the_top },
 	{ "queue_reset", test_queue_reset },
 	{ "stop_freezes_memory", test_stop_freezes_memory },
+	{ "unplug_stops_transfers_and_timers",
+	  test_unplug_stops_transfers_and_timers },
 	{ "reenabled_queue_waits_for_doorbell",
 	  test_reenabled_queue_waits_for_doorbell },
 	{ "device_reset", test_device_reset },
