@@ -503,7 +503,11 @@ static void accel_queue_halt(AccelQueue *q, uint32_t error)
 {
     AccelPCIState *s = q->dev;
 
+    /* The descriptor in progress is abandoned, its transfer included. */
     q->gen++;
+    if (q->xfer) {
+        qatomic_set(&q->xfer->abandon, true);
+    }
     q->error = error;
     q->error_desc = q->head;
     q->active = false;
@@ -1254,6 +1258,11 @@ static void accel_queue_run_slice(AccelQueue *q, uint64_t budget, bool in_mmio)
            spent < budget && qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < end) {
         if (!q->active && !accel_start_desc(q)) {
             return;
+        }
+        if (accel_desc_moves_data(&q->desc) && q->done == q->desc.len) {
+            /* The thread pool moved the rest of it. */
+            accel_complete_desc(q);
+            continue;
         }
         if (in_mmio && !accel_step_on_ram(q)) {
             return;

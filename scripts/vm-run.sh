@@ -39,7 +39,8 @@
 # output on the serial console, and powers off. The exit status is the
 # first failing command's status (0 if all passed). The run fails if the
 # kernel log shows a WARN, BUG, oops, KASAN or similar report, or if the
-# guest does not finish in time.
+# guest does not finish in time. QEMU=PATH runs another build of QEMU (a
+# benchmark's baseline) instead of build/qemu-system-x86_64.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,7 +79,7 @@ done
 . "$top/build/kernel.env"
 VMLINUZ=${kernel:-$VMLINUZ}
 module=${module:-$top/build/simaccel/simaccel.ko}
-qemu=$top/build/qemu-system-x86_64
+qemu=${QEMU:-$top/build/qemu-system-x86_64}
 [ -x "$qemu" ] || { echo "vm-run: $qemu missing: run 'make qemu'" >&2; exit 2; }
 [ $driver -eq 0 ] || [ -f "$module" ] ||
 	{ echo "vm-run: $module missing: run 'make driver'" >&2; exit 2; }

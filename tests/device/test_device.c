@@ -1748,6 +1748,33 @@ static void test_peer_to_peer(void)
 }
 
 /*
+ * Transfers between RAM and VRAM, in and out of the doorbell's inline
+ * budget, move no piece under the BQL: not even an empty one past their
+ * end, which a strict IOMMU reports as a fault.
+ */
+static void test_ram_transfers_move_nothing_under_the_bql(void)
+{
+	struct qtest *qt = boot_with(1, "", "-trace accel_dma_locked");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc descs[] = {
+		desc_fill(TEST_RAM_DATA, 0x5a, 3 << 20, ACCEL_DESC_IRQ),
+		desc_copy(TEST_RAM_DATA, 0, 3 << 20, ACCEL_DESC_DST_VRAM),
+		desc_copy(0, TEST_RAM_DATA + (4 << 20), 3 << 20, ACCEL_DESC_SRC_VRAM),
+		desc_fill(TEST_RAM_DATA, 0xa5, 4096, 0),
+		desc_copy(TEST_RAM_DATA, TEST_RAM_DATA + (8 << 20), 100000, 0),
+	};
+	char cmd[300];
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, descs, 5);
+	CHECK_EQ(accel_wait(d, 0, 0), ACCEL_Q_STATUS_ENABLED);
+	CHECK(ram_all(qt, TEST_RAM_DATA + (4 << 20), 0x5a, 3 << 20));
+	snprintf(cmd, sizeof(cmd), "! grep -q accel_dma_locked %s", qt->logpath);
+	CHECK(system(cmd) == 0);
+}
+
+/*
  * One register write, many doorbells: A's 16 completions wait behind
  * IRQ_MASK, and A's vector q is a message to B's queue q TAIL, whose ring
  * holds 1-byte copies. Unmasking them all in one write sends the messages
@@ -1870,6 +1897,8 @@ static const struct test tests[] = {
 	{ "mmio_copy_lets_others_run", test_mmio_copy_lets_others_run },
 	{ "one_register_write_rings_no_peers_inline_work",
 	  test_one_register_write_rings_no_peers_inline_work },
+	{ "ram_transfers_move_nothing_under_the_bql",
+	  test_ram_transfers_move_nothing_under_the_bql },
 	{ "bar_remapping_descriptors_bound_a_slice",
 	  test_bar_remapping_descriptors_bound_a_slice },
 	{ "msix_into_own_registers", test_msix_into_own_registers },
