@@ -173,6 +173,13 @@ struct AccelQueue {
     uint64_t link_paid;
 
     QEMUTimer *throttle;
+    /*
+     * Ends the main loop's time off after a slice that moved pieces under
+     * the BQL through the memory API (accel_queue_bh()).
+     */
+    QEMUTimer *rest;
+    /* The current slice moved a piece under the BQL. */
+    bool slice_locked;
     /* Runs the queue's slices (guarded by the device's re-entrancy guard). */
     QEMUBH *bh;
     /* The transfer in QEMU's pool, if any: the queue waits for it. */
@@ -488,7 +495,7 @@ static bool accel_queue_runnable(AccelQueue *q)
 static bool accel_queue_has_work(AccelQueue *q)
 {
     return accel_queue_runnable(q) && q->rung && !q->xfer &&
-           !timer_pending(q->throttle);
+           !timer_pending(q->throttle) && !timer_pending(q->rest);
 }
 
 /* The queue's next slice runs from its bottom half, after this access. */
@@ -560,6 +567,7 @@ static void accel_queue_stop(AccelQueue *q)
     q->gen++;
     accel_queue_drop_xfer(q);
     timer_del(q->throttle);
+    timer_del(q->rest);
     q->enabled = false;
     q->rung = false;
     q->active = false;
@@ -1029,6 +1037,7 @@ static uint32_t accel_move_locked(AccelQueue *q, uint64_t off, uint64_t n)
     uint8_t *dst_buf = dst_vram ? s->vram_ptr + d->dst + off : q->bounce;
 
     trace_accel_dma_locked(q->index, off, n);
+    q->slice_locked = true;
     if (d->opcode == ACCEL_OP_FILL) {
         memset(dst_buf, d->src, n);
     } else if (src_vram) {
@@ -1254,6 +1263,7 @@ static void accel_queue_run_slice(AccelQueue *q, uint64_t budget, bool in_mmio)
     uint32_t err;
 
     q->slice_gen = q->gen;
+    q->slice_locked = false;
     while (!accel_slice_stopped(q) && accel_queue_runnable(q) && !q->xfer &&
            spent < budget && qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < end) {
         if (!q->active && !accel_start_desc(q)) {
@@ -1302,21 +1312,34 @@ static void accel_queue_run(AccelQueue *q, uint64_t budget, bool in_mmio)
  * DMA or a message that reaches the device's own registers is refused.
  * With work left it runs again at the main loop's next turn, so that the
  * vCPUs and the monitor get the BQL between slices however long the ring.
+ * A slice that moved pieces under the BQL through the memory API (another
+ * device's registers, config space) first leaves the main loop as long
+ * as it took: such pieces can rebuild the machine's memory map, whose old
+ * copies QEMU's RCU thread frees under the BQL, and slices back to back
+ * would leave it the lock only in bursts of tens of milliseconds.
  */
 static void accel_queue_bh(void *opaque)
 {
     AccelQueue *q = opaque;
     AccelPCIState *s = q->dev;
+    int64_t start = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
 
     accel_hold(s);
     accel_queue_run(q, ACCEL_SLICE_BYTES, false);
-    if (!accel_gone(s)) {
+    if (accel_gone(s)) {
+        /* unplugged by its own work: the timers are stopped */
+    } else if (q->slice_locked && accel_queue_has_work(q)) {
+        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+
+        timer_mod(q->rest, now + (now - start));
+    } else {
         accel_queue_kick(q);
     }
     accel_let_go(s);
 }
 
-static void accel_throttle_expired(void *opaque)
+/* The throttled link has carried what the queue paid for, or its rest is over. */
+static void accel_timer_expired(void *opaque)
 {
     accel_queue_kick(opaque);
 }
@@ -1741,8 +1764,8 @@ static void accel_instance_init(Object *obj)
 
         q->dev = s;
         q->index = i;
-        q->throttle = timer_new_ns(QEMU_CLOCK_VIRTUAL,
-                                   accel_throttle_expired, q);
+        q->throttle = timer_new_ns(QEMU_CLOCK_VIRTUAL, accel_timer_expired, q);
+        q->rest = timer_new_ns(QEMU_CLOCK_REALTIME, accel_timer_expired, q);
     }
 }
 
@@ -1753,6 +1776,7 @@ static void accel_instance_finalize(Object *obj)
 
     for (i = 0; i < ACCEL_MAX_QUEUES; i++) {
         timer_free(s->queues[i].throttle);
+        timer_free(s->queues[i].rest);
     }
 }
 
