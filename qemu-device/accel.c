@@ -134,7 +134,7 @@ typedef struct AccelQueue AccelQueue;
 typedef struct AccelXfer {
     /* The queue, under the BQL; NULL once a stop unmapped and let it go. */
     AccelQueue *q;
-    /* Set by a stop: the pool thread moves no further piece. */
+    /* Set by a stop or a halt: the pool thread moves no further piece. */
     bool abandon;
     QemuMutex lock;
     QemuCond left;          /* broadcast when state leaves RUNNING */
@@ -525,6 +525,22 @@ static void accel_queue_halt(AccelQueue *q, uint32_t error)
 }
 
 static void accel_unmap_pieces(AccelPCIState *s, AccelPieces *p);
+
+/*
+ * Tell every queue's transfer in the pool to stop at its next piece, before
+ * waiting for any: a device reset or Bus Master Enable cleared then waits
+ * for one piece per queue, not for the transfers of the queues before it.
+ */
+static void accel_abandon_transfers(AccelPCIState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->num_queues; i++) {
+        if (s->queues[i].xfer) {
+            qatomic_set(&s->queues[i].xfer->abandon, true);
+        }
+    }
+}
 
 /*
  * Wait until no pool thread moves @x's bytes: one that has not started
@@ -1590,6 +1606,7 @@ static void accel_reset(AccelPCIState *s)
     unsigned i;
 
     trace_accel_reset();
+    accel_abandon_transfers(s);
     for (i = 0; i < s->num_queues; i++) {
         accel_queue_reset(&s->queues[i], true);
     }
@@ -1639,6 +1656,7 @@ static void accel_stop_queues(AccelPCIState *s)
 {
     unsigned i;
 
+    accel_abandon_transfers(s);
     for (i = 0; i < s->num_queues; i++) {
         AccelQueue *q = &s->queues[i];
 
@@ -1720,9 +1738,10 @@ static void accel_msix_resend(AccelPCIState *s)
 
 /*
  * With Bus Master Enable cleared the device must not touch memory, so the
- * write returns once the transfers in flight, mapped before it, have
- * ended; one that no pool thread had started is cancelled. Later pieces go
- * through the memory API and fail. With MSI-X turned off,
+ * write returns once the pieces in flight, mapped before it, have moved:
+ * a transfer in the pool stops at its next piece (one that no pool thread
+ * had started is cancelled), and its completion counts what it moved. The
+ * next piece goes through the memory API and fails. With MSI-X turned off,
  * a pending source asserts INTA again. Messages that unmasking MSI-X
  * releases go from msix_bh, after the write.
  */
@@ -1741,6 +1760,7 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     }
     if (was_master && !(pci_get_word(pdev->config + PCI_COMMAND) &
                         PCI_COMMAND_MASTER)) {
+        accel_abandon_transfers(s);
         for (i = 0; i < s->num_queues; i++) {
             if (s->queues[i].xfer) {
                 accel_xfer_quiesce(s->queues[i].xfer);
