@@ -173,10 +173,7 @@ struct AccelQueue {
     uint64_t link_paid;
 
     QEMUTimer *throttle;
-    /*
-     * Ends the main loop's time off after a slice that moved pieces under
-     * the BQL through the memory API (accel_queue_bh()).
-     */
+    /* Runs the queue's next slice once the main loop's rest is over. */
     QEMUTimer *rest;
     /* The current slice moved a piece under the BQL. */
     bool slice_locked;
@@ -239,6 +236,14 @@ struct AccelPCIState {
 static __thread AccelPCIState *accel_running_dev;
 /* ... and that work is a doorbell's inline work, inside the access that rang it. */
 static __thread bool accel_running_inline;
+/*
+ * Until when the main loop rests from the queues of every accel device
+ * (QEMU_CLOCK_REALTIME, under the BQL): set by a slice that moved pieces
+ * under the BQL through the memory API, so that all the devices' queues,
+ * whose bottom halves run back to back in one main-loop turn, take one
+ * such slice per rest between them, not one each.
+ */
+static int64_t accel_rest_until;
 
 /*
  * A removed device's handlers and bottom halves touch nothing: a peer's
@@ -1329,10 +1334,11 @@ static void accel_queue_run(AccelQueue *q, uint64_t budget, bool in_mmio)
  * With work left it runs again at the main loop's next turn, so that the
  * vCPUs and the monitor get the BQL between slices however long the ring.
  * A slice that moved pieces under the BQL through the memory API (another
- * device's registers, config space) first leaves the main loop as long
- * as it took: such pieces can rebuild the machine's memory map, whose old
- * copies QEMU's RCU thread frees under the BQL, and slices back to back
- * would leave it the lock only in bursts of tens of milliseconds.
+ * device's registers, config space) then leaves the main loop alone, from
+ * every accel queue (accel_rest_until), as long as it took: such pieces
+ * can rebuild the machine's memory map, whose old copies QEMU's RCU thread
+ * frees under the BQL, and slices back to back would leave it the lock
+ * only in bursts of tens of milliseconds.
  */
 static void accel_queue_bh(void *opaque)
 {
@@ -1340,15 +1346,18 @@ static void accel_queue_bh(void *opaque)
     AccelPCIState *s = q->dev;
     int64_t start = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
 
+    if (start < accel_rest_until) {
+        timer_mod(q->rest, accel_rest_until);
+        return;
+    }
     accel_hold(s);
     accel_queue_run(q, ACCEL_SLICE_BYTES, false);
-    if (accel_gone(s)) {
-        /* unplugged by its own work: the timers are stopped */
-    } else if (q->slice_locked && accel_queue_has_work(q)) {
+    if (q->slice_locked) {
         int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
 
-        timer_mod(q->rest, now + (now - start));
-    } else {
+        accel_rest_until = now + (now - start);
+    }
+    if (!accel_gone(s)) {   /* else its own work unplugged it: timers stopped */
         accel_queue_kick(q);
     }
     accel_let_go(s);
