@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The memory layer's insides (lib/src/memory/): device, pinned and unified
- * allocations in the registry, deferred frees, copy routing, IPC. It calls
- * the core and the backends below it; the pools and objects above call it
+ * The memory layer's insides (lib/src/memory/), a file by concern: resolving
+ * pointers, deferred frees, allocation, registration, copies and set, the
+ * statistics and chunk policy, pointer attributes, IPC. It calls the core
+ * and the backends below it; the pools and objects above call it
  * (docs/libaccel.md, "Layers").
  */
 #ifndef ACCEL_MEMORY_INTERNAL_H
@@ -10,6 +11,37 @@
 
 #include "core/internal.h"
 
+/* memory/resolve.c */
+/* which registry holds allocations of @kind */
+struct accel_registry *accel_space_of(struct accel_device *dev,
+				      enum accel_kind kind);
+/* "device", "pinned host", "unified": for messages */
+const char *accel_kind_name(enum accel_kind kind);
+/*
+ * [ptr, ptr + size) must lie in one device or unified allocation of @dev
+ * (for a pool's chunk: in one live block); @what names it in the message
+ */
+accel_status_t accel_resolve_device(struct accel_device *dev, const char *what,
+				    const void *ptr, size_t size,
+				    struct accel_side *side);
+/*
+ * [ptr, ptr + size) must be no device memory of @dev; pinned and unified
+ * allocations of @dev are recognised so that the backend uses them directly
+ */
+accel_status_t accel_resolve_host(struct accel_device *dev, const char *what,
+				  const void *ptr, size_t size,
+				  struct accel_side *side);
+
+/* memory/deferred.c */
+/*
+ * give the backend the deferred frees whose work is over (@wait: all of
+ * them, after waiting for their work); true if any was given back
+ */
+bool accel_memory_reap_deferred(struct accel_device *dev, bool wait);
+/* which streams' work may touch an allocation of @kind (ACCEL_MARK_*) */
+unsigned int accel_memory_users_of(enum accel_kind kind);
+
+/* memory/alloc.c */
 /* device memory for a pool's chunk (@pooled) or a pool's large block */
 accel_status_t accel_memory_alloc(struct accel_device *dev, size_t size,
 			    bool pooled, void **ptr);
