@@ -139,13 +139,12 @@ struct numpy_layout {
 	size_t itemsize;
 	void *data;		/* NULL when the array is empty */
 	bool readonly;
+	bool c_contiguous, f_contiguous;	/* as NumPy's flags say */
 };
 /* the layout of NumPy array @arr; -1 with an exception set */
 int numpy_layout(PyObject *arr, struct numpy_layout *l);
 /* whether @l is aligned for its dtype, as NumPy's ALIGNED flag says */
 bool layout_aligned(const struct numpy_layout *l);
-/* whether @l is contiguous in @order ('C' or 'F'), as NumPy's flags say */
-bool layout_contiguous(const struct numpy_layout *l, char order);
 /* numpy.asanyarray(@obj) (new reference) */
 PyObject *numpy_asanyarray(PyObject *obj);
 /* a copy of NumPy array @arr in @order ('C', 'F' or 'K'), as arr.copy() */

@@ -397,7 +397,8 @@ static accel_array_t source_of(PyObject *obj, char order, PyObject **keep)
 	arr = numpy_asanyarray(obj);
 	if (!arr || numpy_layout(arr, &l) < 0)
 		goto out;
-	if (!layout_aligned(&l) || (order && !layout_contiguous(&l, order))) {
+	if (!layout_aligned(&l) || (order == 'C' && !l.c_contiguous) ||
+	    (order == 'F' && !l.f_contiguous)) {
 		PyObject *copy = numpy_copy(arr, order ? order : 'K');
 
 		Py_DECREF(arr);

@@ -67,7 +67,7 @@ static PyObject *layout_like(PyObject *obj, PyObject **shape, PyObject **dtype,
 			Py_DECREF(arr);
 			return NULL;
 		}
-		f = layout_contiguous(&l, 'F') && !layout_contiguous(&l, 'C');
+		f = l.f_contiguous && !l.c_contiguous;
 		*shape = PyObject_GetAttrString(arr, "shape");
 		*dtype = PyObject_GetAttrString(arr, "dtype");
 		Py_DECREF(arr);

@@ -107,6 +107,9 @@ int numpy_layout(PyObject *arr, struct numpy_layout *l)
 	l->itemsize = (size_t)view.itemsize;
 	l->data = empty ? NULL : view.buf;
 	l->readonly = view.readonly;
+	/* CPython's test is NumPy's: axes one entry long take any stride */
+	l->c_contiguous = PyBuffer_IsContiguous(&view, 'C');
+	l->f_contiguous = PyBuffer_IsContiguous(&view, 'F');
 	/* the memory stays with @arr, which the caller holds */
 	release_ndarray_buffer(&view);
 	return 0;
@@ -125,25 +128,6 @@ bool layout_aligned(const struct numpy_layout *l)
 		if (l->shape[i] > 1)
 			bits |= (uintptr_t)l->strides[i];
 	return !(bits % l->itemsize);
-}
-
-/* NumPy's (relaxed) test: dimensions of length one have any stride. */
-bool layout_contiguous(const struct numpy_layout *l, char order)
-{
-	ptrdiff_t expect = (ptrdiff_t)l->itemsize;
-
-	if (!l->data)
-		return true;
-	for (int k = 0; k < l->ndim; k++) {
-		int i = order == 'F' ? k : l->ndim - 1 - k;
-
-		if (l->shape[i] == 1)
-			continue;
-		if (l->strides[i] != expect)
-			return false;
-		expect *= (ptrdiff_t)l->shape[i];
-	}
-	return true;
 }
 
 PyObject *numpy_asanyarray(PyObject *obj)

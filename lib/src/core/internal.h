@@ -250,7 +250,7 @@ struct accel_device {
 	 */
 	_Atomic uint64_t users;
 
-	/* freed allocations the backend gets back behind events (memory/memory.c) */
+	/* freed allocations the backend gets back behind events (memory/deferred.c) */
 	pthread_mutex_t deferred_lock;
 	struct accel_deferred *_Atomic deferred;
 
