@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Streams: create, query, synchronize, destroy. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "suite.h"
@@ -128,6 +130,99 @@ TEST(a_stream_holds_a_bounded_amount_of_work)
 	OK(accel_stream_destroy(ctx->dev, s));
 	dfree(ctx, a, big);
 	dfree(ctx, b, big);
+}
+
+/*
+ * The same bound with several threads queueing on one stream (accel.h:
+ * at any moment ACCEL_STREAM_DEPTH + ACCEL_STREAM_DEPTH / 4, plus one for
+ * each thread in a call). The stream waits for an event behind a chain of
+ * copies on another stream, so nothing of it completes while the event is
+ * pending: every call that returned before a query found the event pending
+ * is work the stream held at once. A try in which the threads never filled
+ * the stream before the chain ended is inconclusive: a longer chain.
+ */
+enum { QUEUERS = 8 };
+
+struct queuer {
+	struct suite_ctx *ctx;
+	accel_stream_t s;
+	accel_event_t gate;
+	uint8_t *dst, *src;
+	atomic_int *returned, *held;
+	pthread_t thread;
+};
+
+static void *queue_small_copies(void *arg)
+{
+	struct queuer *q = arg;
+
+	for (int i = 0; i < ACCEL_STREAM_DEPTH / 2; i++) {
+		int c, was;
+
+		OK(accel_async_memory_copy_d2d(q->ctx->dev, q->s, q->dst + i,
+					       q->src + i, 1));
+		c = atomic_fetch_add(q->returned, 1) + 1;
+		if (accel_event_query(q->ctx->dev, q->gate) != ACCEL_WARNING)
+			continue;
+		was = atomic_load(q->held);
+		while (c > was && !atomic_compare_exchange_weak(q->held, &was, c))
+			;
+	}
+	return NULL;
+}
+
+/* the most operations that @threads queued on @s at once behind @copies */
+static int held_behind_gate(struct suite_ctx *ctx, accel_stream_t s,
+			    uint8_t *busy, int copies, uint8_t *dst,
+			    uint8_t *src)
+{
+	atomic_int returned = 0, held = 0;
+	struct queuer q[QUEUERS];
+	accel_stream_t chain;
+	accel_event_t gate;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &chain));
+	REQUIRE_OK(accel_event_create(ctx->dev, &gate));
+	busy_chain(ctx->dev, chain, busy, copies);
+	OK(accel_event_record(ctx->dev, chain, gate));
+	OK(accel_stream_wait_event(ctx->dev, s, gate));
+	for (int t = 0; t < QUEUERS; t++) {
+		q[t] = (struct queuer){ ctx, s, gate,
+			dst + t * ACCEL_STREAM_DEPTH, src, &returned, &held };
+		REQUIRE(!pthread_create(&q[t].thread, NULL, queue_small_copies,
+					&q[t]));
+	}
+	for (int t = 0; t < QUEUERS; t++)
+		pthread_join(q[t].thread, NULL);
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_stream_synchronize(ctx->dev, chain));
+	OK(accel_event_destroy(ctx->dev, gate));
+	OK(accel_stream_destroy(ctx->dev, chain));
+	return atomic_load(&held);
+}
+
+TEST(threads_queueing_on_one_stream_are_bounded_together)
+{
+	const size_t n = QUEUERS * ACCEL_STREAM_DEPTH;
+	uint8_t *busy, *dst, *src;
+	int copies = BUSY_START, held;
+	accel_stream_t s;
+
+	if (!strncmp(ctx->name, "accel", 5))
+		suite_skip("simaccel.ko's 256 jobs per queue bound the stream first");
+	busy = dalloc(ctx, 2 * BUSY_HALF);
+	dst = dalloc(ctx, n);
+	src = dalloc(ctx, ACCEL_STREAM_DEPTH);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	while ((held = held_behind_gate(ctx, s, busy, copies, dst, src)) <
+	       ACCEL_STREAM_DEPTH)
+		try_longer(&copies);
+	CHECK(held <= ACCEL_STREAM_DEPTH + ACCEL_STREAM_DEPTH / 4 + QUEUERS);
+	printf("#   %d operations held at once by %d threads\n", held, QUEUERS);
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, 2 * BUSY_HALF);
+	dfree(ctx, dst, n);
+	dfree(ctx, src, ACCEL_STREAM_DEPTH);
 }
 
 /* ------------------------------------------------------------------ */

@@ -99,11 +99,13 @@ typedef struct accel_stream_handle *accel_stream_t;
 /*
  * How much a stream holds, on every backend: once ACCEL_STREAM_DEPTH
  * operations (copies, event records and waits) are queued on it and not
- * complete, the call that queues more waits until the oldest quarter of
- * them has completed, as a CUDA launch waits on a full queue; a stream
- * never holds more than ACCEL_STREAM_DEPTH + ACCEL_STREAM_DEPTH / 4. So a
- * thread cannot queue without bound, and a synchronous call waits for at
- * most that much of another thread's work. (A simaccel.ko queue holds 256
+ * complete, a call that queues more waits until the oldest quarter of
+ * them has completed, as a CUDA launch waits on a full queue; when a call
+ * returns, the stream holds at most ACCEL_STREAM_DEPTH +
+ * ACCEL_STREAM_DEPTH / 4 operations, so at any moment at most that plus
+ * one for each thread then in a call queueing on it. So threads cannot
+ * queue without bound, and a synchronous call waits for at most that much
+ * of other threads' work. (A simaccel.ko queue holds 256
  * jobs: on accel devices the driver's bound comes first.)
  */
 #define ACCEL_STREAM_DEPTH 1024

@@ -268,16 +268,27 @@ struct accel_device {
 /* A stream's checkpoints: a backend event every quarter of its depth. */
 #define ACCEL_CHECKPOINTS 4
 
+/* A backend event recorded after the stream's first @upto operations. */
+struct accel_checkpoint {
+	void *ev;
+	uint64_t upto;
+};
+
 struct accel_stream {
 	uintptr_t handle;	/* first: see handles.c */
 	struct accel_device *dev;
 	struct accel_stream *next;
 	void *priv;
 	bool external;	/* another library's, adopted: never destroyed */
-	/* accel_stream_queued(): operations queued, and the checkpoints */
-	atomic_uint queued;
+	/*
+	 * accel_stream_queued(): operations queued, how many of the first are
+	 * known complete, and the checkpoints not yet waited for (room for
+	 * twice those a stream needs, as threads may record out of order)
+	 */
+	_Atomic uint64_t queued;
+	_Atomic uint64_t completed;
 	pthread_mutex_t depth_lock;
-	void *checkpoint[ACCEL_CHECKPOINTS + 1];
+	struct accel_checkpoint checkpoint[2 * ACCEL_CHECKPOINTS];
 	unsigned int ncheckpoints;
 };
 

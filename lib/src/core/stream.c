@@ -90,53 +90,122 @@ static struct accel_device *new_stream_device(const accel_device_t device,
 	return accel_device_lookup(device);
 }
 
-/* @priv, the backend's stream of @dev, as a new stream handle into *stream */
 /*
  * Every ACCEL_STREAM_DEPTH / ACCEL_CHECKPOINTS operations, an event marks
- * the stream; with more checkpoints pending than that (the stream holds
- * ACCEL_STREAM_DEPTH operations or more), the caller waits for the oldest,
- * as a CUDA launch blocks on a full queue. So the work a stream holds, the
- * memory it takes, and the wait of a synchronous call behind it are
- * bounded on every backend.
+ * the stream. A call that finds more than ACCEL_STREAM_DEPTH +
+ * ACCEL_STREAM_DEPTH / 4 operations not known complete waits for
+ * checkpoints until at most ACCEL_STREAM_DEPTH are, as a CUDA launch
+ * blocks on a full queue. Each call checks what it queued, whichever
+ * thread crossed a checkpoint, so the work a stream holds stays bounded
+ * with any number of threads queueing on it, and so do the memory it
+ * takes and the wait of a synchronous call behind it.
  */
-accel_status_t accel_stream_queued(struct accel_stream *s)
+#define CHECKPOINT_EVERY (ACCEL_STREAM_DEPTH / ACCEL_CHECKPOINTS)
+#define MAX_CHECKPOINTS (sizeof(((struct accel_stream *)0)->checkpoint) / \
+			 sizeof(struct accel_checkpoint))
+
+/* The first @upto operations of @s are complete. */
+static void note_completed(struct accel_stream *s, uint64_t upto)
+{
+	uint64_t was = atomic_load(&s->completed);
+
+	while (was < upto &&
+	       !atomic_compare_exchange_weak(&s->completed, &was, upto))
+		;
+}
+
+/* The oldest checkpoint of @s into *@c, out of its list. Holds depth_lock. */
+static bool take_oldest(struct accel_stream *s, struct accel_checkpoint *c)
+{
+	if (!s->ncheckpoints)
+		return false;
+	*c = s->checkpoint[0];
+	memmove(s->checkpoint, s->checkpoint + 1,
+		--s->ncheckpoints * sizeof(s->checkpoint[0]));
+	return true;
+}
+
+/* Wait for checkpoint @c, which is out of the list, and let it go. */
+static accel_status_t pass_checkpoint(struct accel_stream *s,
+				      const struct accel_checkpoint *c)
 {
 	struct accel_device *dev = s->dev;
-	void *ev, *oldest = NULL;
+	accel_status_t ret = dev->be->event_sync(dev, c->ev);
+
+	dev->be->event_destroy(dev, c->ev);
+	if (ret == ACCEL_SUCCESS)
+		note_completed(s, c->upto);
+	return ret;
+}
+
+/* Mark @s after its first @n operations; a full list passes its oldest. */
+static accel_status_t add_checkpoint(struct accel_stream *s, uint64_t n)
+{
+	struct accel_checkpoint c = { .upto = n }, oldest;
+	struct accel_device *dev = s->dev;
+	bool full = false;
 	accel_status_t ret;
 
-	if ((atomic_fetch_add(&s->queued, 1) + 1) %
-	    (ACCEL_STREAM_DEPTH / ACCEL_CHECKPOINTS))
-		return ACCEL_SUCCESS;
-	if (dev->be->event_create(dev, &ev) != ACCEL_SUCCESS)
+	if (dev->be->event_create(dev, &c.ev) != ACCEL_SUCCESS)
 		return ACCEL_FAILED;
 	pthread_mutex_lock(&s->depth_lock);
-	ret = dev->be->event_record(dev, s->priv, ev);
-	if (ret == ACCEL_SUCCESS)
-		s->checkpoint[s->ncheckpoints++] = ev;
-	if (s->ncheckpoints > ACCEL_CHECKPOINTS) {
-		oldest = s->checkpoint[0];
-		memmove(s->checkpoint, s->checkpoint + 1,
-			--s->ncheckpoints * sizeof(s->checkpoint[0]));
+	ret = dev->be->event_record(dev, s->priv, c.ev);
+	if (ret == ACCEL_SUCCESS) {
+		if (s->ncheckpoints == MAX_CHECKPOINTS)
+			full = take_oldest(s, &oldest);
+		s->checkpoint[s->ncheckpoints++] = c;
 	}
 	pthread_mutex_unlock(&s->depth_lock);
-	if (ret != ACCEL_SUCCESS)
-		dev->be->event_destroy(dev, ev);
-	if (oldest) {
-		ret = dev->be->event_sync(dev, oldest);
-		dev->be->event_destroy(dev, oldest);
+	if (ret != ACCEL_SUCCESS) {
+		dev->be->event_destroy(dev, c.ev);
+		return ret;
 	}
-	return ret;
+	return full ? pass_checkpoint(s, &oldest) : ACCEL_SUCCESS;
+}
+
+/* Wait until at most ACCEL_STREAM_DEPTH of the first @n are not complete. */
+static accel_status_t drain_to_depth(struct accel_stream *s, uint64_t n)
+{
+	struct accel_checkpoint c;
+	bool any;
+
+	while (atomic_load(&s->completed) + ACCEL_STREAM_DEPTH < n) {
+		pthread_mutex_lock(&s->depth_lock);
+		any = take_oldest(s, &c);
+		pthread_mutex_unlock(&s->depth_lock);
+		if (any && pass_checkpoint(s, &c) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
+		if (any)
+			continue;
+		/* the checkpoint it needs is another thread's, not yet recorded */
+		if (s->dev->be->stream_sync(s->dev, s->priv) != ACCEL_SUCCESS)
+			return ACCEL_FAILED;
+		note_completed(s, n);
+	}
+	return ACCEL_SUCCESS;
+}
+
+accel_status_t accel_stream_queued(struct accel_stream *s)
+{
+	uint64_t n = atomic_fetch_add(&s->queued, 1) + 1;
+
+	if (n % CHECKPOINT_EVERY == 0 && add_checkpoint(s, n) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	if (atomic_load(&s->completed) + ACCEL_STREAM_DEPTH +
+	    ACCEL_STREAM_DEPTH / 4 >= n)
+		return ACCEL_SUCCESS;
+	return drain_to_depth(s, n);
 }
 
 /* The checkpoints of a stream that is going (its work is done). */
 static void stream_checkpoints_free(struct accel_stream *s)
 {
 	for (unsigned int i = 0; i < s->ncheckpoints; i++)
-		s->dev->be->event_destroy(s->dev, s->checkpoint[i]);
+		s->dev->be->event_destroy(s->dev, s->checkpoint[i].ev);
 	pthread_mutex_destroy(&s->depth_lock);
 }
 
+/* @priv, the backend's stream of @dev, as a new stream handle into *stream */
 static accel_status_t stream_add(struct accel_device *dev, void *priv, bool external,
 			   accel_stream_t *stream)
 {
