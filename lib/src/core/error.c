@@ -15,7 +15,7 @@
 static _Thread_local char last_error[ACCEL_ERROR_LEN];
 static ACCEL_TLS_HOT enum accel_error last_code;
 static ACCEL_TLS_HOT const char *current_func;
-static _Thread_local const char *current_device;
+static ACCEL_TLS_HOT const char *current_device;
 
 /* What was current before: accel_leave() puts it back. */
 const char *accel_enter(const char *func)
