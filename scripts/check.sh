@@ -6,8 +6,8 @@
 #     against QEMU built with ASan and UBSan, and with ThreadSanitizer, and
 #     QEMU's generic fuzzer on one device and on two, 60 s each
 #  3. the libaccel conformance suite on the cpu backend (two devices),
-#     again built with ASan and UBSan, and on cuda (every test skipped,
-#     with the reason, where there is no GPU), and on cuda against
+#     again built with ASan and UBSan, and on cuda (one skip for the
+#     suite, with the reason, where there is no GPU), and on cuda against
 #     fakecuda, a model of the CUDA driver (the suite alone, p2p next to a
 #     cpu device each way, the pools off, lib_fuzz, a short run of the
 #     allocator benchmark pool_bench_cuda); the differential fuzzer
@@ -115,7 +115,7 @@ run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 
 run_counted "libaccel on cpu under ASan and UBSan" env ASAN_OPTIONS=detect_leaks=0 \
 	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	"$T/accel_lib_test.asan"
-# Where there is no GPU, the cuda backend says why and its tests are skipped.
+# Where there is no GPU, the cuda backend says why, and the suite is one skip.
 run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test" -u
 # The cuda backend against fakecuda, a model of the CUDA driver
 # (tests/fakecuda, built where the CUDA headers are): two devices whose

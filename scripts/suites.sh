@@ -19,11 +19,13 @@ add() {	# suite passed failed [skipped]
 
 # The reason of each skipped test in the log of a stage: kselftest's and
 # the libaccel suite's TAP ("ok N name # SKIP reason", the suite's reason
-# on its "#   SKIP: reason" line before), pytest's -rs lines.
+# on its "#   SKIP: reason" line before, "1..0 # SKIP reason" for a whole
+# suite), pytest's -rs lines.
 note_skips() {
 	awk '
 	{ sub(/\r$/, "") }	# the serial console of a VM ends lines with CR LF
 	/^#   SKIP: / { last = substr($0, index($0, "SKIP: ") + 6); next }
+	/^1\.\.0 # SKIP / { print substr($0, 11); next }	# a whole suite
 	/^ok [0-9]+ .* # SKIP/ {
 		r = $0; sub(/.* # SKIP */, "", r)
 		if (r == "") r = last

@@ -173,8 +173,10 @@ if [ $rc -eq 0 ] && [ -f .load-driver ] && ! load_driver; then
 fi
 while [ $rc -eq 0 ] && read -r cmd <&3; do
 	echo "vm\$ $cmd"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	sh -c "$cmd" </dev/null
 	r=$?
+	echo "vm: took $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) s"
 	if [ $r -ne 0 ]; then
 		echo "vm: command failed with status $r"
 		[ $rc -ne 0 ] || rc=$r
