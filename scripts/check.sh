@@ -33,6 +33,9 @@
 #  7. slow jobs on a throttled one-queue device, and descriptor sizing on
 #     a very slow one
 #  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
+# The VM runs of 5 and 6 that need no host suite's results run beside
+# stages 1-4 (vm_lane), two cores' work at once; stage times are printed as
+# each ends, and the VMs' per command.
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -45,8 +48,8 @@ T=build/tests
 # a fixed seed, so that a run of make check can be repeated; make fuzz
 # draws new ones
 seed=${FUZZ_SEED:-1}
-# disagreement classes lib_fuzz skips (lib_fuzz --help), each with its
-# reproducer in tests/lib/test_fuzz_repro.c: none is open
+# disagreement classes lib_fuzz skips (lib_fuzz --help), each with a test
+# of the feature it breaks in tests/lib: none is open
 LIB_FUZZ_KNOWN=${LIB_FUZZ_KNOWN-}
 lib_fuzz_args=(--seed "$seed" --programs 200 --ops 200
 	       ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
@@ -85,6 +88,27 @@ for e in "${examples[@]}"; do
 	example_files+=(--file "build/examples/$e.static:/opt/accel/$e")
 	examples_on_accel+=("if ACCEL_VISIBLE_DEVICES=accel ./$e; then echo 'ok: example $e on accel'; else echo 'not ok: example $e on accel'; fi")
 done
+
+# Three VM runs go beside the host's stages (a VM keeps one core busy with
+# its vCPU, a host suite the other): their output follows the others'.
+vm_lane() {
+	run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
+		--hung-task 10 --timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
+		./simaccel_test ./simaccel_job_test ./simaccel_share_test \
+		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
+		"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
+	run_vm "VM, simaccel.ko, 2 devices: lib_fuzz, examples, plugin, one device" \
+		--devices 2 --timeout 900 "${lib_files[@]}" "${example_files[@]}" \
+		"${plugin_files[@]}" "${system_libs[@]}" -- \
+		"${fuzz_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
+		"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test"
+	# The Python module in the guest on accel, with the host's Python, NumPy
+	# and torch (the host's root over 9p)
+	run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
+		--timeout 900 --host-root -- \
+		"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
+}
+beside vm_lane
 
 run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
@@ -199,11 +223,6 @@ run_counted "the Python module on cpu, trixie's Python and NumPy 2" \
 	scripts/python-compat.sh
 run_counted "libaccel suite through the Paddle plugin on cuda" env \
 	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
-run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
-	--hung-task 10 --timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
-	./simaccel_test ./simaccel_job_test ./simaccel_share_test \
-	"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
-	"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 "${kselftests[@]}" \
 	"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
 	--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
@@ -212,16 +231,6 @@ run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 "${
 	"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 	"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
 	"${lib_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
-run_vm "VM, simaccel.ko, 2 devices: lib_fuzz, examples, plugin, one device" \
-	--devices 2 --timeout 900 "${lib_files[@]}" "${example_files[@]}" \
-	"${plugin_files[@]}" "${system_libs[@]}" -- \
-	"${fuzz_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
-	"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test"
-# The Python module in the guest on accel, with the host's Python, NumPy
-# and torch (the host's root over 9p)
-run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
-	--timeout 900 --host-root -- \
-	"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
 # fences in order need several hardware queues: a job could finish first
 run_vm "VM, simaccel.ko, a slow device with four queues" \
 	--hung-task 10 --props dma-bandwidth=16777216 --file "$T/simaccel_fence_test" -- \
@@ -241,5 +250,7 @@ run_vm "VM, simaccel.ko, two slow devices" --devices 2 --hung-task 10 \
 run_vm "VM, simaccel.ko, a very slow device" \
 	--hung-task 10 --props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \
 	"SIMACCEL_VERY_SLOW_DEVICE=1 ./simaccel_job_test -t descriptors_are_sized_to_a_slow_devices_bandwidth"
+# lint runs sparse through Kbuild on the module the VMs load: after them
+join_lanes
 run_one "lint" scripts/lint.sh
 summary

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The data pattern of the suite (suite.h) and of lib_fuzz (fuzz/fuzz.h):
- * one definition, since the tests lib_fuzz prints for test_fuzz_repro.c
- * refill their buffers with fill_pattern() and must see the bytes that
- * lib_fuzz wrote.
+ * one definition, since the reproducers lib_fuzz prints refill their
+ * buffers with fill_pattern() and must see the bytes that lib_fuzz wrote.
  */
 #ifndef ACCEL_TEST_PATTERN_H
 #define ACCEL_TEST_PATTERN_H

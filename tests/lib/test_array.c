@@ -205,6 +205,39 @@ TEST(copy_to_host_into_an_existing_array)
 	OK(accel_array_release(ary));
 }
 
+/*
+ * memory.h, accel_host_array(): "@readonly: 1 if the array must not be
+ * written (copies into it fail)". The flag is the array's, whoever owns
+ * the memory: over new host memory (@data NULL) the array says readonly
+ * too, and a copy from the device into it fails, synchronous or queued,
+ * as into the caller's read-only memory above, and writes nothing.
+ */
+TEST(read_only_host_array_over_new_memory_refuses_copies)
+{
+	int64_t buf[10], before[10];
+	accel_array_t ary = arange(buf, 10), d, ro;
+	struct accel_array_info i;
+	const size_t n = 10;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_to_device(ctx->dev, ary, NULL, &d));
+	REQUIRE_OK(accel_host_array(NULL, 1, &n, I64, NULL, 'C', 1, &ro));
+	i = info_of(ro);
+	CHECK(i.readonly == 1 && i.kind == ACCEL_ARRAY_HOST && i.data);
+	memcpy(before, i.data, sizeof(before));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_copy_to_host(d, ro, NULL, NULL));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_array_copy_to_host(d, ro, s, NULL));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	CHECK(!memcmp(i.data, before, sizeof(before)));
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_array_release(ro));
+	OK(accel_array_release(d));
+	OK(accel_array_release(ary));
+}
+
 /* "To enqueue the transfer to a stream" (both ways) */
 TEST(transfers_on_a_stream)
 {

@@ -181,6 +181,35 @@ TEST(mapped_scope_over_an_existing_host_array)
 	free(a);
 }
 
+/*
+ * memory.h: a mapped array is ACCEL_ARRAY_MAPPED, "pinned host memory the
+ * device reaches directly", and accel_mapped_array_flags() is
+ * accel_mapped_array() with flags. An empty shape leaves no memory under
+ * the array (its data is NULL), so its kind cannot be read off its
+ * memory: with every flag, and without flags, it is still a mapped array.
+ */
+TEST(empty_mapped_arrays_are_mapped_with_every_flag)
+{
+	const size_t shape[3] = { 5, 7, 0 };
+	struct accel_array_info i;
+	accel_array_t a;
+
+	for (unsigned int f = 0; f <= ACCEL_ARRAY_FLAGS_VALID; f++) {
+		REQUIRE_OK(accel_mapped_array_flags(ctx->dev, 3, shape, F32,
+						    NULL, 'C', NULL, f, &a));
+		i = info_of(a);
+		if (i.kind != ACCEL_ARRAY_MAPPED)
+			printf("#   flags 0x%x: kind %d\n", f, i.kind);
+		CHECK(i.kind == ACCEL_ARRAY_MAPPED && !i.size && !i.data);
+		OK(accel_array_release(a));
+	}
+	REQUIRE_OK(accel_mapped_array(ctx->dev, 1, &shape[2], F32, NULL, 'C',
+				      NULL, &a));
+	i = info_of(a);
+	CHECK(i.kind == ACCEL_ARRAY_MAPPED && !i.size && !i.data);
+	OK(accel_array_release(a));
+}
+
 TEST(empty_host_arrays_register_trivially)
 {
 	const size_t zero = 0;

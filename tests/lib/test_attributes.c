@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Issue 17, item 8: what a CUDA user expects of the API. Pointer attributes
- * as cudaPointerGetAttributes() reports them, and going between a memory
+ * What a CUDA user expects of the API: pointer attributes as
+ * cudaPointerGetAttributes() reports them, and going between a memory
  * handle and an array over the same storage.
  */
 #include <accel/memory.h>

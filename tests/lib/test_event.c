@@ -120,6 +120,43 @@ TEST(event_destroyed_while_waited_on)
 	free(h);
 }
 
+/*
+ * accel.h, accel_stream_destroy(): "Events recorded on it stay valid";
+ * accel_event_record() captures the work submitted to the stream so far.
+ * The destroy waited for that work, so the event is complete, and stays
+ * so while new streams are made, which may take over what the backend
+ * held for the destroyed one (on accel, its queue): the event names the
+ * work of its record, not whatever the stream's backend handle names
+ * later. A query, a synchronize and a new stream's wait all see it done.
+ */
+TEST(event_of_a_destroyed_stream_stays_complete_after_new_streams)
+{
+	enum { FRESH = 4 };
+	const size_t n = 1 << 20;
+	uint8_t *d = dalloc(ctx, n), *h = xmalloc(n);
+	accel_stream_t s, fresh[FRESH];
+	accel_event_t e;
+
+	fill_pattern(h, n, 97);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_event_create(ctx->dev, &e));
+	OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, n));
+	OK(accel_event_record(ctx->dev, s, e));
+	OK(accel_stream_destroy(ctx->dev, s));
+	for (int i = 0; i < FRESH; i++) {
+		REQUIRE_OK(accel_stream_create(ctx->dev, &fresh[i]));
+		CHECK(accel_event_query(ctx->dev, e) == ACCEL_SUCCESS);
+	}
+	OK(accel_event_synchronize(ctx->dev, e));
+	OK(accel_stream_wait_event(ctx->dev, fresh[0], e));
+	OK(accel_stream_synchronize(ctx->dev, fresh[0]));
+	for (int i = 0; i < FRESH; i++)
+		OK(accel_stream_destroy(ctx->dev, fresh[i]));
+	OK(accel_event_destroy(ctx->dev, e));
+	dfree(ctx, d, n);
+	free(h);
+}
+
 TEST(event_bad_arguments)
 {
 	accel_stream_t s;

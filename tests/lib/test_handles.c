@@ -23,7 +23,7 @@ static accel_dtype_t int32(void)
 #define REFUSED(call) FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE, call)
 
 /* ------------------------------------------------------------------ */
-/* The two reproductions of issue 17 */
+/* Released handles stay invalid when their memory or address is reused */
 
 TEST(released_slice_does_not_write_into_memory_made_since)
 {

@@ -16,6 +16,8 @@
 
 #define F64 accel_dtype(ACCEL_FLOAT64)
 #define I32 accel_dtype(ACCEL_INT32)
+#define I16 accel_dtype(ACCEL_INT16)
+#define U8 accel_dtype(ACCEL_UINT8)
 
 static void iota(double *v, size_t n, double from)
 {
@@ -286,6 +288,37 @@ TEST(cast_views_the_same_bytes_as_another_type)
 	OK(accel_memory_release(odd));
 	OK(accel_memory_release(c));
 	OK(accel_memory_release(m));
+}
+
+/*
+ * memory.h, accel_memory_cast(): "The first entry's address must be a
+ * multiple of @dtype's alignment". The address, not the entry's offset in
+ * its handle: bytes wrapped at an odd address start at offset 0 of their
+ * handle and still are no int16 memory, while a slice of them from the
+ * second byte starts at an even address and is. (accel_memory_wrap()
+ * holds its pointer to the same rule, so the odd bytes are wrapped as
+ * uint8, which any address is aligned for.)
+ */
+TEST(cast_checks_the_alignment_of_the_address_not_the_offset)
+{
+	uint8_t *d = dalloc(ctx, 64);
+	accel_memory_t bytes, tail, c = NULL;
+	struct accel_memory_info info;
+
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+		   accel_memory_wrap(ctx->dev, d + 1, 16, I16, &bytes));
+	REQUIRE_OK(accel_memory_wrap(ctx->dev, d + 1, 34, U8, &bytes));
+	/* 34 bytes divide into int16 entries: only the address is wrong */
+	FAILS_WITH(ACCEL_ERROR_INVALID_VALUE, accel_memory_cast(bytes, I16, &c));
+	CHECK(c == NULL);
+	REQUIRE_OK(accel_memory_slice(bytes, 1, 32, &tail));	/* at d + 2 */
+	REQUIRE_OK(accel_memory_cast(tail, I16, &c));
+	OK(accel_memory_get_info(c, &info));
+	CHECK(info.ptr == d + 2 && info.entries == 16);
+	OK(accel_memory_release(c));
+	OK(accel_memory_release(tail));
+	OK(accel_memory_release(bytes));
+	dfree(ctx, d, 64);
 }
 
 /* "OCCA implemented reference counting by default" */
@@ -619,6 +652,62 @@ TEST_PEER(memory_copies_between_devices_p2p)
 	CHECK(!memcmp(out, in + 128, 64 * sizeof(double)));
 	OK(accel_memory_release(a));
 	OK(accel_memory_release(b));
+}
+
+/*
+ * memory.h, accel_memory_copy_async(): between host memory (of any device)
+ * and a device's memory the stream must be one of that device, whose
+ * engine runs the copy; a stream of another device, the one the host
+ * memory is pinned for included, cannot order it and is refused with
+ * ACCEL_ERROR_INVALID_HANDLE, writing nothing. Both directions, between
+ * pinned memory of the device under test and device memory of the peer.
+ */
+TEST_PEER(async_copy_between_host_and_device_memory_takes_that_devices_stream)
+{
+	int16_t init[16], ones[16], out[16];
+	accel_memory_t host, peer_mem;
+	accel_stream_t s, ps;
+	int16_t *pinned;
+
+	for (int i = 0; i < 16; i++) {
+		init[i] = 0x5a5a;
+		ones[i] = 0x1111;
+	}
+	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, (void **)&pinned,
+					      sizeof(init)));
+	memcpy(pinned, init, sizeof(init));
+	REQUIRE_OK(accel_memory_wrap(ctx->dev, pinned, 16, I16, &host));
+	REQUIRE_OK(accel_memory_create(ctx->peer, 16, I16, ones, 0, &peer_mem));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_stream_create(ctx->peer, &ps));
+
+	/* the peer's memory into the host memory: entries 8 to 15 */
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_memory_copy_async(host, peer_mem, s, 8, 8, 0));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	CHECK(!memcmp(pinned, init, sizeof(init)));
+	OK(accel_memory_copy_async(host, peer_mem, ps, 8, 8, 0));
+	OK(accel_stream_synchronize(ctx->peer, ps));
+	CHECK(!memcmp(pinned, init, 8 * sizeof(int16_t)));
+	CHECK(!memcmp(pinned + 8, ones, 8 * sizeof(int16_t)));
+
+	/* the host memory into the peer's: entries 0 to 7 */
+	FAILS_WITH(ACCEL_ERROR_INVALID_HANDLE,
+		   accel_memory_copy_async(peer_mem, host, s, 8, 0, 0));
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_memory_copy_to(peer_mem, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(out, ones, sizeof(ones)));
+	OK(accel_memory_copy_async(peer_mem, host, ps, 8, 0, 0));
+	OK(accel_stream_synchronize(ctx->peer, ps));
+	OK(accel_memory_copy_to(peer_mem, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(out, init, 8 * sizeof(int16_t)));
+	CHECK(!memcmp(out + 8, ones, 8 * sizeof(int16_t)));
+
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->peer, ps));
+	OK(accel_memory_release(peer_mem));
+	OK(accel_memory_release(host));
+	OK(accel_host_memory_deallocate(ctx->dev, pinned, sizeof(init)));
 }
 
 TEST(handles_of_another_kind_are_refused)

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ordering across streams, threads and releases (issue 17, items 2 to 4
- * and mapped memory): an event wait binds to the record current when it
+ * Ordering across streams, threads and releases (and mapped memory): an event wait binds to the record current when it
  * is queued, a query or synchronize to the latest record; a synchronous
  * call waits for the work submitted before it and nothing later; a
  * release does not wait for unrelated streams, and memory is not reused
@@ -685,6 +684,49 @@ TEST_PEER(ordering_pinned_free_waits_for_peer_d2h)
 }
 
 /*
+ * Unified memory of the device under test, written by a p2p copy queued on
+ * a busy stream of the peer (unified pointers are "accepted wherever a
+ * device pointer is"): the free does not wait, but the memory stays the
+ * copy's until it has run (on the cpu backend it would be unmapped under
+ * the copy), and the device does not count it free meanwhile.
+ */
+TEST_PEER(ordering_unified_free_waits_for_peer_p2p)
+{
+	const size_t n = 1 << 20;
+	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
+	uint8_t *src = alloc_on(ctx->peer, n);
+	int copies = BUSY_START;
+	accel_stream_t s;
+
+	needs_queued_p2p(ctx);
+	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
+	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
+	for (;;) {
+		void *u = NULL;
+		size_t before, after;
+		bool pending;
+
+		REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, &u, n));
+		busy_chain(ctx->peer, s, big, copies);
+		OK(accel_async_memory_copy_p2p(ctx->dev, ctx->peer, s, u, src,
+					       n));
+		before = free_memory(ctx);
+		OK(accel_unified_memory_deallocate(ctx->dev, u, n));
+		after = free_memory(ctx);
+		pending = stream_busy(ctx->peer, s);
+		OK(accel_stream_synchronize(ctx->peer, s));
+		if (pending) {
+			CHECK(after == before);	/* not given back yet */
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->peer, s));
+	OK(accel_device_memory_deallocate(ctx->peer, big, 2 * BUSY_HALF));
+	OK(accel_device_memory_deallocate(ctx->peer, src, n));
+}
+
+/*
  * On a cpu device any host memory is the device's host memory, another cpu
  * device's memory too. A pool block of the device that the peer's queued
  * d2h writes into, freed with no stream, is reused only after that copy
@@ -1008,4 +1050,77 @@ TEST(ordering_trim_ignores_later_work)
 	REQUIRE_OK(accel_pool_get_stats(c.pool, &st));
 	CHECK(st.chunks == 0);
 	OK(accel_pool_destroy(c.pool));
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronous calls wait for the work submitted before them */
+
+/*
+ * accel.h, Ordering: "Synchronous functions first wait for the work
+ * already submitted to the device's streams", on every stream, whatever
+ * memory that work touches. A chain on a stream that never touches the
+ * call's memory is busy when c->fn starts: once c->fn returns, a query of
+ * that stream must find it done. A try in which the chain was over before
+ * the call proves nothing and runs again with a longer chain.
+ */
+static void check_waits_for_earlier_work(struct suite_ctx *ctx,
+					 struct sync_call *c)
+{
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	c->ctx = ctx;
+	for (;;) {
+		bool before;
+
+		busy_chain(ctx->dev, s, big, copies);
+		before = stream_busy(ctx->dev, s);
+		c->fn(c);
+		if (before) {
+			CHECK(accel_stream_query(ctx->dev, s) == ACCEL_SUCCESS);
+			break;
+		}
+		OK(accel_stream_synchronize(ctx->dev, s));
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, big, 2 * BUSY_HALF);
+}
+
+static void copy_d2d(struct sync_call *c)
+{
+	OK(accel_memory_copy_d2d(c->ctx->dev, c->dst, c->src, 16));
+}
+
+TEST(ordering_sync_copy_waits_for_earlier_work_on_every_stream)
+{
+	struct sync_call c = { .fn = copy_d2d };
+
+	c.dst = dalloc(ctx, 16);
+	c.src = dalloc(ctx, 16);
+	check_waits_for_earlier_work(ctx, &c);
+	dfree(ctx, c.dst, 16);
+	dfree(ctx, c.src, 16);
+}
+
+static void copy_p2p_within_the_device(struct sync_call *c)
+{
+	OK(accel_memory_copy_p2p(c->ctx->dev, c->ctx->dev, c->dst, c->src, 16));
+}
+
+/*
+ * accel_memory_copy_p2p() with the same device on both sides "is a d2d
+ * copy", and waits as one: no shortcut past the device's streams.
+ */
+TEST(ordering_sync_p2p_within_one_device_waits_for_earlier_work)
+{
+	struct sync_call c = { .fn = copy_p2p_within_the_device };
+
+	c.dst = dalloc(ctx, 16);
+	c.src = dalloc(ctx, 16);
+	check_waits_for_earlier_work(ctx, &c);
+	dfree(ctx, c.dst, 16);
+	dfree(ctx, c.src, 16);
 }

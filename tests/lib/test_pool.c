@@ -358,7 +358,8 @@ TEST(pool_refuses_bad_input)
 
 /*
  * A block's bounds are the bytes asked for, not the pool's rounding of
- * them: a range that starts past them is refused, whatever lies there.
+ * them: a range that starts past them is refused, whatever lies there,
+ * as the destination of a copy or a set and as the source of a copy.
  */
 TEST(pool_range_in_a_blocks_rounding_refused)
 {
@@ -385,6 +386,8 @@ TEST(pool_range_in_a_blocks_rounding_refused)
 			   accel_memory_copy_h2d(ctx->dev, p, src, 1));
 		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
 			   accel_memory_copy_h2d(ctx->dev, p, src, 300));
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_memory_copy_d2h(ctx->dev, out, p, 93));
 		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
 			   accel_device_memory_set(ctx->dev, p, 0x22, 800));
 		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,

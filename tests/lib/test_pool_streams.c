@@ -364,6 +364,51 @@ TEST(pool_off_block_freed_under_another_streams_copy)
 }
 
 /*
+ * accel.h, accel_pool_deallocate(): a block the pool took from the device
+ * (with ACCEL_POOL=off, any block, however small) goes back to the device
+ * only once the work queued on every stream has completed; and copies check
+ * block pointers "against the live block ...: a range past it, or in a free
+ * part of a chunk, is refused". So a block freed with no stream behind a
+ * queued copy from it: the copy still reads the block's bytes (the memory
+ * is not taken back under it), while a synchronous copy from the freed
+ * block is refused with ACCEL_ERROR_INVALID_VALUE although the device still
+ * holds the memory. A try is conclusive when the stream was still busy
+ * after the free.
+ */
+TEST(pool_off_small_block_freed_behind_queued_work_is_refused)
+{
+	enum { N = 85 };
+	uint8_t *busy = dalloc(ctx, 2 * BUSY_COPY), got[N], out[32];
+	accel_pool_t p = pool_off(ctx);
+	bool observed = false;
+	accel_stream_t s;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (int r = 0; r < BUSY_ROUNDS && !observed; r++) {
+		uint8_t *blk;
+
+		REQUIRE_OK(accel_pool_allocate(p, NULL, (void **)&blk, N));
+		REQUIRE_OK(accel_device_memory_set(ctx->dev, blk, 0x5a, N));
+		memset(got, 0, sizeof(got));
+		busy_chain_of(ctx->dev, s, busy, KEEP_BUSY, BUSY_COPY);
+		OK(accel_async_memory_copy_d2h(ctx->dev, s, got, blk, N));
+		OK(accel_pool_deallocate(p, NULL, blk, N));
+		observed = stream_busy(ctx->dev, s);
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_memory_copy_d2h(ctx->dev, out, blk + 7, 21));
+		OK(accel_stream_synchronize(ctx->dev, s));
+		CHECK(check_bytes(got, N, 0x5a));
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_pool_trim(p));
+	CHECK(stats_reserved_is_zero(p));
+	OK(accel_pool_destroy(p));
+	dfree(ctx, busy, 2 * BUSY_COPY);
+	if (!observed)
+		suite_skip("the stream was never busy at the free");
+}
+
+/*
  * "A freed pointer gets ACCEL_FAILED, nothing is written": a block larger than
  * the largest chunk (with ACCEL_POOL=off, any block) freed behind queued
  * work waits for that work out of the pool's books; copies into it must

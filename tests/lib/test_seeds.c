@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Issue 17, items 5 to 7: lifetimes and extents of views (5), the pool's
- * chunk policy (6), and the seeds point by point (7): Numba (004), OCCA's
- * wrapMemory (001) and typed views (000).
+ * Lifetimes and extents of views, the pool's chunk policy, and the seeds'
+ * semantics point by point: Numba (004), OCCA's wrapMemory (001) and
+ * typed views (000).
  */
 #include <dlfcn.h>
 

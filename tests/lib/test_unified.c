@@ -61,3 +61,48 @@ TEST(unified_bounds_and_frees)
 	FAILS(accel_unified_memory_deallocate(ctx->dev, u, 4096));
 	FAILS(accel_device_memory_set(ctx->dev, u, 0, 1));
 }
+
+/*
+ * accel.h: "Deallocation does not wait: memory is reused (or given back to
+ * the device) only once the work submitted before the free, on every
+ * stream, has completed." Until then the backend still holds the memory,
+ * but the caller no longer owns it: copies into the freed pointer are
+ * refused with ACCEL_ERROR_INVALID_VALUE while the free waits, as after
+ * it, not taken for memory the backend still knows (on cuda, for another
+ * library's managed memory). A chain on a stream that never touches the
+ * memory keeps the free waiting; a try in which the chain was over by the
+ * first copy shows nothing more than unified_bounds_and_frees, and runs
+ * again with a longer chain.
+ */
+TEST(freed_unified_memory_is_refused_while_its_free_waits)
+{
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF), h[64] = { 0 };
+	int copies = BUSY_START;
+	accel_stream_t s, other;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &other));
+	for (;;) {
+		uint8_t *u = NULL;
+		bool pending;
+
+		REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, (void **)&u,
+							 4096));
+		busy_chain(ctx->dev, s, big, copies);
+		OK(accel_unified_memory_deallocate(ctx->dev, u, 4096));
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_async_memory_copy_h2d(ctx->dev, other, u + 227,
+						       h, 29));
+		pending = stream_busy(ctx->dev, s);
+		FAILS_WITH(ACCEL_ERROR_INVALID_VALUE,
+			   accel_memory_copy_h2d(ctx->dev, u, h, sizeof(h)));
+		OK(accel_stream_synchronize(ctx->dev, other));
+		OK(accel_stream_synchronize(ctx->dev, s));
+		if (pending)
+			break;
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, other));
+	dfree(ctx, big, 2 * BUSY_HALF);
+}

@@ -4,7 +4,7 @@
  * happen: the statuses and error codes the contract allows, the bytes a
  * read must give), then run on the backend, and the two compared. With
  * g_emit set, every backend call is also printed as C, with the model's
- * expectation as a CHECK, for tests/lib/test_fuzz_repro.c.
+ * expectation as a CHECK: the reproducer that --minimize prints.
  *
  * Where the contract leaves a choice, the model allows each choice; where
  * a program would do something undefined (free memory a wrap handle still

@@ -192,8 +192,8 @@ static void gen_op(uint64_t *s, unsigned families, struct op *o)
 }
 
 /*
- * A chain that crosses streams through a re-recorded event (issue 17,
- * item 2): stream B copies a large buffer, event E records it, stream A
+ * A chain that crosses streams through a re-recorded event (an event wait
+ * binds to the record current when it is queued): stream B copies a large buffer, event E records it, stream A
  * waits for E and reads what B wrote, then E is recorded again on an idle
  * stream C. Plain ops on random slots, so that it mixes with the rest and
  * minimizes like the rest.

@@ -10,7 +10,10 @@
  * are two: p2p ops then cross them). On the first disagreement it prints
  * the seed, the op index and the program's trace, and exits 1. --minimize
  * reduces a failing program (delta debugging over the ops, deterministic)
- * and prints it as a suite TEST for tests/lib/test_fuzz_repro.c.
+ * and prints it as a suite TEST in lib_fuzz's own notation (slot arrays,
+ * FZ_DECLS, fz_expect() of fuzz/repro.h, which says how to run it): a
+ * reproducer to rewrite in the suite's plain style, as a test of the
+ * feature it breaks, in that feature's file of tests/lib.
  * Families: raw async sync pool mem map misuse p2p all array ("all" is
  * every family but array, so that old seeds keep their programs; "all,array"
  * mixes arrays in). --known names
@@ -194,6 +197,7 @@ static void print_test(const struct program *p, const uint8_t *mask,
 			peer = 1;
 	printf("/* lib_fuzz --seed %llu: %s at op %zu (%s) */\n",
 	       (unsigned long long)seed, o->msg, o->op, op_name(o->kind));
+	printf("#include \"fuzz/repro.h\"\n\n");
 	printf("%s(fuzz_seed_%llu)\n{\n", peer ? "TEST_PEER" : "TEST",
 	       (unsigned long long)seed);
 	printf("\tFZ_DECLS;\n");
