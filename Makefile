@@ -29,13 +29,16 @@ include python/python.mk
 include tests/lib/fuzz.mk
 include tests/fakecuda/fakecuda.mk
 
+# What a target installs and builds: everything for the tests, less for
+# make demo (the packages and the one QEMU that booting the VM needs).
+DEPS_GROUPS := qemu vm driver tests lib python
+QEMU_FLAVOURS := plain fuzz tsan
+
 deps:
-	@scripts/deps.sh qemu vm driver tests lib python
+	@scripts/deps.sh $(DEPS_GROUPS)
 
 qemu: deps
-	@scripts/build-qemu.sh >/dev/null
-	@scripts/build-qemu.sh fuzz >/dev/null
-	@scripts/build-qemu.sh tsan >/dev/null
+	@for f in $(QEMU_FLAVOURS); do scripts/build-qemu.sh $$f >/dev/null || exit 1; done
 
 kernel: $(BUILD)/kernel.env
 
@@ -106,6 +109,8 @@ check: all
 check-debug: all
 	@scripts/check-debug.sh
 
+demo: DEPS_GROUPS := qemu vm driver lib smi
+demo: QEMU_FLAVOURS := plain
 demo: qemu driver $(BUILD)/examples/accel_info $(BUILD)/tools/accel-smi \
       $(BUILD)/examples/numba_memory.static
 	@scripts/demo.sh
@@ -123,7 +128,7 @@ $(BUILD)/tools/memcpy_bench: tools/bench/memcpy_bench.c tools/bench/bench_common
 # the VM gets its shared libraries with it.
 SMI_SRC := $(wildcard tools/accel-smi/*.c)
 $(BUILD)/tools/accel-smi: $(SMI_SRC) tools/accel-smi/accel_smi.h include/accel_hw.h
-	@scripts/deps.sh tools
+	@scripts/deps.sh smi
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -DACCEL_SMI_VERSION='"$(LIB_VERSION)"' \
 	      $$(pkg-config --cflags libpci) -o $@ $(SMI_SRC) $$(pkg-config --libs libpci)

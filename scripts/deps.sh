@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests lib python tools debug fuzz)
+# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests lib python smi tools debug fuzz)
 #
 # A few packages must be newer than the release has them: those come from its
 # backports suite (scripts/apt-derived.sh), downloaded and installed as files,
@@ -21,6 +21,7 @@ declare -A group=(
 	[python]="python3-dev python3-numpy python3-pytest python3-torch libdlpack-dev
 		python3-venv python3-pip python3-setuptools python3-wheel
 		debootstrap"
+	[smi]="build-essential pkg-config libpci-dev pci.ids"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 	[fuzz]="clang-14 libclang-rt-14-dev lld-14"
@@ -56,7 +57,7 @@ install_backports() {
 		echo "  apt-get install -y $(printf './%s_*.deb ' "$@")" >&2
 		exit 1
 	fi
-	echo "Installing $* from backports" >&2
+	echo "deps: installing $* from backports with apt-get (under a minute)" >&2
 	rm -rf "$debs"
 	mkdir -p "$debs"
 	(cd "$debs" && "$top/scripts/apt-derived.sh" "$cache" backports \
@@ -71,7 +72,7 @@ install_packages() {
 		echo "  apt-get update && apt-get install -y $*" >&2
 		exit 1
 	fi
-	echo "Installing $*" >&2
+	echo "deps: installing $# packages and what they need with apt-get (a minute or two for a few hundred MB): $*" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get -q update >&2
 	apt-get -q install -y "$@" >&2

@@ -54,6 +54,7 @@ download() {	# package=version... into the current directory
 # into kbuild are relative, and their Makefile names the common part by
 # its installed path, which is rewritten to the cache's.
 if [ ! -f "$dir/vmlinuz" ]; then
+	echo "fetch-kernel: downloading Debian's kernel $krel ($kver, $suite) once into $cache/kernel: the image, its headers and kbuild, about 100 MB" >&2
 	tmp=$dir.tmp
 	rm -rf "$tmp" "$root"
 	mkdir -p "$tmp" "$root"

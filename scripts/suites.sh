@@ -2,19 +2,52 @@
 # ending with a table of the stages (counts and time), the skips grouped
 # by reason, and one line "N passed, N failed[, N skipped]" from summary.
 # Expects T (the tests' build directory) and runs from the top of the tree.
-passed=0 failed=0 skipped=0 stage_start=$SECONDS
+stage_start=$SECONDS run_start=$SECONDS
 log=$(mktemp /tmp/accel-check.XXXXXX)
 stages=$(mktemp /tmp/accel-stages.XXXXXX)
 skip_reasons=$(mktemp /tmp/accel-skips.XXXXXX)
-trap 'rm -f "$log" "$stages" "$skip_reasons"' EXIT
+lanes=() lane_pids=()
+trap 'rm -rf "$log" "$stages" "$skip_reasons" ${lanes[@]+"${lanes[@]}"}' EXIT
 
 add() {	# suite passed failed [skipped]
-	echo "== $1: $2 passed, $3 failed${4:+, $4 skipped}"
+	local line="$1: $2 passed, $3 failed${4:+, $4 skipped} ($((SECONDS - stage_start)) s)"
+
+	echo "== $line"
+	# a stage beside the others says so where they print too
+	[ -z "${lane_name:-}" ] || echo "== beside: $line" >&3
 	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" \
 		"$((SECONDS - stage_start))" >>"$stages"
-	passed=$((passed + $2))
-	failed=$((failed + $3))
-	skipped=$((skipped + ${4:-0}))
+}
+
+# Run the stages of function $1 in the background, beside the ones that
+# follow, with their own logs: a VM's one vCPU and a host suite each keep
+# a core busy. join_lanes prints their output and counts their stages.
+beside() {
+	local dir
+
+	dir=$(mktemp -d /tmp/accel-lane.XXXXXX)
+	lanes+=("$dir")
+	echo "== $1 run beside the stages below; their output follows them"
+	(
+		lane_name=$1 log=$dir/log stages=$dir/stages skip_reasons=$dir/skips
+		: >"$stages"
+		: >"$skip_reasons"
+		"$1" >"$dir/out" 2>&1
+	) 3>&1 &
+	lane_pids+=($!)
+}
+
+join_lanes() {
+	local i
+
+	for i in "${!lanes[@]}"; do
+		wait "${lane_pids[$i]}"
+		echo
+		echo "== the output of the stages run beside"
+		cat "${lanes[$i]}/out"
+		cat "${lanes[$i]}/stages" >>"$stages"
+		cat "${lanes[$i]}/skips" >>"$skip_reasons"
+	done
 }
 
 # The reason of each skipped test in the log of a stage: kselftest's and
@@ -102,6 +135,10 @@ summary() {
 		sort "$skip_reasons" | uniq -c | sort -rn
 	fi
 	echo
-	echo "$passed passed, $failed failed${skipped:+, $skipped skipped}" | sed 's/, 0 skipped$//'
-	[ "$failed" -eq 0 ]
+	echo "== $((SECONDS - run_start)) s in all"
+	awk -F '\t' '{ p += $2; f += $3; s += $4 }
+	END {
+		printf "%d passed, %d failed%s\n", p, f, s ? ", " s " skipped" : ""
+		exit f > 0
+	}' "$stages"
 }
