@@ -16,8 +16,8 @@
  * Their shmem files live on a tmpfs of the device's own, mounted with
  * huge=within_size as i915's gemfs is: the pages are then mostly 2 MiB
  * folios, and since every contiguous DMA segment is one descriptor, a
- * 64 MiB buffer is a few dozen descriptors instead of 16384 (which cost a
- * quarter of the copy bandwidth: docs/BENCHMARKS.md).
+ * 64 MiB buffer is a few dozen descriptors instead of 16384, which cost
+ * copy bandwidth (docs/CHANGELOG.md, 2026-11-24).
  *
  * Device addresses resolve per file: each file keeps a maple tree of the
  * ranges of the buffers it holds handles to, maintained by the GEM open and
