@@ -2,6 +2,7 @@
 /* async_memory_copy_h2d / d2h / d2d: ordering and captured sources. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "suite.h"
@@ -226,4 +227,165 @@ TEST(async_big_pageable_copy_not_starved)
 	OK(accel_stream_destroy(ctx->dev, p.s));
 	dfree(ctx, p.big, 2 * BUSY_HALF);
 	dfree(ctx, d, n);
+}
+
+/*
+ * Work on one stream runs in submission order (accel.h), also when the
+ * library runs a copy at once on the caller's thread because the stream
+ * was idle: a d2h queued on the same stream by another thread while that
+ * h2d is under way sees the destination wholly before or wholly after it,
+ * never a mix of pages.
+ */
+struct one_stream_pair {
+	struct suite_ctx *ctx;
+	accel_stream_t s;
+	uint8_t *d, *h;
+	size_t n;
+	atomic_int round;	/* 2k - 1: fill round k; 2k: copy it */
+};
+
+static void *h2d_rounds(void *arg)
+{
+	struct one_stream_pair *p = arg;
+
+	for (int k = 1; k <= 20; k++) {
+		memset(p->h, k, p->n);
+		while (atomic_load(&p->round) != 2 * k - 1)
+			;
+		atomic_store(&p->round, 2 * k);
+		OK(accel_async_memory_copy_h2d(p->ctx->dev, p->s, p->d, p->h,
+					       p->n));
+		while (atomic_load(&p->round) == 2 * k)
+			;
+	}
+	return NULL;
+}
+
+/* pages of @back holding @now, and holding @before */
+static void count_pages(const uint8_t *back, size_t n, int now, int before,
+			size_t *fresh, size_t *old)
+{
+	*fresh = *old = 0;
+	for (size_t i = 0; i < n; i += 4096) {
+		*fresh += back[i] == now;
+		*old += back[i] == before;
+	}
+}
+
+TEST(a_copy_run_at_once_on_an_idle_stream_keeps_the_streams_order)
+{
+	struct one_stream_pair p = { .ctx = ctx, .n = 32u << 20 };
+	uint8_t *back = xmalloc(p.n);
+	int torn = 0;
+	pthread_t t;
+
+	p.d = dalloc(ctx, p.n);
+	p.h = xmalloc(p.n);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &p.s));
+	OK(accel_device_memory_set(ctx->dev, p.d, 0, p.n));
+	REQUIRE(!pthread_create(&t, NULL, h2d_rounds, &p));
+	for (int k = 1; k <= 20; k++) {
+		size_t fresh, old;
+
+		atomic_store(&p.round, 2 * k - 1);
+		while (atomic_load(&p.round) != 2 * k)
+			;
+		usleep(500);	/* the h2d under way */
+		OK(accel_async_memory_copy_d2h(ctx->dev, p.s, back, p.d, p.n));
+		OK(accel_stream_synchronize(ctx->dev, p.s));
+		count_pages(back, p.n, k, k - 1, &fresh, &old);
+		torn += fresh && old;
+		atomic_store(&p.round, 2 * k + 1);
+	}
+	pthread_join(t, NULL);
+	CHECK(torn == 0);
+	OK(accel_stream_destroy(ctx->dev, p.s));
+	dfree(ctx, p.d, p.n);
+	free(p.h);
+	free(back);
+}
+
+/*
+ * On a cpu device an async copy from pageable memory is staged (its source
+ * copied, so the caller may reuse it at once) only while the stream's
+ * staged copies stay within 256 MiB (docs/libaccel.md); past that the call
+ * waits for its own copy. Threads queueing at once behind a busy stream
+ * must not all pass that bound: at most 256 MiB of their 64 MiB copies
+ * return while the work queued before them is still running. A try whose chain ended before
+ * the bound was reached runs again with a longer one.
+ */
+enum { STAGERS = 6 };
+#define STAGE_COPY (64u << 20)
+#define STAGE_LIMIT (256u << 20)
+
+struct stager {
+	struct suite_ctx *ctx;
+	accel_stream_t s;
+	accel_event_t chain_done;
+	uint8_t *d, *h;
+	atomic_int *returned_busy;
+	pthread_t thread;
+};
+
+static void *stage_one(void *arg)
+{
+	struct stager *g = arg;
+
+	OK(accel_async_memory_copy_h2d(g->ctx->dev, g->s, g->d, g->h,
+				       STAGE_COPY));
+	if (accel_event_query(g->ctx->dev, g->chain_done) == ACCEL_WARNING)
+		atomic_fetch_add(g->returned_busy, 1);
+	return NULL;
+}
+
+/*
+ * how many of STAGERS threads' copies returned while the chain before them
+ * on @s was still running (a copy not staged waits for itself, so after it)
+ */
+static int staged_behind(struct suite_ctx *ctx, accel_stream_t s,
+			 uint8_t *busy, int copies, uint8_t *d, uint8_t *h)
+{
+	atomic_int returned_busy = 0;
+	struct stager g[STAGERS];
+	accel_event_t chain_done;
+
+	REQUIRE_OK(accel_event_create(ctx->dev, &chain_done));
+	busy_chain(ctx->dev, s, busy, copies);
+	OK(accel_event_record(ctx->dev, s, chain_done));
+	for (int i = 0; i < STAGERS; i++) {
+		g[i] = (struct stager){ ctx, s, chain_done,
+					d + (size_t)i * STAGE_COPY,
+					h + (size_t)i * STAGE_COPY,
+					&returned_busy };
+		REQUIRE(!pthread_create(&g[i].thread, NULL, stage_one, &g[i]));
+	}
+	for (int i = 0; i < STAGERS; i++)
+		pthread_join(g[i].thread, NULL);
+	OK(accel_stream_synchronize(ctx->dev, s));
+	OK(accel_event_destroy(ctx->dev, chain_done));
+	return atomic_load(&returned_busy);
+}
+
+TEST(pageable_copies_staged_at_once_stay_within_the_streams_bound)
+{
+	const size_t n = (size_t)STAGERS * STAGE_COPY;
+	int copies = BUSY_START, staged;
+	uint8_t *busy, *d, *h;
+	accel_stream_t s;
+
+	if (!is_cpu(ctx))
+		suite_skip("only a cpu device stages pageable sources");
+	busy = dalloc(ctx, 2 * BUSY_HALF);
+	d = dalloc(ctx, n);
+	h = xmalloc(n);
+	memset(h, 1, n);
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	while ((staged = staged_behind(ctx, s, busy, copies, d, h)) <
+	       (int)(STAGE_LIMIT / STAGE_COPY))
+		try_longer(&copies);
+	CHECK(staged <= (int)(STAGE_LIMIT / STAGE_COPY));
+	OK(accel_stream_destroy(ctx->dev, s));
+	dfree(ctx, busy, 2 * BUSY_HALF);
+	dfree(ctx, d, n);
+	free(h);
 }

@@ -181,7 +181,8 @@ static void *stream_worker(void *arg)
 		struct cpu_op *op;
 		size_t staged;
 
-		while (!s->head && !s->stop)
+		/* work a caller runs on its own thread comes before the queue's */
+		while ((!s->head || s->claim) && !s->stop)
 			pthread_cond_wait(&s->work, &s->lock);
 		if (!s->head)
 			break;
@@ -279,6 +280,8 @@ static void release_claim(struct cpu_stream *s)
 {
 	pthread_mutex_lock(&s->lock);
 	s->claim = 0;
+	if (s->head)	/* queued meanwhile, behind the claim */
+		pthread_cond_signal(&s->work);
 	if (s->drainers)
 		pthread_cond_broadcast(&s->idle);
 	pthread_mutex_unlock(&s->lock);
@@ -309,6 +312,20 @@ static void cpu_stream_drain(struct accel_device *dev, void *stream)
 }
 
 /*
+ * Room for @size more staged bytes on @s, taken before the copy is made,
+ * so that callers at once cannot all pass the limit; false if none.
+ */
+static bool stage_reserve(struct cpu_stream *s, size_t size)
+{
+	if (size > CPU_STAGE_MAX)
+		return false;
+	if (atomic_fetch_add(&s->staged, size) + size <= CPU_STAGE_LIMIT)
+		return true;
+	atomic_fetch_sub(&s->staged, size);
+	return false;
+}
+
+/*
  * Queue a copy. A pageable source must be captured before returning: run
  * the copy here when the stream is idle, else stage the source, else (too
  * large to stage) queue it from the caller's source and wait for that op
@@ -331,21 +348,20 @@ static accel_status_t queue_copy(struct cpu_stream *s, void *dst, const void *sr
 	op->dst = dst;
 	op->src = src;
 	op->size = size;
-	if (capture_src && (size > CPU_STAGE_MAX ||
-			    atomic_load(&s->staged) + size > CPU_STAGE_LIMIT)) {
+	if (capture_src && !stage_reserve(s, size)) {
 		wait_ticket(s, enqueue(s, op));
 		return ACCEL_SUCCESS;
 	}
 	if (capture_src) {
 		op->staged = malloc(size);
 		if (!op->staged) {
+			atomic_fetch_sub(&s->staged, size);
 			free(op);
 			return accel_oom_error("out of host memory staging %zu bytes",
 					   size);
 		}
 		memcpy(op->staged, src, size);
 		op->src = op->staged;
-		atomic_fetch_add(&s->staged, size);
 	}
 	enqueue(s, op);
 	return ACCEL_SUCCESS;
