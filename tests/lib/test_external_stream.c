@@ -77,6 +77,52 @@ TEST(external_legacy_default_stream)
 }
 
 /*
+ * accel.h: on a cuda device a stream accel_stream_create() makes is a CUDA
+ * blocking stream, ordered with the legacy default stream as
+ * cudaStreamCreate()'s are. A copy on it queued behind a chain on the
+ * (adopted) legacy stream waits for that chain: given 100 ms to run, it is
+ * still pending while the chain is. A try whose chain ended first runs
+ * again with a longer one.
+ */
+TEST(a_created_stream_is_ordered_with_the_legacy_stream)
+{
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF), *d = dalloc(ctx, 64);
+	uint8_t h[64] = { 1 };
+	int copies = BUSY_START;
+	accel_stream_t legacy, s;
+
+	if (!on_cuda(ctx))
+		suite_skip("a test of the cuda backend");
+	REQUIRE_OK(accel_stream_create_external(ctx->dev, LEGACY, &legacy));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &s));
+	for (;;) {
+		bool chain_pending, copy_pending;
+
+		double t0;
+
+		busy_chain(ctx->dev, legacy, big, copies);
+		OK(accel_async_memory_copy_h2d(ctx->dev, s, d, h, sizeof(h)));
+		/* time for the copy to run, if nothing holds it */
+		t0 = now_s();
+		while (stream_busy(ctx->dev, s) && now_s() - t0 < 0.1)
+			usleep(1000);
+		copy_pending = stream_busy(ctx->dev, s);
+		chain_pending = stream_busy(ctx->dev, legacy);
+		OK(accel_stream_synchronize(ctx->dev, legacy));
+		OK(accel_stream_synchronize(ctx->dev, s));
+		if (chain_pending) {
+			CHECK(copy_pending);
+			break;
+		}
+		try_longer(&copies);
+	}
+	OK(accel_stream_destroy(ctx->dev, s));
+	OK(accel_stream_destroy(ctx->dev, legacy));
+	dfree(ctx, big, 2 * BUSY_HALF);
+	dfree(ctx, d, 64);
+}
+
+/*
  * A stream of "another library" (one of libaccel's own, by its CUstream):
  * work queued through either handle runs in one order, and destroying the
  * adopted one leaves the CUstream working.

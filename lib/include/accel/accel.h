@@ -66,7 +66,11 @@
  * device) only once the work submitted before the free, on every stream,
  * has completed, so it is never reused under a queued transfer. Work on one
  * stream runs in submission order; streams are otherwise independent until
- * joined by events.
+ * joined by events, but for CUDA's own rule on cuda devices: a stream that
+ * accel_stream_create() makes there is a CUDA blocking stream, ordered
+ * with the legacy default stream as cudaStreamCreate()'s are, so that work
+ * other libraries queue on the legacy stream (PyTorch's and Numba's default
+ * streams) is ordered with it without events.
  */
 #ifndef ACCEL_ACCEL_H
 #define ACCEL_ACCEL_H
