@@ -151,6 +151,11 @@ TEST(memory_to_memory_copies)
 	OK(accel_memory_copy_to(a, out, ACCEL_ALL, 0));
 	CHECK(!memcmp(out + 20, in, 20 * sizeof(double)));
 	FAILS(accel_memory_copy(lo, a, 20, 0, 10));
+	/* the same range, as accel_memory_copy_d2d() allows it: no change */
+	OK(accel_memory_copy(a, a, 10, 5, 5));
+	OK(accel_memory_copy(lo, a, 20, 0, 0));
+	OK(accel_memory_copy_to(a, out, ACCEL_ALL, 0));
+	CHECK(!memcmp(out, in, 20 * sizeof(double)));
 	OK(accel_memory_release(lo));
 	OK(accel_memory_release(hi));
 	OK(accel_memory_release(a));

@@ -240,7 +240,9 @@ ACCEL_EXPORT accel_status_t accel_memory_copy_to(accel_memory_t mem, void *dst,
  * @count: ACCEL_ALL for the rest of @src from @src_offset
  *
  * The two dtypes must have the same size. Memory of two devices is copied
- * peer to peer.
+ * peer to peer. Ranges that overlap in one storage are refused
+ * (ACCEL_ERROR_INVALID_VALUE), as accel_memory_copy_d2d() refuses them;
+ * the same range as source and destination is allowed and changes nothing.
  */
 ACCEL_EXPORT accel_status_t accel_memory_copy(accel_memory_t dst,
 					      accel_memory_t src, size_t count,

@@ -95,7 +95,10 @@ static accel_status_t copy_ranges(struct accel_memory *dst, struct accel_memory 
 	to->offset = dst->offset + dst_offset * size;
 	from->st = src->st;
 	from->offset = src->offset + src_offset * size;
-	if (ends_overlap(to, from, *bytes))
+	if (xfer_owner(to).st == xfer_owner(from).st &&
+	    xfer_owner(to).offset == xfer_owner(from).offset)
+		*bytes = 0;	/* the same range: nothing changes */
+	else if (ends_overlap(to, from, *bytes))
 		return accel_error("the source and destination ranges overlap");
 	return ACCEL_SUCCESS;
 }
