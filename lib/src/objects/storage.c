@@ -68,13 +68,51 @@ static void pass_gate(struct storage *a, struct storage *b)
 	pthread_mutex_unlock(&gate_lock);
 }
 
+/* The locks of @st and of the storage it lies in if it is a view, into @l. */
+static int locks_of(struct storage *st, pthread_rwlock_t **l)
+{
+	l[0] = &st->lock;
+	if (!st->backing)
+		return 1;
+	l[1] = &st->backing->lock;
+	return 2;
+}
+
+/*
+ * Read-lock @n locks, lowest address first (a lock twice, if it comes
+ * twice): every thread takes storages in one order. Readers are preferred,
+ * so no order could deadlock, but one order is what lock checkers follow.
+ */
+static void read_lock_in_order(pthread_rwlock_t **l, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && l[j] < l[j - 1]; j--) {
+			pthread_rwlock_t *x = l[j];
+
+			l[j] = l[j - 1];
+			l[j - 1] = x;
+		}
+	for (int i = 0; i < n; i++)
+		pthread_rwlock_rdlock(l[i]);
+}
+
 /* Read-lock @st, and the storage it lies in if it is a view. */
 static void lock_for_reading(struct storage *st)
 {
-	pthread_rwlock_rdlock(&st->lock);
-	if (st->backing)
-		pthread_rwlock_rdlock(&st->backing->lock);
+	pthread_rwlock_t *l[2];
+
+	read_lock_in_order(l, locks_of(st, l));
 	locks_held++;
+}
+
+/* The same for @a and @b at once, each to be let go with read_unlock(). */
+static void lock_both_for_reading(struct storage *a, struct storage *b)
+{
+	pthread_rwlock_t *l[4];
+	int n = locks_of(a, l);
+
+	read_lock_in_order(l, n + locks_of(b, l + n));
+	locks_held += 2;
 }
 
 static void read_unlock(struct storage *st)
@@ -83,6 +121,18 @@ static void read_unlock(struct storage *st)
 	if (st->backing)
 		pthread_rwlock_unlock(&st->backing->lock);
 	pthread_rwlock_unlock(&st->lock);
+}
+
+/* Read-locked: whether @st, or what it lies in, was freed. */
+static bool freed_bytes(const struct storage *st)
+{
+	return st->freed || (st->backing && st->backing->freed);
+}
+
+static accel_status_t freed_error(const char *what)
+{
+	return accel_handle_error("%s was freed with accel_memory_free()",
+				  what);
 }
 
 void storage_write_lock(struct storage *st)
@@ -476,7 +526,7 @@ bool storage_is_freed(struct storage *st)
 
 	pass_gate(st, NULL);
 	lock_for_reading(st);
-	freed = st->freed || (st->backing && st->backing->freed);
+	freed = freed_bytes(st);
 	read_unlock(st);
 	return freed;
 }
@@ -485,11 +535,10 @@ bool storage_is_freed(struct storage *st)
 static accel_status_t use_past_gate(struct storage *st, const char *what)
 {
 	lock_for_reading(st);
-	if (!st->freed && !(st->backing && st->backing->freed))
+	if (!freed_bytes(st))
 		return ACCEL_SUCCESS;
 	storage_done(st);
-	return accel_handle_error("%s was freed with accel_memory_free()",
-			   what);
+	return freed_error(what);
 }
 
 /*
@@ -506,13 +555,12 @@ accel_status_t storage_use_both(struct storage *a, const char *what_a,
 			  struct storage *b, const char *what_b)
 {
 	pass_gate(a, b);
-	if (use_past_gate(a, what_a) != ACCEL_SUCCESS)
-		return ACCEL_FAILED;
-	if (use_past_gate(b, what_b) != ACCEL_SUCCESS) {
-		storage_done(a);
-		return ACCEL_FAILED;
-	}
-	return ACCEL_SUCCESS;
+	lock_both_for_reading(a, b);
+	if (!freed_bytes(a) && !freed_bytes(b))
+		return ACCEL_SUCCESS;
+	storage_done(a);
+	storage_done(b);
+	return freed_error(freed_bytes(a) ? what_a : what_b);
 }
 
 void storage_done(struct storage *st)
