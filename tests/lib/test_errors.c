@@ -375,6 +375,18 @@ TEST(every_error_names_its_device)
 	CHECK(names_the_device(ctx));
 	FAILS(accel_memory_copy(m, m, 5, 0, 2));
 	CHECK(names_the_device(ctx));
+	/* a missing out-pointer or stream, once the device is known */
+	FAILS(accel_stream_create(ctx->dev, NULL));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_copy_to_async(m, NULL, buf, 1, 0));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_copy_from_async(m, NULL, buf, 1, 0));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_memory_copy_async(m, m, NULL, 1, 0, 1));
+	CHECK(names_the_device(ctx));
+	FAILS(accel_async_memory_copy_p2p(ctx->dev, ctx->dev, NULL, x, x + 500,
+					  10));
+	CHECK(names_the_device(ctx));
 	OK(accel_memory_release(m));
 	OK(accel_pool_deallocate(p, s, x, 1000));
 	OK(accel_stream_destroy(ctx->dev, s));

@@ -691,7 +691,10 @@ ACCEL_EXPORT accel_status_t accel_device_realloc_size(
  * out blocks carved from them, best fit, merging freed neighbours. Requests
  * are padded by accel_device_extra_padding_size() and rounded up to
  * accel_device_min_chunk_size(); larger ones than
- * accel_device_max_chunk_size() go to the device directly.
+ * accel_device_max_chunk_size() go to the device directly, and take whole
+ * pages of the device (2 MiB on a CUDA GPU, the page on a simaccel device,
+ * the min chunk size on a cpu device): such a block counts in the
+ * statistics as the memory the device took for it.
  *
  * Streams. A block is allocated and freed for a stream (or for none). A
  * block freed on stream A is reused at once by later allocations for A,

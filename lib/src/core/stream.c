@@ -82,12 +82,17 @@ static struct accel_event *device_event(const accel_device_t device, accel_event
 static struct accel_device *new_stream_device(const accel_device_t device,
 					      accel_stream_t *stream)
 {
-	if (!stream) {
-		accel_error("stream is NULL");
+	struct accel_device *dev = accel_device_lookup(device);
+
+	if (!dev || !stream) {	/* the device first: the error names it */
+		if (stream)
+			*stream = NULL;
+		else if (dev)
+			accel_error("stream is NULL");
 		return NULL;
 	}
 	*stream = NULL;
-	return accel_device_lookup(device);
+	return dev;
 }
 
 /*

@@ -176,9 +176,11 @@ static accel_status_t copy_bounce(struct accel_device *dst_dev,
 	return ret;
 }
 
+/* Peer to peer, on @stream if @async (which must then be given). */
 static accel_status_t copy_between(const accel_device_t dst_device,
-			     const accel_device_t src_device, accel_stream_t stream,
-			     void *dst, const void *src, size_t size)
+			     const accel_device_t src_device, bool async,
+			     accel_stream_t stream, void *dst, const void *src,
+			     size_t size)
 {
 	struct accel_device *dd = accel_device_lookup(dst_device);
 	struct accel_device *sd = dd ? accel_device_lookup(src_device) : NULL;
@@ -189,7 +191,7 @@ static accel_status_t copy_between(const accel_device_t dst_device,
 
 	if (!sd)
 		return ACCEL_FAILED;
-	if (stream) {
+	if (async) {
 		st = accel_stream_lookup(NULL, stream);
 		if (!st)
 			return ACCEL_FAILED;
@@ -241,7 +243,8 @@ accel_status_t accel_memory_copy_p2p(const accel_device_t dst_device,
 			       const void *src, size_t size)
 {
 	ACCEL_ENTER();
-	return copy_between(dst_device, src_device, NULL, dst, src, size);
+	return copy_between(dst_device, src_device, false, NULL, dst, src,
+			    size);
 }
 
 accel_status_t accel_async_memory_copy_p2p(const accel_device_t dst_device,
@@ -250,9 +253,8 @@ accel_status_t accel_async_memory_copy_p2p(const accel_device_t dst_device,
 				     const void *src, size_t size)
 {
 	ACCEL_ENTER();
-	if (!stream)
-		return accel_error("the stream is NULL");
-	return copy_between(dst_device, src_device, stream, dst, src, size);
+	return copy_between(dst_device, src_device, true, stream, dst, src,
+			    size);
 }
 
 /* ------------------------------------------------------------------ */

@@ -5,9 +5,23 @@
  */
 #include "objects/object.h"
 
-/* Between @mem's entries [offset, offset + count) and the host's @host. */
-static accel_status_t copy_host(accel_memory_t mem, accel_stream_t stream, void *host,
-			  bool into_mem, size_t count, size_t offset)
+/*
+ * An async copy's stream must be given; checked once its memory is known,
+ * so that the error names the device.
+ */
+static accel_status_t stream_given(bool async, accel_stream_t stream)
+{
+	return async && !stream ? accel_error("the stream is NULL") :
+				  ACCEL_SUCCESS;
+}
+
+/*
+ * Between @mem's entries [offset, offset + count) and the host's @host, on
+ * @stream if @async.
+ */
+static accel_status_t copy_host(accel_memory_t mem, bool async,
+				accel_stream_t stream, void *host,
+				bool into_mem, size_t count, size_t offset)
 {
 	struct accel_memory *obj;
 	struct xfer_end m = { 0 }, h = { .host = host };
@@ -16,7 +30,9 @@ static accel_status_t copy_host(accel_memory_t mem, accel_stream_t stream, void 
 	obj = memory_use(mem);
 	if (!obj)
 		return ACCEL_FAILED;
-	ret = entry_range(obj->entries, offset, &count);
+	ret = stream_given(async, stream);
+	if (ret == ACCEL_SUCCESS)
+		ret = entry_range(obj->entries, offset, &count);
 	if (ret == ACCEL_SUCCESS) {
 		size_t bytes = count * obj->dtype->size;
 
@@ -33,14 +49,14 @@ accel_status_t accel_memory_copy_from(accel_memory_t mem, const void *src,
 				size_t count, size_t offset)
 {
 	ACCEL_ENTER();
-	return copy_host(mem, NULL, (void *)src, true, count, offset);
+	return copy_host(mem, false, NULL, (void *)src, true, count, offset);
 }
 
 accel_status_t accel_memory_copy_to(accel_memory_t mem, void *dst, size_t count,
 			      size_t offset)
 {
 	ACCEL_ENTER();
-	return copy_host(mem, NULL, dst, false, count, offset);
+	return copy_host(mem, false, NULL, dst, false, count, offset);
 }
 
 accel_status_t accel_memory_copy_from_async(accel_memory_t mem, accel_stream_t stream,
@@ -48,18 +64,14 @@ accel_status_t accel_memory_copy_from_async(accel_memory_t mem, accel_stream_t s
 				      size_t offset)
 {
 	ACCEL_ENTER();
-	if (!stream)
-		return accel_error("the stream is NULL");
-	return copy_host(mem, stream, (void *)src, true, count, offset);
+	return copy_host(mem, true, stream, (void *)src, true, count, offset);
 }
 
 accel_status_t accel_memory_copy_to_async(accel_memory_t mem, accel_stream_t stream,
 				    void *dst, size_t count, size_t offset)
 {
 	ACCEL_ENTER();
-	if (!stream)
-		return accel_error("the stream is NULL");
-	return copy_host(mem, stream, dst, false, count, offset);
+	return copy_host(mem, true, stream, dst, false, count, offset);
 }
 
 /*
@@ -104,8 +116,8 @@ static accel_status_t copy_ranges(struct accel_memory *dst, struct accel_memory 
 }
 
 static accel_status_t copy_memory(accel_memory_t dst, accel_memory_t src,
-			    accel_stream_t stream, size_t count, size_t dst_offset,
-			    size_t src_offset)
+			    bool async, accel_stream_t stream, size_t count,
+			    size_t dst_offset, size_t src_offset)
 {
 	struct xfer_end to = { 0 }, from = { 0 };
 	size_t bytes = 0;
@@ -114,8 +126,10 @@ static accel_status_t copy_memory(accel_memory_t dst, accel_memory_t src,
 
 	if (memory_use_both(dst, src, &d, &s) != ACCEL_SUCCESS)
 		return ACCEL_FAILED;
-	ret = copy_ranges(d, s, count, dst_offset, src_offset, &to, &from,
-			  &bytes);
+	ret = stream_given(async, stream);
+	if (ret == ACCEL_SUCCESS)
+		ret = copy_ranges(d, s, count, dst_offset, src_offset, &to,
+				  &from, &bytes);
 	if (ret == ACCEL_SUCCESS)
 		ret = transfer(&to, &from, bytes, stream);
 	memory_done(s);
@@ -127,7 +141,8 @@ accel_status_t accel_memory_copy(accel_memory_t dst, accel_memory_t src,
 			   size_t count, size_t dst_offset, size_t src_offset)
 {
 	ACCEL_ENTER();
-	return copy_memory(dst, src, NULL, count, dst_offset, src_offset);
+	return copy_memory(dst, src, false, NULL, count, dst_offset,
+			   src_offset);
 }
 
 accel_status_t accel_memory_copy_async(accel_memory_t dst, accel_memory_t src,
@@ -135,7 +150,6 @@ accel_status_t accel_memory_copy_async(accel_memory_t dst, accel_memory_t src,
 				 size_t dst_offset, size_t src_offset)
 {
 	ACCEL_ENTER();
-	if (!stream)
-		return accel_error("the stream is NULL");
-	return copy_memory(dst, src, stream, count, dst_offset, src_offset);
+	return copy_memory(dst, src, true, stream, count, dst_offset,
+			   src_offset);
 }
