@@ -100,8 +100,11 @@ $(TESTS)/simaccel_fence_test: \
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC \
 		$$(pkg-config --cflags libdrm) -o $@ $<
 
+# make check builds the QEMUs with sanitizers itself, while its first VMs
+# (which need only the plain one) run beside.
+check: QEMU_FLAVOURS := plain
 check: all
-	@scripts/deps.sh tools
+	@scripts/deps.sh tools fuzz
 	@scripts/check.sh
 
 # The driver on a debug kernel (KASAN, lockdep, DMA-API debugging, kmemleak,

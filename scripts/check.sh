@@ -36,8 +36,10 @@
 #     a very slow one
 #  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # The VM runs of 5 and 6 that need no host suite's results run beside
-# stages 1-4 (vm_lane), two cores' work at once; stage times are printed as
-# each ends, and the VMs' per command.
+# stages 1-4 (vm_lane), two cores' work at once, and beside the builds of
+# QEMU with sanitizers that stage 1 needs (make check builds only the plain
+# one first); stage times are printed as each ends, and the VMs' per
+# command.
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -113,6 +115,15 @@ vm_lane() {
 		"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
 }
 beside vm_lane
+
+# The QEMUs with sanitizers, cached like the plain one: a few minutes each
+# the first time (ninja's count goes to the log), seconds after.
+build_qemu() {	# flavour
+	echo "== building QEMU ($1) once into the cache, if it is not there"
+	scripts/build-qemu.sh "$1" >/dev/null
+}
+run_one "QEMU with ASan, UBSan and libFuzzer, built" build_qemu fuzz
+run_one "QEMU with ThreadSanitizer, built" build_qemu tsan
 
 run_counted "device model" "$T/test_device"
 run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
