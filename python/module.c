@@ -349,7 +349,29 @@ PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *py_as_cuda_array(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *py_is_cuda_array(PyObject *self, PyObject *obj);
 
+/* pool.c's */
+PyObject *py_memory_stats(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *py_empty_cache(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *py_reset_peak_memory_stats(PyObject *self, PyObject *args,
+				     PyObject *kwds);
+PyObject *py_set_per_process_memory_fraction(PyObject *self, PyObject *args,
+					     PyObject *kwds);
+
 static PyMethodDef module_methods[] = {
+	{ "memory_stats", (PyCFunction)(void (*)(void))py_memory_stats,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "memory_stats(device=None) -> the device's caching pool's statistics, under torch.cuda.memory_stats()'s keys" },
+	{ "empty_cache", (PyCFunction)(void (*)(void))py_empty_cache,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "empty_cache(device=None): give the pool's idle memory back to the device" },
+	{ "reset_peak_memory_stats",
+	  (PyCFunction)(void (*)(void))py_reset_peak_memory_stats,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "reset_peak_memory_stats(device=None): the pool's peaks start from now" },
+	{ "set_per_process_memory_fraction",
+	  (PyCFunction)(void (*)(void))py_set_per_process_memory_fraction,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "set_per_process_memory_fraction(fraction, device=None): the device's pools reserve at most that share of its memory" },
 	{ "devices", py_devices, METH_NOARGS,
 	  "devices() -> the visible devices" },
 	{ "select_device", py_select_device, METH_O,

@@ -1,6 +1,6 @@
 #!/bin/bash
-# libaccel as a user gets it: exactly the public functions exported under
-# LIBACCEL_1.0, soname libaccel.so.1, a header that C and C++ accept, and
+# libaccel as a user gets it: exactly the public functions exported, each
+# under the version node that brought it (LIBACCEL_1.0, 1.1), soname libaccel.so.1, a header that C and C++ accept, and
 # 'make install' giving a tree that pkg-config finds and programs link
 # against, shared and static, with the Paddle plugin that finds it, and
 # accel-smi, the man pages and the udev rule.
@@ -19,11 +19,13 @@ headers="lib/include/accel/accel.h lib/include/accel/memory.h lib/include/accel/
 
 # Exports: the functions the header declares, each versioned, nothing more.
 declared=$(sed -nE 's/^ACCEL_EXPORT [^(]*[ *](accel_[a-z0-9_]+)\(.*/\1/p' $headers | sort)
-exported=$(nm -D --defined-only "$so" | awk '$3 != "LIBACCEL_1.0" { print $3 }' | sort)
-[ "$(echo "$exported" | sed 's/@@LIBACCEL_1.0$//')" = "$declared" ] ||
+exported=$(nm -D --defined-only "$so" | awk '$3 !~ /^LIBACCEL_1\.[0-9]+$/ { print $3 }' | sort)
+[ "$(echo "$exported" | sed -E 's/@@LIBACCEL_1\.[0-9]+$//')" = "$declared" ] ||
 	bad "exports differ from the header: $(diff <(echo "$declared") <(echo "$exported" | sed 's/@@.*//') | grep '^[<>]' | tr '\n' ' ')"
-echo "$exported" | grep -v '@@LIBACCEL_1.0$' >/dev/null && bad "unversioned exports"
-say "$(echo "$declared" | wc -l) functions exported under LIBACCEL_1.0"
+echo "$exported" | grep -vE '@@LIBACCEL_1\.[0-9]+$' >/dev/null && bad "unversioned exports"
+for node in $(echo "$exported" | sed -nE 's/.*@@(LIBACCEL_1\.[0-9]+)$/\1/p' | sort -u); do
+	say "$(echo "$exported" | grep -c "@@$node\$") functions exported under $node"
+done
 
 soname=$(readelf -d "$so" | sed -nE 's/.*\(SONAME\).*\[(.*)\]/\1/p')
 [ "$soname" = libaccel.so.1 ] || bad "soname is '$soname'"

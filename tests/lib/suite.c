@@ -505,3 +505,28 @@ void torch_alloc_load(struct torch_alloc *t)
 	*(void **)&t->trim = dlsym(lib, "accel_torch_trim");
 	REQUIRE(t->alloc && t->free && t->stat && t->trim);
 }
+
+accel_pool_t new_pool(struct suite_ctx *ctx)
+{
+	accel_pool_t p;
+
+	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
+	return p;
+}
+
+struct accel_pool_stats stats_of(accel_pool_t p)
+{
+	struct accel_pool_stats s;
+
+	REQUIRE_OK(accel_pool_get_stats(p, &s));
+	return s;
+}
+
+void *palloc(accel_pool_t p, accel_stream_t s, size_t n)
+{
+	void *ptr = NULL;
+
+	REQUIRE_OK(accel_pool_allocate(p, s, &ptr, n));
+	REQUIRE(ptr);
+	return ptr;
+}

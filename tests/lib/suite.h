@@ -152,6 +152,12 @@ size_t free_memory(struct suite_ctx *ctx);
 
 /* live blocks of the device's default pool */
 size_t pool_blocks(struct suite_ctx *ctx);
+/* a new pool of the device, requiring success */
+accel_pool_t new_pool(struct suite_ctx *ctx);
+/* @p's statistics, requiring success */
+struct accel_pool_stats stats_of(accel_pool_t p);
+/* a block of @n bytes from @p for @s, requiring success */
+void *palloc(accel_pool_t p, accel_stream_t s, size_t n);
 /* give the default pool's idle chunks back to the device */
 void pool_trim(struct suite_ctx *ctx);
 /* skip a test of caching when ACCEL_POOL=off sends everything to the device */

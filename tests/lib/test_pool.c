@@ -4,31 +4,6 @@
 
 #include <accel/memory.h>
 
-static accel_pool_t new_pool(struct suite_ctx *ctx)
-{
-	accel_pool_t p;
-
-	REQUIRE_OK(accel_pool_create(ctx->dev, &p));
-	return p;
-}
-
-static struct accel_pool_stats stats_of(accel_pool_t p)
-{
-	struct accel_pool_stats s;
-
-	REQUIRE_OK(accel_pool_get_stats(p, &s));
-	return s;
-}
-
-static void *palloc(accel_pool_t p, accel_stream_t s, size_t n)
-{
-	void *ptr = NULL;
-
-	REQUIRE_OK(accel_pool_allocate(p, s, &ptr, n));
-	REQUIRE(ptr);
-	return ptr;
-}
-
 static size_t policy(struct suite_ctx *ctx,
 		     accel_status_t (*fn)(accel_device_t, size_t *))
 {

@@ -738,6 +738,15 @@ struct accel_pool_stats {
 	size_t backend_allocs;	/* allocations from the device, in all */
 	size_t backend_frees;	/* and frees */
 	int caching;		/* 0 if ACCEL_POOL=off */
+	/* Since LIBACCEL_1.1: */
+	size_t active;		/* allocated, and freed blocks not yet reusable */
+	size_t inactive_split;	/* free in chunks that hold other blocks */
+	size_t allocations;	/* blocks handed out, in all */
+	size_t frees;		/* blocks freed, in all */
+	size_t ooms;		/* allocations that failed out of memory */
+	size_t oom_retries;	/* tries again that an out-of-memory handler asked for */
+	size_t limit;		/* accel_pool_set_limit(); 0: none */
+	size_t release_threshold;	/* accel_pool_set_release_threshold() */
 };
 
 /*
@@ -811,6 +820,71 @@ ACCEL_EXPORT accel_status_t accel_pool_get_stats(
  * reserved, allocated and requested bytes
  */
 ACCEL_EXPORT accel_status_t accel_pool_reset_peaks(accel_pool_t pool);
+
+/*
+ * accel_pool_set_limit - at most @bytes reserved from the device by @pool
+ * (0: no limit, the default)
+ *
+ * An allocation that would take the pool's reserved bytes past the limit
+ * fails with ACCEL_ERROR_OUT_OF_MEMORY, after the pool has settled its
+ * pending frees and given back its idle chunks, even if the device has
+ * room (as CuPy's set_limit). A limit below what the pool reserves now
+ * takes nothing back: later allocations fail until frees and trims bring
+ * it under.
+ */
+ACCEL_EXPORT accel_status_t accel_pool_set_limit(accel_pool_t pool,
+						 size_t bytes);
+
+/*
+ * accel_device_set_memory_fraction - at most @fraction of @device's total
+ * memory reserved by all pools of @device in this process together
+ * (torch.cuda.set_per_process_memory_fraction)
+ * @fraction: greater than 0, at most 1 (1, the default: no cap)
+ *
+ * A pool allocation past the cap fails as one past a pool's limit. Memory
+ * allocated with accel_device_memory_allocate() and the other raw
+ * functions is not counted.
+ */
+ACCEL_EXPORT accel_status_t accel_device_set_memory_fraction(
+	const accel_device_t device, double fraction);
+
+/*
+ * accel_pool_set_release_threshold - the idle memory @pool keeps
+ *
+ * At each synchronization of its device (accel_device_synchronize(), and
+ * accel_stream_synchronize() and accel_event_synchronize() on its
+ * streams and events), a pool that reserves more than @bytes gives idle
+ * chunks back to the device until it reserves at most @bytes or has none
+ * left, as CUDA's cudaMemPoolAttrReleaseThreshold. 0 gives back every idle
+ * chunk; SIZE_MAX, the default, keeps them all (unlike CUDA, whose default
+ * is 0) until accel_pool_trim() or an allocation that the device cannot
+ * meet.
+ */
+ACCEL_EXPORT accel_status_t accel_pool_set_release_threshold(accel_pool_t pool,
+							     size_t bytes);
+
+/*
+ * An out-of-memory handler: called when an allocation of @size bytes from
+ * @pool cannot be met, with @user as it was given. It may free memory (of
+ * this pool or any other) and returns nonzero for the pool to try once
+ * more, 0 for the allocation to fail.
+ */
+typedef int (*accel_pool_oom_handler_t)(accel_pool_t pool, size_t size,
+					void *user);
+
+/*
+ * accel_pool_set_oom_handler - call @handler (NULL: none, the default) when
+ * an allocation from @pool fails out of memory, after the pool's own
+ * retries
+ *
+ * The handler runs on the allocating thread, holding none of the pool's
+ * locks: it may allocate and free with @pool itself. An allocation that
+ * fails inside a handler (of any pool, on that thread) calls no handler
+ * again; it fails. A try the handler asked for that fails too ends the
+ * allocation with ACCEL_ERROR_OUT_OF_MEMORY.
+ */
+ACCEL_EXPORT accel_status_t accel_pool_set_oom_handler(
+	accel_pool_t pool, accel_pool_oom_handler_t handler, void *user);
 
 #ifdef __cplusplus
 }

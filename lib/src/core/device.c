@@ -67,6 +67,7 @@ struct accel_device *accel_device_add(const struct accel_backend *be,
 	pthread_mutex_init(&dev->deferred_lock, NULL);
 	pthread_mutex_init(&dev->pool_lock, NULL);
 	pthread_mutex_init(&dev->default_pool_lock, NULL);
+	atomic_init(&dev->pools_cap, SIZE_MAX);
 	state.all[state.num_all++] = dev;
 	return dev;
 }
@@ -539,5 +540,8 @@ accel_status_t accel_device_synchronize(const accel_device_t device)
 	dev = accel_device_lookup(device);
 	if (!dev)
 		return ACCEL_FAILED;
-	return accel_devices_synchronize(device_bit(dev));
+	if (accel_devices_synchronize(device_bit(dev)) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	accel_pools_synchronized(dev);
+	return ACCEL_SUCCESS;
 }

@@ -29,3 +29,10 @@ void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
 	if (pool_hooks)
 		pool_hooks->stream_gone(dev, st);
 }
+
+void accel_pools_synchronized(struct accel_device *dev)
+{
+	if (pool_hooks && atomic_load_explicit(&dev->pools_releasing,
+					       memory_order_relaxed))
+		pool_hooks->synchronized(dev);
+}

@@ -256,6 +256,14 @@ struct accel_device {
 
 	pthread_mutex_t pool_lock;	/* the list of pools */
 	struct accel_pool *pools;
+	/*
+	 * What the pools reserve together, and at most
+	 * (accel_device_set_memory_fraction(); SIZE_MAX: no cap); how many
+	 * pools give idle memory back at synchronizations
+	 */
+	atomic_size_t pools_reserved;
+	_Atomic size_t pools_cap;
+	atomic_int pools_releasing;
 	pthread_mutex_t default_pool_lock;
 	struct accel_pool *default_pool;
 };
@@ -420,6 +428,7 @@ struct accel_pool_hooks {
 		     struct accel_pool_span *span);
 	bool (*reclaim)(struct accel_device *dev, bool wait);
 	void (*stream_gone)(struct accel_device *dev, struct accel_stream *st);
+	void (*synchronized)(struct accel_device *dev);
 };
 
 void accel_set_pool_hooks(const struct accel_pool_hooks *hooks);
@@ -438,6 +447,11 @@ bool accel_pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
 bool accel_pools_reclaim(struct accel_device *dev, bool wait);
 /* @st was drained and is being destroyed: the pools let go of it */
 void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
+/*
+ * the host synchronized with @dev's work: pools with a release threshold
+ * give idle memory back (cheap when none has one)
+ */
+void accel_pools_synchronized(struct accel_device *dev);
 
 /* stream.c */
 /*

@@ -308,7 +308,10 @@ accel_status_t accel_stream_synchronize(const accel_device_t device, accel_strea
 
 	ACCEL_ENTER();
 	s = device_stream(device, stream, &dev);
-	return s ? dev->be->stream_sync(dev, s->priv) : ACCEL_FAILED;
+	if (!s || dev->be->stream_sync(dev, s->priv) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	accel_pools_synchronized(dev);
+	return ACCEL_SUCCESS;
 }
 
 /* Native streams are CUDA's: no other backend's is another library's. */
@@ -468,7 +471,10 @@ accel_status_t accel_event_synchronize(const accel_device_t device, accel_event_
 
 	ACCEL_ENTER();
 	e = device_event(device, event, &dev);
-	return e ? dev->be->event_sync(dev, e->priv) : ACCEL_FAILED;
+	if (!e || dev->be->event_sync(dev, e->priv) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	accel_pools_synchronized(dev);
+	return ACCEL_SUCCESS;
 }
 
 accel_status_t accel_event_destroy(const accel_device_t device, accel_event_t event)

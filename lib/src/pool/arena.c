@@ -239,6 +239,9 @@ void pool_arena_drop(struct accel_pool *pool, struct pool_arena *a)
 {
 	struct pool_arena **pp = &pool->arenas;
 
+	pool->allocations += a->allocations;
+	pool->frees += a->frees;
+
 	while (*pp != a)
 		pp = &(*pp)->next;
 	*pp = a->next;

@@ -13,22 +13,65 @@
 /* ------------------------------------------------------------------ */
 /* Backend memory */
 
+/*
+ * Pool lock held: whether @size more bytes keep @pool within its limit and
+ * the device's pools within their cap, whose share it then takes; else
+ * false with the error set.
+ */
+static bool within_limits(struct accel_pool *pool, size_t size)
+{
+	struct accel_device *dev = pool->dev;
+	size_t held = atomic_load(&pool->reserved);
+	size_t cap = atomic_load(&dev->pools_cap), all;
+
+	if (pool->limit && (size > pool->limit || held > pool->limit - size)) {
+		accel_oom_error("%zu more bytes would take the pool past its limit of %zu bytes (accel_pool_set_limit(); it holds %zu)",
+				size, pool->limit, held);
+		return false;
+	}
+	all = atomic_fetch_add(&dev->pools_reserved, size);
+	if (size <= cap && all <= cap - size)
+		return true;
+	atomic_fetch_sub(&dev->pools_reserved, size);
+	accel_oom_error("%zu more bytes would take the pools of %s past %zu bytes, their share of it (accel_device_set_memory_fraction(); they hold %zu)",
+			size, dev->name, cap, all);
+	return false;
+}
+
 void *pool_backend_alloc(struct accel_pool *pool, size_t size)
 {
 	void *p;
 
-	if (accel_memory_alloc(pool->dev, size, true, &p) != ACCEL_SUCCESS)
+	if (!within_limits(pool, size))
 		return NULL;
+	if (accel_memory_alloc(pool->dev, size, true, &p) != ACCEL_SUCCESS) {
+		atomic_fetch_sub(&pool->dev->pools_reserved, size);
+		return NULL;
+	}
 	stat_add(&pool->reserved, &pool->reserved_peak, size);
 	atomic_fetch_add(&pool->backend_allocs, 1);
 	return p;
 }
 
+/* What the pool and the device's pools hold, @size bytes less. */
+static void unreserve(struct accel_pool *pool, size_t size)
+{
+	stat_sub(&pool->reserved, size);
+	atomic_fetch_sub(&pool->dev->pools_reserved, size);
+	atomic_fetch_add(&pool->backend_frees, 1);
+}
+
 void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size)
 {
 	accel_memory_free_pooled(pool->dev, (void *)addr);
-	stat_sub(&pool->reserved, size);
-	atomic_fetch_add(&pool->backend_frees, 1);
+	unreserve(pool, size);
+}
+
+void pool_backend_free_idle(struct accel_pool *pool, uintptr_t addr,
+			    size_t size)
+{
+	accel_memory_free_pooled_idle(pool->dev, (void *)addr);
+	unreserve(pool, size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -199,8 +242,12 @@ void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c)
 	stat_sub(&pool->chunks, 1);
 }
 
-/* Pool lock held: give every idle chunk back to the backend. */
-size_t pool_release_idle(struct accel_pool *pool)
+/*
+ * Pool lock held: give idle chunks back to the backend while the pool
+ * reserves more than @keep bytes (0: all of them); the others stay shared.
+ * How many went.
+ */
+size_t pool_release_idle_above(struct accel_pool *pool, size_t keep)
 {
 	struct pool_chunk *idle = pool->shared, *c, *next;
 	size_t n = 0;
@@ -212,11 +259,21 @@ size_t pool_release_idle(struct accel_pool *pool)
 		pthread_mutex_unlock(&a->lock);
 	}
 	/* outside the arena locks; the frees are behind the queued work */
-	for (c = idle; c; c = next, n++) {
+	for (c = idle; c; c = next) {
 		next = c->next;
-		pool_chunk_release(pool, c);
+		if (atomic_load(&pool->reserved) > keep) {
+			pool_chunk_release(pool, c);
+			n++;
+		} else {
+			pool_chunk_link(&pool->shared, c);
+		}
 	}
 	return n;
+}
+
+size_t pool_release_idle(struct accel_pool *pool)
+{
+	return pool_release_idle_above(pool, 0);
 }
 
 size_t pool_whole_pages(const struct accel_pool *pool, size_t need)

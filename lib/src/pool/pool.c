@@ -138,6 +138,7 @@ static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
 	*ret = pool_carve(pool, a, b, need, requested);
 	if (*ret == ACCEL_SUCCESS) {
 		count_use(pool, need, requested);
+		a->allocations++;
 		*ptr = (void *)b->addr;
 	}
 	return true;
@@ -158,9 +159,7 @@ static accel_status_t out_of_memory(struct accel_pool *pool, size_t requested)
 /* Pool lock held: a large block that no queued work uses, back to the backend. */
 static void direct_give_back(struct accel_pool *pool, struct pool_block *b)
 {
-	accel_memory_free_pooled_idle(pool->dev, (void *)b->addr);
-	stat_sub(&pool->reserved, b->size);
-	atomic_fetch_add(&pool->backend_frees, 1);
+	pool_backend_free_idle(pool, b->addr, b->size);
 	pool_block_put(pool, b);
 }
 
@@ -301,6 +300,7 @@ static accel_status_t alloc_direct(struct accel_pool *pool, size_t size,
 			ret = accel_oom_error("out of host memory");
 		} else {
 			count_use(pool, size, requested);
+			pool->allocations++;
 		}
 	}
 	if (b && ret != ACCEL_SUCCESS)
@@ -411,6 +411,7 @@ static bool free_in(struct accel_pool *pool, struct pool_arena *a,
 		*ret = wrong_size(ptr, size, requested);
 	else
 		*ret = release(pool, a, i, st, behind);
+	a->frees += *ret == ACCEL_SUCCESS;
 	pthread_mutex_unlock(&a->lock);
 	if (*ret == ACCEL_SUCCESS)
 		count_unuse(pool, used, requested);
@@ -436,6 +437,7 @@ static bool free_direct(struct accel_pool *pool, struct pool_pending **behind,
 	}
 	pool_map_remove(&pool->direct, b);
 	count_unuse(pool, b->size, b->requested);
+	pool->frees++;
 	*ret = ACCEL_SUCCESS;
 	if (p) {
 		*behind = NULL;
@@ -560,6 +562,7 @@ static accel_status_t pool_new(struct accel_device *dev,
 		goto fail;
 	}
 	pool->caching = caching;
+	pool->release_threshold = SIZE_MAX;
 	pool->id = atomic_fetch_add(&pool_ids, 1);
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_mutex_lock(&dev->pool_lock);
@@ -669,6 +672,22 @@ static void pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
 	pthread_mutex_unlock(&dev->pool_lock);
 }
 
+/* The host synchronized with @dev: pools over their threshold give back. */
+static void pools_synchronized(struct accel_device *dev)
+{
+	pthread_mutex_lock(&dev->pool_lock);
+	for (struct accel_pool *pool = dev->pools; pool; pool = pool->next) {
+		if (pool->release_threshold == SIZE_MAX)
+			continue;
+		pthread_mutex_lock(&pool->lock);
+		reclaim_direct(pool);
+		pool_reclaim_pending(pool);
+		pool_release_idle_above(pool, pool->release_threshold);
+		pthread_mutex_unlock(&pool->lock);
+	}
+	pthread_mutex_unlock(&dev->pool_lock);
+}
+
 static bool pools_reclaim(struct accel_device *dev, bool wait)
 {
 	bool any = false;
@@ -758,24 +777,88 @@ accel_status_t accel_pool_destroy(accel_pool_t handle)
 	for (pp = &dev->pools; *pp != pool; pp = &(*pp)->next)
 		;
 	*pp = pool->next;
+	if (pool->release_threshold != SIZE_MAX)
+		atomic_fetch_sub(&dev->pools_releasing, 1);
 	pthread_mutex_unlock(&dev->pool_lock);
 	pool_free_everything(pool);
 	free(pool);
 	return ACCEL_SUCCESS;
 }
 
-accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
-			     void **ptr, size_t size)
+/* The block for @size bytes (@need, padded and rounded) in arena @a. */
+static accel_status_t alloc_block(struct accel_pool *pool,
+				  struct pool_arena *a, size_t need,
+				  size_t size, void **ptr)
+{
+	accel_status_t ret = ACCEL_SUCCESS;
+
+	if (!pool->caching || need > pool->max_chunk) {
+		size_t whole = pool_whole_pages(pool, need);
+
+		if (whole < need)
+			return accel_error("size %zu is too large", size);
+		return alloc_direct(pool, whole, size, ptr);
+	}
+	pthread_mutex_lock(&a->lock);
+	if (!take_fit(pool, a, need, size, ptr, &ret)) {
+		pthread_mutex_unlock(&a->lock);
+		return alloc_slow(pool, a, need, size, ptr);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ret;
+}
+
+/* Whether this thread runs an out-of-memory handler: it calls no other. */
+static _Thread_local bool in_oom_handler;
+
+/*
+ * Out of memory: the pool's handler, if it has one, may free memory and
+ * ask for one more try; true if it asked. It runs holding no lock and no
+ * reference, so that it may use the pool and its streams, destroying them
+ * too.
+ */
+static bool oom_handled(accel_pool_t handle, size_t size)
+{
+	struct accel_pool *pool = accel_handle_get(handle, ACCEL_HANDLE_POOL);
+	accel_pool_oom_handler_t handler;
+	struct accel_error_state failure;
+	void *user;
+	int again;
+
+	if (!pool)
+		return false;
+	atomic_fetch_add(&pool->ooms, 1);
+	pthread_mutex_lock(&pool->lock);
+	handler = in_oom_handler ? NULL : pool->oom_handler;
+	user = pool->oom_user;
+	pthread_mutex_unlock(&pool->lock);
+	if (!handler) {
+		accel_handle_put(pool);
+		return false;
+	}
+	accel_handle_put(pool);
+	accel_error_keep(&failure);
+	in_oom_handler = true;
+	again = handler(handle, size, user);
+	in_oom_handler = false;
+	accel_error_restore(&failure);	/* the handler's calls are its own */
+	pool = again ? accel_handle_get(handle, ACCEL_HANDLE_POOL) : NULL;
+	if (pool) {
+		atomic_fetch_add(&pool->oom_retries, 1);
+		accel_handle_put(pool);
+	}
+	return again;
+}
+
+/* One try of accel_pool_allocate(). */
+static accel_status_t try_allocate(accel_pool_t handle, accel_stream_t stream,
+				   void **ptr, size_t size)
 {
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct pool_arena *a;
-	accel_status_t ret = ACCEL_SUCCESS;
 	size_t need;
 
-	ACCEL_ENTER();
-	if (ptr)	/* refused or failed, the caller finds NULL */
-		*ptr = NULL;
 	pool = pool_lookup(handle);
 	if (!pool)
 		return ACCEL_FAILED;
@@ -790,20 +873,22 @@ accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
 	if (need < size)
 		return accel_error("size %zu is too large", size);
 	need &= ~(pool->granule - 1);
-	if (!pool->caching || need > pool->max_chunk) {
-		size_t whole = pool_whole_pages(pool, need);
+	return alloc_block(pool, a, need, size, ptr);
+}
 
-		if (whole < need)
-			return accel_error("size %zu is too large", size);
-		return alloc_direct(pool, whole, size, ptr);
-	}
+accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
+			     void **ptr, size_t size)
+{
+	accel_status_t ret;
 
-	pthread_mutex_lock(&a->lock);
-	if (!take_fit(pool, a, need, size, ptr, &ret)) {
-		pthread_mutex_unlock(&a->lock);
-		return alloc_slow(pool, a, need, size, ptr);
-	}
-	pthread_mutex_unlock(&a->lock);
+	ACCEL_ENTER();
+	if (ptr)	/* refused or failed, the caller finds NULL */
+		*ptr = NULL;
+	ret = try_allocate(handle, stream, ptr, size);
+	if (ret != ACCEL_SUCCESS &&
+	    accel_peek_last_error_code() == ACCEL_ERROR_OUT_OF_MEMORY &&
+	    oom_handled(handle, size))
+		ret = try_allocate(handle, stream, ptr, size);
 	return ret;
 }
 
@@ -864,12 +949,43 @@ accel_status_t accel_pool_trim(accel_pool_t handle)
 	return ACCEL_SUCCESS;
 }
 
-/* Pool lock held: live blocks, free blocks and the largest of them. */
+/* Arena lock held: bytes of @a's blocks freed but not yet reusable. */
+static size_t pending_bytes(const struct pool_pending *p)
+{
+	size_t n = 0;
+
+	for (; p; p = p->next)
+		n += p->block->size;
+	return n;
+}
+
+/* Arena lock held: free bytes of @a's chunks that hold other blocks too. */
+static size_t split_bytes(const struct pool_arena *a)
+{
+	size_t n = 0;
+
+	for (const struct pool_chunk *c = a->chunks; c; c = c->next) {
+		if (pool_chunk_idle(c))
+			continue;
+		for (const struct pool_block *b = c->first; b; b = b->next)
+			if (b->state == BLOCK_FREE)
+				n += b->size;
+	}
+	return n;
+}
+
+/*
+ * Pool lock held: live blocks, free blocks and the largest of them, what
+ * is split or pending, and the counts of the arenas.
+ */
 static void count_blocks(struct accel_pool *pool, struct accel_pool_stats *s)
 {
 	size_t *count = &s->free_blocks, *largest = &s->largest_free;
 
 	s->blocks = pool->direct.count;
+	s->active = s->allocated + pending_bytes(pool->direct_pending);
+	s->allocations = pool->allocations;
+	s->frees = pool->frees;
 	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
 		size_t l;
 
@@ -877,6 +993,10 @@ static void count_blocks(struct accel_pool *pool, struct accel_pool_stats *s)
 		s->blocks += a->map.count;
 		*count += a->index.count;
 		l = pool_index_largest(&a->index);
+		s->active += pending_bytes(a->pending);
+		s->inactive_split += split_bytes(a);
+		s->allocations += a->allocations;
+		s->frees += a->frees;
 		pthread_mutex_unlock(&a->lock);
 		if (l > *largest)
 			*largest = l;
@@ -912,6 +1032,10 @@ accel_status_t accel_pool_get_stats(accel_pool_t handle,
 	stats->backend_frees = atomic_load(&pool->backend_frees);
 	count_blocks(pool, stats);
 	stats->caching = pool->caching;
+	stats->ooms = atomic_load(&pool->ooms);
+	stats->oom_retries = atomic_load(&pool->oom_retries);
+	stats->limit = pool->limit;
+	stats->release_threshold = pool->release_threshold;
 	pthread_mutex_unlock(&pool->lock);
 	return ACCEL_SUCCESS;
 }
@@ -930,10 +1054,84 @@ accel_status_t accel_pool_reset_peaks(accel_pool_t handle)
 	return ACCEL_SUCCESS;
 }
 
+accel_status_t accel_pool_set_limit(accel_pool_t handle, size_t bytes)
+{
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return ACCEL_FAILED;
+	pthread_mutex_lock(&pool->lock);
+	pool->limit = bytes;
+	pthread_mutex_unlock(&pool->lock);
+	return ACCEL_SUCCESS;
+}
+
+accel_status_t accel_pool_set_release_threshold(accel_pool_t handle,
+						size_t bytes)
+{
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+	struct accel_device *dev;
+	bool was, is = bytes != SIZE_MAX;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return ACCEL_FAILED;
+	dev = pool->dev;
+	/* the device's count of pools to visit changes with the setting */
+	pthread_mutex_lock(&dev->pool_lock);
+	pthread_mutex_lock(&pool->lock);
+	was = pool->release_threshold != SIZE_MAX;
+	pool->release_threshold = bytes;
+	pthread_mutex_unlock(&pool->lock);
+	atomic_fetch_add(&dev->pools_releasing, (int)is - (int)was);
+	pthread_mutex_unlock(&dev->pool_lock);
+	return ACCEL_SUCCESS;
+}
+
+accel_status_t accel_pool_set_oom_handler(accel_pool_t handle,
+					  accel_pool_oom_handler_t handler,
+					  void *user)
+{
+	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
+
+	ACCEL_ENTER();
+	pool = pool_lookup(handle);
+	if (!pool)
+		return ACCEL_FAILED;
+	pthread_mutex_lock(&pool->lock);
+	pool->oom_handler = handler;
+	pool->oom_user = user;
+	pthread_mutex_unlock(&pool->lock);
+	return ACCEL_SUCCESS;
+}
+
+accel_status_t accel_device_set_memory_fraction(const accel_device_t device,
+						double fraction)
+{
+	struct accel_device *dev;
+	size_t total, free;
+
+	ACCEL_ENTER();
+	dev = accel_device_lookup(device);
+	if (!dev)
+		return ACCEL_FAILED;
+	if (!(fraction > 0 && fraction <= 1))
+		return accel_error("fraction %g is not in (0, 1]", fraction);
+	if (dev->be->stats(dev, &total, &free) != ACCEL_SUCCESS)
+		return ACCEL_FAILED;
+	atomic_store(&dev->pools_cap,
+		     fraction == 1 ? SIZE_MAX : (size_t)(fraction * (double)total));
+	return ACCEL_SUCCESS;
+}
+
 static const struct accel_pool_hooks pool_hooks = {
 	.span = pool_span,
 	.reclaim = pools_reclaim,
 	.stream_gone = pools_stream_gone,
+	.synchronized = pools_synchronized,
 };
 
 __attribute__((constructor)) static void pool_hooks_set(void)

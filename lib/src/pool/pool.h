@@ -130,6 +130,8 @@ struct pool_arena {
 	struct pool_block *spare;	/* block structs to reuse */
 	struct slab_cursor cursor;
 	struct pool_pending *pending;
+	/* blocks handed out and freed here, in all (for the statistics) */
+	size_t allocations, frees;
 	struct pool_arena *next;	/* in the pool's list */
 };
 
@@ -157,6 +159,18 @@ struct accel_pool {
 	atomic_size_t allocated, allocated_peak;
 	atomic_size_t requested, requested_peak;
 	atomic_size_t chunks, backend_allocs, backend_frees;
+	/*
+	 * blocks handed out and freed that no live arena counts: those
+	 * straight from the device, and those of arenas gone (pool lock)
+	 */
+	size_t allocations, frees;
+
+	/* the controls, set and read under the pool lock */
+	size_t limit;			/* reserved bytes at most; 0: none */
+	size_t release_threshold;	/* SIZE_MAX: keep idle chunks */
+	accel_pool_oom_handler_t oom_handler;
+	void *oom_user;
+	atomic_size_t ooms, oom_retries;
 
 	struct accel_pool *next;	/* in the device's list */
 };
@@ -235,6 +249,9 @@ void pool_orphan_tidy(struct accel_pool *pool, struct pool_arena *a);
 /* pool/grow.c: device memory, events, growing, stealing, trimming */
 void *pool_backend_alloc(struct accel_pool *pool, size_t size);
 void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size);
+/* the same for memory that no queued work uses: back at once */
+void pool_backend_free_idle(struct accel_pool *pool, uintptr_t addr,
+			    size_t size);
 void *pool_record_event(struct accel_device *dev, struct accel_stream *st);
 /* a pending free with room for @nevents events, none yet; NULL: no memory */
 struct pool_pending *pool_pending_new(size_t nevents);
@@ -250,6 +267,7 @@ struct pool_chunk *pool_steal(struct accel_pool *pool, struct pool_arena *self,
 struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need);
 void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c);
 size_t pool_release_idle(struct accel_pool *pool);
+size_t pool_release_idle_above(struct accel_pool *pool, size_t keep);
 /*
  * grow.c: @need in the device's whole pages (alloc_granule), as the device
  * gives memory: what a chunk or a block from the device takes loses none
