@@ -564,11 +564,16 @@ static uint8_t *alloc_on(accel_device_t dev, size_t n)
 
 /*
  * A p2p copy into memory of the device under test, queued on a busy stream
- * of the peer: freeing that memory must leave it to the copy (on the cpu
- * backend, the bytes are unmapped at the free: the copy would crash), and
- * the device must not count it free while the copy is queued.
+ * of the peer: freeing that memory (device memory, and unified memory,
+ * which is "accepted wherever a device pointer is") does not wait, but
+ * leaves it to the copy (on the cpu backend, the bytes are unmapped at the
+ * free: the copy would crash), and the device must not count it free while
+ * the copy is queued.
  */
-TEST_PEER(ordering_free_waits_for_peer_p2p)
+static void check_free_waits_for_peer_p2p(
+	struct suite_ctx *ctx,
+	accel_status_t (*alloc)(const accel_device_t, void **, size_t),
+	accel_status_t (*dealloc)(const accel_device_t, void *, size_t))
 {
 	const size_t n = 1 << 20;
 	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
@@ -580,15 +585,16 @@ TEST_PEER(ordering_free_waits_for_peer_p2p)
 	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
 	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
 	for (;;) {
-		uint8_t *dst = dalloc(ctx, n);
+		void *dst = NULL;
 		size_t before, after;
 		bool pending;
 
+		REQUIRE_OK(alloc(ctx->dev, &dst, n));
 		busy_chain(ctx->peer, s, big, copies);
 		OK(accel_async_memory_copy_p2p(ctx->dev, ctx->peer, s, dst,
 					       src, n));
 		before = free_memory(ctx);
-		OK(accel_device_memory_deallocate(ctx->dev, dst, n));
+		OK(dealloc(ctx->dev, dst, n));
 		after = free_memory(ctx);
 		pending = stream_busy(ctx->peer, s);
 		OK(accel_stream_synchronize(ctx->peer, s));
@@ -601,6 +607,18 @@ TEST_PEER(ordering_free_waits_for_peer_p2p)
 	OK(accel_stream_destroy(ctx->peer, s));
 	OK(accel_device_memory_deallocate(ctx->peer, big, 2 * BUSY_HALF));
 	OK(accel_device_memory_deallocate(ctx->peer, src, n));
+}
+
+TEST_PEER(ordering_free_waits_for_peer_p2p)
+{
+	check_free_waits_for_peer_p2p(ctx, accel_device_memory_allocate,
+				      accel_device_memory_deallocate);
+}
+
+TEST_PEER(ordering_unified_free_waits_for_peer_p2p)
+{
+	check_free_waits_for_peer_p2p(ctx, accel_unified_memory_allocate,
+				      accel_unified_memory_deallocate);
 }
 
 /*
@@ -683,48 +701,6 @@ TEST_PEER(ordering_pinned_free_waits_for_peer_d2h)
 	OK(accel_device_memory_deallocate(ctx->peer, src, n));
 }
 
-/*
- * Unified memory of the device under test, written by a p2p copy queued on
- * a busy stream of the peer (unified pointers are "accepted wherever a
- * device pointer is"): the free does not wait, but the memory stays the
- * copy's until it has run (on the cpu backend it would be unmapped under
- * the copy), and the device does not count it free meanwhile.
- */
-TEST_PEER(ordering_unified_free_waits_for_peer_p2p)
-{
-	const size_t n = 1 << 20;
-	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
-	uint8_t *src = alloc_on(ctx->peer, n);
-	int copies = BUSY_START;
-	accel_stream_t s;
-
-	needs_queued_p2p(ctx);
-	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
-	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
-	for (;;) {
-		void *u = NULL;
-		size_t before, after;
-		bool pending;
-
-		REQUIRE_OK(accel_unified_memory_allocate(ctx->dev, &u, n));
-		busy_chain(ctx->peer, s, big, copies);
-		OK(accel_async_memory_copy_p2p(ctx->dev, ctx->peer, s, u, src,
-					       n));
-		before = free_memory(ctx);
-		OK(accel_unified_memory_deallocate(ctx->dev, u, n));
-		after = free_memory(ctx);
-		pending = stream_busy(ctx->peer, s);
-		OK(accel_stream_synchronize(ctx->peer, s));
-		if (pending) {
-			CHECK(after == before);	/* not given back yet */
-			break;
-		}
-		try_longer(&copies);
-	}
-	OK(accel_stream_destroy(ctx->peer, s));
-	OK(accel_device_memory_deallocate(ctx->peer, big, 2 * BUSY_HALF));
-	OK(accel_device_memory_deallocate(ctx->peer, src, n));
-}
 
 /*
  * On a cpu device any host memory is the device's host memory, another cpu
