@@ -830,7 +830,9 @@ ACCEL_EXPORT accel_status_t accel_pool_reset_peaks(accel_pool_t pool);
  * pending frees and given back its idle chunks, even if the device has
  * room (as CuPy's set_limit). A limit below what the pool reserves now
  * takes nothing back: later allocations fail until frees and trims bring
- * it under.
+ * it under. The limit counts what the pool holds: a chunk it gave back
+ * while queued work may still use it is the device's until that work is
+ * over, so meanwhile the device may hold more for it.
  */
 ACCEL_EXPORT accel_status_t accel_pool_set_limit(accel_pool_t pool,
 						 size_t bytes);
@@ -881,7 +883,8 @@ typedef int (*accel_pool_oom_handler_t)(accel_pool_t pool, size_t size,
  * locks: it may allocate and free with @pool itself. An allocation that
  * fails inside a handler (of any pool, on that thread) calls no handler
  * again; it fails. A try the handler asked for that fails too ends the
- * allocation with ACCEL_ERROR_OUT_OF_MEMORY.
+ * allocation with ACCEL_ERROR_OUT_OF_MEMORY. A handler must return: one
+ * that leaves by longjmp() leaves its thread without handlers.
  */
 ACCEL_EXPORT accel_status_t accel_pool_set_oom_handler(
 	accel_pool_t pool, accel_pool_oom_handler_t handler, void *user);

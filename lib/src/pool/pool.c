@@ -827,7 +827,6 @@ static bool oom_handled(accel_pool_t handle, size_t size)
 
 	if (!pool)
 		return false;
-	atomic_fetch_add(&pool->ooms, 1);
 	pthread_mutex_lock(&pool->lock);
 	handler = in_oom_handler ? NULL : pool->oom_handler;
 	user = pool->oom_user;
@@ -848,6 +847,23 @@ static bool oom_handled(accel_pool_t handle, size_t size)
 		accel_handle_put(pool);
 	}
 	return again;
+}
+
+static bool out_of_memory_now(accel_status_t ret)
+{
+	return ret != ACCEL_SUCCESS &&
+	       accel_peek_last_error_code() == ACCEL_ERROR_OUT_OF_MEMORY;
+}
+
+/* An allocation of the pool failed out of memory, for good. */
+static void count_oom(accel_pool_t handle)
+{
+	struct accel_pool *pool = accel_handle_get(handle, ACCEL_HANDLE_POOL);
+
+	if (pool) {
+		atomic_fetch_add(&pool->ooms, 1);
+		accel_handle_put(pool);
+	}
 }
 
 /* One try of accel_pool_allocate(). */
@@ -885,10 +901,12 @@ accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
 	if (ptr)	/* refused or failed, the caller finds NULL */
 		*ptr = NULL;
 	ret = try_allocate(handle, stream, ptr, size);
-	if (ret != ACCEL_SUCCESS &&
-	    accel_peek_last_error_code() == ACCEL_ERROR_OUT_OF_MEMORY &&
-	    oom_handled(handle, size))
+	if (!out_of_memory_now(ret))
+		return ret;
+	if (oom_handled(handle, size))
 		ret = try_allocate(handle, stream, ptr, size);
+	if (out_of_memory_now(ret))
+		count_oom(handle);
 	return ret;
 }
 
@@ -1021,6 +1039,9 @@ accel_status_t accel_pool_get_stats(accel_pool_t handle,
 		return accel_error("stats is NULL");
 	memset(stats, 0, sizeof(*stats));
 	pthread_mutex_lock(&pool->lock);
+	/* blocks whose free is over are free, not active */
+	reclaim_direct(pool);
+	pool_reclaim_pending(pool);
 	stats->reserved = atomic_load(&pool->reserved);
 	stats->reserved_peak = atomic_load(&pool->reserved_peak);
 	stats->allocated = atomic_load(&pool->allocated);
