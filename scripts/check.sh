@@ -35,11 +35,11 @@
 #  7. slow jobs on a throttled one-queue device, and descriptor sizing on
 #     a very slow one
 #  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
-# The VM runs of 5 and 6 that need no host suite's results run beside
-# stages 1-4 (vm_lane), two cores' work at once, and beside the builds of
-# QEMU with sanitizers that stage 1 needs (make check builds only the plain
-# one first); stage times are printed as each ends, and the VMs' per
-# command.
+# The VM runs of 5 to 7 go beside stages 1-4 (run_vms), two cores' work at
+# once, and beside the builds of QEMU with sanitizers that stage 1 needs
+# (make check builds only the plain one first); the host's lane takes the
+# runs left when its own stages are over. Stage times are printed as each
+# ends, and the VMs' per command.
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -95,26 +95,90 @@ for e in "${examples[@]}"; do
 	examples_on_accel+=("if ACCEL_VISIBLE_DEVICES=accel ./$e; then echo 'ok: example $e on accel'; else echo 'not ok: example $e on accel'; fi")
 done
 
-# Three VM runs go beside the host's stages (a VM keeps one core busy with
-# its vCPU, a host suite the other): their output follows the others'.
-vm_lane() {
+# The VM runs, longest first. Each keeps one core busy with its vCPU: one
+# lane takes them in order beside the host's stages, and once those are
+# over the host's lane takes what is left, so that the two cores stay busy
+# whichever ends first (claim() gives each run to one lane).
+vm_iommu() {
 	run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 		--hung-task 10 --timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
 		./simaccel_test ./simaccel_job_test ./simaccel_share_test \
 		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
 		"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
+}
+
+vm_fuzz_examples_plugin() {
 	run_vm "VM, simaccel.ko, 2 devices: lib_fuzz, examples, plugin, one device" \
 		--devices 2 --timeout 900 "${lib_files[@]}" "${example_files[@]}" \
 		"${plugin_files[@]}" "${system_libs[@]}" -- \
 		"${fuzz_on_accel[@]}" "${examples_on_accel[@]}" "${plugin_on_accel[@]}" \
 		"ACCEL_VISIBLE_DEVICES=accel:1 ./accel_lib_test -t device"
-	# The Python module in the guest on accel, with the host's Python, NumPy
-	# and torch (the host's root over 9p)
+}
+
+# The Python module in the guest on accel, with the host's Python, NumPy
+# and torch (the host's root over 9p)
+vm_python() {
 	run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
 		--timeout 900 --host-root -- \
 		"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
 }
-beside vm_lane
+
+vm_two_devices() {
+	run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 "${kselftests[@]}" \
+		"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
+		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
+		./simaccel_job_test "SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
+		./module_cycle.sh ./accel_smi_test.sh \
+		"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
+		"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
+		"${lib_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
+}
+
+# fences in order need several hardware queues: a job could finish first
+vm_slow_four_queues() {
+	run_vm "VM, simaccel.ko, a slow device with four queues" \
+		--hung-task 10 --props dma-bandwidth=16777216 --file "$T/simaccel_fence_test" -- \
+		"SIMACCEL_SLOW_DEVICE=1 SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test -t a_queues_fences_signal_in_order -t jobs_in_flight_keep_the_module"
+}
+
+vm_slow() {
+	run_vm "VM, simaccel.ko, a slow device" \
+		--hung-task 10 --props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" \
+		--file "$T/simaccel_share_test" -- \
+		"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others -t a_small_job_waits_behind_a_slice_of_another_files_work -t a_submission_of_several_jobs_fails_once -t closing_a_file_does_not_wait_for_its_queued_work -t a_killed_process_with_many_busy_queues_is_reaped_at_once -t a_user_past_the_vram_limit_is_told_at_once -t a_files_clearings_do_not_hold_up_another_files_job -t a_large_clearing_is_not_kept_out_by_its_files_smaller_jobs -t unbind_does_not_wait_for_a_creation_waiting_on_full_vram -t a_fault_waiting_for_a_clearing_holds_no_mmap_lock -t a_futex_waiting_for_a_clearing_ends_with_a_kill -t a_futex_waiting_for_a_clearing_holds_up_no_unbind -t a_futex_waiting_for_a_clearing_goes_on_after_a_caught_signal -t a_system_call_copying_from_a_mapping_being_cleared_sleeps_through_signals -t settling_waits_only_for_what_is_under_way -t a_submit_waiting_for_a_job_slot_ends_with_a_signal -t a_submit_waiting_for_a_job_slot_holds_no_one_up -t a_submit_waiting_for_a_job_slot_holds_up_no_unbind" \
+		"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t an_export_waiting_for_a_clearing_holds_no_one_up"
+}
+
+# a full VRAM that another user keeps clearing needs a small one
+vm_slow_small_vram() {
+	run_vm "VM, simaccel.ko, a slow device with 64 MiB of VRAM" --vram 64M \
+		--hung-task 10 --props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" -- \
+		"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_creation_on_full_vram_waits_only_for_what_is_under_way"
+}
+
+vm_two_slow() {
+	run_vm "VM, simaccel.ko, two slow devices" --devices 2 --hung-task 10 \
+		--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_share_test" -- \
+		"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t unbind_fails_a_peers_queued_work_on_an_import -t unbind_does_not_wait_for_what_a_peers_job_waits_for -t unbind_does_not_wait_for_other_work_ahead_of_a_peers_job"
+}
+
+vm_very_slow() {
+	run_vm "VM, simaccel.ko, a very slow device" \
+		--hung-task 10 --props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \
+		"SIMACCEL_VERY_SLOW_DEVICE=1 ./simaccel_job_test -t descriptors_are_sized_to_a_slow_devices_bandwidth"
+}
+
+vm_runs=(vm_iommu vm_fuzz_examples_plugin vm_python vm_two_devices vm_slow_four_queues vm_slow vm_slow_small_vram vm_two_slow vm_very_slow)
+run_vms() {
+	local run
+
+	for run in "${vm_runs[@]}"; do
+		if claim "$run"; then
+			"$run"
+		fi
+	done
+}
+beside run_vms
 
 # The QEMUs with sanitizers, cached like the plain one: a few minutes each
 # the first time (ninja's count goes to the log), seconds after.
@@ -238,33 +302,8 @@ run_counted "the Python module on cpu, trixie's Python and NumPy 2" \
 	scripts/python-compat.sh
 run_counted "libaccel suite through the Paddle plugin on cuda" env \
 	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
-run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 "${kselftests[@]}" \
-	"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
-	--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
-	./simaccel_job_test "SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
-	./module_cycle.sh ./accel_smi_test.sh \
-	"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
-	"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
-	"${lib_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"
-# fences in order need several hardware queues: a job could finish first
-run_vm "VM, simaccel.ko, a slow device with four queues" \
-	--hung-task 10 --props dma-bandwidth=16777216 --file "$T/simaccel_fence_test" -- \
-	"SIMACCEL_SLOW_DEVICE=1 SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test -t a_queues_fences_signal_in_order -t jobs_in_flight_keep_the_module"
-run_vm "VM, simaccel.ko, a slow device" \
-	--hung-task 10 --props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" \
-	--file "$T/simaccel_share_test" -- \
-	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_slow_job_that_progresses_survives_the_time_out -t a_failed_job_returns_without_waiting_for_others -t a_small_job_waits_behind_a_slice_of_another_files_work -t a_submission_of_several_jobs_fails_once -t closing_a_file_does_not_wait_for_its_queued_work -t a_killed_process_with_many_busy_queues_is_reaped_at_once -t a_user_past_the_vram_limit_is_told_at_once -t a_files_clearings_do_not_hold_up_another_files_job -t a_large_clearing_is_not_kept_out_by_its_files_smaller_jobs -t unbind_does_not_wait_for_a_creation_waiting_on_full_vram -t a_fault_waiting_for_a_clearing_holds_no_mmap_lock -t a_futex_waiting_for_a_clearing_ends_with_a_kill -t a_futex_waiting_for_a_clearing_holds_up_no_unbind -t a_futex_waiting_for_a_clearing_goes_on_after_a_caught_signal -t a_system_call_copying_from_a_mapping_being_cleared_sleeps_through_signals -t settling_waits_only_for_what_is_under_way -t a_submit_waiting_for_a_job_slot_ends_with_a_signal -t a_submit_waiting_for_a_job_slot_holds_no_one_up -t a_submit_waiting_for_a_job_slot_holds_up_no_unbind" \
-	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t an_export_waiting_for_a_clearing_holds_no_one_up"
-# a full VRAM that another user keeps clearing needs a small one
-run_vm "VM, simaccel.ko, a slow device with 64 MiB of VRAM" --vram 64M \
-	--hung-task 10 --props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_job_test" -- \
-	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_job_test -t a_creation_on_full_vram_waits_only_for_what_is_under_way"
-run_vm "VM, simaccel.ko, two slow devices" --devices 2 --hung-task 10 \
-	--props dma-bandwidth=16777216,queues=1 --file "$T/simaccel_share_test" -- \
-	"SIMACCEL_SLOW_DEVICE=1 ./simaccel_share_test -t unbind_fails_a_peers_queued_work_on_an_import -t unbind_does_not_wait_for_what_a_peers_job_waits_for -t unbind_does_not_wait_for_other_work_ahead_of_a_peers_job"
-run_vm "VM, simaccel.ko, a very slow device" \
-	--hung-task 10 --props dma-bandwidth=1000000,queues=1 --file "$T/simaccel_job_test" -- \
-	"SIMACCEL_VERY_SLOW_DEVICE=1 ./simaccel_job_test -t descriptors_are_sized_to_a_slow_devices_bandwidth"
+# the VM runs the lane beside has not taken
+run_vms
 # lint runs sparse through Kbuild on the module the VMs load: after them
 join_lanes
 run_one "lint" scripts/lint.sh

@@ -6,8 +6,9 @@ stage_start=$SECONDS run_start=$SECONDS
 log=$(mktemp /tmp/accel-check.XXXXXX)
 stages=$(mktemp /tmp/accel-stages.XXXXXX)
 skip_reasons=$(mktemp /tmp/accel-skips.XXXXXX)
+claims=$(mktemp -d /tmp/accel-claims.XXXXXX)
 lanes=() lane_pids=()
-trap 'rm -rf "$log" "$stages" "$skip_reasons" ${lanes[@]+"${lanes[@]}"}' EXIT
+trap 'rm -rf "$log" "$stages" "$skip_reasons" "$claims" ${lanes[@]+"${lanes[@]}"}' EXIT
 
 add() {	# suite passed failed [skipped]
 	local line="$1: $2 passed, $3 failed${4:+, $4 skipped} ($((SECONDS - stage_start)) s)"
@@ -35,6 +36,11 @@ beside() {
 		"$1" >"$dir/out" 2>&1
 	) 3>&1 &
 	lane_pids+=($!)
+}
+
+# Whether this lane is the first to ask for $1 (work that two lanes share).
+claim() {
+	mkdir "$claims/$1" 2>/dev/null
 }
 
 join_lanes() {
