@@ -147,7 +147,8 @@ static PyObject *frames_of(const struct accel_pool_event *e)
 	Dl_info info = { 0 };
 	char name[64];
 
-	if (e->context && e->context <= (uint64_t)PyList_Size(stack_frames)) {
+	if (e->context && stack_frames &&
+	    e->context <= (uint64_t)PyList_Size(stack_frames)) {
 		PyObject *f = PyList_GetItem(stack_frames,
 					     (Py_ssize_t)e->context - 1);
 

@@ -5,7 +5,6 @@
  * Off, the pool's paths test one flag and record nothing.
  */
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "pool/pool.h"
@@ -68,12 +67,12 @@ void pool_history_add_free(struct accel_pool *pool, const struct pool_block *b,
 				 b->requested, true);
 }
 
-void pool_history_copy(const struct pool_history *h,
+void pool_history_copy(const struct pool_history *h, size_t n,
 		       struct accel_pool_event *out)
 {
-	size_t first = (h->next + h->max - h->count) % h->max;
+	size_t first = (h->next + h->max - n) % h->max;
 
-	for (size_t i = 0; i < h->count; i++)
+	for (size_t i = 0; i < n; i++)
 		out[i] = h->events[(first + i) % h->max];
 }
 
@@ -93,18 +92,11 @@ static struct pool_history *history_new(const struct pool_history *old,
 	h->next = 0;
 	h->last_ns = old ? old->last_ns : 0;
 	if (old) {
-		struct accel_pool_event *all = malloc(old->count * sizeof(*all) + 1);
 		size_t keep = old->count < max ? old->count : max;
 
-		if (!all) {
-			free(h);
-			return NULL;
-		}
-		pool_history_copy(old, all);
-		memcpy(h->events, all + old->count - keep, keep * sizeof(*all));
+		pool_history_copy(old, keep, h->events);
 		h->count = keep;
 		h->next = keep % max;
-		free(all);
 	}
 	return h;
 }

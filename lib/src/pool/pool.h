@@ -295,8 +295,8 @@ static inline void pool_history_free_done(struct accel_pool *pool,
 			  b->requested, false);
 }
 
-/* history.c: copy the ring, oldest first, into @out (room for h->count) */
-void pool_history_copy(const struct pool_history *h,
+/* history.c: the latest @n events (n <= h->count), oldest first, into @out */
+void pool_history_copy(const struct pool_history *h, size_t n,
 		       struct accel_pool_event *out);
 /* drop the ring (pool destroyed) */
 void pool_history_end(struct accel_pool *pool);

@@ -227,7 +227,7 @@ static struct accel_pool_snapshot *copy_pool(struct accel_pool *pool)
 		if (pool->history) {
 			s->history_max = pool->history->max;
 			s->nevents = pool->history->count;
-			pool_history_copy(pool->history, s->events);
+			pool_history_copy(pool->history, s->nevents, s->events);
 		}
 	}
 	pthread_mutex_unlock(&pool->history_lock);
