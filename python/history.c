@@ -422,7 +422,7 @@ PyObject *py_record_memory_history(PyObject *self, PyObject *args,
 	on = PyObject_IsTrue(enabled);
 	if (on < 0 || n < 0)
 		return NULL;
-	if (max_entries <= 0)
+	if (on && max_entries <= 0)
 		return PyErr_Format(PyExc_ValueError,
 				    "max_entries is %zd, not a positive count",
 				    max_entries);
@@ -443,6 +443,7 @@ PyObject *py_dump_snapshot(PyObject *self, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = { "filename", "legacy", NULL };
 	const char *filename = "dump_snapshot.pickle";
+	PyObject *path = NULL;	/* bytes, from a str or path-like object */
 	int legacy = 0;
 	PyObject *snap, *pickle, *data;
 	Py_ssize_t len;
@@ -450,9 +451,12 @@ PyObject *py_dump_snapshot(PyObject *self, PyObject *args, PyObject *kwds)
 	FILE *f;
 	bool written;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|sp:_dump_snapshot",
-					 kwlist, &filename, &legacy))
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O&p:_dump_snapshot",
+					 kwlist, PyUnicode_FSConverter, &path,
+					 &legacy))
 		return NULL;
+	if (path)
+		filename = PyBytes_AsString(path);
 	snap = py_memory_snapshot(self, NULL);
 	pickle = snap ? PyImport_ImportModule("pickle") : NULL;
 	data = pickle ? PyObject_CallMethod(pickle, "dumps", "O",
@@ -463,6 +467,7 @@ PyObject *py_dump_snapshot(PyObject *self, PyObject *args, PyObject *kwds)
 	Py_XDECREF(pickle);
 	if (!data || PyBytes_AsStringAndSize(data, &bytes, &len) < 0) {
 		Py_XDECREF(data);
+		Py_XDECREF(path);
 		return NULL;
 	}
 	f = fopen(filename, "wb");
@@ -471,6 +476,9 @@ PyObject *py_dump_snapshot(PyObject *self, PyObject *args, PyObject *kwds)
 		written = false;
 	Py_DECREF(data);
 	if (!written)
-		return PyErr_SetFromErrnoWithFilename(PyExc_OSError, filename);
+		PyErr_SetFromErrnoWithFilename(PyExc_OSError, filename);
+	Py_XDECREF(path);
+	if (!written)
+		return NULL;
 	Py_RETURN_NONE;
 }

@@ -118,6 +118,7 @@ def test_history_keeps_the_last_max_entries(recording):
 def test_record_history_checks_its_arguments():
     with pytest.raises(ValueError):
         accel._record_memory_history(max_entries=0)
+    accel._record_memory_history(enabled=None, max_entries=0)  # off: any size
     with pytest.raises((ValueError, TypeError, IndexError)):
         accel._record_memory_history(device=len(accel.devices()))
     with pytest.raises(TypeError):
@@ -126,7 +127,7 @@ def test_record_history_checks_its_arguments():
 
 def test_dump_snapshot_writes_both_formats(recording, tmp_path):
     a = allocate_in_a_named_function()
-    accel._dump_snapshot(str(tmp_path / "new.pickle"))
+    accel._dump_snapshot(tmp_path / "new.pickle")  # a path-like object too
     accel._dump_snapshot(str(tmp_path / "old.pickle"), legacy=True)
     with open(tmp_path / "new.pickle", "rb") as f:
         new = pickle.load(f)
