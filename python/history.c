@@ -9,7 +9,10 @@
  * recording, every call the module makes with the GIL released
  * (WITHOUT_GIL, the calls that allocate and free) first captures the
  * Python frames, keeps each distinct stack once, and sets its number as
- * the context; a snapshot turns the numbers back into frames.
+ * the context; a snapshot turns the numbers back into frames. Frames are
+ * kept once too, shared by the stacks they are in. Stacks that no recorded
+ * event refers to any more are dropped whenever the table has doubled, so
+ * that it stays within some multiple of the rings' events.
  */
 #include <dlfcn.h>
 
@@ -21,10 +24,17 @@
 /* devices whose default pool records; while none, the tables are empty */
 static int recording_devices;
 static bool *recording_on;	/* by visible id */
-/* the distinct stacks: a tuple of (filename, line, name) -> its number */
+static int ndevices;
+/* the distinct frames: (filename, line, name) -> (that key, PyTorch's dict) */
+static PyObject *frame_table;
+/* the distinct stacks: a tuple of frame_table's keys -> its number */
 static PyObject *stack_numbers;
-/* number n's frames (PyTorch's dicts), at n - 1 */
+/* a number -> its stack's frames (frame_table's dicts) */
 static PyObject *stack_frames;
+static unsigned long long last_number;
+/* the table's size at which the stacks no event refers to go */
+#define MIN_PRUNE 4096
+static Py_ssize_t prune_at = MIN_PRUNE;
 
 bool history_recording;
 
@@ -35,13 +45,29 @@ static PyObject *frame_dict(PyObject *filename, PyObject *line, PyObject *name)
 			     line, "name", name);
 }
 
+/* the attributes read of frames and code objects, made once */
+enum { F_CODE, F_LINENO, F_BACK, CO_FILENAME, CO_NAME, NATTRS };
+static PyObject *attr[NATTRS];
+
+static int make_attr_names(void)
+{
+	static const char *const names[NATTRS] = {
+		"f_code", "f_lineno", "f_back", "co_filename", "co_name",
+	};
+
+	for (int i = 0; i < NATTRS; i++)
+		if (!attr[i] && !(attr[i] = PyUnicode_InternFromString(names[i])))
+			return -1;
+	return 0;
+}
+
 /* (filename, line, name) of a frame object; NULL with an exception set. */
 static PyObject *frame_key(PyObject *frame)
 {
-	PyObject *code = PyObject_GetAttrString(frame, "f_code");
-	PyObject *line = PyObject_GetAttrString(frame, "f_lineno");
-	PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
-	PyObject *name = code ? PyObject_GetAttrString(code, "co_name") : NULL;
+	PyObject *code = PyObject_GetAttr(frame, attr[F_CODE]);
+	PyObject *line = PyObject_GetAttr(frame, attr[F_LINENO]);
+	PyObject *file = code ? PyObject_GetAttr(code, attr[CO_FILENAME]) : NULL;
+	PyObject *name = code ? PyObject_GetAttr(code, attr[CO_NAME]) : NULL;
 	PyObject *key = NULL;
 
 	if (line == Py_None) {	/* a frame between lines has none */
@@ -57,7 +83,27 @@ static PyObject *frame_key(PyObject *frame)
 	return key;
 }
 
-/* The calling thread's Python stack, innermost first, as a tuple of keys. */
+/* frame_table's entry for @key, made if new (borrowed); NULL on error */
+static PyObject *known_frame(PyObject *key)
+{
+	PyObject *entry = PyDict_GetItemWithError(frame_table, key), *dict;
+	int ret;
+
+	if (entry || PyErr_Occurred())
+		return entry;
+	dict = frame_dict(PyTuple_GetItem(key, 0), PyTuple_GetItem(key, 1),
+			  PyTuple_GetItem(key, 2));
+	entry = dict ? PyTuple_Pack(2, key, dict) : NULL;
+	ret = entry ? PyDict_SetItem(frame_table, key, entry) : -1;
+	Py_XDECREF(dict);
+	Py_XDECREF(entry);
+	return ret < 0 ? NULL : entry;	/* the table holds it */
+}
+
+/*
+ * The calling thread's Python stack, innermost first, as a tuple of
+ * frame_table's keys.
+ */
 static PyObject *stack_key(void)
 {
 	PyObject *keys = PyList_New(0), *frame, *tuple = NULL;
@@ -67,14 +113,14 @@ static PyObject *stack_key(void)
 	while (keys && frame && frame != Py_None &&
 	       PyList_Size(keys) < MAX_FRAMES) {
 		PyObject *key = frame_key(frame), *back;
+		PyObject *entry = key ? known_frame(key) : NULL;
 
-		if (!key || PyList_Append(keys, key) < 0) {
-			Py_XDECREF(key);
+		Py_XDECREF(key);
+		if (!entry || PyList_Append(keys, PyTuple_GetItem(entry, 0)) < 0) {
 			Py_CLEAR(keys);
 			break;
 		}
-		Py_DECREF(key);
-		back = PyObject_GetAttrString(frame, "f_back");
+		back = PyObject_GetAttr(frame, attr[F_BACK]);
 		Py_DECREF(frame);
 		frame = back;
 	}
@@ -85,12 +131,105 @@ static PyObject *stack_key(void)
 	return tuple;
 }
 
+/* The default pool of visible device @id; -1 with an exception set. */
+static int pool_of(int id, accel_pool_t *pool)
+{
+	if (accel_device_pool(device_handle(id), pool) != ACCEL_SUCCESS) {
+		raise_accel();
+		return -1;
+	}
+	return 0;
+}
+
+/* The context numbers that device @id's recorded events carry, into @used. */
+static int add_used_numbers(int id, PyObject *used)
+{
+	struct accel_pool_snapshot *s;
+	accel_pool_t pool;
+	int ret = 0;
+
+	if (pool_of(id, &pool) < 0)
+		return -1;
+	if (accel_pool_get_snapshot(pool, &s) != ACCEL_SUCCESS) {
+		raise_accel();
+		return -1;
+	}
+	for (size_t i = 0; !ret && i < s->nevents; i++) {
+		PyObject *n = PyLong_FromUnsignedLongLong(s->events[i].context);
+
+		ret = n ? PySet_Add(used, n) : -1;
+		Py_XDECREF(n);
+	}
+	accel_pool_snapshot_free(s);
+	return ret;
+}
+
+/* Drop the frames that no stack is made of; -1 on error. */
+static int keep_used_frames(void)
+{
+	PyObject *kept = PyDict_New(), *stacks = PyDict_Keys(stack_numbers);
+	int ret = kept && stacks ? 0 : -1;
+
+	for (Py_ssize_t i = 0; !ret && i < PyList_Size(stacks); i++) {
+		PyObject *stack = PyList_GetItem(stacks, i);
+
+		for (Py_ssize_t k = 0; !ret && k < PyTuple_Size(stack); k++) {
+			PyObject *key = PyTuple_GetItem(stack, k);
+
+			ret = PyDict_SetItem(kept, key,
+					     PyDict_GetItem(frame_table, key));
+		}
+	}
+	Py_XDECREF(stacks);
+	if (ret) {
+		Py_XDECREF(kept);
+		return -1;
+	}
+	Py_DECREF(frame_table);
+	frame_table = kept;
+	return 0;
+}
+
+/* Drop the stacks that no recorded event refers to; -1 on error. */
+static int prune_stacks(void)
+{
+	PyObject *used = PySet_New(NULL), *items = NULL;
+	int ret = used ? 0 : -1;
+
+	for (int id = 0; !ret && id < ndevices; id++)
+		if (recording_on[id])
+			ret = add_used_numbers(id, used);
+	if (!ret)
+		items = PyDict_Items(stack_numbers);
+	ret = items ? 0 : -1;
+	for (Py_ssize_t i = 0; !ret && i < PyList_Size(items); i++) {
+		PyObject *kv = PyList_GetItem(items, i);
+		PyObject *number = PyTuple_GetItem(kv, 1);
+		int in_use = PySet_Contains(used, number);
+
+		if (in_use < 0 ||
+		    (!in_use && (PyDict_DelItem(stack_numbers,
+						PyTuple_GetItem(kv, 0)) < 0 ||
+				 PyDict_DelItem(stack_frames, number) < 0)))
+			ret = -1;
+	}
+	Py_XDECREF(items);
+	Py_XDECREF(used);
+	if (!ret)
+		ret = keep_used_frames();
+	prune_at = 2 * PyDict_Size(stack_frames);
+	if (prune_at < MIN_PRUNE)
+		prune_at = MIN_PRUNE;
+	return ret;
+}
+
 /* Number @key's stack, new or known; 0 with an exception set. */
 static uint64_t stack_number(PyObject *key)
 {
 	PyObject *known = PyDict_GetItemWithError(stack_numbers, key);
 	PyObject *frames, *number;
 	Py_ssize_t n;
+	int ret;
 
 	if (known)
 		return PyLong_AsUnsignedLongLong(known);
@@ -99,26 +238,20 @@ static uint64_t stack_number(PyObject *key)
 	n = PyTuple_Size(key);
 	frames = PyList_New(n);
 	for (Py_ssize_t i = 0; frames && i < n; i++) {
-		PyObject *k = PyTuple_GetItem(key, i);
-		PyObject *f = frame_dict(PyTuple_GetItem(k, 0),
-					 PyTuple_GetItem(k, 1),
-					 PyTuple_GetItem(k, 2));
+		PyObject *entry = PyDict_GetItem(frame_table,
+						 PyTuple_GetItem(key, i));
+		PyObject *f = PyTuple_GetItem(entry, 1);
 
-		if (!f || PyList_SetItem(frames, i, f) < 0)
-			Py_CLEAR(frames);
+		Py_INCREF(f);
+		PyList_SetItem(frames, i, f);	/* takes f */
 	}
-	if (!frames || PyList_Append(stack_frames, frames) < 0) {
-		Py_XDECREF(frames);
-		return 0;
-	}
-	Py_DECREF(frames);
-	number = PyLong_FromSsize_t(PyList_Size(stack_frames));
-	if (!number || PyDict_SetItem(stack_numbers, key, number) < 0) {
-		Py_XDECREF(number);
-		return 0;
-	}
-	Py_DECREF(number);
-	return (uint64_t)PyList_Size(stack_frames);
+	number = frames ? PyLong_FromUnsignedLongLong(last_number + 1) : NULL;
+	ret = number ? PyDict_SetItem(stack_frames, number, frames) : -1;
+	if (!ret)
+		ret = PyDict_SetItem(stack_numbers, key, number);
+	Py_XDECREF(frames);
+	Py_XDECREF(number);
+	return ret < 0 ? 0 : ++last_number;
 }
 
 uint64_t history_context_capture(void)
@@ -128,6 +261,9 @@ uint64_t history_context_capture(void)
 
 	/* a free from a destructor may run while an exception propagates */
 	PyErr_Fetch(&type, &value, &tb);
+	/* before the stack's frames join the table, which a pruning rebuilds */
+	if (PyDict_Size(stack_frames) >= prune_at)
+		prune_stacks();
 	key = stack_key();
 	if (key)
 		n = stack_number(key);
@@ -147,13 +283,15 @@ static PyObject *frames_of(const struct accel_pool_event *e)
 	Dl_info info = { 0 };
 	char name[64];
 
-	if (e->context && stack_frames &&
-	    e->context <= (uint64_t)PyList_Size(stack_frames)) {
-		PyObject *f = PyList_GetItem(stack_frames,
-					     (Py_ssize_t)e->context - 1);
+	if (e->context && stack_frames) {
+		PyObject *n = PyLong_FromUnsignedLongLong(e->context);
+		PyObject *f = n ? PyDict_GetItemWithError(stack_frames, n) : NULL;
 
-		Py_XINCREF(f);
-		return f;
+		Py_XDECREF(n);
+		if (f || PyErr_Occurred()) {
+			Py_XINCREF(f);
+			return f;
+		}
 	}
 	if (!e->caller)
 		return PyList_New(0);
@@ -315,16 +453,6 @@ static PyObject *make_trace_entry(int dev, const void *e)
 	return trace_entry(e);
 }
 
-/* The default pool of visible device @id; -1 with an exception set. */
-static int pool_of(int id, accel_pool_t *pool)
-{
-	if (accel_device_pool(device_handle(id), pool) != ACCEL_SUCCESS) {
-		raise_accel();
-		return -1;
-	}
-	return 0;
-}
-
 /* Device @id's segments onto @segments, its trace onto @traces. */
 static int snapshot_device(int id, PyObject *segments, PyObject *traces)
 {
@@ -395,16 +523,20 @@ static int settle_tables(void)
 {
 	history_recording = recording_devices > 0;
 	if (history_recording && !stack_numbers) {
+		frame_table = PyDict_New();
 		stack_numbers = PyDict_New();
-		stack_frames = PyList_New(0);
-		if (!stack_numbers || !stack_frames)
-			return -1;
+		stack_frames = PyDict_New();
+		if (frame_table && stack_numbers && stack_frames &&
+		    make_attr_names() == 0)
+			return 0;
+		history_recording = false;	/* no stacks, then */
 	}
 	if (!history_recording) {
+		Py_CLEAR(frame_table);
 		Py_CLEAR(stack_numbers);
 		Py_CLEAR(stack_frames);
 	}
-	return 0;
+	return recording_devices > 0 && !history_recording ? -1 : 0;
 }
 
 PyObject *py_record_memory_history(PyObject *self, PyObject *args,
@@ -429,8 +561,12 @@ PyObject *py_record_memory_history(PyObject *self, PyObject *args,
 	if (device != Py_None && (first = device_from_object(device)) < 0)
 		return NULL;
 	last = device == Py_None ? n - 1 : first;
-	if (!recording_on && !(recording_on = calloc((size_t)n, sizeof(bool))))
-		return PyErr_NoMemory();
+	if (!recording_on) {
+		recording_on = calloc((size_t)n + 1, sizeof(bool));
+		if (!recording_on)
+			return PyErr_NoMemory();
+		ndevices = n;
+	}
 	for (int id = first; id <= last; id++)
 		if (record_device(id, on ? (size_t)max_entries : 0) < 0)
 			break;

@@ -115,6 +115,26 @@ def test_history_keeps_the_last_max_entries(recording):
     assert times == sorted(times)
 
 
+def test_stacks_no_event_refers_to_are_dropped(recording):
+    """A program whose stacks never repeat keeps what the rings refer to, not
+    every stack it ever had: 20,000 stacks kept would take over 10 MB."""
+    import tracemalloc
+    accel._record_memory_history(max_entries=10)
+    env = {"accel": accel, "np": np}
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20000):
+            exec(compile("accel.device_array(10, dtype=np.uint8)",
+                         "<stack %d>" % i, "exec"), env)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 10 * MIB
+    trace = accel.memory_snapshot()["device_traces"][accel.get_current_device().id]
+    assert [e["frames"][0]["filename"] for e in trace[-3:]] == ["<stack 19999>"] * 3
+
+
 def test_record_history_checks_its_arguments():
     with pytest.raises(ValueError):
         accel._record_memory_history(max_entries=0)
