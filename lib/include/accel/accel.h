@@ -974,7 +974,12 @@ struct accel_pool_block_info {
 struct accel_pool_segment {
 	uintptr_t addr;
 	size_t size;
-	accel_stream_t stream;	/* whose arena holds it; NULL: none */
+	/*
+	 * the stream whose arena holds it; NULL for the arenas of calls with
+	 * no stream, idle chunks that no arena holds, and direct blocks
+	 * (their stream is in their history's ALLOC event)
+	 */
+	accel_stream_t stream;
 	int direct;		/* a block from the device directly */
 	size_t allocated;	/* in its ALLOCATED blocks */
 	size_t active;		/* and in its PENDING_FREE ones */
