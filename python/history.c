@@ -397,6 +397,18 @@ static PyObject *block_dict(const struct accel_pool_block_info *b)
 /* PyTorch's "small" segments are of its 2 MiB pool; the others "large". */
 #define SMALL_SEGMENT (2u << 20)
 
+/*
+ * A segment's stream: its arena's, or for a direct block the one it was
+ * allocated for, as PyTorch shows it, when the history has its allocation.
+ */
+static accel_stream_t stream_of(const struct accel_pool_segment *seg)
+{
+	const struct accel_pool_event *a =
+		seg->direct ? allocation_of(&seg->blocks[0]) : NULL;
+
+	return a ? a->stream : seg->stream;
+}
+
 static PyObject *segment_dict(int dev, const struct accel_pool_segment *seg)
 {
 	PyObject *blocks = PyList_New((Py_ssize_t)seg->nblocks);
@@ -419,7 +431,7 @@ static PyObject *segment_dict(int dev, const struct accel_pool_segment *seg)
 			     "allocated_size", (Py_ssize_t)seg->allocated,
 			     "active_size", (Py_ssize_t)seg->active,
 			     "requested_size", (Py_ssize_t)requested,
-			     "stream", (unsigned long long)(uintptr_t)seg->stream,
+			     "stream", (unsigned long long)(uintptr_t)stream_of(seg),
 			     "segment_type",
 			     !seg->direct && seg->size <= SMALL_SEGMENT ?
 				     "small" : "large",

@@ -95,6 +95,25 @@ def test_history_names_the_python_frames(recording, collect):
     assert {x["action"] for x in trace} <= ACTIONS
 
 
+def test_segments_and_events_name_the_stream(recording):
+    s = accel.stream()
+    a = accel.device_array(1000, dtype=np.uint8, stream=s)
+    # past the max chunk size of a cpu device: a block from the device
+    big_size = min(300 * MIB, accel.get_current_device().mem_info()[0] // 4)
+    big = accel.device_array(big_size, dtype=np.uint8, stream=s)
+    snap = accel.memory_snapshot()
+    trace = snap["device_traces"][accel.get_current_device().id]
+    allocs = {e["requested_size"]: e for e in trace if e["action"] == "alloc"}
+    for size in (1000, big_size):
+        e = allocs[size]
+        seg = [g for g in snap["segments"]
+               if g["address"] <= e["addr"] < g["address"] + g["total_size"]]
+        assert len(seg) == 1
+        assert seg[0]["stream"] == e["stream"] != 0
+    del a, big
+    s.synchronize()
+
+
 def test_history_off_records_nothing(recording):
     accel._record_memory_history(enabled=False)
     a = accel.device_array(1000, dtype=np.uint8)
