@@ -27,13 +27,28 @@
 #include <accel/dlpack.h>
 #include <accel/memory.h>
 
-/* A library call that may wait, with the GIL released around it. */
+/*
+ * A library call that may wait, with the GIL released around it; while the
+ * pools record their history, tagged with the caller's Python stack.
+ */
 #define WITHOUT_GIL(status, call)					\
 	do {								\
+		bool tagged_ = history_recording &&			\
+			       history_context_capture();		\
 		Py_BEGIN_ALLOW_THREADS					\
 		(status) = (call);					\
 		Py_END_ALLOW_THREADS					\
+		if (tagged_)						\
+			accel_pool_set_history_context(0);		\
 	} while (0)
+
+/* history.c: whether any default pool records its history */
+extern bool history_recording;
+/*
+ * set the calling thread's history context to its Python stack's number;
+ * that number (0 if it has none)
+ */
+uint64_t history_context_capture(void);
 
 /* ------------------------------------------------------------------ */
 /* module.c */
@@ -49,6 +64,8 @@ PyObject *raise_accel(void);
 PyObject *raise_not(PyObject *obj, const char *fmt, ...);
 /* a new heap type of @spec (@bases: NULL or a tuple), also added to @m if any */
 PyTypeObject *new_type(PyObject *m, PyType_Spec *spec, PyObject *bases);
+/* the number of visible devices; -1 with an exception set */
+int device_count(void);
 /* the visible device @id as the library's handle */
 accel_device_t device_handle(int id);
 /* the calling thread's current device (the first visible one at first) */

@@ -77,7 +77,7 @@ accel_device_t device_handle(int id)
 	return &handles[id];
 }
 
-static int device_count(void)
+int device_count(void)
 {
 	size_t n;
 
@@ -349,6 +349,12 @@ PyObject *py_to_device(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *py_as_cuda_array(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *py_is_cuda_array(PyObject *self, PyObject *obj);
 
+/* history.c's */
+PyObject *py_memory_snapshot(PyObject *self, PyObject *unused);
+PyObject *py_record_memory_history(PyObject *self, PyObject *args,
+				   PyObject *kwds);
+PyObject *py_dump_snapshot(PyObject *self, PyObject *args, PyObject *kwds);
+
 /* pool.c's */
 PyObject *py_memory_stats(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *py_empty_cache(PyObject *self, PyObject *args, PyObject *kwds);
@@ -372,6 +378,15 @@ static PyMethodDef module_methods[] = {
 	  (PyCFunction)(void (*)(void))py_set_per_process_memory_fraction,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "set_per_process_memory_fraction(fraction, device=None): the device's pools reserve at most that share of its memory" },
+	{ "memory_snapshot", py_memory_snapshot, METH_NOARGS,
+	  "memory_snapshot() -> every device's pool segments and history, as torch.cuda.memory_snapshot() in PyTorch 2" },
+	{ "_record_memory_history",
+	  (PyCFunction)(void (*)(void))py_record_memory_history,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "_record_memory_history(enabled=True, max_entries=100000, device=None): record the pools' last max_entries events with their Python stacks (enabled false: stop)" },
+	{ "_dump_snapshot", (PyCFunction)(void (*)(void))py_dump_snapshot,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "_dump_snapshot(filename='dump_snapshot.pickle', legacy=False): pickle memory_snapshot() (legacy: its list of segments, as PyTorch 1.13's _memory_viz reads)" },
 	{ "devices", py_devices, METH_NOARGS,
 	  "devices() -> the visible devices" },
 	{ "select_device", py_select_device, METH_O,

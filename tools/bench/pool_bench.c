@@ -20,10 +20,12 @@
  * missing from the runs that follow. The stream runs end with a
  * synchronization of the stream, timed.
  *
- *   pool_bench [-d DEVICE] [-n N[,N...]] [-m MAX_BYTES] [-s SEED] [-r REPS] [-p] [-v]
+ *   pool_bench [-d DEVICE] [-n N[,N...]] [-m MAX_BYTES] [-s SEED] [-r REPS] [-H EVENTS] [-p] [-v]
  *
  * -p runs the pool alone (for profiling; the other columns show "-"); -v
- * prints the pool's statistics after each run.
+ * prints the pool's statistics after each run; -H makes the pools record
+ * their history in a ring of EVENTS (accel_pool_record_history()), for
+ * what recording costs.
  */
 #include <getopt.h>
 #include <stdbool.h>
@@ -69,6 +71,7 @@ struct run {
 #endif
 	void **ptrs;
 	size_t *sizes;
+	size_t history;		/* -H: events the pools record; 0: none */
 };
 
 static double now(void)
@@ -290,6 +293,9 @@ static void open_allocator(struct run *r, enum allocator w)
 	r->which = w;
 	if (uses_pool(w) && accel_pool_create(&r->dev, &r->pool) != ACCEL_SUCCESS)
 		die("accel_pool_create");
+	if (uses_pool(w) && r->history &&
+	    accel_pool_record_history(r->pool, r->history) != ACCEL_SUCCESS)
+		die("accel_pool_record_history");
 #ifdef WITH_CUDA
 	if (w == POOL_STREAM && accel_stream_create(&r->dev, &r->stream) != ACCEL_SUCCESS)
 		die("accel_stream_create");
@@ -386,17 +392,18 @@ int main(int argc, char **argv)
 	const char *name;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:n:m:s:r:pv")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:m:s:r:H:pv")) != -1) {
 		switch (opt) {
 		case 'd': device = optarg; break;
 		case 'n': counts = optarg; break;
 		case 'm': max = strtoull(optarg, NULL, 0); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'r': reps = atoi(optarg); break;
+		case 'H': r.history = strtoull(optarg, NULL, 0); break;
 		case 'p': pool_only = true; break;
 		case 'v': verbose = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEVICE] [-n N[,N...]] [-m MAX_BYTES] [-s SEED] [-r REPS] [-p] [-v]\n",
+			fprintf(stderr, "usage: %s [-d DEVICE] [-n N[,N...]] [-m MAX_BYTES] [-s SEED] [-r REPS] [-H EVENTS] [-p] [-v]\n",
 				argv[0]);
 			return 2;
 		}

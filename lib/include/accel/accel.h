@@ -76,6 +76,7 @@
 #define ACCEL_ACCEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -888,6 +889,136 @@ typedef int (*accel_pool_oom_handler_t)(accel_pool_t pool, size_t size,
  */
 ACCEL_EXPORT accel_status_t accel_pool_set_oom_handler(
 	accel_pool_t pool, accel_pool_oom_handler_t handler, void *user);
+
+/* ------------------------------------------------------------------ */
+/* Allocation history and snapshots of a pool (since LIBACCEL_1.1) */
+
+/* What a history event records. */
+enum accel_pool_action {
+	ACCEL_POOL_ALLOC,		/* a block handed out */
+	ACCEL_POOL_FREE_REQUESTED,	/* a block freed by its caller */
+	ACCEL_POOL_FREE_COMPLETED,	/* its memory reusable (or given back) */
+	ACCEL_POOL_SEGMENT_ALLOC,	/* memory taken from the device */
+	ACCEL_POOL_SEGMENT_FREE,	/* memory given back to the device */
+};
+
+/* A block's state, in a snapshot and after an event. */
+enum accel_pool_block_state {
+	ACCEL_POOL_BLOCK_FREE,		/* free, reusable */
+	ACCEL_POOL_BLOCK_ALLOCATED,	/* live: handed out, not freed */
+	ACCEL_POOL_BLOCK_PENDING_FREE,	/* freed, behind queued work */
+};
+
+/*
+ * One event of a pool's history. A free that is not behind queued work
+ * records FREE_REQUESTED and FREE_COMPLETED at once; one behind a stream's
+ * work records FREE_COMPLETED when the pool finds that work over. Segment
+ * events are a chunk or a block the pool took from the device (or gave
+ * back): @size is the whole segment, @requested 0.
+ */
+struct accel_pool_event {
+	int action;		/* enum accel_pool_action */
+	int state;		/* enum accel_pool_block_state, after the event */
+	uintptr_t addr;
+	size_t size;		/* padded and rounded, as the pool counts it */
+	size_t requested;	/* what the caller asked for */
+	accel_stream_t stream;	/* of the call; NULL: none */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC, increasing along the history */
+	/*
+	 * The return address in the code that called accel_pool_allocate()
+	 * or accel_pool_deallocate() (inside libaccel for the memory objects'
+	 * storage, which allocates through them); NULL for the events that
+	 * no such call caused.
+	 */
+	void *caller;
+	uint64_t context;	/* the thread's accel_pool_set_history_context() */
+};
+
+/*
+ * accel_pool_record_history - start recording @pool's allocation history
+ * in a ring of the last @max_entries events, or stop (0), dropping what was
+ * recorded
+ *
+ * A new size keeps the latest events that fit. Recording costs a lock and
+ * a clock read per event; off, nothing measurable. The history is the
+ * pool's, kept until it stops or the pool is destroyed.
+ */
+ACCEL_EXPORT accel_status_t accel_pool_record_history(accel_pool_t pool,
+						      size_t max_entries);
+
+/*
+ * accel_pool_set_history_context - tag the events that the calling thread
+ * causes from now on with @context (0: none, the default)
+ *
+ * The library only keeps the value: a caller (a language binding) maps it
+ * to what it knows of the call, such as the Python frames that allocated.
+ */
+ACCEL_EXPORT void accel_pool_set_history_context(uint64_t context);
+
+/* A block of a snapshot's segment, in address order. */
+struct accel_pool_block_info {
+	uintptr_t addr;
+	size_t size;		/* padded and rounded */
+	size_t requested;	/* 0 if free */
+	int state;		/* enum accel_pool_block_state */
+	/* the recorded events within [addr, addr + size), oldest first */
+	size_t nhistory;
+	const struct accel_pool_event *history;
+};
+
+/*
+ * A segment: a chunk the pool took from the device, carved into blocks, or
+ * a block it took from the device directly (larger than the max chunk
+ * size, or any with ACCEL_POOL=off), a segment of one block.
+ */
+struct accel_pool_segment {
+	uintptr_t addr;
+	size_t size;
+	/*
+	 * the stream whose arena holds it; NULL for the arenas of calls with
+	 * no stream, idle chunks that no arena holds, and direct blocks
+	 * (their stream is in their history's ALLOC event)
+	 */
+	accel_stream_t stream;
+	int direct;		/* a block from the device directly */
+	size_t allocated;	/* in its ALLOCATED blocks */
+	size_t active;		/* and in its PENDING_FREE ones */
+	size_t nblocks;
+	struct accel_pool_block_info *blocks;
+};
+
+/*
+ * A pool at one moment: every segment with every block, and the history.
+ * The totals are the segments' and the blocks': @reserved is what the
+ * segments hold (accel_pool_stats.reserved), @allocated what ALLOCATED
+ * blocks hold (.allocated), @active that and what PENDING_FREE blocks hold
+ * (.active; a block freed behind queued work is pending, counted neither
+ * as allocated nor as free, direct blocks as much as chunks' ones).
+ */
+struct accel_pool_snapshot {
+	size_t reserved, allocated, active, requested;
+	size_t nsegments;
+	struct accel_pool_segment *segments;	/* by address */
+	size_t history_max;	/* accel_pool_record_history()'s; 0: off */
+	size_t nevents;
+	struct accel_pool_event *events;	/* the history, oldest first */
+};
+
+/*
+ * accel_pool_get_snapshot - every segment and block of @pool, with its
+ * history, into a new *snapshot (NULL on failure) to free with
+ * accel_pool_snapshot_free()
+ *
+ * The pool is held still while it is copied: the snapshot is one moment
+ * of it, even while other threads allocate and free. Its totals agree
+ * with accel_pool_get_stats() taken while no other call changes the
+ * pool. It is the caller's: it stays valid after the pool is destroyed.
+ */
+ACCEL_EXPORT accel_status_t accel_pool_get_snapshot(
+	accel_pool_t pool, struct accel_pool_snapshot **snapshot);
+
+/* accel_pool_snapshot_free - free a snapshot (NULL: nothing) */
+ACCEL_EXPORT void accel_pool_snapshot_free(struct accel_pool_snapshot *snapshot);
 
 #ifdef __cplusplus
 }

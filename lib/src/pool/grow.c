@@ -50,12 +50,17 @@ void *pool_backend_alloc(struct accel_pool *pool, size_t size)
 	}
 	stat_add(&pool->reserved, &pool->reserved_peak, size);
 	atomic_fetch_add(&pool->backend_allocs, 1);
+	/* only allocations grow the pool: the call is one */
+	pool_history_note(pool, ACCEL_POOL_SEGMENT_ALLOC, ACCEL_POOL_BLOCK_FREE,
+			  (uintptr_t)p, size, 0, true);
 	return p;
 }
 
-/* What the pool and the device's pools hold, @size bytes less. */
-static void unreserve(struct accel_pool *pool, size_t size)
+/* What the pool and the device's pools hold, less the segment at @addr. */
+static void unreserve(struct accel_pool *pool, uintptr_t addr, size_t size)
 {
+	pool_history_note(pool, ACCEL_POOL_SEGMENT_FREE, ACCEL_POOL_BLOCK_FREE,
+			  addr, size, 0, false);
 	stat_sub(&pool->reserved, size);
 	atomic_fetch_sub(&pool->dev->pools_reserved, size);
 	atomic_fetch_add(&pool->backend_frees, 1);
@@ -64,14 +69,14 @@ static void unreserve(struct accel_pool *pool, size_t size)
 void pool_backend_free(struct accel_pool *pool, uintptr_t addr, size_t size)
 {
 	accel_memory_free_pooled(pool->dev, (void *)addr);
-	unreserve(pool, size);
+	unreserve(pool, addr, size);
 }
 
 void pool_backend_free_idle(struct accel_pool *pool, uintptr_t addr,
 			    size_t size)
 {
 	accel_memory_free_pooled_idle(pool->dev, (void *)addr);
-	unreserve(pool, size);
+	unreserve(pool, addr, size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -140,6 +145,7 @@ void pool_reclaim_pending(struct accel_pool *pool)
 				continue;
 			}
 			*pp = p->next;
+			pool_history_free_done(pool, p->block);
 			pool_make_free(a, p->block);
 			pool_pending_free(dev, p);
 		}

@@ -140,6 +140,9 @@ static bool take_fit(struct accel_pool *pool, struct pool_arena *a,
 		count_use(pool, need, requested);
 		a->allocations++;
 		*ptr = (void *)b->addr;
+		pool_history_note(pool, ACCEL_POOL_ALLOC,
+				  ACCEL_POOL_BLOCK_ALLOCATED, b->addr, need,
+				  requested, true);
 	}
 	return true;
 }
@@ -178,8 +181,15 @@ static void reclaim_direct(struct accel_pool *pool)
 		}
 		*pp = p->next;
 		pool_pending_free(pool->dev, p);
+		pool_history_free_done(pool, b);
 		direct_give_back(pool, b);
 	}
+}
+
+void pool_reclaim(struct accel_pool *pool)
+{
+	reclaim_direct(pool);
+	pool_reclaim_pending(pool);
 }
 
 /*
@@ -230,8 +240,7 @@ static accel_status_t alloc_slow(struct accel_pool *pool, struct pool_arena *a,
 	/* the tries that fail on the way (a chunk too big, an event) */
 	accel_error_keep(&before);
 	pthread_mutex_lock(&pool->lock);
-	reclaim_direct(pool);
-	pool_reclaim_pending(pool);
+	pool_reclaim(pool);
 again:
 	pthread_mutex_lock(&a->lock);
 	done = take_fit(pool, a, need, requested, ptr, &ret);
@@ -301,6 +310,9 @@ static accel_status_t alloc_direct(struct accel_pool *pool, size_t size,
 		} else {
 			count_use(pool, size, requested);
 			pool->allocations++;
+			pool_history_note(pool, ACCEL_POOL_ALLOC,
+					  ACCEL_POOL_BLOCK_ALLOCATED, b->addr,
+					  size, requested, true);
 		}
 	}
 	if (b && ret != ACCEL_SUCCESS)
@@ -366,6 +378,7 @@ static accel_status_t release(struct accel_pool *pool, struct pool_arena *a,
 
 	if (!p && (!st || st == a->stream)) {
 		pool_map_remove_at(&a->map, index);
+		pool_history_free(pool, b, false);
 		pool_make_free(a, b);
 		return ACCEL_SUCCESS;
 	}
@@ -387,6 +400,7 @@ static accel_status_t release(struct accel_pool *pool, struct pool_arena *a,
 	p->block = b;
 	p->next = a->pending;
 	a->pending = p;
+	pool_history_free(pool, b, true);
 	return ACCEL_SUCCESS;
 }
 
@@ -445,8 +459,10 @@ static bool free_direct(struct accel_pool *pool, struct pool_pending **behind,
 		b->state = BLOCK_PENDING;
 		p->next = pool->direct_pending;
 		pool->direct_pending = p;
+		pool_history_free(pool, b, true);
 		return true;
 	}
+	pool_history_free(pool, b, false);
 	direct_give_back(pool, b);
 	return true;
 }
@@ -565,6 +581,7 @@ static accel_status_t pool_new(struct accel_device *dev,
 	pool->release_threshold = SIZE_MAX;
 	pool->id = atomic_fetch_add(&pool_ids, 1);
 	pthread_mutex_init(&pool->lock, NULL);
+	pthread_mutex_init(&pool->history_lock, NULL);
 	pthread_mutex_lock(&dev->pool_lock);
 	pool->next = dev->pools;
 	dev->pools = pool;
@@ -579,8 +596,7 @@ fail:
 	return ACCEL_FAILED;
 }
 
-/* @handle's pool, referenced (put it); NULL with the error set */
-static struct accel_pool *pool_lookup(accel_pool_t handle)
+struct accel_pool *pool_lookup(accel_pool_t handle)
 {
 	struct accel_pool *pool;
 
@@ -641,6 +657,7 @@ static void pool_free_everything(struct accel_pool *pool)
 	}
 	pthread_mutex_unlock(&pool->lock);
 	pthread_mutex_destroy(&pool->lock);
+	pool_history_end(pool);
 	/* every block struct, of live allocations too */
 	while (pool->slabs) {
 		struct pool_slab *s = pool->slabs;
@@ -680,8 +697,7 @@ static void pools_synchronized(struct accel_device *dev)
 		if (pool->release_threshold == SIZE_MAX)
 			continue;
 		pthread_mutex_lock(&pool->lock);
-		reclaim_direct(pool);
-		pool_reclaim_pending(pool);
+		pool_reclaim(pool);
 		pool_release_idle_above(pool, pool->release_threshold);
 		pthread_mutex_unlock(&pool->lock);
 	}
@@ -866,15 +882,16 @@ static void count_oom(accel_pool_t handle)
 	}
 }
 
-/* One try of accel_pool_allocate(). */
+/* One try of accel_pool_allocate() by the code at @caller. */
 static accel_status_t try_allocate(accel_pool_t handle, accel_stream_t stream,
-				   void **ptr, size_t size)
+				   void **ptr, size_t size, void *caller)
 {
 	struct accel_pool *pool ACCEL_HANDLE_REF = NULL;
 	struct accel_stream *st ACCEL_HANDLE_REF = NULL;
 	struct pool_arena *a;
 	size_t need;
 
+	pool_call = (struct pool_call){ caller, stream };
 	pool = pool_lookup(handle);
 	if (!pool)
 		return ACCEL_FAILED;
@@ -895,16 +912,18 @@ static accel_status_t try_allocate(accel_pool_t handle, accel_stream_t stream,
 accel_status_t accel_pool_allocate(accel_pool_t handle, accel_stream_t stream,
 			     void **ptr, size_t size)
 {
+	/* taken here, so that the history names the program's code */
+	void *caller = __builtin_return_address(0);
 	accel_status_t ret;
 
 	ACCEL_ENTER();
 	if (ptr)	/* refused or failed, the caller finds NULL */
 		*ptr = NULL;
-	ret = try_allocate(handle, stream, ptr, size);
+	ret = try_allocate(handle, stream, ptr, size, caller);
 	if (!out_of_memory_now(ret))
 		return ret;
 	if (oom_handled(handle, size))
-		ret = try_allocate(handle, stream, ptr, size);
+		ret = try_allocate(handle, stream, ptr, size, caller);
 	if (out_of_memory_now(ret))
 		count_oom(handle);
 	return ret;
@@ -920,6 +939,7 @@ accel_status_t accel_pool_deallocate(accel_pool_t handle, accel_stream_t stream,
 	accel_status_t ret;
 
 	ACCEL_ENTER();
+	pool_call = (struct pool_call){ __builtin_return_address(0), stream };
 	pool = pool_lookup(handle);
 	if (!pool)
 		return ACCEL_FAILED;
@@ -960,8 +980,7 @@ accel_status_t accel_pool_trim(accel_pool_t handle)
 	 */
 	accel_device_drain_for(pool->dev, ACCEL_MARK_USERS);
 	pthread_mutex_lock(&pool->lock);
-	reclaim_direct(pool);
-	pool_reclaim_pending(pool);
+	pool_reclaim(pool);
 	pool_release_idle(pool);
 	pthread_mutex_unlock(&pool->lock);
 	return ACCEL_SUCCESS;
@@ -1040,8 +1059,7 @@ accel_status_t accel_pool_get_stats(accel_pool_t handle,
 	memset(stats, 0, sizeof(*stats));
 	pthread_mutex_lock(&pool->lock);
 	/* blocks whose free is over are free, not active */
-	reclaim_direct(pool);
-	pool_reclaim_pending(pool);
+	pool_reclaim(pool);
 	stats->reserved = atomic_load(&pool->reserved);
 	stats->reserved_peak = atomic_load(&pool->reserved_peak);
 	stats->allocated = atomic_load(&pool->allocated);

@@ -172,6 +172,15 @@ struct accel_pool {
 	void *oom_user;
 	atomic_size_t ooms, oom_retries;
 
+	/*
+	 * accel_pool_record_history(): the ring, under history_lock (taken
+	 * last, after any other lock); recording says whether there is one,
+	 * for the one branch that the paths pay when there is none
+	 */
+	atomic_bool recording;
+	pthread_mutex_t history_lock;
+	struct pool_history *history;
+
 	struct accel_pool *next;	/* in the device's list */
 };
 
@@ -223,6 +232,79 @@ static inline void count_unuse(struct accel_pool *pool, size_t size, size_t requ
 	stat_sub(&pool->requested, requested);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* History (history.c) */
+
+/*
+ * What the public allocate and free functions were called with, for the
+ * events they cause: set on every call (two stores, cheaper than a test of
+ * whether the pool records), read only while it does.
+ */
+struct pool_call {
+	void *caller;			/* the return address into the caller */
+	accel_stream_t stream;
+};
+extern ACCEL_TLS_HOT struct pool_call pool_call;
+
+/* the last max events, oldest at (next - count) mod max */
+struct pool_history {
+	size_t max, count, next;
+	uint64_t last_ns;		/* the latest event's time */
+	struct accel_pool_event events[];
+};
+
+/*
+ * Record an event (@of_call: caused by the call in pool_call, else by none
+ * the pool can name). Under any of the pool's locks, or none.
+ */
+void pool_history_add(struct accel_pool *pool, enum accel_pool_action action,
+		      enum accel_pool_block_state state, uintptr_t addr,
+		      size_t size, size_t requested, bool of_call);
+
+static inline void pool_history_note(struct accel_pool *pool,
+				     enum accel_pool_action action,
+				     enum accel_pool_block_state state,
+				     uintptr_t addr, size_t size,
+				     size_t requested, bool of_call)
+{
+	if (__builtin_expect(atomic_load_explicit(&pool->recording,
+						  memory_order_relaxed), 0))
+		pool_history_add(pool, action, state, addr, size, requested,
+				 of_call);
+}
+
+/* the events of a block's free: behind queued work (@pending) or done */
+void pool_history_add_free(struct accel_pool *pool, const struct pool_block *b,
+			   bool pending);
+
+static inline void pool_history_free(struct accel_pool *pool,
+				     const struct pool_block *b, bool pending)
+{
+	if (__builtin_expect(atomic_load_explicit(&pool->recording,
+						  memory_order_relaxed), 0))
+		pool_history_add_free(pool, b, pending);
+}
+
+/* a pending free is over (found so by whichever call looked) */
+static inline void pool_history_free_done(struct accel_pool *pool,
+					  const struct pool_block *b)
+{
+	pool_history_note(pool, ACCEL_POOL_FREE_COMPLETED,
+			  ACCEL_POOL_BLOCK_FREE, b->addr, b->size,
+			  b->requested, false);
+}
+
+/* history.c: the latest @n events (n <= h->count), oldest first, into @out */
+void pool_history_copy(const struct pool_history *h, size_t n,
+		       struct accel_pool_event *out);
+/* drop the ring (pool destroyed) */
+void pool_history_end(struct accel_pool *pool);
+
+/* pool.c: @handle's pool, referenced (put it); NULL with the error set */
+struct accel_pool *pool_lookup(accel_pool_t handle);
+/* pool.c, pool lock held: take back the blocks whose pending free is over */
+void pool_reclaim(struct accel_pool *pool);
 
 /* pool/arena.c: blocks, chunks and arenas */
 struct pool_block *pool_block_get(struct accel_pool *pool);	/* pool lock */
