@@ -279,6 +279,7 @@ run_one "libaccel fuzzer on arrays on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
 	"${lib_fuzz_arrays_only_args[@]}"
 run_one "libaccel packaging" scripts/check-lib.sh
 run_one "accel-smi without a device" scripts/smi-no-device.sh
+run_counted "accel-smi against other drivers' fdinfo" tests/tools/accel_smi_fdinfo_test.sh
 run_one "man pages" scripts/check-man.sh
 run_one "dkms add, build, install" scripts/check-dkms.sh
 for e in "${examples[@]}"; do

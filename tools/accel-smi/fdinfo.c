@@ -27,8 +27,6 @@
 
 #define DRM_MAJOR 226
 #define ACCEL_MAJOR 261
-/* the longest fdinfo line worth reading: keys and values are short */
-#define MAX_LINE 256
 
 /* One DRM client: the keys of one fdinfo file. */
 struct drm_client {
@@ -290,14 +288,13 @@ static bool read_fdinfo(const char *path, struct drm_client *c)
 	FILE *f = fopen(path, "r");
 	char *line = NULL;
 	size_t cap = 0;
-	ssize_t n;
 
 	if (!f)
 		return false;
 	memset(c, 0, sizeof(*c));
-	while ((n = getline(&line, &cap, f)) >= 0)
-		if (n < MAX_LINE)	/* longer: not DRM's, and not worth it */
-			parse_line(line, c);
+	/* whole lines, however long: a piece of one is no line */
+	while (getline(&line, &cap, f) >= 0)
+		parse_line(line, c);
 	free(line);
 	fclose(f);
 	return true;

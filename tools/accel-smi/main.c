@@ -167,11 +167,11 @@ static void print(const struct smi_state *s, const struct options *o,
 	case TABLE:
 		if (n)
 			printf("\n");
-		if (s->ndevs)
+		if (s->ndevs || s->npools)
 			smi_print_table(s);
 		break;
 	case QUERY:
-		if (s->ndevs)
+		if (s->ndevs || s->npools)
 			smi_print_query(s);
 		break;
 	case JSON:
