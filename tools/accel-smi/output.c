@@ -374,12 +374,13 @@ static void json_processes(const struct smi_state *s, int dev)
 		copy = smi_find_engine(&p->usage, "copy");
 		printf("%s{\"pid\": %d, ", first ? "" : ", ", p->pid);
 		json_key_string("name", p->comm, true);
-		json_key_string("client_name", p->client_name, true);
+		/* the keys older versions printed first, in their order */
 		printf("\"vram_bytes\": %" PRIu64 ", \"system_bytes\": %" PRIu64
 		       ", \"clients\": %u, \"engine_copy_ns\": %" PRIu64 ", ",
 		       smi_usage_memory(&p->usage, true),
 		       smi_usage_memory(&p->usage, false), p->clients,
 		       copy ? copy->busy_ns : 0);
+		json_key_string("client_name", p->client_name, true);
 		json_usage(&p->usage);
 		printf("}");
 		first = false;
