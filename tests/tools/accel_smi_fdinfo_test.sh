@@ -210,7 +210,7 @@ cp "$tmp/stats/260" "$tmp/stats/999"		# no process 999 in the tree
 ACCEL_STATS_DIR=$tmp/stats ACCEL_SMI_PROC=$tmp/t1 "$smi" pmon -d 0 -c 1 >"$tmp/pmon"
 check "pmon shows a live process's pools" \
 	grep -Eq '^cpu:0 +260 trainer +- +- +- +4 +2 +3  -$' "$tmp/pmon"
-check "pmon skips the pools of a process gone" [ "$(grep -c ' 999 ' "$tmp/pmon")" -eq 0 ]
+check "pmon skips the pools of a process gone" [ "$(grep -Ec '^cpu:0 +999 ' "$tmp/pmon")" -eq 0 ]
 rm -f "$tmp/stats/260" "$tmp/stats/999"
 
 unset ACCEL_SMI_PROC
