@@ -29,7 +29,7 @@ struct smi_bar {
 
 /* One engine of a DRM client: drm-engine-, -capacity-, -cycles-, ... */
 struct smi_engine {
-	char name[SMI_NAME_LEN];
+	char name[SMI_NAME_LEN];	/* first: see fdinfo.c's named_entry */
 	uint64_t busy_ns;		/* drm-engine-<name> */
 	uint64_t cycles;		/* drm-cycles-<name> */
 	uint64_t total_cycles;		/* drm-total-cycles-<name> */
@@ -41,7 +41,7 @@ struct smi_engine {
 
 /* One memory region of a DRM client, in bytes. */
 struct smi_region {
-	char name[SMI_NAME_LEN];
+	char name[SMI_NAME_LEN];	/* first: see fdinfo.c's named_entry */
 	uint64_t total, shared, resident, purgeable, active;
 	uint64_t legacy;		/* drm-memory-<region>: resident */
 	bool has_total, has_resident, has_legacy;

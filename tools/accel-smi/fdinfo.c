@@ -138,40 +138,49 @@ static bool good_name(const char *name)
 	return *name && strlen(name) < SMI_NAME_LEN;
 }
 
-/* The engine @name of @u, added if new; NULL if the name or table is bad. */
-static struct smi_engine *engine(struct smi_usage *u, const char *name)
+/*
+ * The entry called @name of @table, @n entries of @size bytes that each
+ * begin with their name; added, zeroed, if new (@added says so). NULL if
+ * the name is bad or the table full.
+ */
+static void *named_entry(void *table, int *n, int max, size_t size,
+			 const char *name, bool *added)
 {
-	struct smi_engine *e;
+	char *entry = table;
 
+	*added = false;
 	if (!good_name(name))
 		return NULL;
-	for (int i = 0; i < u->nengines; i++)
-		if (!strcmp(u->engines[i].name, name))
-			return &u->engines[i];
-	if (u->nengines == SMI_MAX_ENGINES)
+	for (int i = 0; i < *n; i++, entry += size)
+		if (!strcmp(entry, name))
+			return entry;
+	if (*n == max)
 		return NULL;
-	e = &u->engines[u->nengines++];
-	memset(e, 0, sizeof(*e));
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->util = -1;
+	(*n)++;
+	memset(entry, 0, size);
+	snprintf(entry, SMI_NAME_LEN, "%s", name);
+	*added = true;
+	return entry;
+}
+
+static struct smi_engine *engine(struct smi_usage *u, const char *name)
+{
+	bool added;
+	struct smi_engine *e = named_entry(u->engines, &u->nengines,
+					   SMI_MAX_ENGINES, sizeof(*e), name,
+					   &added);
+
+	if (added)
+		e->util = -1;
 	return e;
 }
 
 static struct smi_region *region(struct smi_usage *u, const char *name)
 {
-	struct smi_region *r;
+	bool added;
 
-	if (!good_name(name))
-		return NULL;
-	for (int i = 0; i < u->nregions; i++)
-		if (!strcmp(u->regions[i].name, name))
-			return &u->regions[i];
-	if (u->nregions == SMI_MAX_REGIONS)
-		return NULL;
-	r = &u->regions[u->nregions++];
-	memset(r, 0, sizeof(*r));
-	snprintf(r->name, sizeof(r->name), "%s", name);
-	return r;
+	return named_entry(u->regions, &u->nregions, SMI_MAX_REGIONS,
+			   sizeof(struct smi_region), name, &added);
 }
 
 /* @key starts with @prefix: what follows it, else NULL. */

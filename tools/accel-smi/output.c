@@ -103,13 +103,18 @@ static void table_note(const char *text)
 	printf("| %-*s |\n", width, text);
 }
 
+/* A box's title, then its column names between two rules */
+static void table_head(const char *title, const char *rule, const char *columns)
+{
+	printf("\n%s:\n%s%s\n%s", title, rule, columns, rule);
+}
+
 static void table_processes(const struct smi_state *s)
 {
 	bool any = false;
 
-	printf("\nProcesses:\n%s", proc_rule);
-	printf("| Dev | PID     | Process          | Device mem  | Host mem    | Busy       |\n%s",
-	       proc_rule);
+	table_head("Processes", proc_rule,
+		   "| Dev | PID     | Process          | Device mem  | Host mem    | Busy       |");
 	for (int k = 0; k < s->nprocs; k++) {
 		const struct smi_proc *p = &s->procs[k];
 
@@ -137,9 +142,8 @@ static void table_pools(const struct smi_state *s)
 {
 	if (!s->npools)
 		return;
-	printf("\nlibaccel pools:\n%s", pool_rule);
-	printf("| PID     | Process          | Device   | Reserved    | Allocated   | Active      |\n%s",
-	       pool_rule);
+	table_head("libaccel pools", pool_rule,
+		   "| PID     | Process          | Device   | Reserved    | Allocated   | Active      |");
 	for (int k = 0; k < s->npools; k++) {
 		const struct smi_pool *p = &s->pools[k];
 
