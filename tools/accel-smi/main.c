@@ -35,7 +35,6 @@ enum mode { TABLE, QUERY, JSON, DMON, PMON, QUERY_GPU };
 struct options {
 	enum mode mode;
 	double interval;		/* seconds between samples */
-	bool looping;			/* -l given */
 	long count;			/* samples to print; 0: until killed */
 	const char *fields;		/* --query-gpu */
 	bool header, units;		/* --format */
@@ -285,6 +284,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ 0 }
 	};
 	const char *format = NULL;
+	bool looping = false;		/* -l given */
 	char why[128], *end;
 	int c, err = 0;
 
@@ -310,7 +310,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return EXIT_USAGE;
 			}
 			/* -d: the interval of dmon, pmon and utilization.gpu */
-			o->looping |= c == 'l';
+			looping |= c == 'l';
 			break;
 		case 'c':
 			errno = 0;
@@ -362,7 +362,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return EXIT_USAGE;
 	}
 	/* one sample, unless looping: dmon and pmon loop, as nvidia-smi's */
-	if (!o->looping && !o->count && o->mode != DMON && o->mode != PMON)
+	if (!looping && !o->count && o->mode != DMON && o->mode != PMON)
 		o->count = 1;
 	return 0;
 }

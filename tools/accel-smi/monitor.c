@@ -45,7 +45,8 @@ void smi_print_dmon(const struct smi_state *s, bool header)
 	char pct[16];
 
 	if (header)
-		printf("# dev driver       bus-id       node        busy%%  mem-MiB  engines-%%\n");
+		printf("%-5s %-12s %-12s %-10s %6s %8s  %s\n", "# dev", "driver",
+		       "bus-id", "node", "busy%", "mem-MiB", "engines-%");
 	for (int i = 0; i < s->ndevs; i++) {
 		const struct smi_dev *d = &s->devs[i];
 		double busy = smi_device_utilization(s, i, &engines);
@@ -79,9 +80,13 @@ void smi_print_pmon(const struct smi_state *s, bool header)
 {
 	char pct[16];
 
-	if (header)
-		printf("# dev        pid command           busy%%  devmem  hostmem  pool-res  pool-alloc  pool-active  engines-%%\n"
-		       "# idx/name                                 MiB      MiB       MiB         MiB          MiB\n");
+	if (header) {
+		printf("%-8s %6s %-16s %6s %7s %8s %9s %11s %12s  %s\n", "# dev",
+		       "pid", "command", "busy%", "devmem", "hostmem", "pool-res",
+		       "pool-alloc", "pool-active", "engines-%");
+		printf("%-8s %6s %-16s %6s %7s %8s %9s %11s %12s\n", "# /name",
+		       "", "", "", "MiB", "MiB", "MiB", "MiB", "MiB");
+	}
 	for (int k = 0; k < s->nprocs; k++) {
 		const struct smi_proc *p = &s->procs[k];
 

@@ -102,6 +102,27 @@ static void *publisher(void *unused)
 	return NULL;
 }
 
+/*
+ * A fork waits for a publish under way, which holds pools' locks: the
+ * child must not inherit one locked. It has no publisher thread then, and
+ * publishes nothing.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&pub.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&pub.lock);
+}
+
+static void fork_child(void)
+{
+	pub.stopped = true;
+	pthread_mutex_unlock(&pub.lock);
+}
+
 /* At exit: after a publish under way, none, and no file. */
 static void stop(void)
 {
@@ -129,6 +150,7 @@ void accel_publish_start(void)
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return;
 	atexit(stop);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	/* the program's signals are for its own threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
