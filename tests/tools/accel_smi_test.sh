@@ -5,7 +5,7 @@
 # or "not ok: ..." per check.
 #
 #   accel_smi_test.sh   (from /opt/accel, as root, with accel-smi,
-#                        hold_device and simaccel.ko beside it)
+#                        hold_device, load_test and simaccel.ko beside it)
 fails=0
 check() {	# description, then a command that must succeed
 	what=$1
@@ -80,6 +80,23 @@ check "--query-gpu gives accel1's figures" \
 check "--query-gpu gives accel0's figures" \
 	has "^0, $bdf0, simaccel, accel0, 256 MiB, 0 MiB, 256 MiB, \[N/A\], 0\$" csv.txt
 check "-l 0.2 -c 2 prints the table twice" [ "$(grep -c '^Processes:' loop.txt)" -eq 2 ]
+# under load: load_test's processes copy on both devices for 8 s (its
+# start takes a while under TCG), and dmon and pmon, a second each from
+# 2 s on, see the copy engines busy
+ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 8 --procs 2 --threads 2 >load.txt 2>&1 &
+loader=$!
+sleep 2
+./accel-smi dmon -d 1 -c 1 >dmon.txt
+./accel-smi pmon -d 1 -c 1 >pmon.txt
+wait "$loader"
+check "is checked against a load_test that passes" [ $? -eq 0 ]
+sed "s/^/load_test said: /" load.txt   # its "ok:" is not this test's
+cat dmon.txt pmon.txt
+check "dmon sees both copy engines busy under load" \
+	[ "$(grep -Ec '^ +[01] simaccel .* copy=([1-9][0-9]*\.[0-9]|0\.[1-9])$' dmon.txt)" -eq 2 ]
+check "pmon sees load_test's copy engine busy" \
+	grep -Eq "^[01] +[0-9]+ load_test .* copy=([1-9][0-9]*\.[0-9]|0\.[1-9])\$" pmon.txt
+
 # a user other than root: their own processes only (none), and told so
 mkdir -p /etc
 grep -q '^smiuser:' /etc/passwd 2>/dev/null ||
