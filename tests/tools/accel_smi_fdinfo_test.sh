@@ -177,6 +177,7 @@ check "the table lists the child's memory and busy time" \
 check "-q lists a process's engines" \
 	has "PID 210           : glxgears, VRAM 64 MiB, system memory 4 MiB, 1 DRM client, engines busy: render 9289 ms copy 2036 ms video 0 ms video-enhance 0 ms" "$tmp/query"
 check "-q names the DRM driver" has "DRM driver            : panthor" "$tmp/query"
+check "-q names a client that has a name" has "PID 260           : trainer (client mytrainer), VRAM 4 MiB" "$tmp/query"
 "$smi" --json >"$tmp/json"
 check "--json parses, with each device and the clients counted once" python3 - "$tmp/json" <<'EOF'
 import json, sys

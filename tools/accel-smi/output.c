@@ -206,8 +206,9 @@ static void query_processes(const struct smi_state *s, int dev)
 
 		if (p->dev != dev)
 			continue;
-		printf("        PID %-8d      : %s, VRAM %s, system memory %s, %u DRM client%s, engines busy:",
-		       p->pid, p->comm,
+		printf("        PID %-8d      : %s%s%s%s, VRAM %s, system memory %s, %u DRM client%s, engines busy:",
+		       p->pid, p->comm, p->client_name[0] ? " (client " : "",
+		       p->client_name, p->client_name[0] ? ")" : "",
 		       human(smi_usage_memory(&p->usage, true), a, sizeof(a)),
 		       human(smi_usage_memory(&p->usage, false), b, sizeof(b)),
 		       p->clients, p->clients == 1 ? "" : "s");
