@@ -61,7 +61,10 @@ void smi_read_comm(const char *proc, int pid, char *comm, size_t len)
 		snprintf(comm, len, "?");
 }
 
-/* A whole unsigned decimal number, then @rest; false if anything else. */
+/*
+ * The unsigned decimal number @text begins with, and in @rest what follows
+ * it past blanks; false if there is none, or it is past 64 bits.
+ */
 static bool parse_number(const char *text, uint64_t *n, const char **rest)
 {
 	char *end;
