@@ -44,7 +44,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: accel-smi [-q | --json] [-l SEC] [-c N] [-h] [--version]\n"
 		   "       accel-smi dmon|pmon [-d SEC] [-c N]\n"
-		   "       accel-smi --query-gpu=FIELD,... --format=csv[,noheader][,nounits] [-l SEC] [-c N]\n"
+		   "       accel-smi --query-gpu=FIELD,... --format=csv[,noheader][,nounits]\n"
+		   "                 [-l SEC] [-d SEC] [-c N]\n"
 		   "  (none)          a table of the devices and their processes\n"
 		   "  -q, --query     every detail of each device\n"
 		   "  --json          the same as one JSON object\n"
@@ -57,7 +58,8 @@ static void usage(FILE *f)
 		   "                  memory.total, memory.used, memory.free, utilization.gpu,\n"
 		   "                  processes\n"
 		   "Processes come from /proc/PID/fdinfo (ACCEL_SMI_PROC: another tree):\n"
-		   "a user sees their own, root everyone's.\n");
+		   "a user sees their own, root everyone's. libaccel's pools come from\n"
+		   "the files of ACCEL_STATS_DIR.\n");
 }
 
 /*
