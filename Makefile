@@ -67,7 +67,7 @@ $(SIMACCEL_KO): $(SIMACCEL_SRC) $(BUILD)/kernel.env
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static $(TESTS)/accel_lib_test.asan \
-       $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/ioctl_fuzz \
+       $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/hold_pool $(TESTS)/ioctl_fuzz \
        $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static \
        $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test \
        $(TESTS)/simaccel_fence_test
@@ -90,6 +90,12 @@ $(TESTS)/ioctl_fuzz: tests/driver/ioctl_fuzz.c uapi/simaccel_accel.h | deps
 $(TESTS)/hold_device: tests/tools/hold_device.c uapi/simaccel_accel.h | deps
 	@mkdir -p $(@D)
 	$(CC) -static -O2 -Wall $$(pkg-config --cflags libdrm) -o $@ $<
+
+# accel-smi's host test: a process holding libaccel pool memory
+$(TESTS)/hold_pool: tests/tools/hold_pool.c $(LIB_HDR) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Ilib/include -o $@ $< -L$(LIB_DIR) -laccel \
+	      -Wl,-rpath,'$$ORIGIN/../lib'
 
 # simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
 $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test \

@@ -15,9 +15,10 @@
 #     the device fuzzer (FUZZ_SEED, 1 by default), as many with the array
 #     family mixed in, and 1000 of arrays and handles only
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the man
-#     pages (man --warnings); dkms; accel-smi with no device; the
-#     examples (one per seed) on cpu; the Paddle plugin's loader test and
-#     the libaccel suite through the plugin's function table, on cpu and
+#     pages (man --warnings); dkms; accel-smi with no device, and
+#     against other drivers' fdinfo in fake /proc trees; the examples
+#     (one per seed) on cpu; the Paddle plugin's loader test and the
+#     libaccel suite through the plugin's function table, on cpu and
 #     cuda
 #  5. in the VM, simaccel.ko (the driver on DRM accel), two devices with
 #     a vIOMMU and slub_debug: its kselftests (device, buffers, queues and
@@ -279,6 +280,7 @@ run_one "libaccel fuzzer on arrays on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
 	"${lib_fuzz_arrays_only_args[@]}"
 run_one "libaccel packaging" scripts/check-lib.sh
 run_one "accel-smi without a device" scripts/smi-no-device.sh
+run_counted "accel-smi against other drivers' fdinfo" tests/tools/accel_smi_fdinfo_test.sh
 run_one "man pages" scripts/check-man.sh
 run_one "dkms add, build, install" scripts/check-dkms.sh
 for e in "${examples[@]}"; do

@@ -5,7 +5,7 @@
 # or "not ok: ..." per check.
 #
 #   accel_smi_test.sh   (from /opt/accel, as root, with accel-smi,
-#                        hold_device and simaccel.ko beside it)
+#                        hold_device, load_test and simaccel.ko beside it)
 fails=0
 check() {	# description, then a command that must succeed
 	what=$1
@@ -60,6 +60,43 @@ check "--json has the holder" \
 	has "\"pid\": $holder, \"name\": \"hold_device\", \"vram_bytes\": 4194304, \"system_bytes\": 12288, \"clients\": 1," json.txt
 check "--json has the holder's copy-engine time" grep -q "\"pid\": $holder, .*\"engine_copy_ns\": [1-9]" json.txt
 check "--json says root sees every process" has '"all_processes": true' json.txt
+# over time: the holder is idle (its one job is over), its VRAM held
+bdf0=$(basename "$(readlink /sys/class/accel/accel0/device)")
+bdf1=$(basename "$(readlink /sys/class/accel/accel1/device)")
+./accel-smi dmon -d 0.5 -c 1 >dmon.txt
+./accel-smi pmon -d 0.5 -c 1 >pmon.txt
+./accel-smi --query-gpu=index,pci.bus_id,driver,node,memory.total,memory.used,memory.free,utilization.gpu,processes \
+	--format=csv,noheader -d 0.5 >csv.txt
+./accel-smi -l 0.2 -c 2 >loop.txt
+cat dmon.txt pmon.txt csv.txt
+check "dmon shows accel1's VRAM used and its copy engine idle" \
+	grep -Eq "^ +1 simaccel +$bdf1 accel1 +0.0 +4 +copy=0.0\$" dmon.txt
+check "dmon shows accel0 unused" grep -Eq "^ +0 simaccel +$bdf0 accel0 +- +0 +-\$" dmon.txt
+check "pmon shows the holder's VRAM and idle copy engine on accel1" \
+	grep -Eq "^1 +$holder hold_device +0.0 +4 +1 +- +- +- +copy=0.0\$" pmon.txt
+check "pmon shows one process" [ "$(grep -vc '^#' pmon.txt)" -eq 1 ]
+check "--query-gpu gives accel1's figures" \
+	has "^1, $bdf1, simaccel, accel1, 256 MiB, 4 MiB, 252 MiB, 0 %, 1\$" csv.txt
+check "--query-gpu gives accel0's figures" \
+	has "^0, $bdf0, simaccel, accel0, 256 MiB, 0 MiB, 256 MiB, \[N/A\], 0\$" csv.txt
+check "-l 0.2 -c 2 prints the table twice" [ "$(grep -c '^Processes:' loop.txt)" -eq 2 ]
+# under load: load_test's processes copy on both devices for 8 s (its
+# start takes a while under TCG), and dmon and pmon, a second each from
+# 2 s on, see the copy engines busy
+ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 8 --procs 2 --threads 2 >load.txt 2>&1 &
+loader=$!
+sleep 2
+./accel-smi dmon -d 1 -c 1 >dmon.txt
+./accel-smi pmon -d 1 -c 1 >pmon.txt
+wait "$loader"
+check "is checked against a load_test that passes" [ $? -eq 0 ]
+sed "s/^/load_test said: /" load.txt   # its "ok:" is not this test's
+cat dmon.txt pmon.txt
+check "dmon sees both copy engines busy under load" \
+	[ "$(grep -Ec '^ +[01] simaccel .* copy=([1-9][0-9]*\.[0-9]|0\.[1-9])$' dmon.txt)" -eq 2 ]
+check "pmon sees load_test's copy engine busy" \
+	grep -Eq "^[01] +[0-9]+ load_test .* copy=([1-9][0-9]*\.[0-9]|0\.[1-9])\$" pmon.txt
+
 # a user other than root: their own processes only (none), and told so
 mkdir -p /etc
 grep -q '^smiuser:' /etc/passwd 2>/dev/null ||

@@ -15,27 +15,12 @@
 
 #include "accel_smi.h"
 
-/* The first line of a small file, without its newline; false if unreadable. */
-static bool read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
-	return ok;
-}
-
 static uint64_t read_u64(const char *dir, const char *name)
 {
 	char path[512], line[64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return read_line(path, line, sizeof(line)) ?
+	return smi_read_line(path, line, sizeof(line)) ?
 	       strtoull(line, NULL, 0) : 0;
 }
 
@@ -98,7 +83,7 @@ void smi_read_driver(struct smi_state *s)
 {
 	/* registered with the PCI core: it drives whatever it is bound to */
 	s->driver_loaded = access("/sys/bus/pci/drivers/" SMI_DRIVER, F_OK) == 0;
-	if (!read_line("/sys/module/" SMI_DRIVER "/version", s->driver_version,
+	if (!smi_read_line("/sys/module/" SMI_DRIVER "/version", s->driver_version,
 		       sizeof(s->driver_version)))
 		s->driver_version[0] = '\0';
 	s->all_processes = geteuid() == 0;

@@ -61,12 +61,28 @@ static const char dev_rule[] =
 static const char proc_rule[] =
 	"+-----+---------+------------------+-------------+-------------+------------+\n";
 
-static void table_row(int i, const struct smi_dev *d)
+/* A device's name: the PCI name, or its DRM driver's for the others. */
+static const char *dev_name(const struct smi_dev *d)
 {
+	return d->on_pci ? d->device_name : d->drm_driver;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s[0] ? s : "-";
+}
+
+static void table_row(const struct smi_state *s, int i)
+{
+	const struct smi_dev *d = &s->devs[i];
 	char link[24], mem[48], pinned[24] = "-";
 
 	link_text(d, link, sizeof(link));
-	if (d->bound) {
+	if (!d->on_pci) {
+		/* another driver's: what its clients hold, of a total unknown */
+		snprintf(mem, sizeof(mem), "%" PRIu64 " MiB / n/a",
+			 mib(smi_device_memory_used(s, i)));
+	} else if (d->bound) {
 		snprintf(mem, sizeof(mem), "%" PRIu64 " / %" PRIu64 " MiB",
 			 mib(d->vram_used), mib(d->vram_total));
 		snprintf(pinned, sizeof(pinned), "%" PRIu64 " MiB",
@@ -74,9 +90,9 @@ static void table_row(int i, const struct smi_dev *d)
 	} else {
 		snprintf(mem, sizeof(mem), "not bound");
 	}
-	printf("| %3d | %-6s | %-12s | %-24.24s | %-11s | %19s | %11s |\n", i,
-	       d->bound ? d->node : "-", d->bdf, d->device_name, link, mem,
-	       pinned);
+	printf("| %3d | %-6.10s | %-12s | %-24.24s | %-11s | %19s | %11s |\n", i,
+	       d->on_pci && !d->bound ? "-" : or_dash(d->node), or_dash(d->bdf),
+	       dev_name(d), link, mem, pinned);
 }
 
 /* A line of text inside the processes' box. */
@@ -87,25 +103,28 @@ static void table_note(const char *text)
 	printf("| %-*s |\n", width, text);
 }
 
+/* A box's title, then its column names between two rules */
+static void table_head(const char *title, const char *rule, const char *columns)
+{
+	printf("\n%s:\n%s%s\n%s", title, rule, columns, rule);
+}
+
 static void table_processes(const struct smi_state *s)
 {
 	bool any = false;
 
-	printf("\nProcesses:\n%s", proc_rule);
-	printf("| Dev | PID     | Process          | VRAM        | System      | Copy busy  |\n%s",
-	       proc_rule);
-	for (int i = 0; i < s->ndevs; i++) {
-		const struct smi_dev *d = &s->devs[i];
+	table_head("Processes", proc_rule,
+		   "| Dev | PID     | Process          | Device mem  | Host mem    | Busy       |");
+	for (int k = 0; k < s->nprocs; k++) {
+		const struct smi_proc *p = &s->procs[k];
 
-		for (int k = 0; k < d->nprocs; k++) {
-			const struct smi_proc *p = &d->procs[k];
-
-			printf("| %3d | %7d | %-16.16s | %7" PRIu64 " MiB | %7" PRIu64
-			       " MiB | %7" PRIu64 " ms |\n",
-			       i, p->pid, p->comm, mib(p->vram), mib(p->system),
-			       ms(p->engine_copy_ns));
-			any = true;
-		}
+		printf("| %3d | %7d | %-16.16s | %7" PRIu64 " MiB | %7" PRIu64
+		       " MiB | %7" PRIu64 " ms |\n",
+		       p->dev, p->pid, p->comm,
+		       mib(smi_usage_memory(&p->usage, true)),
+		       mib(smi_usage_memory(&p->usage, false)),
+		       ms(smi_usage_busy_ns(&p->usage)));
+		any = true;
 	}
 	if (!any)
 		table_note(s->all_processes ? "no process is using a device" :
@@ -113,6 +132,26 @@ static void table_processes(const struct smi_state *s)
 	if (!s->all_processes)
 		table_note("only your own processes are listed: root sees everyone's");
 	printf("%s", proc_rule);
+}
+
+static const char pool_rule[] =
+	"+---------+------------------+----------+-------------+-------------+-------------+\n";
+
+/* libaccel's pools, where processes publish them (ACCEL_STATS_DIR) */
+static void table_pools(const struct smi_state *s)
+{
+	if (!s->npools)
+		return;
+	table_head("libaccel pools", pool_rule,
+		   "| PID     | Process          | Device   | Reserved    | Allocated   | Active      |");
+	for (int k = 0; k < s->npools; k++) {
+		const struct smi_pool *p = &s->pools[k];
+
+		printf("| %7d | %-16.16s | %-8.8s | %7" PRIu64 " MiB | %7" PRIu64
+		       " MiB | %7" PRIu64 " MiB |\n", p->pid, p->comm, p->device,
+		       mib(p->reserved), mib(p->allocated), mib(p->active));
+	}
+	printf("%s", pool_rule);
 }
 
 void smi_print_table(const struct smi_state *s)
@@ -123,9 +162,10 @@ void smi_print_table(const struct smi_state *s)
 	printf("| Dev | Node   | Bus-Id       | Name                     | Link        | VRAM used / total   | Pinned host |\n");
 	printf("%s", dev_rule);
 	for (int i = 0; i < s->ndevs; i++)
-		table_row(i, &s->devs[i]);
+		table_row(s, i);
 	printf("%s", dev_rule);
 	table_processes(s);
+	table_pools(s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -144,25 +184,78 @@ static void query_bar(const struct smi_bar *b)
 	printf("\n");
 }
 
-static void query_driver_view(const struct smi_state *s,
-			      const struct smi_dev *d)
+static void query_node(const struct smi_dev *d)
+{
+	if (d->node[0])
+		printf("    Node                  : /dev/%s/%s\n",
+		       strncmp(d->node, "accel", 5) ? "dri" : "accel", d->node);
+}
+
+/* The processes on device @dev, their memory and each engine's busy time */
+static void query_processes(const struct smi_state *s, int dev)
+{
+	char a[32], b[32];
+	int n = 0;
+
+	for (int k = 0; k < s->nprocs; k++)
+		n += s->procs[k].dev == dev;
+	printf("    Processes             : %d%s\n", n,
+	       s->all_processes ? "" : " of yours (root sees everyone's)");
+	for (int k = 0; k < s->nprocs; k++) {
+		const struct smi_proc *p = &s->procs[k];
+
+		if (p->dev != dev)
+			continue;
+		printf("        PID %-8d      : %s%s%s%s, VRAM %s, system memory %s, %u DRM client%s, engines busy:",
+		       p->pid, p->comm, p->client_name[0] ? " (client " : "",
+		       p->client_name, p->client_name[0] ? ")" : "",
+		       human(smi_usage_memory(&p->usage, true), a, sizeof(a)),
+		       human(smi_usage_memory(&p->usage, false), b, sizeof(b)),
+		       p->clients, p->clients == 1 ? "" : "s");
+		for (int i = 0; i < p->usage.nengines; i++)
+			printf(" %s %" PRIu64 " ms", p->usage.engines[i].name,
+			       ms(p->usage.engines[i].busy_ns));
+		printf("%s\n", p->usage.nengines ? "" : " none");
+	}
+}
+
+static void query_driver_view(const struct smi_dev *d)
 {
 	char a[32], b[32], c[32];
 
-	printf("    Node                  : /dev/accel/%s\n", d->node);
+	query_node(d);
 	printf("    VRAM total            : %s\n", human(d->vram_total, a, sizeof(a)));
 	printf("    VRAM used             : %s\n", human(d->vram_used, b, sizeof(b)));
 	printf("    VRAM free             : %s\n", human(d->vram_free, c, sizeof(c)));
 	printf("    Pinned host memory    : %s\n", human(d->host_pinned, a, sizeof(a)));
-	printf("    Processes             : %d%s\n", d->nprocs,
-	       s->all_processes ? "" : " of yours (root sees everyone's)");
-	for (int k = 0; k < d->nprocs; k++) {
-		const struct smi_proc *p = &d->procs[k];
+}
 
-		printf("        PID %-8d      : %s, VRAM %s, system memory %s, %u DRM client%s, copy engine busy %" PRIu64 " ms\n",
-		       p->pid, p->comm, human(p->vram, a, sizeof(a)),
-		       human(p->system, b, sizeof(b)), p->clients,
-		       p->clients == 1 ? "" : "s", ms(p->engine_copy_ns));
+/* A device of another DRM driver, known from its clients' fdinfo only */
+static void query_drm_device(const struct smi_state *s, int i)
+{
+	const struct smi_dev *d = &s->devs[i];
+	char a[32];
+
+	printf("\nDevice %d, %s\n", i, d->bdf[0] ? d->bdf : "no PCI address");
+	printf("    DRM driver            : %s\n", d->drm_driver);
+	query_node(d);
+	printf("    Device memory used    : %s (by its clients)\n",
+	       human(smi_device_memory_used(s, i), a, sizeof(a)));
+	query_processes(s, i);
+}
+
+static void query_pools(const struct smi_state *s)
+{
+	char a[32], b[32], c[32];
+
+	if (s->npools)
+		printf("\nlibaccel pools (ACCEL_STATS_DIR)\n");
+	for (int k = 0; k < s->npools; k++) {
+		const struct smi_pool *p = &s->pools[k];
+
+		printf("    PID %-8d          : %s, %s: reserved %s, allocated %s, active %s\n",
+		       p->pid, p->comm, p->device, human(p->reserved, a, sizeof(a)),
+		       human(p->allocated, b, sizeof(b)), human(p->active, c, sizeof(c)));
 	}
 }
 
@@ -178,6 +271,10 @@ void smi_print_query(const struct smi_state *s)
 	for (int i = 0; i < s->ndevs; i++) {
 		const struct smi_dev *d = &s->devs[i];
 
+		if (!d->on_pci) {
+			query_drm_device(s, i);
+			continue;
+		}
 		printf("\nDevice %d, %s\n", i, d->bdf);
 		printf("    Vendor                : %s [%04x]\n", d->vendor_name, d->vendor);
 		printf("    Device                : %s [%04x]\n", d->device_name, d->device);
@@ -193,9 +290,12 @@ void smi_print_query(const struct smi_state *s)
 		for (int k = 0; k < d->nbars; k++)
 			query_bar(&d->bars[k]);
 		printf("    Kernel driver         : %s\n", d->driver[0] ? d->driver : "none");
-		if (d->bound)
-			query_driver_view(s, d);
+		if (!d->bound)
+			continue;
+		query_driver_view(d);
+		query_processes(s, i);
 	}
+	query_pools(s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -242,28 +342,77 @@ static void json_bars(const struct smi_dev *d)
 	printf("], ");
 }
 
-static void json_processes(const struct smi_dev *d)
+/* {"render": 12, ...}: each engine's busy time, each region's bytes */
+static void json_usage(const struct smi_usage *u)
 {
+	printf("\"engines_ns\": {");
+	for (int i = 0; i < u->nengines; i++) {
+		printf("%s", i ? ", " : "");
+		json_string(u->engines[i].name);
+		printf(": %" PRIu64, u->engines[i].busy_ns);
+	}
+	printf("}, \"memory_bytes\": {");
+	for (int i = 0; i < u->nregions; i++) {
+		printf("%s", i ? ", " : "");
+		json_string(u->regions[i].name);
+		printf(": %" PRIu64, smi_region_bytes(&u->regions[i]));
+	}
+	printf("}");
+}
+
+static void json_processes(const struct smi_state *s, int dev)
+{
+	const struct smi_engine *copy;
+	bool first = true;
+
 	printf("\"processes\": ");
-	if (!d->bound) {
+	if (s->devs[dev].on_pci && !s->devs[dev].bound) {
 		printf("null");
 		return;
 	}
 	printf("[");
-	for (int k = 0; k < d->nprocs; k++) {
-		const struct smi_proc *p = &d->procs[k];
+	for (int k = 0; k < s->nprocs; k++) {
+		const struct smi_proc *p = &s->procs[k];
 
-		printf("%s{\"pid\": %d, ", k ? ", " : "", p->pid);
+		if (p->dev != dev)
+			continue;
+		copy = smi_find_engine(&p->usage, "copy");
+		printf("%s{\"pid\": %d, ", first ? "" : ", ", p->pid);
 		json_key_string("name", p->comm, true);
+		/* the keys older versions printed first, in their order */
 		printf("\"vram_bytes\": %" PRIu64 ", \"system_bytes\": %" PRIu64
-		       ", \"clients\": %u, \"engine_copy_ns\": %" PRIu64 "}",
-		       p->vram, p->system, p->clients, p->engine_copy_ns);
+		       ", \"clients\": %u, \"engine_copy_ns\": %" PRIu64 ", ",
+		       smi_usage_memory(&p->usage, true),
+		       smi_usage_memory(&p->usage, false), p->clients,
+		       copy ? copy->busy_ns : 0);
+		json_key_string("client_name", p->client_name, true);
+		json_usage(&p->usage);
+		printf("}");
+		first = false;
 	}
 	printf("]");
 }
 
-static void json_device(const struct smi_dev *d)
+static void json_pools(const struct smi_state *s)
 {
+	printf("\"libaccel_pools\": [");
+	for (int k = 0; k < s->npools; k++) {
+		const struct smi_pool *p = &s->pools[k];
+
+		printf("%s{\"pid\": %d, ", k ? ", " : "", p->pid);
+		json_key_string("name", p->comm, true);
+		json_key_string("device", p->device, true);
+		printf("\"reserved_bytes\": %" PRIu64 ", \"allocated_bytes\": %" PRIu64
+		       ", \"active_bytes\": %" PRIu64 "}", p->reserved, p->allocated,
+		       p->active);
+	}
+	printf("]");
+}
+
+static void json_device(const struct smi_state *s, int i)
+{
+	const struct smi_dev *d = &s->devs[i];
+
 	printf("{");
 	json_key_string("bus_id", d->bdf, true);
 	printf("\"vendor_id\": %u, \"device_id\": %u, \"subsystem_vendor_id\": %u, "
@@ -278,14 +427,15 @@ static void json_device(const struct smi_dev *d)
 	printf("\"max_width\": %d}, ", d->link_max_width);
 	json_bars(d);
 	json_key_string("kernel_driver", d->driver, true);
-	json_key_string("node", d->bound ? d->node : NULL, true);
+	json_key_string("drm_driver", d->drm_driver, true);
+	json_key_string("node", !d->on_pci || d->bound ? d->node : NULL, true);
 	if (d->bound)
 		printf("\"memory\": {\"total_bytes\": %" PRIu64 ", \"used_bytes\": %" PRIu64
 		       ", \"free_bytes\": %" PRIu64 ", \"host_pinned_bytes\": %" PRIu64 "}, ",
 		       d->vram_total, d->vram_used, d->vram_free, d->host_pinned);
 	else
 		printf("\"memory\": null, ");
-	json_processes(d);
+	json_processes(s, i);
 	printf("}");
 }
 
@@ -299,7 +449,9 @@ void smi_print_json(const struct smi_state *s)
 	       s->all_processes ? "true" : "false");
 	for (int i = 0; i < s->ndevs; i++) {
 		printf("%s", i ? ", " : "");
-		json_device(&s->devs[i]);
+		json_device(s, i);
 	}
-	printf("]}\n");
+	printf("], ");
+	json_pools(s);
+	printf("}\n");
 }

@@ -80,6 +80,7 @@ static void describe(struct pci_access *pacc, struct pci_dev *d,
 		     struct smi_dev *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->on_pci = true;
 	snprintf(out->bdf, sizeof(out->bdf), "%04x:%02x:%02x.%d", d->domain,
 		 d->bus, d->dev, d->func);
 	out->vendor = d->vendor_id;

@@ -452,6 +452,8 @@ void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
  * give idle memory back (cheap when none has one)
  */
 void accel_pools_synchronized(struct accel_device *dev);
+/* pool/publish.c: the pools' figures for accel-smi, if ACCEL_STATS_DIR is set */
+void accel_publish_start(void);
 
 /* stream.c */
 /*
