@@ -171,7 +171,7 @@ static void probe_all(void)
 			state.backend_why[b][0] = '\0';
 	}
 	select_visible();
-	accel_publish_start();
+	accel_pools_probed();
 }
 
 static bool init(void)

@@ -30,6 +30,12 @@ void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st)
 		pool_hooks->stream_gone(dev, st);
 }
 
+void accel_pools_probed(void)
+{
+	if (pool_hooks)
+		pool_hooks->probed();
+}
+
 void accel_pools_synchronized(struct accel_device *dev)
 {
 	if (pool_hooks && atomic_load_explicit(&dev->pools_releasing,

@@ -429,6 +429,7 @@ struct accel_pool_hooks {
 	bool (*reclaim)(struct accel_device *dev, bool wait);
 	void (*stream_gone)(struct accel_device *dev, struct accel_stream *st);
 	void (*synchronized)(struct accel_device *dev);
+	void (*probed)(void);
 };
 
 void accel_set_pool_hooks(const struct accel_pool_hooks *hooks);
@@ -452,8 +453,8 @@ void accel_pools_stream_gone(struct accel_device *dev, struct accel_stream *st);
  * give idle memory back (cheap when none has one)
  */
 void accel_pools_synchronized(struct accel_device *dev);
-/* pool/publish.c: the pools' figures for accel-smi, if ACCEL_STATS_DIR is set */
-void accel_publish_start(void);
+/* the devices are probed: the pools may start what watches them */
+void accel_pools_probed(void);
 
 /* stream.c */
 /*

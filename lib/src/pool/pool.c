@@ -1171,6 +1171,8 @@ static const struct accel_pool_hooks pool_hooks = {
 	.reclaim = pools_reclaim,
 	.stream_gone = pools_stream_gone,
 	.synchronized = pools_synchronized,
+	/* their figures for accel-smi, if ACCEL_STATS_DIR is set */
+	.probed = pool_publish_start,
 };
 
 __attribute__((constructor)) static void pool_hooks_set(void)

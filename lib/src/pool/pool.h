@@ -359,5 +359,10 @@ size_t pool_whole_pages(const struct accel_pool *pool, size_t need);
 /* span.c: accel_pool_span(), for the hooks the pools set (core/hooks.c) */
 bool pool_span(struct accel_device *dev, uintptr_t base, uintptr_t addr,
 	       struct accel_pool_span *span);
+/*
+ * publish.c: if ACCEL_STATS_DIR is set, a thread that keeps the pools'
+ * figures in a file there for accel-smi (the hooks' probed)
+ */
+void pool_publish_start(void);
 
 #endif /* ACCEL_POOL_H */

@@ -135,7 +135,7 @@ static void stop(void)
 	pthread_mutex_unlock(&pub.lock);
 }
 
-void accel_publish_start(void)
+void pool_publish_start(void)
 {
 	const char *dir = getenv("ACCEL_STATS_DIR");
 	sigset_t all, old;
