@@ -291,10 +291,10 @@ run_counted "Paddle plugin loader on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
 run_counted "libaccel suite through the Paddle plugin on cpu" env \
 	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	"$T/plugin_suite"
-run_counted "the Python module on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
-	ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G scripts/pytest-suite.sh
-# the same suite against the module as pip installs it: the abi3 wheel
-# built from python/ against libaccel installed under a prefix
+# The Python module's suite on cpu against the module as pip installs it:
+# the abi3 wheel built from python/ against libaccel installed under a
+# prefix (the same sources as build/python's, which the runs on cuda, on
+# accel and under trixie's Python use)
 run_counted "the Python module from its wheel, in a virtual environment, on cpu" \
 	env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	scripts/python-wheel.sh
