@@ -240,5 +240,21 @@ check "the holder exits 0 on SIGTERM" [ $? -eq 0 ]
 holder=
 check "libaccel removes its file at exit" [ -z "$(ls "$tmp/stats")" ]
 
+# Another user of a shared ACCEL_STATS_DIR links the name the library
+# writes beside its file to one of ours: the library must not write
+# through the link.
+echo precious >"$tmp/victim"
+(ln -s "$tmp/victim" "$tmp/stats/$BASHPID.tmp"
+ ACCEL_STATS_DIR=$tmp/stats ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
+	ACCEL_CPU_MEMORY=1G exec "$hold_pool" 8 "$tmp/ready2") &
+holder=$!
+for _ in $(seq 50); do [ -s "$tmp/ready2" ] && published && break; sleep 0.1; done
+check "libaccel publishes past a link planted at its name" published
+check "libaccel writes nothing through a link planted at its name" \
+	[ "$(cat "$tmp/victim")" = precious ]
+kill -TERM "$holder"
+wait "$holder"
+holder=
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

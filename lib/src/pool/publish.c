@@ -67,6 +67,17 @@ static void write_device(FILE *f, struct accel_device *dev)
 	fprintf(f, "%s %zu %zu %zu\n", dev->name, reserved, allocated, active);
 }
 
+/*
+ * A new file at @path, never through what is there: in a directory others
+ * can write (/tmp), a link put at our name must not make us write
+ * through it.
+ */
+static int create_new(const char *path)
+{
+	unlink(path);
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
 static void publish(void)
 {
 	size_t count;
@@ -76,7 +87,7 @@ static void publish(void)
 	if (accel_get_device_count(&count) != ACCEL_SUCCESS)
 		return;
 	pthread_mutex_lock(&pub.lock);
-	fd = pub.stopped ? -1 : open(pub.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = pub.stopped ? -1 : create_new(pub.tmp);
 	f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (f) {
 		fprintf(f, "# libaccel pools: device reserved allocated active (bytes)\n");
