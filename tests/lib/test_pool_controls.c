@@ -112,6 +112,57 @@ TEST(a_memory_fraction_caps_the_devices_pools_together)
 	OK(accel_pool_destroy(q));
 }
 
+/*
+ * Chunks the pool gives back while queued work may still use their memory
+ * stay the device's until that work is over: the limit keeps counting
+ * them, and an allocation that needs their room waits for them rather
+ * than taking the device past the limit.
+ */
+TEST(chunks_given_back_behind_queued_work_count_against_the_limit)
+{
+	uint8_t *big = dalloc(ctx, 2 * BUSY_HALF);
+	int copies = BUSY_START;
+	accel_stream_t st, idle;
+
+	REQUIRE_OK(accel_stream_create(ctx->dev, &st));
+	REQUIRE_OK(accel_stream_create(ctx->dev, &idle));
+	for (;;) {
+		accel_pool_t p = new_pool(ctx);
+		void *blk[16];
+		size_t held, free_before;
+		struct accel_pool_stats s;
+		bool pending;
+		int n;
+
+		OK(accel_pool_set_limit(p, 8 * MIB));
+		OK(accel_pool_set_release_threshold(p, 0));
+		free_all(p, blk, n = fill(p, blk, 16));
+		held = stats_of(p).reserved;
+		free_before = free_memory(ctx);
+		busy_chain(ctx->dev, st, big, copies);
+		/* gives the idle chunks back, behind st's work */
+		OK(accel_stream_synchronize(ctx->dev, idle));
+		s = stats_of(p);
+		pending = stream_busy(ctx->dev, st);
+		/* waits for the chunks given back where it needs their room */
+		n = fill(p, blk, 16);
+		if (pending || !s.caching) {
+			CHECK(s.reserved == held);
+			CHECK(n >= 4 && stats_of(p).reserved <= 8 * MIB);
+			/* the second fill took no more of the device than the first */
+			CHECK(free_memory(ctx) + MIB >= free_before);
+		}
+		OK(accel_stream_synchronize(ctx->dev, st));
+		free_all(p, blk, n);
+		OK(accel_pool_destroy(p));
+		if (pending || !s.caching || !try_longer(&copies))
+			break;
+	}
+	OK(accel_stream_destroy(ctx->dev, st));
+	OK(accel_stream_destroy(ctx->dev, idle));
+	dfree(ctx, big, 2 * BUSY_HALF);
+}
+
 /* A pool with idle chunks worth @bytes or more, none live. */
 static accel_pool_t pool_with_idle(struct suite_ctx *ctx, size_t bytes)
 {

@@ -831,9 +831,10 @@ ACCEL_EXPORT accel_status_t accel_pool_reset_peaks(accel_pool_t pool);
  * pending frees and given back its idle chunks, even if the device has
  * room (as CuPy's set_limit). A limit below what the pool reserves now
  * takes nothing back: later allocations fail until frees and trims bring
- * it under. The limit counts what the pool holds: a chunk it gave back
- * while queued work may still use it is the device's until that work is
- * over, so meanwhile the device may hold more for it.
+ * it under. The limit counts what the device holds for the pool: a chunk
+ * it gives back while queued work may still use it stays reserved (in
+ * the statistics, the limit and the cap) until that work is over, and an
+ * allocation that needs its room waits for that work.
  */
 ACCEL_EXPORT accel_status_t accel_pool_set_limit(accel_pool_t pool,
 						 size_t bytes);

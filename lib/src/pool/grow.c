@@ -42,6 +42,8 @@ void *pool_backend_alloc(struct accel_pool *pool, size_t size)
 {
 	void *p;
 
+	/* what was given back and is free now no longer counts */
+	pool_settle_releasing(pool, false);
 	if (!within_limits(pool, size))
 		return NULL;
 	if (accel_memory_alloc(pool->dev, size, true, &p) != ACCEL_SUCCESS) {
@@ -110,6 +112,34 @@ struct pool_pending *pool_pending_new(size_t nevents)
 	p->block = NULL;
 	p->next = NULL;
 	p->nevents = 0;
+	return p;
+}
+
+/*
+ * A free with no stream: events recorded now on every stream whose work is
+ * not over, of @dev and of the devices that queued work touching its
+ * memory, so that the block is reused behind that work. NULL when every
+ * such stream is idle (*ret ACCEL_SUCCESS), or on error (*ret ACCEL_FAILED).
+ */
+struct pool_pending *pool_behind_every_stream(struct accel_device *dev,
+					      accel_status_t *ret)
+{
+	size_t n;
+	struct accel_mark *m = accel_device_mark(dev, ACCEL_MARK_USERS, &n,
+						 ret);
+	struct pool_pending *p;
+
+	if (!m)
+		return NULL;
+	p = pool_pending_new(n);
+	if (p) {
+		memcpy(p->events, m, n * sizeof(*m));
+		p->nevents = n;
+	} else {
+		accel_marks_destroy(m, n);
+		*ret = ACCEL_FAILED;
+	}
+	free(m);
 	return p;
 }
 
@@ -242,10 +272,45 @@ static struct pool_chunk *pool_chunk_new(struct accel_pool *pool, size_t size)
 
 void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c)
 {
-	pool_backend_free(pool, c->addr, c->size);
-	pool_block_put(pool, c->first);
+	struct pool_block *b = c->first;
+	accel_status_t ret;
+	struct pool_pending *p = pool_behind_every_stream(pool->dev, &ret);
+
 	free(c);
 	stat_sub(&pool->chunks, 1);
+	if (p) {
+		p->block = b;
+		p->next = pool->releasing;
+		pool->releasing = p;
+		return;
+	}
+	if (ret == ACCEL_SUCCESS)
+		pool_backend_free_idle(pool, b->addr, b->size);
+	else	/* no events to wait on: the memory layer orders it */
+		pool_backend_free(pool, b->addr, b->size);
+	pool_block_put(pool, b);
+}
+
+bool pool_settle_releasing(struct accel_pool *pool, bool wait)
+{
+	struct pool_pending **pp = &pool->releasing;
+	bool any = *pp;
+
+	while (*pp) {
+		struct pool_pending *p = *pp;
+
+		if (wait)
+			accel_marks_sync(p->events, p->nevents);
+		if (!pool_pending_done(pool->dev, p)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		pool_backend_free_idle(pool, p->block->addr, p->block->size);
+		pool_block_put(pool, p->block);
+		pool_pending_free(pool->dev, p);
+	}
+	return any;
 }
 
 /*

@@ -190,6 +190,7 @@ void pool_reclaim(struct accel_pool *pool)
 {
 	reclaim_direct(pool);
 	pool_reclaim_pending(pool);
+	pool_settle_releasing(pool, false);
 }
 
 /*
@@ -215,7 +216,7 @@ static bool settle_direct(struct accel_pool *pool, bool wait)
  */
 static bool settle_pending(struct accel_pool *pool)
 {
-	bool any = settle_direct(pool, true);
+	bool any = settle_direct(pool, true) | pool_settle_releasing(pool, true);
 
 	for (struct pool_arena *a = pool->arenas; a; a = a->next) {
 		pthread_mutex_lock(&a->lock);
@@ -332,34 +333,6 @@ static accel_status_t wrong_size(void *ptr, size_t size, size_t requested)
 {
 	return accel_error("size %zu does not match the size %zu that %p was allocated with",
 			   size, requested, ptr);
-}
-
-/*
- * A free with no stream: events recorded now on every stream whose work is
- * not over, of @dev and of the devices that queued work touching its
- * memory, so that the block is reused behind that work. NULL when every
- * such stream is idle (*ret ACCEL_SUCCESS), or on error (*ret ACCEL_FAILED).
- */
-static struct pool_pending *behind_every_stream(struct accel_device *dev,
-						accel_status_t *ret)
-{
-	size_t n;
-	struct accel_mark *m = accel_device_mark(dev, ACCEL_MARK_USERS, &n,
-						 ret);
-	struct pool_pending *p;
-
-	if (!m)
-		return NULL;
-	p = pool_pending_new(n);
-	if (p) {
-		memcpy(p->events, m, n * sizeof(*m));
-		p->nevents = n;
-	} else {
-		accel_marks_destroy(m, n);
-		*ret = ACCEL_FAILED;
-	}
-	free(m);
-	return p;
 }
 
 /*
@@ -492,7 +465,7 @@ static accel_status_t direct_behind(struct accel_pool *pool,
 		return ACCEL_SUCCESS;
 	if (requested > pool->max_chunk)
 		pool->dev->be->stream_drain(pool->dev, st->priv);
-	*behind = behind_every_stream(pool->dev, &ret);
+	*behind = pool_behind_every_stream(pool->dev, &ret);
 	return ret;
 }
 
@@ -655,6 +628,8 @@ static void pool_free_everything(struct accel_pool *pool)
 		pool_chunk_unlink(&pool->shared, c);
 		pool_chunk_release(pool, c);
 	}
+	/* work queued since the drain: the pool goes, so it waits */
+	pool_settle_releasing(pool, true);
 	pthread_mutex_unlock(&pool->lock);
 	pthread_mutex_destroy(&pool->lock);
 	pool_history_end(pool);
@@ -952,7 +927,7 @@ accel_status_t accel_pool_deallocate(accel_pool_t handle, accel_stream_t stream,
 		return accel_error("ptr is NULL but size is %zu", size);
 	/* no stream: behind all queued work, with no wait on the host */
 	if (!stream) {
-		behind = behind_every_stream(pool->dev, &ret);
+		behind = pool_behind_every_stream(pool->dev, &ret);
 		if (ret != ACCEL_SUCCESS)
 			return ret;
 	}

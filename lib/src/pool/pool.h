@@ -151,6 +151,8 @@ struct accel_pool {
 	struct pool_chunk *shared;	/* idle chunks of no arena */
 	struct pool_map direct;		/* blocks straight from the backend */
 	struct pool_pending *direct_pending;	/* freed, behind events */
+	/* chunks given back, still reserved until the events are over */
+	struct pool_pending *releasing;
 	struct pool_block *spare;	/* for chunks and large blocks */
 	struct slab_cursor cursor;
 	struct pool_slab *_Atomic slabs;	/* every block struct */
@@ -337,6 +339,13 @@ void pool_backend_free_idle(struct accel_pool *pool, uintptr_t addr,
 void *pool_record_event(struct accel_device *dev, struct accel_stream *st);
 /* a pending free with room for @nevents events, none yet; NULL: no memory */
 struct pool_pending *pool_pending_new(size_t nevents);
+/*
+ * events recorded now on every busy stream that may use the device's
+ * memory (accel_device_mark()); NULL when all are idle (*ret
+ * ACCEL_SUCCESS) or on error (*ret ACCEL_FAILED)
+ */
+struct pool_pending *pool_behind_every_stream(struct accel_device *dev,
+					      accel_status_t *ret);
 /* whether every event of @p has completed; drops those that have */
 bool pool_pending_done(struct accel_device *dev, struct pool_pending *p);
 /* destroy @p and the events it still holds */
@@ -347,7 +356,17 @@ struct pool_chunk *pool_take_shared(struct accel_pool *pool, size_t need);
 struct pool_chunk *pool_steal(struct accel_pool *pool, struct pool_arena *self,
 			      size_t need, struct accel_stream *st);
 struct pool_chunk *pool_grow(struct accel_pool *pool, size_t need);
+/*
+ * pool lock held: give @c back to the device; while work queued before
+ * may still use it, it stays reserved (the limit and the device's cap
+ * count it) in pool->releasing
+ */
 void pool_chunk_release(struct accel_pool *pool, struct pool_chunk *c);
+/*
+ * pool lock held: give the device the chunks of pool->releasing whose
+ * work is over (@wait: all, after waiting for it). Whether any was there.
+ */
+bool pool_settle_releasing(struct accel_pool *pool, bool wait);
 size_t pool_release_idle(struct accel_pool *pool);
 size_t pool_release_idle_above(struct accel_pool *pool, size_t keep);
 /*

@@ -26,6 +26,10 @@ static void count_all(const struct accel_pool *pool, struct census *n)
 		n->segments++;
 		n->blocks++;
 	}
+	for (const struct pool_pending *p = pool->releasing; p; p = p->next) {
+		n->segments++;
+		n->blocks++;	/* given back: one free block */
+	}
 	for (c = pool->shared; c; c = c->next) {
 		n->segments++;
 		n->blocks++;	/* idle: one free block */
@@ -114,6 +118,9 @@ static void copy_segments(const struct accel_pool *pool, struct filling *f)
 			add_direct(f, pool->direct.slots[i].block);
 	for (const struct pool_pending *p = pool->direct_pending; p; p = p->next)
 		add_direct(f, p->block);
+	for (const struct pool_pending *p = pool->releasing; p; p = p->next)
+		add_block(f, add_segment(f, p->block->addr, p->block->size,
+					 NULL, false), p->block);
 	for (const struct pool_chunk *c = pool->shared; c; c = c->next)
 		add_chunk(f, c, NULL);
 	for (const struct pool_arena *a = pool->arenas; a; a = a->next)
