@@ -1039,12 +1039,16 @@ static int simaccel_batch_add_deps(struct simaccel_batch *batch,
 	return 0;
 }
 
-/* After drm_sched_job_arm(), which gave the job its id and fence. */
+/*
+ * After drm_sched_job_arm(), which chose its scheduler, whose count gave
+ * the job its id, and its fences.
+ */
 static void simaccel_job_trace_submit(struct simaccel_job *job)
 {
 	struct dma_fence *finished = &job->base.s_fence->finished;
 
 	trace_simaccel_job_submit(dev_name(job->sdev->drm.dev),
+				  to_simaccel_hwq(job->base.sched)->index,
 				  job->usage->client_id,
 				  simaccel_job_queue_handle(job),
 				  job->submission, job->base.id,

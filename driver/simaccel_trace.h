@@ -84,11 +84,13 @@ DEFINE_EVENT(simaccel_clear, simaccel_clear_end,
 );
 
 DECLARE_EVENT_CLASS(simaccel_job_ids,
-		    TP_PROTO(const char *dev, u64 client, u32 queue, u64 submission,
-			     u64 id, u64 context, u64 seqno, u32 ndesc, u64 bytes),
-		    TP_ARGS(dev, client, queue, submission, id, context, seqno, ndesc,
-			    bytes),
+		    TP_PROTO(const char *dev, u32 hwq, u64 client, u32 queue,
+			     u64 submission, u64 id, u64 context, u64 seqno,
+			     u32 ndesc, u64 bytes),
+		    TP_ARGS(dev, hwq, client, queue, submission, id, context,
+			    seqno, ndesc, bytes),
 		    TP_STRUCT__entry(__string(dev, dev)
+				     __field(u32, hwq)
 				     __field(u64, client)
 				     __field(u32, queue)
 				     __field(u64, submission)
@@ -98,6 +100,7 @@ DECLARE_EVENT_CLASS(simaccel_job_ids,
 				     __field(u32, ndesc)
 				     __field(u64, bytes)),
 		    TP_fast_assign(__assign_str(dev);
+				   __entry->hwq = hwq;
 				   __entry->client = client;
 				   __entry->queue = queue;
 				   __entry->submission = submission;
@@ -106,18 +109,22 @@ DECLARE_EVENT_CLASS(simaccel_job_ids,
 				   __entry->seqno = seqno;
 				   __entry->ndesc = ndesc;
 				   __entry->bytes = bytes;),
-		    TP_printk("dev=%s client=%llu queue=%u submission=%llu id=%llu fence=%llu:%llu descs=%u bytes=%llu",
-			      __get_str(dev), __entry->client, __entry->queue,
-			      __entry->submission, __entry->id, __entry->context,
+		    TP_printk("dev=%s hwq=%u client=%llu queue=%u submission=%llu id=%llu fence=%llu:%llu descs=%u bytes=%llu",
+			      __get_str(dev), __entry->hwq, __entry->client,
+			      __entry->queue, __entry->submission, __entry->id, __entry->context,
 			      __entry->seqno, __entry->ndesc, __entry->bytes)
 );
 
-/* A job was pushed to its entity (queue=0: the kernel's VRAM clearing). */
+/*
+ * A job was pushed to its entity, armed for hardware queue hwq= (whose
+ * scheduler numbers its jobs: id=); queue=0 is the kernel's VRAM clearing.
+ */
 DEFINE_EVENT(simaccel_job_ids, simaccel_job_submit,
-	     TP_PROTO(const char *dev, u64 client, u32 queue, u64 submission,
-		      u64 id, u64 context, u64 seqno, u32 ndesc, u64 bytes),
-	     TP_ARGS(dev, client, queue, submission, id, context, seqno, ndesc,
-		     bytes)
+	     TP_PROTO(const char *dev, u32 hwq, u64 client, u32 queue,
+		      u64 submission, u64 id, u64 context, u64 seqno,
+		      u32 ndesc, u64 bytes),
+	     TP_ARGS(dev, hwq, client, queue, submission, id, context,
+		     seqno, ndesc, bytes)
 );
 
 DECLARE_EVENT_CLASS(simaccel_hw_job,
