@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -557,6 +558,36 @@ static inline void kill_child(pid_t pid)
 {
 	if (pid > 0 && !kill(pid, SIGKILL))
 		waitpid(pid, NULL, 0);
+}
+
+/*
+ * Unload simaccel.ko: the unload goes through once the last fence's free
+ * has run (RCU).
+ */
+static inline int unload_module(void)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!syscall(SYS_delete_module, "simaccel", O_NONBLOCK))
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		usleep(50000);
+	}
+	return -EWOULDBLOCK;
+}
+
+/* Load the module at @ko; it binds the devices. */
+static inline int load_module(const char *ko)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	for (int i = 0; !ret && access("/sys/bus/pci/drivers/simaccel/module", F_OK) && i < 100; i++)
+		usleep(50000);
+	return ret;
 }
 
 #endif /* SIMACCEL_UTIL_H */
