@@ -732,6 +732,24 @@ static bool find_coredump(const char *addr, char *dir, size_t len)
 	return found;
 }
 
+/*
+ * Dismiss the dumps until the device at @addr has none: devcoredump frees
+ * a dismissed dump in a work item, and an earlier test's failure may have
+ * just written one (the recovery writes it after the job's fence).
+ */
+static bool no_coredump(const char *addr)
+{
+	char dir[256];
+
+	for (int i = 0; i < 40; i++) {
+		dismiss_coredumps();
+		usleep(50000);
+		if (!find_coredump(addr, dir, sizeof(dir)))
+			return true;
+	}
+	return false;
+}
+
 /* The same, waited for: the recovery writes it after the job's fence. */
 static bool wait_coredump(const char *addr, char *dir, size_t len)
 {
@@ -812,8 +830,7 @@ TEST_F(job, a_device_fault_leaves_a_coredump_of_the_queue_and_the_job)
 	ASSERT_EQ(0, bo_create(self->fd, 8192, DRM_SIMACCEL_BO_VRAM, &v));
 	ASSERT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
 			    v.dev_addr, 1, 1));
-	dismiss_coredumps();
-	ASSERT_FALSE(find_coredump(addr, dir, sizeof(dir)));
+	ASSERT_TRUE(no_coredump(addr));
 	op.dst = v.dev_addr + 4096;
 	ASSERT_EQ(0, inject_all("1"));
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
@@ -877,7 +894,7 @@ TEST(a_timed_out_job_leaves_a_coredump)
 	ASSERT_EQ(0, queue_create(fd, &s.queue));
 	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
 	ASSERT_EQ(0, run_op(fd, s.queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 1));
-	dismiss_coredumps();
+	ASSERT_TRUE(no_coredump(addr));
 	op.dst = v.dev_addr;
 	ASSERT_EQ(0, inject_all("0x10000"));
 	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
@@ -918,7 +935,7 @@ TEST(a_pending_coredump_outlives_unbind_and_the_module)
 	ASSERT_EQ(0, queue_create(fd, &queue));
 	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
 	ASSERT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 1));
-	dismiss_coredumps();
+	ASSERT_TRUE(no_coredump(addr));
 	ASSERT_EQ(0, inject_all("1"));
 	EXPECT_EQ(-EIO, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 1));
 	ASSERT_EQ(0, inject_all("0"));
