@@ -764,23 +764,10 @@ static bool wait_coredump(const char *addr, char *dir, size_t len)
 /* The text of the devcoredump in @dir, NUL-terminated; NULL if unreadable. */
 static char *read_coredump(const char *dir)
 {
-	char path[300], *buf = calloc(1, 65537);
-	size_t len = 0;
-	ssize_t n;
-	int fd;
+	char path[300];
 
 	snprintf(path, sizeof(path), "%s/data", dir);
-	fd = open(path, O_RDONLY);
-	if (!buf || fd < 0) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while (len < 65536 && (n = read(fd, buf + len, 65536 - len)) > 0)
-		len += n;
-	close(fd);
-	return buf;
+	return read_text(path, 65536);
 }
 
 /* Write to the dump in @dir, which frees it: whether it went. */

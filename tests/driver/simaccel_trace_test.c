@@ -83,24 +83,10 @@ static int trace_start(void)
 /* What was recorded so far, NUL-terminated; the recording goes on. */
 static char *trace_read(void)
 {
-	char path[128], *buf = calloc(1, TRACE_BYTES + 1);
-	size_t len = 0;
-	ssize_t n;
-	int fd;
+	char path[128];
 
 	snprintf(path, sizeof(path), "%s/trace", tracing);
-	fd = open(path, O_RDONLY);
-	if (!buf || fd < 0) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while (len < TRACE_BYTES &&
-	       (n = read(fd, buf + len, TRACE_BYTES - len)) > 0)
-		len += n;
-	close(fd);
-	return buf;
+	return read_text(path, TRACE_BYTES);
 }
 
 static void trace_stop(void)

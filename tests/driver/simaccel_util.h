@@ -356,6 +356,26 @@ static inline int settle(int fd)
 	return -ETIME;
 }
 
+/* Up to @max bytes of the file at @path, NUL-terminated, malloc'd; NULL if unreadable. */
+static inline char *read_text(const char *path, size_t max)
+{
+	char *buf = calloc(1, max + 1);
+	int fd = open(path, O_RDONLY);
+	size_t len = 0;
+	ssize_t n;
+
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (len < max && (n = read(fd, buf + len, max - len)) > 0)
+		len += n;
+	close(fd);
+	return buf;
+}
+
 /* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */
 /* The number in the file at @path; -1 if it cannot be opened. */
 static inline long long read_number(const char *path)
