@@ -5,12 +5,17 @@
  *
  * The recovery takes the snapshot under the queue's lock, in two steps:
  * the queue's registers and the ring around HEAD before it resets the
- * queue (which clears them), then the job it fails. The text is written
- * afterwards, outside the lock, and handed to dev_coredumpv(), which
- * keeps one dump per device: while one is pending (until it is read and
+ * queue (which clears them), then the job it fails. It allocates nothing
+ * there: memory reclaim may wait for the fences the recovery is to signal.
+ * Each queue has a snapshot of its own, allocated at probe; a recovery
+ * that finds it in use (the last one's text not yet written) takes none.
+ * A work item writes the text and hands it to dev_coredumpv(), which keeps
+ * one dump per device: while one is pending (until it is read and
  * dismissed by a write, or for 5 minutes), later ones are dropped. The
  * format is in docs/uapi.md.
  */
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 #include <linux/devcoredump.h>
 #include <linux/utsname.h>
@@ -48,8 +53,12 @@ static const struct {
 
 /**
  * struct simaccel_coredump - what the dump shows, taken under the lock
+ * @hwq: its queue
+ * @busy: bit 0: taken by a recovery, until its text is written
+ * @work: writes the text and hands it over (simaccel_wq), holding the
+ *	device
  * @when: ktime_get() at the snapshot
- * @hwq: the queue's number
+ * @index: the queue's number
  * @name: the queue's name
  * @dev_status: ACCEL_REG_DEV_STATUS
  * @irq_status: ACCEL_REG_IRQ_STATUS
@@ -73,8 +82,11 @@ static const struct {
  * @descs: the first of them
  */
 struct simaccel_coredump {
+	struct simaccel_hwq *hwq;
+	unsigned long busy;
+	struct work_struct work;
 	ktime_t when;
-	u32 hwq;
+	u32 index;
 	char name[24];
 	u32 dev_status;
 	u32 irq_status;
@@ -98,22 +110,36 @@ struct simaccel_coredump {
 	struct accel_desc descs[SIMACCEL_DUMP_DESCS];
 };
 
-/* Before the recovery takes the queue's lock: it may sleep. */
-struct simaccel_coredump *simaccel_coredump_new(void)
+static void simaccel_coredump_work(struct work_struct *work);
+
+/* The queue's snapshot, for the life of the device. */
+int simaccel_coredump_init(struct simaccel_hwq *hwq)
 {
-	return kzalloc(sizeof(struct simaccel_coredump), GFP_KERNEL);
+	hwq->dump = drmm_kzalloc(&hwq->sdev->drm, sizeof(*hwq->dump),
+				 GFP_KERNEL);
+	if (!hwq->dump)
+		return -ENOMEM;
+	hwq->dump->hwq = hwq;
+	INIT_WORK(&hwq->dump->work, simaccel_coredump_work);
+	return 0;
 }
 
-/* The queue's state, before its reset clears it. */
-void simaccel_coredump_queue(struct simaccel_coredump *cd,
-			     struct simaccel_hwq *hwq)
+/*
+ * Take the queue's snapshot and record its state, before its reset clears
+ * it. Returns false if the last one is still in use: no dump then.
+ */
+bool simaccel_coredump_queue(struct simaccel_hwq *hwq)
 {
+	struct simaccel_coredump *cd = hwq->dump;
 	struct simaccel_device *sdev = hwq->sdev;
 	u32 i;
 
 	lockdep_assert_held(&hwq->lock);
+	if (test_and_set_bit_lock(0, &cd->busy))
+		return false;
+	cd->error = 0;
 	cd->when = ktime_get();
-	cd->hwq = hwq->index;
+	cd->index = hwq->index;
 	strscpy(cd->name, hwq->name);
 	cd->dev_status = simaccel_read(sdev, ACCEL_REG_DEV_STATUS);
 	cd->irq_status = simaccel_read(sdev, ACCEL_REG_IRQ_STATUS);
@@ -127,14 +153,17 @@ void simaccel_coredump_queue(struct simaccel_coredump *cd,
 	cd->ring_start = (cd->head - SIMACCEL_DUMP_RING) & (cd->ring_size - 1);
 	for (i = 0; i < ARRAY_SIZE(cd->ring); i++)
 		cd->ring[i] = hwq->ring[(cd->ring_start + i) & (cd->ring_size - 1)];
+	return true;
 }
 
 /* The job the recovery fails with @error, before its fence signals. */
-void simaccel_coredump_job(struct simaccel_coredump *cd,
-			   struct simaccel_job *job, int error)
+void simaccel_coredump_job(struct simaccel_hwq *hwq, struct simaccel_job *job,
+			   int error)
 {
 	struct dma_fence *finished = &job->base.s_fence->finished;
+	struct simaccel_coredump *cd = hwq->dump;
 
+	lockdep_assert_held(&hwq->lock);
 	cd->error = error;
 	cd->id = job->base.id;
 	cd->fence_ctx = finished->context;
@@ -182,7 +211,7 @@ static void simaccel_coredump_print(struct drm_printer *p,
 	drm_printf(p, "time: %lld.%09ld\n", (s64)ts.tv_sec, ts.tv_nsec);
 	drm_printf(p, "reason: %s\n", cd->error == -EIO ?
 		   "device error" : "time-out");
-	drm_printf(p, "queue: %u %s\n", cd->hwq, cd->name);
+	drm_printf(p, "queue: %u %s\n", cd->index, cd->name);
 	drm_printf(p, "\n[device]\n");
 	drm_printf(p, "DEV_STATUS: %#x\n", cd->dev_status);
 	drm_printf(p, "IRQ_STATUS: %#x\n", cd->irq_status);
@@ -213,11 +242,13 @@ static void simaccel_coredump_print(struct drm_printer *p,
 	}
 }
 
-/* Writes the dump and hands it to devcoredump; frees @cd. */
-void simaccel_coredump_emit(struct simaccel_coredump *cd,
-			    struct simaccel_device *sdev)
+/* Writes the dump and hands it to devcoredump; lets the snapshot go. */
+static void simaccel_coredump_work(struct work_struct *work)
 {
+	struct simaccel_coredump *cd =
+		container_of(work, struct simaccel_coredump, work);
 	struct drm_print_iterator iter = { .remain = SIMACCEL_DUMP_SIZE };
+	struct simaccel_device *sdev = cd->hwq->sdev;
 	struct drm_printer p;
 
 	iter.data = vmalloc(SIMACCEL_DUMP_SIZE);
@@ -228,5 +259,20 @@ void simaccel_coredump_emit(struct simaccel_coredump *cd,
 		dev_coredumpv(sdev->drm.dev, iter.data,
 			      SIMACCEL_DUMP_SIZE - iter.remain, GFP_KERNEL);
 	}
-	kfree(cd);
+	clear_bit_unlock(0, &cd->busy);
+	/* may be the last reference: the snapshot goes with the device */
+	drm_dev_put(&sdev->drm);
+}
+
+/* After simaccel_coredump_job(), outside the lock: the text comes later. */
+void simaccel_coredump_emit(struct simaccel_hwq *hwq)
+{
+	drm_dev_get(&hwq->sdev->drm);
+	queue_work(simaccel_wq, &hwq->dump->work);
+}
+
+/* The recovery failed no job: the snapshot is free again. */
+void simaccel_coredump_cancel(struct simaccel_hwq *hwq)
+{
+	clear_bit_unlock(0, &hwq->dump->busy);
 }

@@ -11,12 +11,11 @@ struct simaccel_coredump;
 struct simaccel_hwq;
 struct simaccel_job;
 
-struct simaccel_coredump *simaccel_coredump_new(void);
-void simaccel_coredump_queue(struct simaccel_coredump *cd,
-			     struct simaccel_hwq *hwq);
-void simaccel_coredump_job(struct simaccel_coredump *cd,
-			   struct simaccel_job *job, int error);
-void simaccel_coredump_emit(struct simaccel_coredump *cd,
-			    struct simaccel_device *sdev);
+int simaccel_coredump_init(struct simaccel_hwq *hwq);
+bool simaccel_coredump_queue(struct simaccel_hwq *hwq);
+void simaccel_coredump_job(struct simaccel_hwq *hwq, struct simaccel_job *job,
+			   int error);
+void simaccel_coredump_emit(struct simaccel_hwq *hwq);
+void simaccel_coredump_cancel(struct simaccel_hwq *hwq);
 
 #endif /* __SIMACCEL_COREDUMP_H__ */

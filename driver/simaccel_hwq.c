@@ -389,17 +389,15 @@ static bool simaccel_hwq_progressed(struct simaccel_hwq *hwq, u32 status)
  */
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 {
-	struct simaccel_coredump *dump = simaccel_coredump_new();
 	struct simaccel_job *job, *guilty;
+	bool dumping, failed = false;
 	unsigned long flags;
 	u32 status, requeued = 0;
-	bool failed = false;
 	int error;
 
 	spin_lock_irqsave(&hwq->lock, flags);
 	if (hwq->dead) {
 		spin_unlock_irqrestore(&hwq->lock, flags);
-		kfree(dump);
 		return false;
 	}
 	simaccel_hwq_retire(hwq);
@@ -409,8 +407,7 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 		goto out;
 	error = status & ACCEL_Q_STATUS_ERROR ? -EIO : -ETIMEDOUT;
 	/* the reset clears the registers */
-	if (dump)
-		simaccel_coredump_queue(dump, hwq);
+	dumping = simaccel_coredump_queue(hwq);
 	simaccel_hwq_stop(hwq);
 	simaccel_hwq_retire(hwq);
 	guilty = list_first_entry_or_null(&hwq->inflight, struct simaccel_job,
@@ -424,8 +421,8 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 						   guilty->base.id, hwq->context,
 						   guilty->seqno,
 						   guilty->ring_first, error, 0);
-		if (dump)
-			simaccel_coredump_job(dump, guilty, error);
+		if (dumping)
+			simaccel_coredump_job(hwq, guilty, error);
 		failed = true;
 		simaccel_hwq_signal(hwq, guilty, error);
 	}
@@ -437,12 +434,15 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 	simaccel_hwq_doorbell(hwq);
 	trace_simaccel_queue_reset(simaccel_hwq_dev(hwq), hwq->index, error,
 				   requeued);
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	if (dumping && failed)
+		simaccel_coredump_emit(hwq);
+	else if (dumping)
+		simaccel_coredump_cancel(hwq);
+	return true;
+
 out:
 	spin_unlock_irqrestore(&hwq->lock, flags);
-	if (dump && failed)
-		simaccel_coredump_emit(dump, hwq->sdev);
-	else
-		kfree(dump);
 	return true;
 }
 
@@ -555,6 +555,9 @@ static int simaccel_hwq_init_one(struct simaccel_device *sdev,
 					&hwq->done_dma, GFP_KERNEL);
 	if (!hwq->ring || !hwq->done)
 		return -ENOMEM;
+	ret = simaccel_coredump_init(hwq);
+	if (ret)
+		return ret;
 	ret = drm_sched_init(&hwq->sched, &simaccel_sched_ops, NULL,
 			     DRM_SCHED_PRIORITY_COUNT, hwq->ring_size - 1, 0,
 			     msecs_to_jiffies(max(simaccel_job_timeout_ms, 10U)), NULL,

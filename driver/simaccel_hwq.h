@@ -12,6 +12,7 @@
 #include "simaccel_drv.h"
 
 struct simaccel_bo;
+struct simaccel_coredump;
 struct simaccel_job;
 
 /**
@@ -37,6 +38,7 @@ struct simaccel_job;
  *	signals: from the later of the job's going on the ring and the end of
  *	the job before it, to its own end; idle time is not in it
  * @last_done: when the last job's fence signalled
+ * @dump: its devcoredump's snapshot (simaccel_coredump.c)
  * @name: for the scheduler and the interrupt
  */
 struct simaccel_hwq {
@@ -58,6 +60,7 @@ struct simaccel_hwq {
 	bool dead;
 	u64 busy_ns;
 	ktime_t last_done;
+	struct simaccel_coredump *dump;
 	char name[24];
 };
 

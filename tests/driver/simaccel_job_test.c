@@ -808,8 +808,8 @@ TEST_F(job, a_device_fault_leaves_a_coredump_of_the_queue_and_the_job)
 	};
 	char addr[64], dir[256], path[300], want[256], client[32];
 	struct drm_simaccel_bo_create v;
+	char *text, *again;
 	struct stat st;
-	char *text;
 
 	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	EXPECT_NE(1, read_number(DEVCD "/disabled"));
@@ -856,6 +856,17 @@ TEST_F(job, a_device_fault_leaves_a_coredump_of_the_queue_and_the_job)
 	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("no %s in:\n%s", want, text);
 	/* the ring shows where the device stopped: the same descriptor */
 	EXPECT_NE(NULL, strstr(text, "len=4096 <- HEAD\n"));
+
+	/* while it is pending, the next failure writes none */
+	ASSERT_EQ(0, inject_all("1"));
+	EXPECT_EQ(-EIO, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
+			       v.dev_addr, 3, 1));
+	ASSERT_EQ(0, inject_all("0"));
+	usleep(200000);
+	again = read_coredump(dir);
+	ASSERT_NE(NULL, again);
+	EXPECT_STREQ(text, again);
+	free(again);
 	free(text);
 	EXPECT_TRUE(dismiss_coredump(dir));
 }
