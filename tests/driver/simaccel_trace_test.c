@@ -66,8 +66,10 @@ static int trace_start(void)
 	char path[128];
 	int fd;
 
+	/* the order of events on different CPUs: the local clock is per CPU */
 	if (tracing_write("tracing_on", "0") ||
-	    tracing_write("buffer_size_kb", "4096"))
+	    tracing_write("buffer_size_kb", "4096") ||
+	    tracing_write("trace_clock", "global"))
 		return -1;
 	snprintf(path, sizeof(path), "%s/trace", tracing);
 	fd = open(path, O_WRONLY | O_TRUNC);
@@ -92,6 +94,7 @@ static char *trace_read(void)
 static void trace_stop(void)
 {
 	tracing_write("tracing_on", "0");
+	tracing_write("trace_clock", "local");
 	for (size_t i = 0; i < sizeof(event_systems) / sizeof(*event_systems); i++)
 		tracing_write(event_systems[i], "0");
 }
