@@ -417,9 +417,9 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 			 guilty->seqno, error == -EIO ?
 			 "failed on the device" : "made no progress");
 		if (error == -ETIMEDOUT)
-			trace_simaccel_job_timeout(simaccel_hwq_dev(hwq), hwq->index,
-						   guilty->base.id, hwq->context,
-						   guilty->seqno,
+			trace_simaccel_job_timeout(simaccel_hwq_dev(hwq),
+						   hwq->index, guilty->base.id,
+						   hwq->context, guilty->seqno,
 						   guilty->ring_first, error, 0);
 		if (dumping)
 			simaccel_coredump_job(hwq, guilty, error);
@@ -491,19 +491,17 @@ static irqreturn_t simaccel_error_irq(int irq, void *arg)
 	simaccel_write(sdev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_ERROR);
 	for (q = 0; q < sdev->num_queues; q++) {
 		struct simaccel_hwq *hwq = &sdev->hwqs[q];
-
 		u32 status = simaccel_hwq_read(hwq, ACCEL_Q_STATUS);
+		u32 error, desc;
 
-		if (status & ACCEL_Q_STATUS_ERROR) {
-			u32 error = simaccel_hwq_read(hwq, ACCEL_Q_ERROR);
-
-			simaccel_dbg(sdev, IRQ, "%s halted, error %u\n",
-				     hwq->name, error);
-			trace_simaccel_fault(simaccel_hwq_dev(hwq), hwq->index, status, error,
-					     simaccel_hwq_read(hwq,
-							       ACCEL_Q_ERROR_DESC));
-			drm_sched_fault(&hwq->sched);
-		}
+		if (!(status & ACCEL_Q_STATUS_ERROR))
+			continue;
+		error = simaccel_hwq_read(hwq, ACCEL_Q_ERROR);
+		desc = simaccel_hwq_read(hwq, ACCEL_Q_ERROR_DESC);
+		simaccel_dbg(sdev, IRQ, "%s halted, error %u\n", hwq->name, error);
+		trace_simaccel_fault(simaccel_hwq_dev(hwq), hwq->index, status,
+				     error, desc);
+		drm_sched_fault(&hwq->sched);
 	}
 	return IRQ_HANDLED;
 }
