@@ -99,6 +99,7 @@ static int simaccel_open(struct drm_device *drm, struct drm_file *file)
 		kfree(sfile);
 		return -ENOMEM;
 	}
+	sfile->usage->client_id = file->client_id;
 	sfile->sdev = to_simaccel(drm);
 	mutex_init(&sfile->lock);
 	mutex_init(&sfile->syncobj_lock);

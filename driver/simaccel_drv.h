@@ -127,8 +127,10 @@ struct simaccel_device {
 /**
  * struct simaccel_usage - a file's share of the device
  * @ref: held by the file and by each of its queues, which outlive it
- * @busy_ns: nanoseconds from each finished job's start on the hardware to
- *	its end, for DRM fdinfo
+ * @client_id: the file's DRM client id (fdinfo's drm-client-id), for the
+ *	trace events and the devcoredump
+ * @busy_ns: the time its jobs kept the hardware queues busy (see
+ *	simaccel_hwq.c), for DRM fdinfo
  * @lock: protects @onboard and @onboard_cost (taken in fence callbacks)
  * @onboard: its jobs let onto the hardware whose fence has not signalled
  *	(struct simaccel_job.onboard_link), oldest first
@@ -138,6 +140,7 @@ struct simaccel_device {
  */
 struct simaccel_usage {
 	struct kref ref;
+	u64 client_id;
 	atomic64_t busy_ns;
 	spinlock_t lock;		/* protects onboard, onboard_cost */
 	struct list_head onboard;

@@ -43,6 +43,7 @@
 #include "simaccel_job.h"
 #include "simaccel_prime.h"
 #include "simaccel_quota.h"
+#include "simaccel_trace.h"
 
 /* Device addresses of system memory: 16 TiB of them. */
 #define SIMACCEL_HOST_SPACE	BIT_ULL(44)
@@ -158,9 +159,20 @@ int simaccel_gem_take_host_range(struct simaccel_device *sdev,
 	return 0;
 }
 
+/* @bo is complete, with its device address: the trace event says so. */
+void simaccel_gem_created(struct simaccel_device *sdev, struct simaccel_bo *bo)
+{
+	trace_simaccel_bo_create(dev_name(sdev->drm.dev), bo->kind,
+				 bo->dev_addr, bo->size);
+}
+
+/* Every buffer's free: its device address, VRAM included, goes back. */
 void simaccel_gem_release_range(struct simaccel_device *sdev,
 				struct simaccel_bo *bo)
 {
+	if (drm_mm_node_allocated(&bo->node))
+		trace_simaccel_bo_destroy(dev_name(sdev->drm.dev), bo->kind,
+					  bo->dev_addr, bo->size);
 	simaccel_addr_release(sdev, &bo->node);
 }
 
@@ -247,7 +259,7 @@ static void simaccel_vram_bo_free(struct drm_gem_object *obj)
 
 	/* the clearing's jobs held the buffer: they are over */
 	dma_fence_put(bo->clear);
-	simaccel_addr_release(to_simaccel(obj->dev), &bo->node);
+	simaccel_gem_release_range(to_simaccel(obj->dev), bo);
 	simaccel_quota_uncharge(bo->quota, bo->size);
 	drm_gem_object_release(obj);
 	kfree(bo);
@@ -403,7 +415,7 @@ static void simaccel_host_bo_free(struct drm_gem_object *obj)
 	struct simaccel_device *sdev = to_simaccel(obj->dev);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
-	simaccel_addr_release(sdev, &bo->node);
+	simaccel_gem_release_range(sdev, bo);
 	if (bo->dma.unmap) {
 		atomic64_sub(obj->size, &sdev->host_pinned);
 		simaccel_dma_untrack(sdev, &bo->dma);
@@ -445,7 +457,7 @@ static void simaccel_userptr_bo_free(struct drm_gem_object *obj)
 	struct simaccel_device *sdev = to_simaccel(obj->dev);
 	struct simaccel_bo *bo = to_simaccel_bo(obj);
 
-	simaccel_addr_release(sdev, &bo->node);
+	simaccel_gem_release_range(sdev, bo);
 	simaccel_unpin(bo->pin);
 	drm_gem_object_release(obj);
 	kfree(bo);
@@ -511,6 +523,7 @@ static struct simaccel_bo *simaccel_vram_bo_new(struct simaccel_device *sdev,
 		if (ret)
 			goto err_put;
 	}
+	simaccel_gem_created(sdev, bo);
 	clear = simaccel_job_clear_vram(sdev, bo, usage);
 	if (IS_ERR(clear)) {
 		ret = PTR_ERR(clear);
@@ -572,6 +585,7 @@ static struct simaccel_bo *simaccel_host_bo_new(struct simaccel_device *sdev,
 	ret = simaccel_gem_take_host_range(sdev, bo, size);
 	if (ret)
 		goto err_put;
+	simaccel_gem_created(sdev, bo);
 	return bo;
 
 err_put:
@@ -720,6 +734,7 @@ simaccel_userptr_bo_new(struct simaccel_device *sdev, struct simaccel_pin *pin)
 	/* the range is the caller's bytes, not the whole pages around them */
 	bo->dev_addr += pin->offset;
 	bo->size = pin->size;
+	simaccel_gem_created(sdev, bo);
 	return bo;
 }
 

@@ -89,6 +89,7 @@ int simaccel_bo_open(struct drm_gem_object *obj, struct drm_file *file);
 void simaccel_bo_close(struct drm_gem_object *obj, struct drm_file *file);
 int simaccel_gem_take_host_range(struct simaccel_device *sdev,
 				 struct simaccel_bo *bo, u64 size);
+void simaccel_gem_created(struct simaccel_device *sdev, struct simaccel_bo *bo);
 void simaccel_gem_release_range(struct simaccel_device *sdev,
 				struct simaccel_bo *bo);
 int simaccel_mem_info_ioctl(struct drm_device *drm, void *data,

@@ -19,15 +19,24 @@
  * running is signalled with an error (-EIO for a device error, -ETIMEDOUT
  * for no progress), and the rest are written to the ring again from its
  * start. Their memory is released by drm_sched after their fences signal,
- * so never while the device can still reach it.
+ * so never while the device can still reach it. The failed job, the queue's
+ * registers and its ring go to a devcoredump (simaccel_coredump.c).
+ *
+ * Busy time: a job keeps its queue busy from the later of its going on the
+ * ring and the end of the job before it, to its own end (the signalling of
+ * its fence: the device has no clock of its own). The queue's total is the
+ * sum of its jobs', and each file's fdinfo gets its own jobs' share, so the
+ * device's total is at least the sum of any files' (simaccel_sysfs.c).
  */
 #include <drm/drm_managed.h>
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
 
+#include "simaccel_coredump.h"
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
+#include "simaccel_trace.h"
 
 #define SIMACCEL_RING_SIZE	32768
 /* The most bytes a descriptor moves, unthrottled. */
@@ -99,6 +108,12 @@ static const struct dma_fence_ops simaccel_fence_ops = {
 	.get_driver_name = simaccel_fence_driver_name,
 	.get_timeline_name = simaccel_fence_timeline_name,
 };
+
+/* The device's name, for the trace events. */
+static const char *simaccel_hwq_dev(struct simaccel_hwq *hwq)
+{
+	return dev_name(hwq->sdev->drm.dev);
+}
 
 static u32 simaccel_hwq_read(struct simaccel_hwq *hwq, u32 reg)
 {
@@ -245,16 +260,58 @@ static void simaccel_hwq_doorbell(struct simaccel_hwq *hwq)
 	simaccel_hwq_write(hwq, ACCEL_Q_TAIL, hwq->tail);
 }
 
+/* When the oldest job on the ring started keeping the queue busy. */
+static ktime_t simaccel_hwq_busy_since(struct simaccel_hwq *hwq,
+				       struct simaccel_job *job)
+{
+	lockdep_assert_held(&hwq->lock);
+	return max(job->started, hwq->last_done);
+}
+
 static void simaccel_hwq_signal(struct simaccel_hwq *hwq,
 				struct simaccel_job *job, int error)
 {
+	ktime_t now = ktime_get();
+	u64 busy;
+
 	lockdep_assert_held(&hwq->lock);
+	busy = ktime_to_ns(ktime_sub(now, simaccel_hwq_busy_since(hwq, job)));
+	hwq->busy_ns += busy;
+	hwq->last_done = now;
+	simaccel_job_account(job, busy);
 	list_del_init(&job->link);
 	if (!error && job->revoked)
 		error = -ENODEV;
+	trace_simaccel_job_done(simaccel_hwq_dev(hwq), hwq->index, job->base.id,
+				hwq->context, job->seqno, job->ring_first,
+				error, busy);
 	if (error)
 		dma_fence_set_error(job->hw_fence, error);
-	dma_fence_signal_locked(job->hw_fence);
+	dma_fence_signal_timestamp_locked(job->hw_fence, now);
+}
+
+/**
+ * simaccel_hwq_busy_ns - the queue's busy time
+ * @hwq: the queue
+ *
+ * Return: the busy time of its finished jobs and of the one it is on now,
+ * in ns; it never decreases.
+ */
+u64 simaccel_hwq_busy_ns(struct simaccel_hwq *hwq)
+{
+	struct simaccel_job *job;
+	unsigned long flags;
+	u64 busy;
+
+	spin_lock_irqsave(&hwq->lock, flags);
+	busy = hwq->busy_ns;
+	job = list_first_entry_or_null(&hwq->inflight, struct simaccel_job,
+				       link);
+	if (job)
+		busy += ktime_to_ns(ktime_sub(ktime_get(),
+					      simaccel_hwq_busy_since(hwq, job)));
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	return busy;
 }
 
 /* Signal the jobs whose FENCE the device has written. */
@@ -304,6 +361,8 @@ struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 	smp_store_release(&job->hw_fence_live, true);
 	list_add_tail(&job->link, &hwq->inflight);
 	simaccel_hwq_emit_job(hwq, job);
+	trace_simaccel_job_run(simaccel_hwq_dev(hwq), hwq->index, job->base.id,
+			       hwq->context, job->seqno, job->ring_first, 0, 0);
 	simaccel_hwq_doorbell(hwq);
 	spin_unlock_irqrestore(&hwq->lock, flags);
 	simaccel_dbg(hwq->sdev, JOB, "%s: job %llu, %u descriptors\n",
@@ -331,8 +390,10 @@ static bool simaccel_hwq_progressed(struct simaccel_hwq *hwq, u32 status)
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 {
 	struct simaccel_job *job, *guilty;
+	bool dumping, failed = false;
 	unsigned long flags;
-	u32 status;
+	u32 status, requeued = 0;
+	int error;
 
 	spin_lock_irqsave(&hwq->lock, flags);
 	if (hwq->dead) {
@@ -344,21 +405,42 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 	if (list_empty(&hwq->inflight) ||
 	    simaccel_hwq_progressed(hwq, status))
 		goto out;
+	error = status & ACCEL_Q_STATUS_ERROR ? -EIO : -ETIMEDOUT;
+	/* the reset clears the registers */
+	dumping = simaccel_coredump_queue(hwq);
 	simaccel_hwq_stop(hwq);
 	simaccel_hwq_retire(hwq);
 	guilty = list_first_entry_or_null(&hwq->inflight, struct simaccel_job,
 					  link);
 	if (guilty) {
 		drm_warn(&hwq->sdev->drm, "%s: job %llu %s\n", hwq->name,
-			 guilty->seqno, status & ACCEL_Q_STATUS_ERROR ?
+			 guilty->seqno, error == -EIO ?
 			 "failed on the device" : "made no progress");
-		simaccel_hwq_signal(hwq, guilty, status & ACCEL_Q_STATUS_ERROR ?
-				    -EIO : -ETIMEDOUT);
+		if (error == -ETIMEDOUT)
+			trace_simaccel_job_timeout(simaccel_hwq_dev(hwq),
+						   hwq->index, guilty->base.id,
+						   hwq->context, guilty->seqno,
+						   guilty->ring_first, error, 0);
+		if (dumping)
+			simaccel_coredump_job(hwq, guilty, error);
+		failed = true;
+		simaccel_hwq_signal(hwq, guilty, error);
 	}
 	simaccel_hwq_start(hwq);
-	list_for_each_entry(job, &hwq->inflight, link)
+	list_for_each_entry(job, &hwq->inflight, link) {
 		simaccel_hwq_emit_job(hwq, job);
+		requeued++;
+	}
 	simaccel_hwq_doorbell(hwq);
+	trace_simaccel_queue_reset(simaccel_hwq_dev(hwq), hwq->index, error,
+				   requeued);
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	if (dumping && failed)
+		simaccel_coredump_emit(hwq);
+	else if (dumping)
+		simaccel_coredump_cancel(hwq);
+	return true;
+
 out:
 	spin_unlock_irqrestore(&hwq->lock, flags);
 	return true;
@@ -409,12 +491,17 @@ static irqreturn_t simaccel_error_irq(int irq, void *arg)
 	simaccel_write(sdev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_ERROR);
 	for (q = 0; q < sdev->num_queues; q++) {
 		struct simaccel_hwq *hwq = &sdev->hwqs[q];
+		u32 status = simaccel_hwq_read(hwq, ACCEL_Q_STATUS);
+		u32 error, desc;
 
-		if (simaccel_hwq_read(hwq, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_ERROR) {
-			simaccel_dbg(sdev, IRQ, "%s halted, error %u\n", hwq->name,
-				     simaccel_hwq_read(hwq, ACCEL_Q_ERROR));
-			drm_sched_fault(&hwq->sched);
-		}
+		if (!(status & ACCEL_Q_STATUS_ERROR))
+			continue;
+		error = simaccel_hwq_read(hwq, ACCEL_Q_ERROR);
+		desc = simaccel_hwq_read(hwq, ACCEL_Q_ERROR_DESC);
+		simaccel_dbg(sdev, IRQ, "%s halted, error %u\n", hwq->name, error);
+		trace_simaccel_fault(simaccel_hwq_dev(hwq), hwq->index, status,
+				     error, desc);
+		drm_sched_fault(&hwq->sched);
 	}
 	return IRQ_HANDLED;
 }
@@ -466,6 +553,9 @@ static int simaccel_hwq_init_one(struct simaccel_device *sdev,
 					&hwq->done_dma, GFP_KERNEL);
 	if (!hwq->ring || !hwq->done)
 		return -ENOMEM;
+	ret = simaccel_coredump_init(hwq);
+	if (ret)
+		return ret;
 	ret = drm_sched_init(&hwq->sched, &simaccel_sched_ops, NULL,
 			     DRM_SCHED_PRIORITY_COUNT, hwq->ring_size - 1, 0,
 			     msecs_to_jiffies(max(simaccel_job_timeout_ms, 10U)), NULL,

@@ -12,6 +12,7 @@
 #include "simaccel_drv.h"
 
 struct simaccel_bo;
+struct simaccel_coredump;
 struct simaccel_job;
 
 /**
@@ -33,6 +34,11 @@ struct simaccel_job;
  * @inflight: jobs on the ring, in ring order
  * @last_completed: ACCEL_Q_COMPLETED at the last time-out check
  * @dead: the device is gone: nothing more reaches the ring
+ * @busy_ns: the time its jobs kept it busy, summed as each one's fence
+ *	signals: from the later of the job's going on the ring and the end of
+ *	the job before it, to its own end; idle time is not in it
+ * @last_done: when the last job's fence signalled
+ * @dump: its devcoredump's snapshot (simaccel_coredump.c)
  * @name: for the scheduler and the interrupt
  */
 struct simaccel_hwq {
@@ -52,6 +58,9 @@ struct simaccel_hwq {
 	struct list_head inflight;
 	u64 last_completed;
 	bool dead;
+	u64 busy_ns;
+	ktime_t last_done;
+	struct simaccel_coredump *dump;
 	char name[24];
 };
 
@@ -65,6 +74,7 @@ int simaccel_irq_init(struct simaccel_device *sdev);
 struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 				   struct simaccel_job *job);
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq);
+u64 simaccel_hwq_busy_ns(struct simaccel_hwq *hwq);
 void simaccel_hwq_kill_all(struct simaccel_device *sdev);
 void simaccel_hwq_revoke_import(struct simaccel_device *sdev,
 				struct simaccel_bo *bo);

@@ -43,6 +43,7 @@
 #include "simaccel_job.h"
 #include "simaccel_pin.h"
 #include "simaccel_prime.h"
+#include "simaccel_trace.h"
 
 /**
  * struct simaccel_queue - a user queue
@@ -60,6 +61,7 @@
  * @recent: the last DRM_SIMACCEL_QUEUE_FAILURES of them, a ring; the
  *	newest is at (@failed - 1) % DRM_SIMACCEL_QUEUE_FAILURES
  * @sdev: its device
+ * @handle: its handle in its file, for the trace events
  * @drain_work: destroys @entity once its jobs reached the hardware, after
  *	its file let go of it (simaccel_drain_wq)
  */
@@ -77,6 +79,7 @@ struct simaccel_queue {
 	u64 failed;
 	struct drm_simaccel_failure recent[DRM_SIMACCEL_QUEUE_FAILURES];
 	struct simaccel_device *sdev;
+	u32 handle;
 	struct work_struct drain_work;
 };
 
@@ -107,6 +110,9 @@ struct simaccel_job_res {
 	bool canceled;
 	atomic_t error_recorded;
 };
+
+/* What a descriptor costs beyond its bytes, in bytes: the device's work to fetch it. */
+#define SIMACCEL_DESC_COST	SZ_4K
 
 /* One side of an operation, resolved. */
 struct simaccel_side {
@@ -309,15 +315,29 @@ static struct simaccel_job_res *simaccel_res_new(struct simaccel_device *sdev,
 	return res;
 }
 
-/* The time a job that ran spent on the hardware, for its file's fdinfo. */
-static void simaccel_job_account(struct simaccel_job *job)
+/**
+ * simaccel_job_account - count a job's busy time in its file's fdinfo
+ * @job: a job whose hardware fence is signalling
+ * @ns: the time it kept its hardware queue busy (simaccel_hwq.c)
+ *
+ * The kernel's clearings count in no file's.
+ */
+void simaccel_job_account(struct simaccel_job *job, u64 ns)
 {
-	struct dma_fence *hw = job->hw_fence;
+	if (job->queue)
+		atomic64_add(ns, &job->queue->usage->busy_ns);
+}
 
-	if (!job->queue || !job->hw_fence_live || !dma_fence_is_signaled(hw))
-		return;
-	atomic64_add(ktime_to_ns(ktime_sub(hw->timestamp, job->started)),
-		     &job->queue->usage->busy_ns);
+/* The handle of @job's user queue, 0 for the kernel's clearing. */
+u32 simaccel_job_queue_handle(const struct simaccel_job *job)
+{
+	return job->queue ? job->queue->handle : 0;
+}
+
+/* The bytes its descriptors move: its cost less theirs and its FENCE's. */
+static u64 simaccel_job_bytes(const struct simaccel_job *job)
+{
+	return job->cost - (job->ndesc + 1ULL) * SIMACCEL_DESC_COST;
 }
 
 /*
@@ -515,6 +535,10 @@ static void simaccel_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 	simaccel_job_record_error(job, fence->error);
 	if (job->queue)		/* a clearing is counted from its push */
 		simaccel_settle_begin(job);
+	else if (job->last)	/* its jobs end in order: the entity's */
+		trace_simaccel_clear_end(dev_name(job->sdev->drm.dev),
+					 job->res->bos[0]->dev_addr,
+					 job->res->bos[0]->size, 0, fence->error);
 	queue_work(simaccel_wq, &job->done_work);
 }
 
@@ -658,8 +682,6 @@ simaccel_timedout_job(struct drm_sched_job *sched_job)
 
 static void simaccel_free_job(struct drm_sched_job *sched_job)
 {
-	/* before the cleanup drops the scheduler's fences */
-	simaccel_job_account(to_simaccel_job(sched_job));
 	drm_sched_job_cleanup(sched_job);
 	simaccel_job_put(to_simaccel_job(sched_job));
 }
@@ -892,9 +914,6 @@ static void simaccel_batch_abort(struct simaccel_batch *batch)
 	kfree(batch->all);
 }
 
-/* What a descriptor costs beyond its bytes, in bytes: the device's work to fetch it. */
-#define SIMACCEL_DESC_COST	SZ_4K
-
 /*
  * How many of the @n descriptors at @descs the next job takes: about
  * @slice bytes, one descriptor at least, DRM_SIMACCEL_MAX_DESCS at most.
@@ -1021,6 +1040,23 @@ static int simaccel_batch_add_deps(struct simaccel_batch *batch,
 }
 
 /*
+ * After drm_sched_job_arm(), which chose its scheduler, whose count gave
+ * the job its id, and its fences.
+ */
+static void simaccel_job_trace_submit(struct simaccel_job *job)
+{
+	struct dma_fence *finished = &job->base.s_fence->finished;
+
+	trace_simaccel_job_submit(dev_name(job->sdev->drm.dev),
+				  to_simaccel_hwq(job->base.sched)->index,
+				  job->usage->client_id,
+				  simaccel_job_queue_handle(job),
+				  job->submission, job->base.id,
+				  finished->context, finished->seqno,
+				  job->ndesc, simaccel_job_bytes(job));
+}
+
+/*
  * Arm and push the batch, whose caller holds the entity's ordering lock;
  * the jobs belong to the scheduler after this. Returns the fence of them
  * all, referenced: the job's, or an array of the jobs' that signals when
@@ -1035,14 +1071,16 @@ static struct dma_fence *simaccel_batch_push(struct simaccel_batch *batch,
 	for (i = 0; i < batch->count; i++) {
 		struct simaccel_job *job = batch->jobs[i];
 
+		job->last = i == batch->count - 1;
 		if (queue) {
 			kref_get(&queue->ref);
 			job->queue = queue;
 			job->submission = queue->submitted + 1;
 			/* drm_sched frees jobs in order: the last goes last */
-			job->holds_slot = i == batch->count - 1;
+			job->holds_slot = job->last;
 		}
 		drm_sched_job_arm(&job->base);
+		simaccel_job_trace_submit(job);
 		set_bit(DRM_SCHED_FENCE_DONT_PIPELINE,
 			&job->base.s_fence->finished.flags);
 		if (batch->fences)
@@ -1107,6 +1145,8 @@ struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
 	if (ret)
 		return ERR_PTR(ret);
 	mutex_lock(&sdev->clear_lock);
+	trace_simaccel_clear_begin(dev_name(sdev->drm.dev), bo->dev_addr,
+				   bo->size, batch.count, 0);
 	done = simaccel_batch_push(&batch, NULL);
 	mutex_unlock(&sdev->clear_lock);
 	return done;
@@ -1253,6 +1293,8 @@ int simaccel_queue_create_ioctl(struct drm_device *drm, void *data,
 	ret = xa_alloc_cyclic(&sfile->queues, &args->handle, queue,
 			      XA_LIMIT(1, U32_MAX), &sfile->next_queue,
 			      GFP_KERNEL_ACCOUNT);
+	if (ret >= 0)
+		queue->handle = args->handle;
 	mutex_unlock(&sfile->lock);
 	if (ret < 0) {
 		simaccel_queue_destroy(queue, simaccel_queue_deadline());

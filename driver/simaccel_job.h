@@ -35,6 +35,7 @@ struct simaccel_queue;
  * @seqno: @hw_fence's seqno
  * @started: when it went on the ring (the last time)
  * @submission: the seqno of its submission in its queue
+ * @last: the last job of its submission or clearing
  * @holds_slot: its release frees its submission's slot in its queue
  * @reached_peers: it went to the hardware with the peers' VRAM in @res,
  *	whose removal waits for its fence (simaccel_prime_bo_reach())
@@ -67,6 +68,7 @@ struct simaccel_job {
 	u64 seqno;
 	ktime_t started;
 	u64 submission;
+	bool last;
 	bool holds_slot;
 	bool reached_peers;
 	u64 ring_first;
@@ -91,6 +93,8 @@ struct simaccel_usage *simaccel_usage_new(struct simaccel_device *sdev);
 void simaccel_usage_put(struct simaccel_usage *usage);
 void simaccel_job_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 void simaccel_job_file_fini(struct simaccel_file *sfile);
+void simaccel_job_account(struct simaccel_job *job, u64 ns);
+u32 simaccel_job_queue_handle(const struct simaccel_job *job);
 bool simaccel_job_reaches(struct simaccel_job *job, struct simaccel_bo *bo);
 bool simaccel_job_reaches_revoked(struct simaccel_job *job);
 void simaccel_job_revoked(struct simaccel_job *job);

@@ -456,5 +456,6 @@ simaccel_prime_import_sg_table(struct drm_device *drm,
 	}
 	simaccel_dma_track(to_simaccel(drm), &bo->dma,
 			   simaccel_imported_bo_unmap);
+	simaccel_gem_created(to_simaccel(drm), bo);
 	return &bo->base.base;
 }

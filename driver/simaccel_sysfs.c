@@ -5,10 +5,18 @@
  * tools that show the device as a whole; each file's own usage is in its
  * DRM fdinfo. The attributes go with the binding. vram_limit_per_user is
  * the administrator's (simaccel_quota.c).
+ *
+ * busy_time_us is the copy engine's busy time since the binding, as ivpu's
+ * npu_busy_time_us: the sum over the hardware queues, each counting from
+ * the later of a job's going on its ring and the end of the job before it
+ * to the job's end (simaccel_hwq.c), the running job included. fdinfo's
+ * drm-engine-copy is a file's share of the same sum: the device's total
+ * is at least the sum of its files', and never decreases.
  */
 #include <linux/device.h>
 #include <linux/sysfs.h>
 
+#include "simaccel_hwq.h"
 #include "simaccel_sysfs.h"
 
 static struct simaccel_device *to_sdev(struct device *dev)
@@ -39,6 +47,19 @@ static ssize_t host_pinned_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(host_pinned);
 
+static ssize_t busy_time_us_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct simaccel_device *sdev = to_sdev(dev);
+	u64 busy = 0;
+	u32 q;
+
+	for (q = 0; q < sdev->num_queues; q++)
+		busy += simaccel_hwq_busy_ns(&sdev->hwqs[q]);
+	return sysfs_emit(buf, "%llu\n", div_u64(busy, NSEC_PER_USEC));
+}
+static DEVICE_ATTR_RO(busy_time_us);
+
 /* root's, to change at any time: see simaccel_quota.c */
 static ssize_t vram_limit_per_user_show(struct device *dev,
 					struct device_attribute *attr, char *buf)
@@ -65,6 +86,7 @@ static struct attribute *simaccel_attrs[] = {
 	&dev_attr_vram_total.attr,
 	&dev_attr_vram_used.attr,
 	&dev_attr_host_pinned.attr,
+	&dev_attr_busy_time_us.attr,
 	&dev_attr_vram_limit_per_user.attr,
 	NULL,
 };

@@ -68,7 +68,8 @@ lib_fuzz_arrays_only_args=(--seed "$seed" --programs 1000 --ops 200
 			   --only array,mem,map,sync,misuse,p2p
 			   ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
 kselftests=(--file "$T/simaccel_test" --file "$T/simaccel_job_test"
-	    --file "$T/simaccel_share_test" --file "$T/simaccel_fence_test")
+	    --file "$T/simaccel_share_test" --file "$T/simaccel_fence_test"
+	    --file "$T/simaccel_trace_test")
 lib_files=(--file "$T/accel_lib_test.static:/opt/accel/accel_lib_test"
 	   --file "$T/lib_fuzz.static:/opt/accel/lib_fuzz")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
@@ -104,7 +105,7 @@ vm_iommu() {
 	run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 		--hung-task 10 --timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
 		./simaccel_test ./simaccel_job_test ./simaccel_share_test \
-		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
+		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" ./simaccel_trace_test \
 		"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 }
 
@@ -128,7 +129,8 @@ vm_two_devices() {
 	run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 "${kselftests[@]}" \
 		"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
 		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
-		./simaccel_job_test "SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
+		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_job_test" \
+		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" ./simaccel_trace_test \
 		./module_cycle.sh ./accel_smi_test.sh \
 		"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 		"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \

@@ -151,32 +151,6 @@ static bool module_refused_unload(void)
 	       errno == EWOULDBLOCK;
 }
 
-/* The unload goes through once the last fence's free has run (RCU). */
-static int unload_module(void)
-{
-	for (int i = 0; i < 100; i++) {
-		if (!syscall(SYS_delete_module, "simaccel", O_NONBLOCK))
-			return 0;
-		if (errno != EWOULDBLOCK)
-			return -errno;
-		usleep(50000);
-	}
-	return -EWOULDBLOCK;
-}
-
-static int load_module(const char *ko)
-{
-	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	for (int i = 0; !ret && access("/sys/bus/pci/drivers/simaccel/module", F_OK) && i < 100; i++)
-		usleep(50000);
-	return ret;
-}
-
 TEST(signalled_jobs_sync_file_outlives_the_device)
 {
 	struct sync_fence_info info;

@@ -28,6 +28,13 @@
  *   other files' jobs are slow on the same hardware queue; fdinfo shows
  *   the buffers of a running job as active;
  * - fdinfo's drm-engine-copy counts each file's own jobs' engine time;
+ * - sysfs busy_time_us grows by at least a job's drm-engine-copy, not while
+ *   the device is idle, never decreases while jobs run, and is at least
+ *   the sum of the files' drm-engine-copy;
+ * - a device fault and a time-out leave a devcoredump (root's only) that
+ *   names the queue, its registers, the failed job and its descriptors,
+ *   dismissed by a write; one pending outlives unbind (and the module's
+ *   unload, with SIMACCEL_KO naming the module to load again);
  * - unbinding the device with jobs queued fails them (or lets them finish)
  *   and every file operation afterwards is safe, and does not wait for a
  *   BO_CREATE waiting on full VRAM for clearings behind another user's
@@ -57,6 +64,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -677,6 +685,282 @@ TEST(a_stalled_job_times_out_and_its_queue_goes_on)
 	munmap(m, 8192);
 	close(fd);
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+#define DEVCD		"/sys/class/devcoredump"
+
+/* Dismiss every pending devcoredump: a write to its data frees it. */
+static void dismiss_coredumps(void)
+{
+	DIR *d = opendir(DEVCD);
+	struct dirent *e;
+	char path[300];
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "devcd", 5))
+			continue;
+		snprintf(path, sizeof(path), DEVCD "/%.63s/data", e->d_name);
+		write_file(path, "1");
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The folder of the devcoredump of the device at @addr, if there is one. */
+static bool find_coredump(const char *addr, char *dir, size_t len)
+{
+	DIR *d = opendir(DEVCD);
+	char link[300], target[512];
+	struct dirent *e;
+	bool found = false;
+	ssize_t n;
+
+	while (!found && d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "devcd", 5))
+			continue;
+		snprintf(link, sizeof(link), DEVCD "/%.63s/failing_device", e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = 0;
+		found = !strcmp(strrchr(target, '/') + 1, addr);
+		if (found)
+			snprintf(dir, len, DEVCD "/%.63s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * Dismiss the dumps until the device at @addr has none: devcoredump frees
+ * a dismissed dump in a work item, and an earlier test's failure may have
+ * just written one (the recovery writes it after the job's fence).
+ */
+static bool no_coredump(const char *addr)
+{
+	char dir[256];
+
+	for (int i = 0; i < 40; i++) {
+		dismiss_coredumps();
+		usleep(50000);
+		if (!find_coredump(addr, dir, sizeof(dir)))
+			return true;
+	}
+	return false;
+}
+
+/* The same, waited for: the recovery writes it after the job's fence. */
+static bool wait_coredump(const char *addr, char *dir, size_t len)
+{
+	for (int i = 0; i < 40; i++) {
+		if (find_coredump(addr, dir, len))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/* The text of the devcoredump in @dir, NUL-terminated; NULL if unreadable. */
+static char *read_coredump(const char *dir)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	return read_text(path, 65536);
+}
+
+/* Write to the dump in @dir, which frees it: whether it went. */
+static bool dismiss_coredump(const char *dir)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	if (write_file(path, "1"))
+		return false;
+	for (int i = 0; i < 20; i++) {
+		if (access(dir, F_OK))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/* A register's value in a dump ("STATUS: 0xb"); -1 if absent. */
+static long long dump_value(const char *text, const char *key)
+{
+	char tag[64];
+	const char *p;
+
+	snprintf(tag, sizeof(tag), "\n%s: ", key);
+	p = strstr(text, tag);
+	return p ? strtoll(p + strlen(tag), NULL, 0) : -1;
+}
+
+TEST_F(job, a_device_fault_leaves_a_coredump_of_the_queue_and_the_job)
+{
+	struct drm_simaccel_op op = {
+		.op = DRM_SIMACCEL_OP_FILL, .src = 0x77, .size = 4096,
+	};
+	struct drm_simaccel_submit s = {
+		.queue = self->queue, .flags = DRM_SIMACCEL_SUBMIT_WAIT,
+		.ops = (uintptr_t)&op, .op_count = 1,
+	};
+	char addr[64], dir[256], path[300], want[256], client[32];
+	struct drm_simaccel_bo_create v;
+	char *text, *again;
+	struct stat st;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	EXPECT_NE(1, read_number(DEVCD "/disabled"));
+	ASSERT_TRUE(fdinfo(self->fd, "drm-client-id", client, sizeof(client)));
+	ASSERT_EQ(0, bo_create(self->fd, 8192, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
+			    v.dev_addr, 1, 1));
+	ASSERT_TRUE(no_coredump(addr));
+	op.dst = v.dev_addr + 4096;
+	ASSERT_EQ(0, inject_all("1"));
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
+	EXPECT_EQ(EIO, errno);
+	ASSERT_EQ(0, inject_all("0"));
+	ASSERT_TRUE(wait_coredump(addr, dir, sizeof(dir)));
+
+	/* root's alone, as devcoredump makes it */
+	snprintf(path, sizeof(path), "%s/data", dir);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	EXPECT_EQ(0, st.st_uid);
+
+	text = read_coredump(dir);
+	ASSERT_NE(NULL, text);
+	EXPECT_EQ(0, strncmp(text, "simaccel devcoredump 1\n", 23));
+	snprintf(want, sizeof(want), "\ndevice: %s\n", addr);
+	EXPECT_NE(NULL, strstr(text, want));
+	EXPECT_NE(NULL, strstr(text, "\nreason: device error\n"));
+	snprintf(want, sizeof(want), "\nqueue: %lld %s-q%lld\n",
+		 dump_value(text, "queue"), addr, dump_value(text, "queue"));
+	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("no %s in:\n%s", want, text);
+	/* the device's error state, before the reset cleared it */
+	EXPECT_EQ(ACCEL_ERR_INJECTED, dump_value(text, "ERROR"));
+	EXPECT_TRUE(dump_value(text, "STATUS") & ACCEL_Q_STATUS_ERROR);
+	EXPECT_TRUE(dump_value(text, "DEV_STATUS") & ACCEL_DEV_STATUS_ERROR);
+	/* the job: this file's, this queue's, this submission */
+	EXPECT_EQ(-EIO, dump_value(text, "error"));
+	EXPECT_EQ(strtoll(client, NULL, 10), dump_value(text, "client"));
+	EXPECT_EQ(self->queue, dump_value(text, "user_queue"));
+	EXPECT_EQ(s.seqno, dump_value(text, "submission"));
+	EXPECT_EQ(1, dump_value(text, "descriptors"));
+	snprintf(want, sizeof(want), "FILL  flags=%#x src=0x77 dst=%#llx len=4096\n",
+		 ACCEL_DESC_DST_VRAM,
+		 (unsigned long long)(v.dev_addr + 4096 - DRM_SIMACCEL_VRAM_BASE));
+	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("no %s in:\n%s", want, text);
+	/* the ring shows where the device stopped: the same descriptor */
+	EXPECT_NE(NULL, strstr(text, "len=4096 <- HEAD\n"));
+
+	/* while it is pending, the next failure writes none */
+	ASSERT_EQ(0, inject_all("1"));
+	EXPECT_EQ(-EIO, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
+			       v.dev_addr, 3, 1));
+	ASSERT_EQ(0, inject_all("0"));
+	usleep(200000);
+	again = read_coredump(dir);
+	ASSERT_NE(NULL, again);
+	EXPECT_STREQ(text, again);
+	free(again);
+	free(text);
+	EXPECT_TRUE(dismiss_coredump(dir));
+}
+
+TEST(a_timed_out_job_leaves_a_coredump)
+{
+	struct drm_simaccel_op op = {
+		.op = DRM_SIMACCEL_OP_FILL, .src = 2, .size = 1,
+	};
+	struct drm_simaccel_submit s = {
+		.flags = DRM_SIMACCEL_SUBMIT_WAIT, .ops = (uintptr_t)&op,
+		.op_count = 1,
+	};
+	struct drm_simaccel_bo_create v;
+	char addr[64], dir[256];
+	char *text;
+	int fd;
+
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &s.queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, run_op(fd, s.queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 1));
+	ASSERT_TRUE(no_coredump(addr));
+	op.dst = v.dev_addr;
+	ASSERT_EQ(0, inject_all("0x10000"));
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	ASSERT_EQ(0, inject_all("0"));
+	ASSERT_TRUE(wait_coredump(addr, dir, sizeof(dir)));
+	text = read_coredump(dir);
+	ASSERT_NE(NULL, text);
+	EXPECT_NE(NULL, strstr(text, "\nreason: time-out\n"));
+	EXPECT_EQ(-ETIMEDOUT, dump_value(text, "error"));
+	EXPECT_TRUE(dump_value(text, "STATUS") & ACCEL_Q_STATUS_STALLED);
+	EXPECT_EQ(0, dump_value(text, "ERROR"));
+	EXPECT_EQ(s.queue, dump_value(text, "user_queue"));
+	EXPECT_EQ(s.seqno, dump_value(text, "submission"));
+	EXPECT_NE(NULL, strstr(text, "len=1 <- HEAD\n")) TH_LOG("%s", text);
+	free(text);
+	EXPECT_TRUE(dismiss_coredump(dir));
+	close(fd);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+/*
+ * A dump is devcoredump's: it outlives the binding, and the module
+ * (SIMACCEL_KO), whose code it does not use; the VM's run fails on a
+ * warning either gives.
+ */
+TEST(a_pending_coredump_outlives_unbind_and_the_module)
+{
+	const char *ko = getenv("SIMACCEL_KO");
+	struct drm_simaccel_bo_create v;
+	char addr[64], dir[256], *text;
+	uint32_t queue;
+	int fd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 1, 1));
+	ASSERT_TRUE(no_coredump(addr));
+	ASSERT_EQ(0, inject_all("1"));
+	EXPECT_EQ(-EIO, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 1));
+	ASSERT_EQ(0, inject_all("0"));
+	close(fd);
+	ASSERT_TRUE(wait_coredump(addr, dir, sizeof(dir)));
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
+	if (ko) {
+		EXPECT_EQ(0, unload_module());
+	}
+	text = read_coredump(dir);
+	ASSERT_NE(NULL, text);
+	EXPECT_NE(NULL, strstr(text, "\nreason: device error\n"));
+	free(text);
+	if (ko) {
+		ASSERT_EQ(0, load_module(ko));
+	} else {
+		ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	}
+	/* still the one from before: a pending dump is not replaced */
+	EXPECT_TRUE(find_coredump(addr, dir, sizeof(dir)));
+	EXPECT_TRUE(dismiss_coredump(dir));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	EXPECT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 3, 1));
+	close(fd);
 }
 
 static sigjmp_buf bus_jump;
@@ -1916,6 +2200,110 @@ TEST_F(job, fdinfo_counts_each_files_engine_time)
 	EXPECT_LT(before + 100000, fdinfo_num(self->fd, "drm-engine-copy"));
 	EXPECT_EQ(0, fdinfo_num(fd2, "drm-engine-copy"));
 	close(fd2);
+}
+
+/* The device's busy time in ns, from sysfs's microseconds. */
+static long long busy_ns(void)
+{
+	return device_total("busy_time_us") * 1000;
+}
+
+/*
+ * busy_time_us: the device's busy time grows by at least what a job adds
+ * to its file's drm-engine-copy, and not while the device is idle.
+ */
+TEST_F(job, busy_time_grows_by_each_jobs_engine_time_and_not_while_idle)
+{
+	const size_t len = 16 * MIB;
+	struct drm_simaccel_bo_create a, b;
+	long long busy0, busy1, idle0, idle1, engine0, engine1;
+
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_VRAM, &a));
+	ASSERT_EQ(0, bo_create(self->fd, len, DRM_SIMACCEL_BO_HOST, &b));
+	ASSERT_EQ(0, settle(self->fd));
+	busy0 = busy_ns();
+	engine0 = fdinfo_num(self->fd, "drm-engine-copy");
+	ASSERT_LE(0, busy0);
+	ASSERT_EQ(0, copy(self->fd, self->queue, a.dev_addr, b.dev_addr, len));
+	busy1 = busy_ns();
+	engine1 = fdinfo_num(self->fd, "drm-engine-copy");
+	/* a 16 MiB copy takes more than 100 us anywhere */
+	EXPECT_LT(100000, engine1 - engine0);
+	/* both in ns; the microseconds' rounding takes up to 1 us off */
+	EXPECT_LE(busy0 + engine1 - engine0, busy1 + 1000)
+		TH_LOG("busy %lld -> %lld ns, the job's engine time %lld ns",
+		       busy0, busy1, engine1 - engine0);
+	ASSERT_EQ(0, settle(self->fd));
+	idle0 = busy_ns();
+	usleep(300000);
+	idle1 = busy_ns();
+	EXPECT_EQ(idle0, idle1);
+	EXPECT_LE(busy1, idle0);
+}
+
+/* Whether @fd's queue @queue has finished what was submitted to it. */
+static int wait_queue(int fd, uint32_t queue)
+{
+	return submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, NULL, 0, NULL, 0, NULL);
+}
+
+/*
+ * A new binding's busy_time_us is its files' drm-engine-copy and its own
+ * clearings': once the clearings are over, it grows by at least the sum of
+ * what two files' jobs add to theirs, and it never goes back, sampled
+ * while those jobs queue up on the rings.
+ */
+TEST(busy_time_is_at_least_its_files_and_never_decreases)
+{
+	const size_t len = 32 * MIB;
+	struct drm_simaccel_bo_create a[2], b[2];
+	long long base, prev, now, files;
+	uint32_t queue[2];
+	int fd[2], decreases = 0;
+
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+	for (int f = 0; f < 2; f++) {
+		fd[f] = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd[f]);
+		ASSERT_EQ(0, queue_create(fd[f], &queue[f]));
+		ASSERT_EQ(0, bo_create(fd[f], len, DRM_SIMACCEL_BO_VRAM, &a[f]));
+		ASSERT_EQ(0, bo_create(fd[f], len, DRM_SIMACCEL_BO_HOST, &b[f]));
+		/* the clearings count in the device's total, in no file's */
+		ASSERT_EQ(0, settle(fd[f]));
+	}
+	base = prev = busy_ns();
+	ASSERT_LE(0, prev);
+	for (int i = 0; i < 4; i++)
+		for (int f = 0; f < 2; f++) {
+			struct drm_simaccel_op op = {
+				.op = DRM_SIMACCEL_OP_COPY, .dst = a[f].dev_addr,
+				.src = b[f].dev_addr, .size = len,
+			};
+
+			ASSERT_EQ(0, submit(fd[f], queue[f], 0, &op, 1, NULL, 0, NULL));
+		}
+	for (int i = 0; i < 200; i++) {
+		now = busy_ns();
+		if (now < prev)
+			decreases++;
+		prev = now;
+		usleep(1000);
+	}
+	EXPECT_EQ(0, decreases);
+	for (int f = 0; f < 2; f++) {
+		ASSERT_EQ(0, wait_queue(fd[f], queue[f]));
+		ASSERT_EQ(0, settle(fd[f]));
+	}
+	now = busy_ns();
+	EXPECT_LE(prev, now);
+	files = fdinfo_num(fd[0], "drm-engine-copy") +
+		fdinfo_num(fd[1], "drm-engine-copy");
+	EXPECT_LT(0, files);
+	/* what the device did since: these jobs alone */
+	EXPECT_LE(files, now - base + 1000)
+		TH_LOG("files %lld ns, device %lld ns since", files, now - base);
+	for (int f = 0; f < 2; f++)
+		close(fd[f]);
 }
 
 /* Jobs of one queue run in submission order, without waits between them. */

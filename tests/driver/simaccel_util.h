@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -355,6 +356,26 @@ static inline int settle(int fd)
 	return -ETIME;
 }
 
+/* Up to @max bytes of the file at @path, NUL-terminated, malloc'd; NULL if unreadable. */
+static inline char *read_text(const char *path, size_t max)
+{
+	char *buf = calloc(1, max + 1);
+	int fd = open(path, O_RDONLY);
+	size_t len = 0;
+	ssize_t n;
+
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (len < max && (n = read(fd, buf + len, max - len)) > 0)
+		len += n;
+	close(fd);
+	return buf;
+}
+
 /* A device total from sysfs (vram_used, host_pinned, ...); -1 if absent. */
 /* The number in the file at @path; -1 if it cannot be opened. */
 static inline long long read_number(const char *path)
@@ -557,6 +578,36 @@ static inline void kill_child(pid_t pid)
 {
 	if (pid > 0 && !kill(pid, SIGKILL))
 		waitpid(pid, NULL, 0);
+}
+
+/*
+ * Unload simaccel.ko: the unload goes through once the last fence's free
+ * has run (RCU).
+ */
+static inline int unload_module(void)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!syscall(SYS_delete_module, "simaccel", O_NONBLOCK))
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		usleep(50000);
+	}
+	return -EWOULDBLOCK;
+}
+
+/* Load the module at @ko; it binds the devices. */
+static inline int load_module(const char *ko)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	for (int i = 0; !ret && access("/sys/bus/pci/drivers/simaccel/module", F_OK) && i < 100; i++)
+		usleep(50000);
+	return ret;
 }
 
 #endif /* SIMACCEL_UTIL_H */
