@@ -52,6 +52,9 @@ check "-q names the driver's version" grep -q "Driver                    : drive
 check "-q shows the VRAM BAR" grep -q "BAR2 .*256 MiB, 64-bit, prefetchable" query.txt
 check "-q shows the PCIe link" grep -q "PCIe link             : [0-9.]*GT/s x[0-9]" query.txt
 check "-q shows the node" has "Node                  : /dev/accel/accel1" query.txt
+check "-q shows the copy engines' busy time" grep -q "Busy time             : [0-9]* ms" query.txt
+check "-q shows the PCI power state" grep -q "Power state           : D0 (runtime PM: [a-z]*)" query.txt
+check "--json has the busy time" grep -q '"busy_time_us": [0-9]*, "power_state": "D0"' json.txt
 check "-q shows the holder, its dup'ed fds as one client" \
 	grep -q "PID $holder .*hold_device, VRAM 4 MiB, system memory 12 KiB, 1 DRM client," query.txt
 check "--json has both devices bound" [ "$(grep -o '"kernel_driver": "simaccel"' json.txt | wc -l)" -eq 2 ]
@@ -80,16 +83,31 @@ check "--query-gpu gives accel1's figures" \
 check "--query-gpu gives accel0's figures" \
 	has "^0, $bdf0, simaccel, accel0, 256 MiB, 0 MiB, 256 MiB, \[N/A\], 0\$" csv.txt
 check "-l 0.2 -c 2 prints the table twice" [ "$(grep -c '^Processes:' loop.txt)" -eq 2 ]
-# under load: load_test's processes copy on both devices for 8 s (its
-# start takes a while under TCG), and dmon and pmon, a second each from
-# 2 s on, see the copy engines busy
-ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 8 --procs 2 --threads 2 >load.txt 2>&1 &
+# under load: load_test's processes copy on both devices for 15 s, and
+# pmon and dmon, over the same second once its two workers have the
+# devices open, see the copy engines busy (under TCG on a busy host, each
+# accel-smi run may take seconds: the load outlasts them)
+ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 15 --procs 2 --threads 2 >load.txt 2>&1 &
 loader=$!
-sleep 2
+workers_open() {	# load_test processes with a simaccel file open: 2 or more
+	local n=0 comm
+
+	for comm in /proc/[0-9]*/comm; do
+		[ "$(cat "$comm" 2>/dev/null)" = load_test ] || continue
+		grep -qs '^drm-driver:.*simaccel' "${comm%comm}"fdinfo/* && n=$((n + 1))
+	done
+	[ $n -ge 2 ]
+}
+for _ in $(seq 50); do workers_open && break; sleep 0.2; done
+./accel-smi pmon -d 1 -c 1 >pmon.txt &
 ./accel-smi dmon -d 1 -c 1 >dmon.txt
-./accel-smi pmon -d 1 -c 1 >pmon.txt
+wait $!
 wait "$loader"
 check "is checked against a load_test that passes" [ $? -eq 0 ]
+./accel-smi --query-gpu=index,busy_time,power.state --format=csv,noheader,nounits >busy.txt
+cat busy.txt
+check "--query-gpu: both devices' busy time grew under load, in D0" \
+	[ "$(grep -Ec '^[01], [1-9][0-9]*, D0$' busy.txt)" -eq 2 ]
 sed "s/^/load_test said: /" load.txt   # its "ok:" is not this test's
 cat dmon.txt pmon.txt
 check "dmon sees both copy engines busy under load" \

@@ -88,6 +88,9 @@ struct smi_dev {
 	bool bound;
 	char node[16];			/* "accel0", "renderD128", "" if unknown */
 	uint64_t vram_total, vram_used, vram_free, host_pinned;
+	uint64_t busy_time_us;		/* the copy engines', since probe */
+	char power_state[16];		/* the PCI core's: "D0", "D3hot"; "" if unknown */
+	char runtime_pm[16];		/* "active", "suspended"...; "" if unknown */
 
 	/* from DRM fdinfo: the driver's name; "" if no client was seen */
 	char drm_driver[32];

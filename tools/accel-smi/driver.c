@@ -24,6 +24,16 @@ static uint64_t read_u64(const char *dir, const char *name)
 	       strtoull(line, NULL, 0) : 0;
 }
 
+/* The first line of @dir/@name into @buf, "" if there is none. */
+static void read_word(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!smi_read_line(path, buf, len))
+		buf[0] = '\0';
+}
+
 /* The PCI address an accel node's "device" link points to, "" if none. */
 static void node_bdf(const char *node, char *bdf, size_t len)
 {
@@ -77,6 +87,10 @@ static void read_device_totals(struct smi_dev *d)
 	d->vram_free = d->vram_total > d->vram_used ?
 		       d->vram_total - d->vram_used : 0;
 	d->host_pinned = read_u64(dir, "host_pinned");
+	d->busy_time_us = read_u64(dir, "busy_time_us");
+	read_word(dir, "power_state", d->power_state, sizeof(d->power_state));
+	read_word(dir, "power/runtime_status", d->runtime_pm,
+		  sizeof(d->runtime_pm));
 }
 
 void smi_read_driver(struct smi_state *s)

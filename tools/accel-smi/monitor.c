@@ -186,6 +186,18 @@ static bool field_util(const struct smi_state *s, int i, char *buf, size_t len)
 	return busy >= 0;
 }
 
+static bool field_busy_time(const struct smi_state *s, int i, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRIu64, s->devs[i].busy_time_us / 1000);
+	return s->devs[i].bound;
+}
+
+static bool field_power_state(const struct smi_state *s, int i, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", s->devs[i].power_state);
+	return buf[0];
+}
+
 static bool field_processes(const struct smi_state *s, int i, char *buf, size_t len)
 {
 	int n = 0;
@@ -207,6 +219,8 @@ static const struct query_field fields[] = {
 	{ "memory.used", "MiB", field_mem_used },
 	{ "memory.free", "MiB", field_mem_free },
 	{ "utilization.gpu", "%", field_util },
+	{ "busy_time", "ms", field_busy_time },
+	{ "power.state", NULL, field_power_state },
 	{ "processes", NULL, field_processes },
 };
 
