@@ -67,7 +67,7 @@ $(SIMACCEL_KO): $(SIMACCEL_SRC) $(BUILD)/kernel.env
 
 tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(TESTS)/accel_lib_test $(TESTS)/accel_lib_test.static $(TESTS)/accel_lib_test.asan \
-       $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/hold_pool $(TESTS)/ioctl_fuzz \
+       $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/hold_pool $(TESTS)/unload_lib $(TESTS)/ioctl_fuzz \
        $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static \
        $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test \
        $(TESTS)/simaccel_fence_test $(TESTS)/simaccel_trace_test
@@ -96,6 +96,11 @@ $(TESTS)/hold_pool: tests/tools/hold_pool.c $(LIB_HDR) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Ilib/include -o $@ $< -L$(LIB_DIR) -laccel \
 	      -Wl,-rpath,'$$ORIGIN/../lib'
+
+# and one unloading the library, which must leave no thread behind
+$(TESTS)/unload_lib: tests/tools/unload_lib.c
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -ldl
 
 # simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
 $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test \

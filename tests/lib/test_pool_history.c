@@ -308,6 +308,37 @@ TEST(pool_history_names_the_caller_stream_and_context)
 	OK(accel_pool_destroy(p));
 }
 
+/*
+ * A block's history is oldest first, whatever the addresses of its events:
+ * blocks freed from the last to the first merge into one free block whose
+ * events lie at falling addresses.
+ */
+TEST(pool_history_of_a_block_is_oldest_first)
+{
+	accel_pool_t p = new_pool(ctx);
+	struct accel_pool_snapshot *s;
+	void *x[4];
+	bool merged = false;
+
+	for (int i = 0; i < 4; i++)
+		x[i] = palloc(p, NULL, 4 * KIB);
+	OK(accel_pool_record_history(p, 100));
+	for (int i = 3; i >= 0; i--)
+		OK(accel_pool_deallocate(p, NULL, x[i], 4 * KIB));
+	s = snapshot_of(p);
+	for (size_t i = 0; i < s->nsegments; i++)
+		for (size_t k = 0; k < s->segments[i].nblocks; k++) {
+			const struct accel_pool_block_info *b = &s->segments[i].blocks[k];
+
+			merged |= b->nhistory >= 8;
+			for (size_t e = 1; e < b->nhistory; e++)
+				CHECK(b->history[e - 1].time_ns < b->history[e].time_ns);
+		}
+	CHECK(merged || !stats_of(p).caching);
+	accel_pool_snapshot_free(s);
+	OK(accel_pool_destroy(p));
+}
+
 TEST(pool_history_snapshot_of_an_empty_pool)
 {
 	accel_pool_t p = new_pool(ctx);

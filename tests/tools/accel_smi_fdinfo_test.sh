@@ -9,10 +9,13 @@
 #
 #   tests/tools/accel_smi_fdinfo_test.sh   (from the top of the tree, after
 #                                           make build/tools/accel-smi
-#                                           build/tests/hold_pool)
+#                                           build/tests/hold_pool
+#                                           build/tests/unload_lib)
 set -uo pipefail
 smi=${SMI:-build/tools/accel-smi}
 hold_pool=${HOLD_POOL:-build/tests/hold_pool}
+unload_lib=${UNLOAD_LIB:-build/tests/unload_lib}
+libaccel=${LIBACCEL:-build/lib/libaccel.so.1}
 fixtures=tests/tools/fdinfo
 tmp=$(mktemp -d /tmp/accel-smi-fdinfo.XXXXXX)
 holder=
@@ -208,11 +211,24 @@ mkdir -p "$tmp/stats"
 printf '# libaccel pools: device reserved allocated active (bytes)\ncpu:0 4194304 2097152 3145728\n' \
 	>"$tmp/stats/260"
 cp "$tmp/stats/260" "$tmp/stats/999"		# no process 999 in the tree
-ACCEL_STATS_DIR=$tmp/stats ACCEL_SMI_PROC=$tmp/t1 "$smi" pmon -d 0 -c 1 >"$tmp/pmon"
+cp "$tmp/stats/260" "$tmp/stats/250"		# no lock held: its process execed
+mkfifo "$tmp/stats/230"				# planted by another user
+ln -s /dev/zero "$tmp/stats/220"
+# what a process running libaccel holds on its file while it lives
+flock -s "$tmp/stats/260" sleep 60 &
+locker=$!
+flock -s "$tmp/stats/999" sleep 60 &
+locker2=$!
+for _ in $(seq 50); do ! flock -n -x "$tmp/stats/999" true && break; sleep 0.1; done
+ACCEL_STATS_DIR=$tmp/stats ACCEL_SMI_PROC=$tmp/t1 timeout 10 "$smi" pmon -d 0 -c 1 >"$tmp/pmon"
+check "pmon reads past a FIFO and a link to a device planted as files" [ $? -eq 0 ]
 check "pmon shows a live process's pools" \
 	grep -Eq '^cpu:0 +260 trainer +- +- +- +4 +2 +3  -$' "$tmp/pmon"
 check "pmon skips the pools of a process gone" [ "$(grep -Ec '^cpu:0 +999 ' "$tmp/pmon")" -eq 0 ]
-rm -f "$tmp/stats/260" "$tmp/stats/999"
+check "pmon skips a file no process holds locked" [ "$(grep -Ec '^cpu:0 +250 ' "$tmp/pmon")" -eq 0 ]
+kill "$locker" "$locker2"
+wait "$locker" "$locker2" 2>/dev/null
+rm -f "$tmp/stats/260" "$tmp/stats/999" "$tmp/stats/250" "$tmp/stats/230" "$tmp/stats/220"
 
 unset ACCEL_SMI_PROC
 ACCEL_STATS_DIR=$tmp/stats ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
@@ -239,6 +255,26 @@ wait "$holder"
 check "the holder exits 0 on SIGTERM" [ $? -eq 0 ]
 holder=
 check "libaccel removes its file at exit" [ -z "$(ls "$tmp/stats")" ]
+
+ACCEL_STATS_DIR=$tmp/stats ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+	"$unload_lib" "$libaccel"
+check "a program that unloads libaccel lives on" [ $? -eq 0 ]
+check "libaccel removes its file when unloaded" [ -z "$(ls "$tmp/stats")" ]
+
+# A process that goes to another program by exec leaves its file, which
+# its lock no longer marks as live
+(ACCEL_STATS_DIR=$tmp/stats ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
+	ACCEL_CPU_MEMORY=1G "$hold_pool" 8 "$tmp/ready3" --exec sleep 30) &
+holder=$!
+for _ in $(seq 50); do [ "$(cat /proc/$holder/comm 2>/dev/null)" = sleep ] && break; sleep 0.1; done
+ACCEL_STATS_DIR=$tmp/stats "$smi" pmon -d 0 -c 1 >"$tmp/pmon" 2>/dev/null
+check "a process that execed another program leaves its file" [ -s "$tmp/stats/$holder" ]
+check "pmon skips the file of a process that execed another program" \
+	[ "$(grep -Ec "^cpu:[01] +$holder " "$tmp/pmon")" -eq 0 ]
+kill -TERM "$holder"
+wait "$holder" 2>/dev/null
+holder=
+rm -f "$tmp/stats"/*
 
 # Another user of a shared ACCEL_STATS_DIR links the name the library
 # writes beside its file to one of ours: the library must not write

@@ -4,10 +4,12 @@
  * each visible device, from its default pool, a block of MIB MiB, freed
  * at once, and another kept (so the pool reserves more than it has
  * allocated); then it says so in READY_FILE and waits for SIGTERM, to
- * exit as a program does (the library's exit handlers run).
+ * exit as a program does (the library's exit handlers run), or, with
+ * --exec, once its figures are published, runs COMMAND in its place.
  *
- *   hold_pool MIB READY_FILE
+ *   hold_pool MIB READY_FILE [--exec COMMAND [ARG...]]
  */
+#include <string.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +44,8 @@ int main(int argc, char **argv)
 	size_t count;
 	FILE *ready;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: hold_pool MIB READY_FILE\n");
+	if (argc < 3 || (argc > 3 && (strcmp(argv[3], "--exec") || argc == 4))) {
+		fprintf(stderr, "usage: hold_pool MIB READY_FILE [--exec COMMAND [ARG...]]\n");
 		return 64;
 	}
 	if (accel_get_device_count(&count) != ACCEL_SUCCESS)
@@ -57,6 +59,11 @@ int main(int argc, char **argv)
 	signal(SIGTERM, quit);
 	fprintf(ready, "%d\n", getpid());
 	fclose(ready);
+	if (argc > 3) {
+		usleep(600 * 1000);	/* three of the library's publishes */
+		execvp(argv[4], &argv[4]);
+		return 127;
+	}
 	pause();
 	return 0;
 }

@@ -7,14 +7,20 @@
  *   # libaccel pools: device reserved allocated active (bytes)
  *   cpu:0 67108864 33554432 33554432
  *
- * A file whose process is gone (killed before it could remove it) is
- * skipped: the pid must still be in /proc.
+ * The process holds a shared flock(2) on its file while it lives and runs
+ * libaccel: a file no one holds a lock on (its process killed, or gone to
+ * another program by exec) is skipped, as one whose pid is not in /proc.
+ * Anyone may write the directory: only regular files are read, and
+ * without waiting.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "accel_smi.h"
 
@@ -27,10 +33,34 @@ static bool alive(const char *proc, int pid)
 	return !stat(path, &st);
 }
 
+/*
+ * @path open for reading if it is a regular file that its process still
+ * holds locked, else NULL.
+ */
+static FILE *open_live(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	/* our exclusive lock taken: no one holds the shared one */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    !flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static void read_pool_file(struct smi_state *s, const char *path,
 			   const char *proc, int pid)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_live(path);
 	char line[256], comm[32];
 	struct smi_pool *p;
 

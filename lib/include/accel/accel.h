@@ -830,8 +830,9 @@ ACCEL_EXPORT accel_status_t accel_pool_reset_peaks(accel_pool_t pool);
  * fails with ACCEL_ERROR_OUT_OF_MEMORY, after the pool has settled its
  * pending frees and given back its idle chunks, even if the device has
  * room (as CuPy's set_limit). A limit below what the pool reserves now
- * takes nothing back: later allocations fail until frees and trims bring
- * it under. The limit counts what the device holds for the pool: a chunk
+ * takes nothing back: later allocations that need more memory from the
+ * device fail until frees and trims bring it under (those the pool meets
+ * from what it holds do not). The limit counts what the device holds for the pool: a chunk
  * it gives back while queued work may still use it stays reserved (in
  * the statistics, the limit and the cap) until that work is over, and an
  * allocation that needs its room waits for that work.

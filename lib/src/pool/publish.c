@@ -12,14 +12,17 @@
  * them, keeps the allocation paths as they are whether it is on or off;
  * unset, there is no thread and no file. The file is written beside and
  * renamed over, so that a reader sees a whole one; others may read it,
- * not write it. It goes at exit; a process killed leaves it behind, and
- * accel-smi skips files whose pid is not alive.
+ * not write it. The process holds a shared flock(2) on it through a
+ * close-on-exec descriptor: once it exits, is killed or execs another
+ * program, the lock is gone and accel-smi knows the file is stale. It is
+ * removed at exit and when the library is unloaded.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,12 +32,26 @@
 #define PUBLISH_MS 200
 #define MAX_POOLS 64	/* per device, in a file: more are left out */
 
+/*
+ * @reading is held while the pools are read (a fork waits for it: the
+ * child must not inherit a pool's lock taken); @lock only around the
+ * file, never with a pool's lock, so that exit and unload never wait for
+ * a pool.
+ */
 static struct {
-	pthread_mutex_t lock;
-	bool stopped;
+	pthread_mutex_t reading, lock;
+	pthread_cond_t wake;
+	bool started, stopped;
+	pthread_t thread;
+	int fd;			/* the published file, locked; -1 if none */
 	pid_t pid;		/* whose file: a forked child's exit leaves it */
 	char path[4096], tmp[4160];
-} pub = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} pub = {
+	.reading = PTHREAD_MUTEX_INITIALIZER,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.fd = -1,
+};
 
 /* The handles of @dev's pools, at most @max. */
 static size_t pool_handles(struct accel_device *dev, accel_pool_t *handles,
@@ -67,6 +84,30 @@ static void write_device(FILE *f, struct accel_device *dev)
 	fprintf(f, "%s %zu %zu %zu\n", dev->name, reserved, allocated, active);
 }
 
+/* The file's text, in a new buffer of *@len bytes; NULL if out of memory. */
+static char *pools_text(size_t *len)
+{
+	size_t count;
+	char *text = NULL;
+	FILE *f;
+
+	if (accel_get_device_count(&count) != ACCEL_SUCCESS)
+		return NULL;
+	f = open_memstream(&text, len);
+	if (!f)
+		return NULL;
+	pthread_mutex_lock(&pub.reading);
+	fprintf(f, "# libaccel pools: device reserved allocated active (bytes)\n");
+	for (size_t i = 0; i < count; i++)
+		write_device(f, accel_device_by_id((int)i));
+	pthread_mutex_unlock(&pub.reading);
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /*
  * A new file at @path, never through what is there: in a directory others
  * can write (/tmp), a link put at our name must not make us write
@@ -78,80 +119,119 @@ static int create_new(const char *path)
 	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-static void publish(void)
+/*
+ * pub.lock held: @text as the file, locked before it takes the name, so
+ * that a reader never finds the file unlocked while this process lives.
+ */
+static void replace_file(const char *text, size_t len)
 {
-	size_t count;
-	FILE *f;
-	int fd;
+	int fd = create_new(pub.tmp);
 
-	if (accel_get_device_count(&count) != ACCEL_SUCCESS)
+	if (fd < 0)
 		return;
-	pthread_mutex_lock(&pub.lock);
-	fd = pub.stopped ? -1 : create_new(pub.tmp);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (f) {
-		fprintf(f, "# libaccel pools: device reserved allocated active (bytes)\n");
-		for (size_t i = 0; i < count; i++)
-			write_device(f, accel_device_by_id((int)i));
-		if (fclose(f) || rename(pub.tmp, pub.path))
-			unlink(pub.tmp);
-	} else if (fd >= 0) {
+	/* the mode others read it with, whatever the umask */
+	if (fchmod(fd, 0644) || write(fd, text, len) != (ssize_t)len ||
+	    flock(fd, LOCK_SH) || rename(pub.tmp, pub.path)) {
+		unlink(pub.tmp);
 		close(fd);
+		return;
 	}
-	pthread_mutex_unlock(&pub.lock);
+	if (pub.fd >= 0)
+		close(pub.fd);
+	pub.fd = fd;
 }
 
 static void *publisher(void *unused)
 {
-	const struct timespec period = { 0, PUBLISH_MS * 1000000L };
+	struct timespec next;
 
 	(void)unused;
-	for (;;) {
-		publish();
-		nanosleep(&period, NULL);
+	pthread_mutex_lock(&pub.lock);
+	while (!pub.stopped) {
+		size_t len;
+		char *text;
+
+		pthread_mutex_unlock(&pub.lock);
+		text = pools_text(&len);
+		pthread_mutex_lock(&pub.lock);
+		if (text && !pub.stopped)
+			replace_file(text, len);
+		free(text);
+		clock_gettime(CLOCK_REALTIME, &next);
+		next.tv_nsec += PUBLISH_MS * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		while (!pub.stopped &&
+		       pthread_cond_timedwait(&pub.wake, &pub.lock, &next) != ETIMEDOUT)
+			;
 	}
+	pthread_mutex_unlock(&pub.lock);
 	return NULL;
 }
 
 /*
- * A fork waits for a publish under way, which holds pools' locks: the
- * child must not inherit one locked. It has no publisher thread then, and
- * publishes nothing.
+ * A fork waits for a reading of the pools under way, which takes pools'
+ * locks: the child must not inherit one locked. It has no publisher
+ * thread, and publishes nothing.
  */
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&pub.reading);
 	pthread_mutex_lock(&pub.lock);
 }
 
 static void fork_parent(void)
 {
 	pthread_mutex_unlock(&pub.lock);
+	pthread_mutex_unlock(&pub.reading);
 }
 
 static void fork_child(void)
 {
 	pub.stopped = true;
+	pub.started = false;
 	pthread_mutex_unlock(&pub.lock);
+	pthread_mutex_unlock(&pub.reading);
 }
 
-/* At exit: after a publish under way, none, and no file. */
+/* No publish after this, and no file: at exit and at unload. */
 static void stop(void)
 {
 	if (getpid() != pub.pid)
 		return;
 	pthread_mutex_lock(&pub.lock);
 	pub.stopped = true;
+	pthread_cond_signal(&pub.wake);
 	unlink(pub.path);
 	unlink(pub.tmp);
+	if (pub.fd >= 0)
+		close(pub.fd);
+	pub.fd = -1;
 	pthread_mutex_unlock(&pub.lock);
+}
+
+/*
+ * Unloaded (dlclose(), or at exit): the thread must be out of the
+ * library's code before it goes. It waits for nothing but one reading of
+ * the pools; a reading held up by a pool lock that the exiting thread
+ * holds (an exit from a signal handler) is not waited for past a second.
+ */
+__attribute__((destructor)) static void publisher_end(void)
+{
+	struct timespec limit;
+
+	if (!pub.started)
+		return;
+	stop();
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += 1;
+	pthread_timedjoin_np(pub.thread, NULL, &limit);
 }
 
 void pool_publish_start(void)
 {
 	const char *dir = getenv("ACCEL_STATS_DIR");
 	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t thread;
 
 	if (!dir || !*dir)
 		return;
@@ -165,9 +245,6 @@ void pool_publish_start(void)
 	/* the program's signals are for its own threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_create(&thread, &attr, publisher, NULL);
-	pthread_attr_destroy(&attr);
+	pub.started = !pthread_create(&pub.thread, NULL, publisher, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -145,6 +145,13 @@ static int by_event_address(const void *x, const void *y)
 	return (a->time_ns > b->time_ns) - (a->time_ns < b->time_ns);
 }
 
+static int by_event_time(const void *x, const void *y)
+{
+	const struct accel_pool_event *a = x, *b = y;
+
+	return (a->time_ns > b->time_ns) - (a->time_ns < b->time_ns);
+}
+
 static bool block_event(const struct accel_pool_event *e)
 {
 	return e->action != ACCEL_POOL_SEGMENT_ALLOC &&
@@ -170,11 +177,13 @@ static size_t first_at(const struct accel_pool_event *ev, size_t n,
 
 /*
  * Each block's history: the block events within it, from @by_addr (the
- * block events sorted by address, @n of them).
+ * block events sorted by address, @n of them), oldest first. Blocks do not
+ * overlap: each history is a slice of its own, sorted by time in place,
+ * which leaves the searches for other blocks' addresses as they were.
  */
 static void link_histories(struct accel_pool_snapshot *s,
 			   struct accel_pool_block_info *blocks, size_t nblocks,
-			   const struct accel_pool_event *by_addr, size_t n)
+			   struct accel_pool_event *by_addr, size_t n)
 {
 	for (size_t i = 0; i < nblocks; i++) {
 		struct accel_pool_block_info *b = &blocks[i];
@@ -182,6 +191,7 @@ static void link_histories(struct accel_pool_snapshot *s,
 
 		while (hi < n && by_addr[hi].addr - b->addr < b->size)
 			hi++;
+		qsort(&by_addr[lo], hi - lo, sizeof(*by_addr), by_event_time);
 		b->history = hi > lo ? &by_addr[lo] : NULL;
 		b->nhistory = hi - lo;
 	}
