@@ -551,6 +551,27 @@ static int settle_tables(void)
 	return recording_devices > 0 && !history_recording ? -1 : 0;
 }
 
+/*
+ * Whether @enabled turns recording on: as torch.cuda.memory's, "all" or
+ * "state" (both record every event and its frames here) or None, and a
+ * truth value as its older releases took; 1, 0, or -1 with an exception.
+ */
+static int recording_wanted(PyObject *enabled)
+{
+	if (enabled == Py_None)
+		return 0;
+	if (PyUnicode_Check(enabled)) {
+		if (!PyUnicode_CompareWithASCIIString(enabled, "all") ||
+		    !PyUnicode_CompareWithASCIIString(enabled, "state"))
+			return 1;
+		PyErr_Format(PyExc_ValueError,
+			     "enabled is %R, not \"all\", \"state\", None or a bool",
+			     enabled);
+		return -1;
+	}
+	return PyObject_IsTrue(enabled);
+}
+
 PyObject *py_record_memory_history(PyObject *self, PyObject *args,
 				   PyObject *kwds)
 {
@@ -563,7 +584,7 @@ PyObject *py_record_memory_history(PyObject *self, PyObject *args,
 					 "|OnO:_record_memory_history", kwlist,
 					 &enabled, &max_entries, &device))
 		return NULL;
-	on = PyObject_IsTrue(enabled);
+	on = recording_wanted(enabled);
 	if (on < 0 || n < 0)
 		return NULL;
 	if (on && max_entries <= 0)

@@ -162,6 +162,12 @@ def test_record_history_checks_its_arguments():
         accel._record_memory_history(device=len(accel.devices()))
     with pytest.raises(TypeError):
         accel._dump_snapshot(3)
+    # torch.cuda.memory's values: "all", "state", None, or a bool
+    for word in ("all", "state"):
+        accel._record_memory_history(word, max_entries=10)
+    accel._record_memory_history(None)
+    with pytest.raises(ValueError, match="bogus"):
+        accel._record_memory_history("bogus")
 
 
 def test_dump_snapshot_writes_both_formats(recording, tmp_path):
