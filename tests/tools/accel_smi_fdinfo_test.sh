@@ -206,6 +206,20 @@ check "refuses dmon and pmon at once with 64" [ $? -eq 64 ]
 ACCEL_SMI_PROC=$tmp/none "$smi" >/dev/null 2>"$tmp/err"
 check "exits 1 without any device" [ $? -eq 1 ]
 
+# --- more processes than accel-smi keeps: said on stderr, CSV kept whole
+for pid in $(seq 1000 1600); do
+	process "$tmp/many" "$pid" busy
+	sed "s/^drm-client-id:.*/drm-client-id:\t$pid/" "$fixtures/simaccel-0.txt" \
+		>"$tmp/many/$pid/fdinfo/3"
+done
+ACCEL_SMI_PROC=$tmp/many "$smi" --query-gpu=index,processes --format=csv,noheader \
+	-d 0 >"$tmp/csv" 2>"$tmp/err"
+check "says on stderr that processes past its table are left out" has "left out" "$tmp/err"
+check "keeps its CSV whole when processes are left out" \
+	[ "$(grep -Evc '^[0-9]+, [0-9]+$' "$tmp/csv")" -eq 0 ]
+ACCEL_SMI_PROC=$tmp/t1 "$smi" --query-gpu=index --format=csv -d 0 >/dev/null 2>"$tmp/err"
+check "says nothing of left-out processes when none are" [ ! -s "$tmp/err" ]
+
 # --- libaccel's pools: a stale file, then a live process on cpu
 mkdir -p "$tmp/stats"
 printf '# libaccel pools: device reserved allocated active (bytes)\ncpu:0 4194304 2097152 3145728\n' \

@@ -110,6 +110,7 @@ struct smi_state {
 	int nclients;
 	struct smi_pool pools[SMI_MAX_POOLS];
 	int npools;
+	bool truncated;			/* a table was full: some were left out */
 };
 
 /* pci.c: fill the PCI view of every accelerator; false if libpci failed */

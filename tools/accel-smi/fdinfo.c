@@ -401,8 +401,10 @@ static struct smi_proc *process_entry(struct smi_state *s, const char *proc,
 	for (int k = 0; k < s->nprocs; k++)
 		if (s->procs[k].dev == dev && s->procs[k].pid == pid)
 			return &s->procs[k];
-	if (s->nprocs == SMI_MAX_PROCS)
+	if (s->nprocs == SMI_MAX_PROCS) {
+		s->truncated = true;
 		return NULL;
+	}
 	p = &s->procs[s->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->dev = dev;

@@ -147,6 +147,10 @@ static bool sample(struct smi_state *s, unsigned long n, char *why, int len)
 	s->time_ns = sample_time(proc);
 	smi_read_processes(s, proc);
 	smi_read_pools(s, proc);
+	/* on stderr, which leaves CSV and JSON whole */
+	if (s->truncated)
+		fprintf(stderr, "accel-smi: more than %d (process, device) pairs or %d libaccel pool lines: the rest are left out\n",
+			SMI_MAX_PROCS, SMI_MAX_POOLS);
 	return true;
 }
 

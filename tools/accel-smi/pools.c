@@ -67,7 +67,11 @@ static void read_pool_file(struct smi_state *s, const char *path,
 	if (!f)
 		return;
 	smi_read_comm(proc, pid, comm, sizeof(comm));
-	while (s->npools < SMI_MAX_POOLS && fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f)) {
+		if (s->npools == SMI_MAX_POOLS) {
+			s->truncated = true;
+			break;
+		}
 		p = &s->pools[s->npools];
 		if (line[0] == '#' ||
 		    sscanf(line, "%23s %" SCNu64 " %" SCNu64 " %" SCNu64,
