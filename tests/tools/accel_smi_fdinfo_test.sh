@@ -220,6 +220,16 @@ check "keeps its CSV whole when processes are left out" \
 ACCEL_SMI_PROC=$tmp/t1 "$smi" --query-gpu=index --format=csv -d 0 >/dev/null 2>"$tmp/err"
 check "says nothing of left-out processes when none are" [ ! -s "$tmp/err" ]
 
+# --- figures at the top of 64 bits: sums and units stop there, never wrap
+for pid in 700 701; do
+	process "$tmp/huge" "$pid" huge
+	sed "s/^drm-client-id:.*/drm-client-id:\t$pid/; s/^drm-total-vram:.*/drm-total-vram:\t18446744073709551615/" \
+		"$fixtures/simaccel-0.txt" >"$tmp/huge/$pid/fdinfo/3"
+done
+ACCEL_SMI_PROC=$tmp/huge "$smi" --query-gpu=memory.used --format=csv,noheader -d 0 >"$tmp/csv"
+check "memory.used at the top of 64 bits neither wraps nor rounds to 0" \
+	has "^17592186044416 MiB$" "$tmp/csv"
+
 # --- libaccel's pools: a stale file, then a live process on cpu
 mkdir -p "$tmp/stats"
 printf '# libaccel pools: device reserved allocated active (bytes)\ncpu:0 4194304 2097152 3145728\n' \

@@ -96,6 +96,21 @@ struct smi_dev {
 	char drm_driver[32];
 };
 
+/*
+ * Sums and units that stop at the largest figure rather than wrap: a
+ * fdinfo file may say anything up to 64 bits.
+ */
+static inline uint64_t smi_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* @x in whole @unit, rounded up so that any use shows */
+static inline uint64_t smi_units(uint64_t x, uint64_t unit)
+{
+	return x / unit + (x % unit != 0);
+}
+
 struct smi_state {
 	bool driver_loaded;
 	char driver_version[32];	/* "" if the module has none */

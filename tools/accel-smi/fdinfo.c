@@ -426,8 +426,8 @@ static void add_usage(struct smi_usage *sum, const struct smi_usage *c)
 
 		if (!to)
 			continue;
-		to->busy_ns += from->busy_ns;
-		to->cycles += from->cycles;
+		to->busy_ns = smi_add(to->busy_ns, from->busy_ns);
+		to->cycles = smi_add(to->cycles, from->cycles);
 		if (from->total_cycles > to->total_cycles)
 			to->total_cycles = from->total_cycles;
 		if (from->capacity > to->capacity)
@@ -444,12 +444,12 @@ static void add_usage(struct smi_usage *sum, const struct smi_usage *c)
 
 		if (!to)
 			continue;
-		to->total += from->total;
-		to->shared += from->shared;
-		to->resident += from->resident;
-		to->purgeable += from->purgeable;
-		to->active += from->active;
-		to->legacy += from->legacy;
+		to->total = smi_add(to->total, from->total);
+		to->shared = smi_add(to->shared, from->shared);
+		to->resident = smi_add(to->resident, from->resident);
+		to->purgeable = smi_add(to->purgeable, from->purgeable);
+		to->active = smi_add(to->active, from->active);
+		to->legacy = smi_add(to->legacy, from->legacy);
 		to->has_total |= from->has_total;
 		to->has_resident |= from->has_resident;
 		to->has_legacy |= from->has_legacy;

@@ -15,7 +15,7 @@
 
 static uint64_t mib(uint64_t bytes)
 {
-	return (bytes + MIB - 1) / MIB;
+	return smi_units(bytes, MIB);
 }
 
 /* A percentage with one decimal, "-" where it is not known yet. */

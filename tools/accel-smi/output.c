@@ -12,13 +12,13 @@
 /* Bytes in whole MiB, rounded up so that any use shows. */
 static uint64_t mib(uint64_t bytes)
 {
-	return (bytes + MIB - 1) / MIB;
+	return smi_units(bytes, MIB);
 }
 
 /* Nanoseconds in whole milliseconds, rounded up so that any use shows. */
 static uint64_t ms(uint64_t ns)
 {
-	return (ns + NS_PER_MS - 1) / NS_PER_MS;
+	return smi_units(ns, NS_PER_MS);
 }
 
 /* A size in the largest unit that keeps it whole: "4 KiB", "256 MiB". */

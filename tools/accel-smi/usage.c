@@ -34,7 +34,7 @@ uint64_t smi_usage_memory(const struct smi_usage *u, bool device)
 
 	for (int i = 0; i < u->nregions; i++)
 		if (smi_device_memory(&u->regions[i]) == device)
-			sum += smi_region_bytes(&u->regions[i]);
+			sum = smi_add(sum, smi_region_bytes(&u->regions[i]));
 	return sum;
 }
 
@@ -43,7 +43,7 @@ uint64_t smi_usage_busy_ns(const struct smi_usage *u)
 	uint64_t sum = 0;
 
 	for (int i = 0; i < u->nengines; i++)
-		sum += u->engines[i].busy_ns;
+		sum = smi_add(sum, u->engines[i].busy_ns);
 	return sum;
 }
 
@@ -184,6 +184,6 @@ uint64_t smi_device_memory_used(const struct smi_state *s, int dev)
 		return s->devs[dev].vram_used;
 	for (int k = 0; k < s->nprocs; k++)
 		if (s->procs[k].dev == dev)
-			sum += smi_usage_memory(&s->procs[k].usage, true);
+			sum = smi_add(sum, smi_usage_memory(&s->procs[k].usage, true));
 	return sum;
 }
