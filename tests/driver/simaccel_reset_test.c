@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel.ko: whole-device reset through the PCI core, as root in the VM
+ * (docs/uapi.md, "Device reset"):
+ * - a reset of the PCI function (sysfs "reset") with jobs of two files
+ *   stalled on the hardware fails both jobs with ECANCELED, keeps their
+ *   VRAM buffers' contents and mappings, counts itself in reset_count,
+ *   and the files' later jobs run;
+ * - a reset while a file with a job in flight is being closed, and one
+ *   racing an unbind, neither deadlock nor leak (the VM run fails on a
+ *   hung task or a lockdep report), and the device works afterwards.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "simaccel_util.h"
+
+static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
+{
+	return mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    bo->mmap_offset);
+}
+
+static int reset_function(const char *addr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", addr);
+	return write_file(path, "1");
+}
+
+static long long reset_count(const char *addr)
+{
+	return device_total_of(addr, "reset_count");
+}
+
+struct stalled {
+	int fd;
+	uint32_t queue;
+	uint64_t dst;
+	int ret;
+};
+
+/* One fill that the stalled hardware holds, waited for. */
+static void *run_stalled(void *arg)
+{
+	struct stalled *s = arg;
+
+	s->ret = run_op(s->fd, s->queue, DRM_SIMACCEL_OP_FILL, 0, s->dst, 9, 1);
+	return NULL;
+}
+
+TEST(a_pci_reset_cancels_the_jobs_in_flight_and_keeps_the_buffers)
+{
+	struct drm_simaccel_bo_create v[2];
+	struct stalled s[2];
+	pthread_t t[2];
+	char addr[64];
+	long long before;
+	uint8_t *m[2];
+	int i;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	before = reset_count(addr);
+	ASSERT_LE(0, before);
+	for (i = 0; i < 2; i++) {
+		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, s[i].fd);
+		ASSERT_EQ(0, queue_create(s[i].fd, &s[i].queue));
+		ASSERT_EQ(0, bo_create(s[i].fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v[i]));
+		m[i] = map_bo(s[i].fd, &v[i]);
+		ASSERT_NE(MAP_FAILED, m[i]);
+		ASSERT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr + 4096, 0x40 + i, 4096));
+		s[i].dst = v[i].dev_addr;
+	}
+	/* every hardware queue stalls its next descriptor */
+	ASSERT_EQ(0, inject_all("0x10000"));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_stalled, &s[i]));
+	usleep(300000);		/* both on the hardware, well before the time-out */
+	ASSERT_EQ(0, reset_function(addr));
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(-ECANCELED, s[i].ret);
+	}
+	EXPECT_EQ(before + 1, reset_count(addr));
+	for (i = 0; i < 2; i++) {
+		/* VRAM and its mappings survive; the canceled fill did nothing */
+		EXPECT_EQ(0x40 + i, m[i][4096]);
+		EXPECT_EQ(0x40 + i, m[i][8191]);
+		EXPECT_EQ(0, m[i][0]);
+		/* the reset cleared the fault injection: later work runs */
+		EXPECT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr, 0x50 + i, 4096));
+		EXPECT_EQ(0x50 + i, m[i][0]);
+		EXPECT_EQ(0x40 + i, m[i][4096]);
+		munmap(m[i], 8192);
+		close(s[i].fd);
+	}
+}
+
+static void *close_file(void *arg)
+{
+	close(*(int *)arg);
+	return NULL;
+}
+
+TEST(a_pci_reset_while_a_busy_file_closes_neither_hangs_nor_leaks)
+{
+	struct drm_simaccel_bo_create v;
+	struct drm_simaccel_op op;
+	uint32_t queue;
+	char addr[64];
+	pthread_t t;
+	int fd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, inject_all("0x10000"));
+	op = (struct drm_simaccel_op){
+		.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .src = 1, .size = 4096,
+	};
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, submit(fd, queue, 0, &op, 1, NULL, 0, NULL));
+	ASSERT_EQ(0, pthread_create(&t, NULL, close_file, &fd));
+	EXPECT_EQ(0, reset_function(addr));
+	pthread_join(t, NULL);
+	/* the queue's jobs drain after the reset; the device works */
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, inject_all("0"));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	EXPECT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 4096));
+	close(fd);
+}
+
+static void *unbind(void *arg)
+{
+	write_file(DRIVER_DIR "/unbind", arg);
+	return NULL;
+}
+
+TEST(a_pci_reset_racing_an_unbind_neither_hangs_nor_leaks)
+{
+	struct drm_simaccel_bo_create v;
+	struct drm_simaccel_op op;
+	uint32_t queue;
+	char addr[64];
+	pthread_t t;
+	int fd;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, inject_all("0x10000"));
+	op = (struct drm_simaccel_op){
+		.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .src = 1, .size = 4096,
+	};
+	ASSERT_EQ(0, submit(fd, queue, 0, &op, 1, NULL, 0, NULL));
+	usleep(100000);
+	ASSERT_EQ(0, pthread_create(&t, NULL, unbind, addr));
+	/* before, during or after the unbind: each must go through */
+	EXPECT_EQ(0, reset_function(addr));
+	pthread_join(t, NULL);
+	close(fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	EXPECT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 4096));
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
