@@ -110,83 +110,103 @@ TEST(a_pci_reset_cancels_the_jobs_in_flight_and_keeps_the_buffers)
 	}
 }
 
-static void *close_file(void *arg)
-{
-	close(*(int *)arg);
-	return NULL;
-}
-
-TEST(a_pci_reset_while_a_busy_file_closes_neither_hangs_nor_leaks)
+/*
+ * A new file with @jobs fills submitted on a queue of accel0, whose hardware
+ * queues all stall: the first stays on the hardware. Returns the file.
+ */
+static int busy_file(int jobs)
 {
 	struct drm_simaccel_bo_create v;
 	struct drm_simaccel_op op;
 	uint32_t queue;
-	char addr[64];
-	pthread_t t;
-	int fd;
+	int fd = open(NODE, O_RDWR | O_CLOEXEC);
 
-	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
-	fd = open(NODE, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_create(fd, &queue));
-	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
-	ASSERT_EQ(0, inject_all("0x10000"));
+	if (fd < 0 || queue_create(fd, &queue) ||
+	    bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v) ||
+	    inject_all("0x10000"))
+		return -1;
 	op = (struct drm_simaccel_op){
 		.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .src = 1, .size = 4096,
 	};
-	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(0, submit(fd, queue, 0, &op, 1, NULL, 0, NULL));
-	ASSERT_EQ(0, pthread_create(&t, NULL, close_file, &fd));
-	EXPECT_EQ(0, reset_function(addr));
-	pthread_join(t, NULL);
-	/* the queue's jobs drain after the reset; the device works */
-	fd = open(NODE, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_create(fd, &queue));
-	ASSERT_EQ(0, inject_all("0"));
-	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
-	EXPECT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 4096));
+	while (jobs--)
+		if (submit(fd, queue, 0, &op, 1, NULL, 0, NULL))
+			return -1;
+	return fd;
+}
+
+/* Whether a new file's job on accel0 runs: the device works. */
+static int device_works(void)
+{
+	struct drm_simaccel_bo_create v;
+	uint32_t queue;
+	int fd = open(NODE, O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = queue_create(fd, &queue);
+	if (!ret)
+		ret = bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v);
+	if (!ret)
+		ret = run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 4096);
 	close(fd);
+	return ret;
+}
+
+struct race {
+	char addr[64];
+	int fd;
+};
+
+static void *close_file(void *arg)
+{
+	close(((struct race *)arg)->fd);
+	return NULL;
 }
 
 static void *unbind(void *arg)
 {
-	write_file(DRIVER_DIR "/unbind", arg);
+	write_file(DRIVER_DIR "/unbind", ((struct race *)arg)->addr);
 	return NULL;
+}
+
+/*
+ * A PCI reset of accel0, with a busy file's jobs on its stalled queues,
+ * while a thread does @other: the reset must go through before, during or
+ * after it.
+ */
+static int reset_racing(struct race *r, void *(*other)(void *))
+{
+	pthread_t t;
+	int ret;
+
+	if (pci_addr(r->addr, sizeof(r->addr)))
+		return -1;
+	r->fd = busy_file(4);
+	if (r->fd < 0 || pthread_create(&t, NULL, other, r))
+		return -1;
+	ret = reset_function(r->addr);
+	pthread_join(t, NULL);
+	return ret;
+}
+
+TEST(a_pci_reset_while_a_busy_file_closes_neither_hangs_nor_leaks)
+{
+	struct race r;
+
+	EXPECT_EQ(0, reset_racing(&r, close_file));
+	/* the queue's jobs drain after the reset; the device works */
+	ASSERT_EQ(0, inject_all("0"));
+	EXPECT_EQ(0, device_works());
 }
 
 TEST(a_pci_reset_racing_an_unbind_neither_hangs_nor_leaks)
 {
-	struct drm_simaccel_bo_create v;
-	struct drm_simaccel_op op;
-	uint32_t queue;
-	char addr[64];
-	pthread_t t;
-	int fd;
+	struct race r;
 
-	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
-	fd = open(NODE, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_create(fd, &queue));
-	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
-	ASSERT_EQ(0, inject_all("0x10000"));
-	op = (struct drm_simaccel_op){
-		.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .src = 1, .size = 4096,
-	};
-	ASSERT_EQ(0, submit(fd, queue, 0, &op, 1, NULL, 0, NULL));
-	usleep(100000);
-	ASSERT_EQ(0, pthread_create(&t, NULL, unbind, addr));
-	/* before, during or after the unbind: each must go through */
-	EXPECT_EQ(0, reset_function(addr));
-	pthread_join(t, NULL);
-	close(fd);
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
-	fd = open(NODE, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, queue_create(fd, &queue));
-	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
-	EXPECT_EQ(0, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 4096));
-	close(fd);
+	EXPECT_EQ(0, reset_racing(&r, unbind));
+	close(r.fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", r.addr));
+	EXPECT_EQ(0, device_works());
 }
 
 TEST_HARNESS_MAIN
