@@ -141,6 +141,9 @@ struct simaccel_device {
  * @onboard_cost: their cost
  * @window: the cost of its jobs let onto the hardware at once, at most
  * @queues: its queues not yet freed, those left to drain included
+ * @hangs: its jobs that made no progress until the time-out
+ * @banned: @hangs reached SIMACCEL_BAN_HANGS: its jobs not yet on the
+ *	hardware fail, and SUBMIT refuses more (simaccel_job_hung())
  */
 struct simaccel_usage {
 	struct kref ref;
@@ -151,6 +154,8 @@ struct simaccel_usage {
 	u64 onboard_cost;
 	u64 window;
 	atomic_t queues;
+	atomic_t hangs;
+	bool banned;
 };
 
 /**

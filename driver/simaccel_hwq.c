@@ -419,11 +419,13 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 		drm_warn(&hwq->sdev->drm, "%s: job %llu %s\n", hwq->name,
 			 guilty->seqno, error == -EIO ?
 			 "failed on the device" : "made no progress");
-		if (error == -ETIMEDOUT)
+		if (error == -ETIMEDOUT) {
+			simaccel_job_hung(guilty);
 			trace_simaccel_job_timeout(simaccel_hwq_dev(hwq),
 						   hwq->index, guilty->base.id,
 						   hwq->context, guilty->seqno,
 						   guilty->ring_first, error, 0);
+		}
 		if (dumping)
 			simaccel_coredump_job(hwq, guilty, error);
 		failed = true;

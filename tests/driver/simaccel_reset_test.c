@@ -8,7 +8,9 @@
  *   and the files' later jobs run;
  * - a reset while a file with a job in flight is being closed, and one
  *   racing an unbind, neither deadlock nor leak (the VM run fails on a
- *   hung task or a lockdep report), and the device works afterwards.
+ *   hung task or a lockdep report), and the device works afterwards;
+ * - a file whose jobs time out three times is banned: its next submission
+ *   fails with ECANCELED, while another file's work runs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -207,6 +209,36 @@ TEST(a_pci_reset_racing_an_unbind_neither_hangs_nor_leaks)
 	close(r.fd);
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", r.addr));
 	EXPECT_EQ(0, device_works());
+}
+
+TEST(a_file_that_hangs_three_times_is_banned_and_others_go_on)
+{
+	struct drm_simaccel_bo_create v;
+	uint32_t queue, other_queue;
+	int fd, other;
+
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	other = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, queue_create(fd, &queue));
+	ASSERT_EQ(0, queue_create(other, &other_queue));
+	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, inject_all("0x10000"));
+		EXPECT_EQ(-ETIMEDOUT, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0,
+					     v.dev_addr, 1, 1));
+	}
+	ASSERT_EQ(0, inject_all("0"));
+	EXPECT_EQ(-ECANCELED, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0,
+				     v.dev_addr, 1, 1));
+	close(fd);
+	ASSERT_EQ(0, bo_create(other, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	EXPECT_EQ(0, run_op(other, other_queue, DRM_SIMACCEL_OP_FILL, 0,
+			    v.dev_addr, 1, 4096));
+	close(other);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
 TEST_HARNESS_MAIN
