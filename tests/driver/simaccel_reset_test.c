@@ -213,31 +213,29 @@ TEST(a_pci_reset_racing_an_unbind_neither_hangs_nor_leaks)
 
 TEST(a_file_that_hangs_three_times_is_banned_and_others_go_on)
 {
-	struct drm_simaccel_bo_create v;
-	uint32_t queue, other_queue;
-	int fd, other;
+	struct drm_simaccel_bo_create v[2];
+	uint32_t queue[2];
+	int fd[2], i;
 
 	ASSERT_EQ(0, rebind_with_timeout("300"));
-	fd = open(NODE, O_RDWR | O_CLOEXEC);
-	other = open(NODE, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_LE(0, other);
-	ASSERT_EQ(0, queue_create(fd, &queue));
-	ASSERT_EQ(0, queue_create(other, &other_queue));
-	ASSERT_EQ(0, bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
-	for (int i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {	/* the guilty file and the other */
+		fd[i] = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, queue_create(fd[i], &queue[i]));
+		ASSERT_EQ(0, bo_create(fd[i], 4096, DRM_SIMACCEL_BO_VRAM, &v[i]));
+	}
+	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, inject_all("0x10000"));
-		EXPECT_EQ(-ETIMEDOUT, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0,
-					     v.dev_addr, 1, 1));
+		EXPECT_EQ(-ETIMEDOUT, run_op(fd[0], queue[0], DRM_SIMACCEL_OP_FILL,
+					     0, v[0].dev_addr, 1, 1));
 	}
 	ASSERT_EQ(0, inject_all("0"));
-	EXPECT_EQ(-ECANCELED, run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0,
-				     v.dev_addr, 1, 1));
-	close(fd);
-	ASSERT_EQ(0, bo_create(other, 4096, DRM_SIMACCEL_BO_VRAM, &v));
-	EXPECT_EQ(0, run_op(other, other_queue, DRM_SIMACCEL_OP_FILL, 0,
-			    v.dev_addr, 1, 4096));
-	close(other);
+	EXPECT_EQ(-ECANCELED, run_op(fd[0], queue[0], DRM_SIMACCEL_OP_FILL, 0,
+				     v[0].dev_addr, 1, 1));
+	close(fd[0]);
+	EXPECT_EQ(0, run_op(fd[1], queue[1], DRM_SIMACCEL_OP_FILL, 0,
+			    v[1].dev_addr, 1, 4096));
+	close(fd[1]);
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
