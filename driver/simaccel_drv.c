@@ -30,6 +30,7 @@
 #include "simaccel_job.h"
 #include "simaccel_prime.h"
 #include "simaccel_quota.h"
+#include "simaccel_reset.h"
 #include "simaccel_sysfs.h"
 
 unsigned int simaccel_dbg_mask;
@@ -466,6 +467,7 @@ static struct pci_driver simaccel_pci_driver = {
 	.id_table = simaccel_pci_ids,
 	.probe = simaccel_probe,
 	.remove = simaccel_remove,
+	.err_handler = &simaccel_err_handlers,
 };
 
 struct workqueue_struct *simaccel_wq;

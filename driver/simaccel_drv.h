@@ -86,6 +86,8 @@ extern unsigned int simaccel_dbg_mask;
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
  * @quotas: VRAM charged to each user (struct simaccel_quota by uid)
  * @vram_limit_per_user: bytes of VRAM one user may hold, 0 for no limit
+ * @reset_count: whole-device resets since the binding (simaccel_reset.c)
+ * @reset_failed: jobs the reset under way failed, for its trace event
  *
  * The fields above @vram are set at probe and constant afterwards.
  */
@@ -122,6 +124,8 @@ struct simaccel_device {
 	atomic64_t host_pinned;
 	struct xarray quotas;
 	u64 vram_limit_per_user;
+	atomic_t reset_count;
+	u32 reset_failed;
 };
 
 /**
@@ -137,6 +141,9 @@ struct simaccel_device {
  * @onboard_cost: their cost
  * @window: the cost of its jobs let onto the hardware at once, at most
  * @queues: its queues not yet freed, those left to drain included
+ * @hangs: its jobs that made no progress until the time-out
+ * @banned: @hangs reached SIMACCEL_BAN_HANGS: its jobs not yet on the
+ *	hardware fail, and SUBMIT refuses more (simaccel_job_hung())
  */
 struct simaccel_usage {
 	struct kref ref;
@@ -147,6 +154,8 @@ struct simaccel_usage {
 	u64 onboard_cost;
 	u64 window;
 	atomic_t queues;
+	atomic_t hangs;
+	bool banned;
 };
 
 /**

@@ -400,6 +400,9 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 		spin_unlock_irqrestore(&hwq->lock, flags);
 		return false;
 	}
+	/* a device reset failed what was on the ring, and restarts it */
+	if (hwq->resetting)
+		goto out;
 	simaccel_hwq_retire(hwq);
 	status = simaccel_hwq_read(hwq, ACCEL_Q_STATUS);
 	if (list_empty(&hwq->inflight) ||
@@ -416,11 +419,13 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 		drm_warn(&hwq->sdev->drm, "%s: job %llu %s\n", hwq->name,
 			 guilty->seqno, error == -EIO ?
 			 "failed on the device" : "made no progress");
-		if (error == -ETIMEDOUT)
+		if (error == -ETIMEDOUT) {
+			simaccel_job_hung(guilty);
 			trace_simaccel_job_timeout(simaccel_hwq_dev(hwq),
 						   hwq->index, guilty->base.id,
 						   hwq->context, guilty->seqno,
 						   guilty->ring_first, error, 0);
+		}
 		if (dumping)
 			simaccel_coredump_job(hwq, guilty, error);
 		failed = true;
@@ -444,6 +449,55 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 out:
 	spin_unlock_irqrestore(&hwq->lock, flags);
 	return true;
+}
+
+/**
+ * simaccel_hwq_reset_prepare - stop a queue for a device reset
+ * @hwq: the queue; its scheduler is stopped
+ *
+ * The queue stops, the jobs it completed are signalled and the others on
+ * its ring fail with -ECANCELED: the reset loses the ring's registers, and
+ * what a job had half done is not known. Nothing is put on the ring until
+ * simaccel_hwq_reset_done(), and the time-out handler leaves it alone.
+ *
+ * Return: how many jobs failed.
+ */
+u32 simaccel_hwq_reset_prepare(struct simaccel_hwq *hwq)
+{
+	struct simaccel_job *job, *next;
+	unsigned long flags;
+	u32 failed = 0;
+
+	spin_lock_irqsave(&hwq->lock, flags);
+	if (!hwq->dead) {
+		hwq->resetting = true;
+		simaccel_hwq_stop(hwq);
+	}
+	simaccel_hwq_retire(hwq);
+	list_for_each_entry_safe(job, next, &hwq->inflight, link) {
+		simaccel_hwq_signal(hwq, job, -ECANCELED);
+		failed++;
+	}
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	return failed;
+}
+
+/**
+ * simaccel_hwq_reset_done - start a queue again after a device reset
+ * @hwq: the queue, prepared by simaccel_hwq_reset_prepare()
+ *
+ * The reset cleared the ring's base and size: they are programmed again,
+ * and the queue starts empty.
+ */
+void simaccel_hwq_reset_done(struct simaccel_hwq *hwq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&hwq->lock, flags);
+	if (!hwq->dead)
+		simaccel_hwq_start(hwq);
+	hwq->resetting = false;
+	spin_unlock_irqrestore(&hwq->lock, flags);
 }
 
 /*

@@ -34,6 +34,8 @@ struct simaccel_job;
  * @inflight: jobs on the ring, in ring order
  * @last_completed: ACCEL_Q_COMPLETED at the last time-out check
  * @dead: the device is gone: nothing more reaches the ring
+ * @resetting: a device reset is under way (simaccel_reset.c): the ring
+ *	is empty and the queue stopped until it ends
  * @busy_ns: the time its jobs kept it busy, summed as each one's fence
  *	signals: from the later of the job's going on the ring and the end of
  *	the job before it, to its own end; idle time is not in it
@@ -58,6 +60,7 @@ struct simaccel_hwq {
 	struct list_head inflight;
 	u64 last_completed;
 	bool dead;
+	bool resetting;
 	u64 busy_ns;
 	ktime_t last_done;
 	struct simaccel_coredump *dump;
@@ -75,6 +78,8 @@ struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 				   struct simaccel_job *job);
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq);
 u64 simaccel_hwq_busy_ns(struct simaccel_hwq *hwq);
+u32 simaccel_hwq_reset_prepare(struct simaccel_hwq *hwq);
+void simaccel_hwq_reset_done(struct simaccel_hwq *hwq);
 void simaccel_hwq_kill_all(struct simaccel_device *sdev);
 void simaccel_hwq_revoke_import(struct simaccel_device *sdev,
 				struct simaccel_bo *bo);

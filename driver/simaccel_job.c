@@ -142,6 +142,28 @@ void simaccel_usage_put(struct simaccel_usage *usage)
  * once: enough to keep every queue busy between its jobs, and all another
  * file's job waits for behind it.
  */
+/*
+ * A file whose jobs hang this often is banned: each hang holds a hardware
+ * queue, other users' work behind it included, for the whole time-out.
+ */
+#define SIMACCEL_BAN_HANGS	3
+
+/**
+ * simaccel_job_hung - count a time-out against the job's file
+ * @job: the job the recovery failed with -ETIMEDOUT
+ *
+ * The file's SIMACCEL_BAN_HANGS-th hang bans it: its jobs not yet on the
+ * hardware fail with -ECANCELED, and SUBMIT refuses its later work with
+ * ECANCELED. Jobs already on a ring stay there (their fences signal in
+ * ring order). Faults (-EIO) do not count: a queue reset ends them at once.
+ */
+void simaccel_job_hung(struct simaccel_job *job)
+{
+	if (job->usage &&
+	    atomic_inc_return(&job->usage->hangs) >= SIMACCEL_BAN_HANGS)
+		WRITE_ONCE(job->usage->banned, true);
+}
+
 struct simaccel_usage *simaccel_usage_new(struct simaccel_device *sdev)
 {
 	struct simaccel_usage *usage = kzalloc(sizeof(*usage), GFP_KERNEL_ACCOUNT);
@@ -651,6 +673,8 @@ static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
 		ret = simaccel_job_dependency_error(job);
 	/* the jobs of a submission come here in order, from one worker */
 	if (!ret && job->res && READ_ONCE(job->res->canceled))
+		ret = -ECANCELED;
+	if (!ret && job->usage && READ_ONCE(job->usage->banned))
 		ret = -ECANCELED;
 	if (!ret)
 		ret = simaccel_job_reach_peers(job);
@@ -1692,6 +1716,8 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 	ret = simaccel_submit_check(args);
 	if (ret)
 		return ret;
+	if (READ_ONCE(sfile->usage->banned))
+		return -ECANCELED;
 	ret = simaccel_submit_init(&sub, args, file);
 	if (ret)
 		goto out_sub;

@@ -98,6 +98,7 @@ u32 simaccel_job_queue_handle(const struct simaccel_job *job);
 bool simaccel_job_reaches(struct simaccel_job *job, struct simaccel_bo *bo);
 bool simaccel_job_reaches_revoked(struct simaccel_job *job);
 void simaccel_job_revoked(struct simaccel_job *job);
+void simaccel_job_hung(struct simaccel_job *job);
 struct dma_fence *simaccel_job_clear_vram(struct simaccel_device *sdev,
 					  struct simaccel_bo *bo,
 					  struct simaccel_usage *usage);

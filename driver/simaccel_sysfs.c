@@ -12,6 +12,9 @@
  * to the job's end (simaccel_hwq.c), the running job included. fdinfo's
  * drm-engine-copy is a file's share of the same sum: the device's total
  * is at least the sum of its files', and never decreases.
+ *
+ * reset_count is the whole-device resets since the binding
+ * (simaccel_reset.c).
  */
 #include <linux/device.h>
 #include <linux/sysfs.h>
@@ -60,6 +63,13 @@ static ssize_t busy_time_us_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(busy_time_us);
 
+static ssize_t reset_count_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&to_sdev(dev)->reset_count));
+}
+static DEVICE_ATTR_RO(reset_count);
+
 /* root's, to change at any time: see simaccel_quota.c */
 static ssize_t vram_limit_per_user_show(struct device *dev,
 					struct device_attribute *attr, char *buf)
@@ -88,6 +98,7 @@ static struct attribute *simaccel_attrs[] = {
 	&dev_attr_host_pinned.attr,
 	&dev_attr_busy_time_us.attr,
 	&dev_attr_vram_limit_per_user.attr,
+	&dev_attr_reset_count.attr,
 	NULL,
 };
 

@@ -209,6 +209,16 @@ TRACE_EVENT(simaccel_queue_reset,
 		      __entry->hwq, __entry->error, __entry->requeued)
 );
 
+TRACE_EVENT(simaccel_device_reset,
+	    TP_PROTO(const char *dev, u32 failed),
+	    TP_ARGS(dev, failed),
+	    TP_STRUCT__entry(__string(dev, dev)
+			     __field(u32, failed)),
+	    TP_fast_assign(__assign_str(dev);
+			   __entry->failed = failed;),
+	    TP_printk("dev=%s failed=%u", __get_str(dev), __entry->failed)
+);
+
 #endif /* __SIMACCEL_TRACE_H__ */
 
 #undef TRACE_INCLUDE_PATH

@@ -69,7 +69,7 @@ lib_fuzz_arrays_only_args=(--seed "$seed" --programs 1000 --ops 200
 			   ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
 kselftests=(--file "$T/simaccel_test" --file "$T/simaccel_job_test"
 	    --file "$T/simaccel_share_test" --file "$T/simaccel_fence_test"
-	    --file "$T/simaccel_trace_test")
+	    --file "$T/simaccel_trace_test" --file "$T/simaccel_reset_test")
 lib_files=(--file "$T/accel_lib_test.static:/opt/accel/accel_lib_test"
 	   --file "$T/lib_fuzz.static:/opt/accel/lib_fuzz")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
@@ -106,7 +106,7 @@ vm_iommu() {
 		--hung-task 10 --timeout 900 "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
 		./simaccel_test ./simaccel_job_test ./simaccel_share_test \
 		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" ./simaccel_trace_test \
-		"${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
+		./simaccel_reset_test "${lib_on_accel[@]}" "./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
 }
 
 vm_fuzz_examples_plugin() {
@@ -131,7 +131,7 @@ vm_two_devices() {
 		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
 		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_job_test" \
 		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" ./simaccel_trace_test \
-		./module_cycle.sh ./accel_smi_test.sh \
+		./simaccel_reset_test ./module_cycle.sh ./accel_smi_test.sh \
 		"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 		"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
 		"${lib_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"

@@ -76,7 +76,6 @@
 #include "simaccel_util.h"
 #include "../../include/accel_hw.h"
 
-#define TIMEOUT_PARAM	"/sys/module/simaccel/parameters/job_timeout_ms"
 #define MIB		(1024 * 1024ull)
 
 static int userptr(int fd, void *p, uint64_t size, uint32_t flags,
@@ -638,17 +637,6 @@ TEST_F(job, a_queue_remembers_its_last_failures)
 		EXPECT_EQ(EIO, recent[i].error);
 	}
 	EXPECT_FALSE(a_queue_is_stuck());
-}
-
-static int rebind_with_timeout(const char *ms)
-{
-	char addr[64];
-
-	if (pci_addr(addr, sizeof(addr)) || write_file(TIMEOUT_PARAM, ms) ||
-	    write_file(DRIVER_DIR "/unbind", addr) ||
-	    write_file(DRIVER_DIR "/bind", addr))
-		return -1;
-	return 0;
 }
 
 TEST(a_stalled_job_times_out_and_its_queue_goes_on)

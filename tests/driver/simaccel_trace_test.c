@@ -13,7 +13,9 @@
  *   (queue 0, the kernel's) and clear_end, and simaccel_bo_destroy once it
  *   is freed, all with its device address;
  * - a device fault (fault injection): simaccel_fault with the device's
- *   error code, the job done with -EIO, then the queue's reset.
+ *   error code, the job done with -EIO, then the queue's reset;
+ * - a PCI reset with a job stalled on the hardware: the job done with
+ *   -ECANCELED, then simaccel_device_reset with the device and failed=1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -335,6 +337,33 @@ TEST_F(trace, a_device_fault_traces_the_fault_the_failed_job_and_the_reset)
 	snprintf(want, sizeof(want), "hwq=%s error=-5 ", hwq);
 	reset = find_event(done, "simaccel_queue_reset", want);
 	EXPECT_NE(NULL, reset) TH_LOG("no simaccel_queue_reset after the job");
+}
+
+TEST_F(trace, a_pci_reset_traces_the_canceled_job_and_the_device_reset)
+{
+	struct drm_simaccel_bo_create v;
+	struct drm_simaccel_op op = { .op = DRM_SIMACCEL_OP_FILL, .size = 4096 };
+	const char *done, *reset;
+	char addr[64], path[128], want[128];
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	ASSERT_EQ(0, bo_create(self->fd, 4096, DRM_SIMACCEL_BO_VRAM, &v));
+	ASSERT_EQ(0, settle(self->fd));
+	op.dst = v.dev_addr;
+	ASSERT_EQ(0, trace_start());
+	ASSERT_EQ(0, inject_all("0x10000"));
+	ASSERT_EQ(0, submit(self->fd, self->queue, 0, &op, 1, NULL, 0, NULL));
+	usleep(300000);		/* on the hardware, well before the time-out */
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", addr);
+	ASSERT_EQ(0, write_file(path, "1"));
+	self->text = trace_read();
+	ASSERT_NE(NULL, self->text);
+	done = find_event(self->text, "simaccel_job_done", " error=-125 ");
+	ASSERT_NE(NULL, done) TH_LOG("no job done with -ECANCELED in:\n%s",
+				     self->text);
+	snprintf(want, sizeof(want), "dev=%s failed=1", addr);
+	reset = find_event(done, "simaccel_device_reset", want);
+	EXPECT_NE(NULL, reset) TH_LOG("no simaccel_device_reset %s after it", want);
 }
 
 TEST_HARNESS_MAIN

@@ -596,6 +596,20 @@ static inline int unload_module(void)
 	return -EWOULDBLOCK;
 }
 
+#define TIMEOUT_PARAM	"/sys/module/simaccel/parameters/job_timeout_ms"
+
+/* Bind accel0's device again with job_timeout_ms @ms. */
+static inline int rebind_with_timeout(const char *ms)
+{
+	char addr[64];
+
+	if (pci_addr(addr, sizeof(addr)) || write_file(TIMEOUT_PARAM, ms) ||
+	    write_file(DRIVER_DIR "/unbind", addr) ||
+	    write_file(DRIVER_DIR "/bind", addr))
+		return -1;
+	return 0;
+}
+
 /* Load the module at @ko; it binds the devices. */
 static inline int load_module(const char *ko)
 {

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * simaccel.ko: whole-device reset through the PCI core, as root in the VM
+ * (docs/uapi.md, "Device reset"):
+ * - a reset of the PCI function (sysfs "reset") with jobs of two files
+ *   stalled on the hardware fails both jobs with ECANCELED, keeps their
+ *   VRAM buffers' contents and mappings, counts itself in reset_count,
+ *   and the files' later jobs run;
+ * - a reset while a file with a job in flight is being closed, and one
+ *   racing an unbind, neither deadlock nor leak (the VM run fails on a
+ *   hung task or a lockdep report), and the device works afterwards;
+ * - a file whose jobs time out three times is banned: its next submission
+ *   fails with ECANCELED, while another file's work runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "simaccel_util.h"
+
+static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
+{
+	return mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    bo->mmap_offset);
+}
+
+static int reset_function(const char *addr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", addr);
+	return write_file(path, "1");
+}
+
+static long long reset_count(const char *addr)
+{
+	return device_total_of(addr, "reset_count");
+}
+
+struct stalled {
+	int fd;
+	uint32_t queue;
+	uint64_t dst;
+	int ret;
+};
+
+/* One fill that the stalled hardware holds, waited for. */
+static void *run_stalled(void *arg)
+{
+	struct stalled *s = arg;
+
+	s->ret = run_op(s->fd, s->queue, DRM_SIMACCEL_OP_FILL, 0, s->dst, 9, 1);
+	return NULL;
+}
+
+TEST(a_pci_reset_cancels_the_jobs_in_flight_and_keeps_the_buffers)
+{
+	struct drm_simaccel_bo_create v[2];
+	struct stalled s[2];
+	pthread_t t[2];
+	char addr[64];
+	long long before;
+	uint8_t *m[2];
+	int i;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	before = reset_count(addr);
+	ASSERT_LE(0, before);
+	for (i = 0; i < 2; i++) {
+		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, s[i].fd);
+		ASSERT_EQ(0, queue_create(s[i].fd, &s[i].queue));
+		ASSERT_EQ(0, bo_create(s[i].fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v[i]));
+		m[i] = map_bo(s[i].fd, &v[i]);
+		ASSERT_NE(MAP_FAILED, m[i]);
+		ASSERT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr + 4096, 0x40 + i, 4096));
+		s[i].dst = v[i].dev_addr;
+	}
+	/* every hardware queue stalls its next descriptor */
+	ASSERT_EQ(0, inject_all("0x10000"));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_stalled, &s[i]));
+	usleep(300000);		/* both on the hardware, well before the time-out */
+	ASSERT_EQ(0, reset_function(addr));
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(-ECANCELED, s[i].ret);
+	}
+	EXPECT_EQ(before + 1, reset_count(addr));
+	for (i = 0; i < 2; i++) {
+		/* VRAM and its mappings survive; the canceled fill did nothing */
+		EXPECT_EQ(0x40 + i, m[i][4096]);
+		EXPECT_EQ(0x40 + i, m[i][8191]);
+		EXPECT_EQ(0, m[i][0]);
+		/* the reset cleared the fault injection: later work runs */
+		EXPECT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr, 0x50 + i, 4096));
+		EXPECT_EQ(0x50 + i, m[i][0]);
+		EXPECT_EQ(0x40 + i, m[i][4096]);
+		munmap(m[i], 8192);
+		close(s[i].fd);
+	}
+}
+
+/*
+ * A new file with @jobs fills submitted on a queue of accel0, whose hardware
+ * queues all stall: the first stays on the hardware. Returns the file.
+ */
+static int busy_file(int jobs)
+{
+	struct drm_simaccel_bo_create v;
+	struct drm_simaccel_op op;
+	uint32_t queue;
+	int fd = open(NODE, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || queue_create(fd, &queue) ||
+	    bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v) ||
+	    inject_all("0x10000"))
+		return -1;
+	op = (struct drm_simaccel_op){
+		.op = DRM_SIMACCEL_OP_FILL, .dst = v.dev_addr, .src = 1, .size = 4096,
+	};
+	while (jobs--)
+		if (submit(fd, queue, 0, &op, 1, NULL, 0, NULL))
+			return -1;
+	return fd;
+}
+
+/* Whether a new file's job on accel0 runs: the device works. */
+static int device_works(void)
+{
+	struct drm_simaccel_bo_create v;
+	uint32_t queue;
+	int fd = open(NODE, O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = queue_create(fd, &queue);
+	if (!ret)
+		ret = bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v);
+	if (!ret)
+		ret = run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, v.dev_addr, 2, 4096);
+	close(fd);
+	return ret;
+}
+
+struct race {
+	char addr[64];
+	int fd;
+};
+
+static void *close_file(void *arg)
+{
+	close(((struct race *)arg)->fd);
+	return NULL;
+}
+
+static void *unbind(void *arg)
+{
+	write_file(DRIVER_DIR "/unbind", ((struct race *)arg)->addr);
+	return NULL;
+}
+
+/*
+ * A PCI reset of accel0, with a busy file's jobs on its stalled queues,
+ * while a thread does @other: the reset must go through before, during or
+ * after it.
+ */
+static int reset_racing(struct race *r, void *(*other)(void *))
+{
+	pthread_t t;
+	int ret;
+
+	if (pci_addr(r->addr, sizeof(r->addr)))
+		return -1;
+	r->fd = busy_file(4);
+	if (r->fd < 0 || pthread_create(&t, NULL, other, r))
+		return -1;
+	ret = reset_function(r->addr);
+	pthread_join(t, NULL);
+	return ret;
+}
+
+TEST(a_pci_reset_while_a_busy_file_closes_neither_hangs_nor_leaks)
+{
+	struct race r;
+
+	EXPECT_EQ(0, reset_racing(&r, close_file));
+	/* the queue's jobs drain after the reset; the device works */
+	ASSERT_EQ(0, inject_all("0"));
+	EXPECT_EQ(0, device_works());
+}
+
+TEST(a_pci_reset_racing_an_unbind_neither_hangs_nor_leaks)
+{
+	struct race r;
+
+	EXPECT_EQ(0, reset_racing(&r, unbind));
+	close(r.fd);
+	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", r.addr));
+	EXPECT_EQ(0, device_works());
+}
+
+TEST(a_file_that_hangs_three_times_is_banned_and_others_go_on)
+{
+	struct drm_simaccel_bo_create v[2];
+	uint32_t queue[2];
+	int fd[2], i;
+
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	for (i = 0; i < 2; i++) {	/* the guilty file and the other */
+		fd[i] = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, queue_create(fd[i], &queue[i]));
+		ASSERT_EQ(0, bo_create(fd[i], 4096, DRM_SIMACCEL_BO_VRAM, &v[i]));
+	}
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, inject_all("0x10000"));
+		EXPECT_EQ(-ETIMEDOUT, run_op(fd[0], queue[0], DRM_SIMACCEL_OP_FILL,
+					     0, v[0].dev_addr, 1, 1));
+	}
+	ASSERT_EQ(0, inject_all("0"));
+	EXPECT_EQ(-ECANCELED, run_op(fd[0], queue[0], DRM_SIMACCEL_OP_FILL, 0,
+				     v[0].dev_addr, 1, 1));
+	close(fd[0]);
+	EXPECT_EQ(0, run_op(fd[1], queue[1], DRM_SIMACCEL_OP_FILL, 0,
+			    v[1].dev_addr, 1, 4096));
+	close(fd[1]);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+TEST_HARNESS_MAIN
