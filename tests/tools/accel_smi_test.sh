@@ -54,7 +54,9 @@ check "-q shows the PCIe link" grep -q "PCIe link             : [0-9.]*GT/s x[0-
 check "-q shows the node" has "Node                  : /dev/accel/accel1" query.txt
 check "-q shows the copy engines' busy time" grep -q "Busy time             : [0-9]* ms" query.txt
 check "-q shows the PCI power state" grep -q "Power state           : D0 (runtime PM: [a-z]*)" query.txt
-check "--json has the busy time" grep -q '"busy_time_us": [0-9]*, "power_state": "D0"' json.txt
+check "--json has the busy time and the resets" \
+	grep -q '"busy_time_us": [0-9]*, "resets": 0, "power_state": "D0"' json.txt
+check "-q shows no reset yet" grep -q "Resets                : 0" query.txt
 check "-q shows the holder, its dup'ed fds as one client" \
 	grep -q "PID $holder .*hold_device, VRAM 4 MiB, system memory 12 KiB, 1 DRM client," query.txt
 check "--json has both devices bound" [ "$(grep -o '"kernel_driver": "simaccel"' json.txt | wc -l)" -eq 2 ]
@@ -125,6 +127,12 @@ check "tells a user that only their own processes are listed" \
 	has "only your own processes are listed" user.txt
 kill "$holder"
 wait "$holder" 2>/dev/null
+
+# a reset through the PCI core counts
+echo 1 >"/sys/bus/pci/devices/$bdf0/reset"
+./accel-smi --query-gpu=index,resets --format=csv,noheader >resets.txt
+check "--query-gpu counts a device's reset" \
+	[ "$(cat resets.txt | tr '\n' ' ')" = "0, 1 1, 0 " ]
 
 rmmod simaccel
 ./accel-smi >table.txt 2>err.txt

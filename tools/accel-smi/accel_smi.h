@@ -89,6 +89,7 @@ struct smi_dev {
 	char node[16];			/* "accel0", "renderD128", "" if unknown */
 	uint64_t vram_total, vram_used, vram_free, host_pinned;
 	uint64_t busy_time_us;		/* the copy engines', since probe */
+	uint64_t resets;		/* whole-device resets since probe */
 	char power_state[16];		/* the PCI core's: "D0", "D3hot"; "" if unknown */
 	char runtime_pm[16];		/* "active", "suspended"...; "" if unknown */
 

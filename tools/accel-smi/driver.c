@@ -88,6 +88,7 @@ static void read_device_totals(struct smi_dev *d)
 		       d->vram_total - d->vram_used : 0;
 	d->host_pinned = read_u64(dir, "host_pinned");
 	d->busy_time_us = read_u64(dir, "busy_time_us");
+	d->resets = read_u64(dir, "reset_count");
 	read_word(dir, "power_state", d->power_state, sizeof(d->power_state));
 	read_word(dir, "power/runtime_status", d->runtime_pm,
 		  sizeof(d->runtime_pm));

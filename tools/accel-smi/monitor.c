@@ -192,6 +192,12 @@ static bool field_busy_time(const struct smi_state *s, int i, char *buf, size_t 
 	return s->devs[i].bound;
 }
 
+static bool field_resets(const struct smi_state *s, int i, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRIu64, s->devs[i].resets);
+	return s->devs[i].bound;
+}
+
 static bool field_power_state(const struct smi_state *s, int i, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s", s->devs[i].power_state);
@@ -221,6 +227,7 @@ static const struct query_field fields[] = {
 	{ "utilization.gpu", "%", field_util },
 	{ "busy_time", "ms", field_busy_time },
 	{ "power.state", NULL, field_power_state },
+	{ "resets", NULL, field_resets },
 	{ "processes", NULL, field_processes },
 };
 

@@ -229,6 +229,7 @@ static void query_driver_view(const struct smi_dev *d)
 	printf("    VRAM free             : %s\n", human(d->vram_free, c, sizeof(c)));
 	printf("    Pinned host memory    : %s\n", human(d->host_pinned, a, sizeof(a)));
 	printf("    Busy time             : %" PRIu64 " ms\n", d->busy_time_us / 1000);
+	printf("    Resets                : %" PRIu64 "\n", d->resets);
 	printf("    Power state           : %s (runtime PM: %s)\n",
 	       d->power_state[0] ? d->power_state : "unknown",
 	       d->runtime_pm[0] ? d->runtime_pm : "unknown");
@@ -436,11 +437,11 @@ static void json_device(const struct smi_state *s, int i)
 	if (d->bound)
 		printf("\"memory\": {\"total_bytes\": %" PRIu64 ", \"used_bytes\": %" PRIu64
 		       ", \"free_bytes\": %" PRIu64 ", \"host_pinned_bytes\": %" PRIu64 "}, "
-		       "\"busy_time_us\": %" PRIu64 ", ",
+		       "\"busy_time_us\": %" PRIu64 ", \"resets\": %" PRIu64 ", ",
 		       d->vram_total, d->vram_used, d->vram_free, d->host_pinned,
-		       d->busy_time_us);
+		       d->busy_time_us, d->resets);
 	else
-		printf("\"memory\": null, \"busy_time_us\": null, ");
+		printf("\"memory\": null, \"busy_time_us\": null, \"resets\": null, ");
 	json_key_string("power_state", d->power_state[0] ? d->power_state : NULL, true);
 	json_processes(s, i);
 	printf("}");
