@@ -1711,7 +1711,7 @@ TEST(a_submit_waiting_for_a_job_slot_holds_up_no_unbind)
 	EXPECT_EQ(ENODEV, exit_code(child));
 	EXPECT_GT(1.5, seconds() - start) TH_LOG("the submission outlived the unbind");
 	close(fq.fd);
-	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr));
+	ASSERT_EQ(0, bind_as(addr, NODE));
 }
 
 /*

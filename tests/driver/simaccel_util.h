@@ -599,6 +599,27 @@ static inline int unload_module(void)
 #define TIMEOUT_PARAM	"/sys/module/simaccel/parameters/job_timeout_ms"
 
 /* Bind accel0's device again with job_timeout_ms @ms. */
+/*
+ * Bind the device at PCI address @addr again, as @node: the old binding's
+ * DRM device goes only with the last reference, which its jobs drop in
+ * work items; until then its minor is taken and a new binding gets
+ * another. Bound with another node, it is unbound and bound again, for
+ * up to 10 s. Only for a device whose files are all closed.
+ */
+static inline int bind_as(const char *addr, const char *node)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		if (write_file(DRIVER_DIR "/bind", addr))
+			return -1;
+		if (!access(node, F_OK))
+			return 0;
+		if (write_file(DRIVER_DIR "/unbind", addr))
+			return -1;
+		usleep(100000);
+	}
+	return -1;
+}
+
 static inline int rebind_with_timeout(const char *ms)
 {
 	char addr[64];
