@@ -123,8 +123,9 @@ static int busy_file(int jobs)
 	uint32_t queue;
 	int fd = open(NODE, O_RDWR | O_CLOEXEC);
 
+	/* the buffer's clearing ends first: the stall is for the fills */
 	if (fd < 0 || queue_create(fd, &queue) ||
-	    bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v) ||
+	    bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, &v) || settle(fd) ||
 	    inject_all("0x10000"))
 		return -1;
 	op = (struct drm_simaccel_op){
@@ -224,6 +225,11 @@ TEST(a_file_that_hangs_three_times_is_banned_and_others_go_on)
 		ASSERT_EQ(0, queue_create(fd[i], &queue[i]));
 		ASSERT_EQ(0, bo_create(fd[i], 4096, DRM_SIMACCEL_BO_VRAM, &v[i]));
 	}
+	/*
+	 * The buffers' clearings end before the stall: a clearing that hangs
+	 * fails its buffer's jobs with ECANCELED, not the fills below.
+	 */
+	ASSERT_EQ(0, settle(fd[0]));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, inject_all("0x10000"));
 		EXPECT_EQ(-ETIMEDOUT, run_op(fd[0], queue[0], DRM_SIMACCEL_OP_FILL,
