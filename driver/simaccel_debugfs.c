@@ -6,8 +6,10 @@
  * <debugfs>/accel/<PCI address>/qN/fault_inject is the queue's FAULT_INJECT
  * register (docs/hardware.md): writing N fails the next N descriptors the
  * queue starts, 0x10000 stalls the next one. qN/status is its STATUS
- * register, so that a test sees a queue left stalled or halted. Only root
- * reaches debugfs.
+ * register, so that a test sees a queue left stalled or halted.
+ * <debugfs>/accel/<PCI address>/fault_inject is the device's
+ * DEV_FAULT_INJECT: 1 hangs the whole device, 2 makes it report a fatal
+ * error, until a device reset. Only root reaches debugfs.
  */
 #include <drm/drm_drv.h>
 #include <linux/debugfs.h>
@@ -57,6 +59,34 @@ static int simaccel_status_get(void *data, u64 *val)
 	return 0;
 }
 
+static int simaccel_dev_fault_get(void *data, u64 *val)
+{
+	struct simaccel_device *sdev = data;
+	int idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return -ENODEV;
+	*val = simaccel_read(sdev, ACCEL_REG_DEV_FAULT_INJECT);
+	drm_dev_exit(idx);
+	return 0;
+}
+
+static int simaccel_dev_fault_set(void *data, u64 val)
+{
+	struct simaccel_device *sdev = data;
+	int idx;
+
+	if (val & ~(u64)(ACCEL_DEV_FAULT_HANG | ACCEL_DEV_FAULT_FATAL))
+		return -EINVAL;
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return -ENODEV;
+	simaccel_write(sdev, ACCEL_REG_DEV_FAULT_INJECT, val);
+	drm_dev_exit(idx);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(simaccel_dev_fault_fops, simaccel_dev_fault_get,
+			 simaccel_dev_fault_set, "%#llx\n");
 DEFINE_DEBUGFS_ATTRIBUTE(simaccel_status_fops, simaccel_status_get, NULL,
 			 "%#llx\n");
 DEFINE_DEBUGFS_ATTRIBUTE(simaccel_fault_inject_fops, simaccel_fault_inject_get,
@@ -69,6 +99,8 @@ void simaccel_debugfs_init(struct simaccel_device *sdev)
 	char name[8];
 	u32 q;
 
+	debugfs_create_file_unsafe("fault_inject", 0600, root, sdev,
+				   &simaccel_dev_fault_fops);
 	for (q = 0; q < sdev->num_queues; q++) {
 		struct dentry *dir;
 

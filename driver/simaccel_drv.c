@@ -410,6 +410,9 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = simaccel_quota_init(sdev);
 	if (ret)
 		return ret;
+	ret = simaccel_reset_init(sdev);
+	if (ret)
+		return ret;
 	ret = simaccel_hwq_init(sdev);
 	if (ret)
 		goto err_reset;
@@ -448,6 +451,8 @@ static void simaccel_remove(struct pci_dev *pdev)
 	drm_dev_unplug(&sdev->drm);
 	/* stop the queues and fail their jobs; later jobs fail in run_job */
 	simaccel_hwq_kill_all(sdev);
+	/* the driver's own reset would program the rings again */
+	simaccel_reset_fini(sdev);
 	/* other devices' jobs must not reach this VRAM any more either */
 	simaccel_prime_revoke_importers(sdev);
 	/* stop all DMA before the device loses its driver and its rings */

@@ -18,6 +18,7 @@
 
 #include "../include/accel_hw.h"
 #include "../uapi/simaccel_accel.h"
+#include "simaccel_reset.h"
 
 #define DRIVER_NAME		"simaccel"
 #define DRIVER_DESC		"Driver for the simulated accel PCIe accelerator"
@@ -86,8 +87,12 @@ extern unsigned int simaccel_dbg_mask;
  *	buffers, USERPTR buffers, user memory of jobs), for sysfs
  * @quotas: VRAM charged to each user (struct simaccel_quota by uid)
  * @vram_limit_per_user: bytes of VRAM one user may hold, 0 for no limit
- * @reset_count: whole-device resets since the binding (simaccel_reset.c)
+ * @resets: whole-device resets since the binding, by enum
+ *	simaccel_reset_cause (simaccel_reset.c)
  * @reset_failed: jobs the reset under way failed, for its trace event
+ * @reset_lock: held from the stop of a whole-device reset to its restart
+ * @reset_work: the driver's own reset (simaccel_reset_schedule())
+ * @reset_cause: why @reset_work was queued
  *
  * The fields above @vram are set at probe and constant afterwards.
  */
@@ -124,8 +129,11 @@ struct simaccel_device {
 	atomic64_t host_pinned;
 	struct xarray quotas;
 	u64 vram_limit_per_user;
-	atomic_t reset_count;
+	atomic_t resets[SIMACCEL_RESET_CAUSES];
 	u32 reset_failed;
+	struct mutex reset_lock;
+	struct work_struct reset_work;
+	enum simaccel_reset_cause reset_cause;
 };
 
 /**

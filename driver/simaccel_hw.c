@@ -15,10 +15,12 @@ void simaccel_hw_reset(struct simaccel_device *sdev)
 	simaccel_write(sdev, ACCEL_REG_DEV_CTRL, ACCEL_DEV_CTRL_RESET);
 }
 
-static int simaccel_hw_wait_ready(struct simaccel_device *sdev)
+/* Reset the device and wait until it is ready: 0 or -ETIMEDOUT. */
+int simaccel_hw_reset_wait(struct simaccel_device *sdev)
 {
 	u32 status;
 
+	simaccel_hw_reset(sdev);
 	return readl_poll_timeout(sdev->regs + ACCEL_REG_DEV_STATUS, status,
 				  status & ACCEL_DEV_STATUS_READY, 10,
 				  SIMACCEL_RESET_TIMEOUT_US);
@@ -77,8 +79,7 @@ int simaccel_hw_init(struct simaccel_device *sdev)
 	ret = simaccel_hw_identify(sdev);
 	if (ret)
 		return ret;
-	simaccel_hw_reset(sdev);
-	if (simaccel_hw_wait_ready(sdev)) {
+	if (simaccel_hw_reset_wait(sdev)) {
 		drm_err(&sdev->drm, "device not ready after reset\n");
 		return -ETIMEDOUT;
 	}

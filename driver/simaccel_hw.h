@@ -20,5 +20,6 @@ static inline void simaccel_write(struct simaccel_device *sdev, u32 reg,
 
 int simaccel_hw_init(struct simaccel_device *sdev);
 void simaccel_hw_reset(struct simaccel_device *sdev);
+int simaccel_hw_reset_wait(struct simaccel_device *sdev);
 
 #endif /* __SIMACCEL_HW_H__ */

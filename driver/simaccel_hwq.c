@@ -145,13 +145,17 @@ static void simaccel_hwq_start(struct simaccel_hwq *hwq)
 	hwq->last_completed = 0;
 }
 
-/* Stop the queue: when this returns, the device runs nothing of it. */
-static void simaccel_hwq_stop(struct simaccel_hwq *hwq)
+/*
+ * Stop the queue: when this returns, the device runs nothing of it.
+ * Returns false if the queue's reset did not take (its bit stays set):
+ * the device hangs, and only a whole-device reset brings it back.
+ */
+static bool simaccel_hwq_stop(struct simaccel_hwq *hwq)
 {
 	lockdep_assert_held(&hwq->lock);
 	simaccel_hwq_write(hwq, ACCEL_Q_CTRL, ACCEL_Q_CTRL_RESET);
 	/* the read flushes the posted write; the device acts on the write */
-	simaccel_hwq_read(hwq, ACCEL_Q_STATUS);
+	return !(simaccel_hwq_read(hwq, ACCEL_Q_CTRL) & ACCEL_Q_CTRL_RESET);
 }
 
 static void simaccel_hwq_emit(struct simaccel_hwq *hwq,
@@ -390,7 +394,7 @@ static bool simaccel_hwq_progressed(struct simaccel_hwq *hwq, u32 status)
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 {
 	struct simaccel_job *job, *guilty;
-	bool dumping, failed = false;
+	bool dumping, stopped, failed = false;
 	unsigned long flags;
 	u32 status, requeued = 0;
 	int error;
@@ -411,7 +415,7 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 	error = status & ACCEL_Q_STATUS_ERROR ? -EIO : -ETIMEDOUT;
 	/* the reset clears the registers */
 	dumping = simaccel_coredump_queue(hwq);
-	simaccel_hwq_stop(hwq);
+	stopped = simaccel_hwq_stop(hwq);
 	simaccel_hwq_retire(hwq);
 	guilty = list_first_entry_or_null(&hwq->inflight, struct simaccel_job,
 					  link);
@@ -431,6 +435,13 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 		failed = true;
 		simaccel_hwq_signal(hwq, guilty, error);
 	}
+	if (!stopped) {
+		/* the device reset fails the rest of the ring, then restarts it */
+		drm_warn(&hwq->sdev->drm, "%s: queue reset did not take\n",
+			 hwq->name);
+		simaccel_reset_schedule(hwq->sdev, SIMACCEL_RESET_HANG);
+		goto dump;
+	}
 	simaccel_hwq_start(hwq);
 	list_for_each_entry(job, &hwq->inflight, link) {
 		simaccel_hwq_emit_job(hwq, job);
@@ -439,6 +450,7 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 	simaccel_hwq_doorbell(hwq);
 	trace_simaccel_queue_reset(simaccel_hwq_dev(hwq), hwq->index, error,
 				   requeued);
+dump:
 	spin_unlock_irqrestore(&hwq->lock, flags);
 	if (dumping && failed)
 		simaccel_coredump_emit(hwq);
@@ -540,9 +552,16 @@ static irqreturn_t simaccel_hwq_irq(int irq, void *arg)
 static irqreturn_t simaccel_error_irq(int irq, void *arg)
 {
 	struct simaccel_device *sdev = arg;
-	u32 q;
+	u32 q, dev_status;
 
 	simaccel_write(sdev, ACCEL_REG_IRQ_STATUS, ACCEL_IRQ_ERROR);
+	dev_status = simaccel_read(sdev, ACCEL_REG_DEV_STATUS);
+	/* all ones: the device is gone, and removal follows */
+	if (dev_status != U32_MAX && dev_status & ACCEL_DEV_STATUS_FATAL) {
+		drm_err(&sdev->drm, "fatal device error\n");
+		simaccel_reset_schedule(sdev, SIMACCEL_RESET_FATAL);
+		return IRQ_HANDLED;
+	}
 	for (q = 0; q < sdev->num_queues; q++) {
 		struct simaccel_hwq *hwq = &sdev->hwqs[q];
 		u32 status = simaccel_hwq_read(hwq, ACCEL_Q_STATUS);

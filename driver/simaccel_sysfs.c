@@ -14,7 +14,8 @@
  * is at least the sum of its files', and never decreases.
  *
  * reset_count is the whole-device resets since the binding
- * (simaccel_reset.c).
+ * (simaccel_reset.c), and resets/ the same by cause: requested (the PCI
+ * core), hang, fatal and pci_error; reset_count is their sum.
  */
 #include <linux/device.h>
 #include <linux/sysfs.h>
@@ -66,9 +67,49 @@ static DEVICE_ATTR_RO(busy_time_us);
 static ssize_t reset_count_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read(&to_sdev(dev)->reset_count));
+	struct simaccel_device *sdev = to_sdev(dev);
+	unsigned int total = 0, cause;
+
+	for (cause = 0; cause < SIMACCEL_RESET_CAUSES; cause++)
+		total += atomic_read(&sdev->resets[cause]);
+	return sysfs_emit(buf, "%u\n", total);
 }
 static DEVICE_ATTR_RO(reset_count);
+
+/* resets/CAUSE: the attribute's var is the enum simaccel_reset_cause */
+static ssize_t reset_cause_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	unsigned long cause = (unsigned long)
+		container_of(attr, struct dev_ext_attribute, attr)->var;
+
+	return sysfs_emit(buf, "%d\n",
+			  atomic_read(&to_sdev(dev)->resets[cause]));
+}
+
+#define SIMACCEL_RESET_ATTR(_name, _cause)				\
+	struct dev_ext_attribute dev_attr_reset_##_name = {		\
+		__ATTR(_name, 0444, reset_cause_show, NULL),		\
+		(void *)(_cause)					\
+	}
+
+static SIMACCEL_RESET_ATTR(requested, SIMACCEL_RESET_REQUESTED);
+static SIMACCEL_RESET_ATTR(hang, SIMACCEL_RESET_HANG);
+static SIMACCEL_RESET_ATTR(fatal, SIMACCEL_RESET_FATAL);
+static SIMACCEL_RESET_ATTR(pci_error, SIMACCEL_RESET_PCI_ERROR);
+
+static struct attribute *simaccel_reset_attrs[] = {
+	&dev_attr_reset_requested.attr.attr,
+	&dev_attr_reset_hang.attr.attr,
+	&dev_attr_reset_fatal.attr.attr,
+	&dev_attr_reset_pci_error.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group simaccel_reset_group = {
+	.name = "resets",
+	.attrs = simaccel_reset_attrs,
+};
 
 /* root's, to change at any time: see simaccel_quota.c */
 static ssize_t vram_limit_per_user_show(struct device *dev,
@@ -108,5 +149,8 @@ static const struct attribute_group simaccel_attr_group = {
 
 int simaccel_sysfs_init(struct simaccel_device *sdev)
 {
-	return devm_device_add_group(sdev->drm.dev, &simaccel_attr_group);
+	int ret = devm_device_add_group(sdev->drm.dev, &simaccel_attr_group);
+
+	return ret ?: devm_device_add_group(sdev->drm.dev,
+					    &simaccel_reset_group);
 }

@@ -209,14 +209,18 @@ TRACE_EVENT(simaccel_queue_reset,
 		      __entry->hwq, __entry->error, __entry->requeued)
 );
 
+/* A whole-device reset for cause= (simaccel_reset.c) failed failed= jobs. */
 TRACE_EVENT(simaccel_device_reset,
-	    TP_PROTO(const char *dev, u32 failed),
-	    TP_ARGS(dev, failed),
+	    TP_PROTO(const char *dev, const char *cause, u32 failed),
+	    TP_ARGS(dev, cause, failed),
 	    TP_STRUCT__entry(__string(dev, dev)
+			     __string(cause, cause)
 			     __field(u32, failed)),
 	    TP_fast_assign(__assign_str(dev);
+			   __assign_str(cause);
 			   __entry->failed = failed;),
-	    TP_printk("dev=%s failed=%u", __get_str(dev), __entry->failed)
+	    TP_printk("dev=%s cause=%s failed=%u", __get_str(dev),
+		      __get_str(cause), __entry->failed)
 );
 
 #endif /* __SIMACCEL_TRACE_H__ */

@@ -54,6 +54,7 @@
 #define ACCEL_REG_MAX_RING_SIZE		0x01c	/* RO: entries */
 #define ACCEL_REG_DEV_CTRL		0x020	/* WO: ACCEL_DEV_CTRL_* */
 #define ACCEL_REG_DEV_STATUS		0x024	/* RO: ACCEL_DEV_STATUS_* */
+#define ACCEL_REG_DEV_FAULT_INJECT	0x028	/* RW: ACCEL_DEV_FAULT_*, sticky */
 #define ACCEL_REG_IRQ_STATUS		0x030	/* RW1C: ACCEL_IRQ_* */
 #define ACCEL_REG_IRQ_MASK		0x034	/* RW: 1 masks the source */
 #define ACCEL_REG_SCRATCH		0x040	/* RW: no effect, for probing */
@@ -71,6 +72,16 @@
 #define ACCEL_DEV_CTRL_RESET		ACCEL_BIT(0)	/* whole-device reset */
 #define ACCEL_DEV_STATUS_READY		ACCEL_BIT(0)
 #define ACCEL_DEV_STATUS_ERROR		ACCEL_BIT(1)	/* a queue is halted */
+#define ACCEL_DEV_STATUS_FATAL		ACCEL_BIT(2)	/* until a device reset */
+
+/*
+ * DEV_FAULT_INJECT: bits written set, only a device reset clears them.
+ * HANG: no queue fetches or completes a descriptor, and queue resets do
+ * not take (Q_CTRL reads RESET set). FATAL: the same, and DEV_STATUS
+ * reports FATAL with an error interrupt.
+ */
+#define ACCEL_DEV_FAULT_HANG		ACCEL_BIT(0)
+#define ACCEL_DEV_FAULT_FATAL		ACCEL_BIT(1)
 
 /* IRQ_STATUS / IRQ_MASK: bit q for queue q completion, bit 31 for errors */
 #define ACCEL_IRQ_QUEUE(q)		ACCEL_BIT(q)

@@ -160,6 +160,8 @@ struct AccelQueue {
     /* The doorbell was written since the queue was last stopped. */
     bool rung;
     uint32_t fault_inject;
+    /* A reset written while the device hangs: it takes at a device reset. */
+    bool reset_stuck;
     uint64_t completed;
 
     /* Descriptor in progress and how many of its bytes are done. */
@@ -205,6 +207,8 @@ struct AccelPCIState {
     uint32_t irq_status;
     uint32_t irq_mask;
     uint32_t scratch;
+    /* ACCEL_DEV_FAULT_*: the whole device hangs until it is reset. */
+    uint32_t dev_fault;
 
     AccelQueue queues[ACCEL_MAX_QUEUES];
 
@@ -490,7 +494,8 @@ static void accel_write_irq_mask(AccelPCIState *s, uint32_t mask)
 
 static bool accel_queue_runnable(AccelQueue *q)
 {
-    return q->enabled && !q->error && !q->stalled && q->head != q->tail;
+    return q->enabled && !q->error && !q->stalled && !q->dev->dev_fault &&
+           q->head != q->tail;
 }
 
 /*
@@ -583,15 +588,21 @@ static void accel_queue_drop_xfer(AccelQueue *q)
 }
 
 /* Abandon the work in flight, once the bytes being moved have moved. */
-static void accel_queue_stop(AccelQueue *q)
+/* The queue does nothing more; the descriptor in progress is abandoned. */
+static void accel_queue_freeze(AccelQueue *q)
 {
     q->gen++;
     accel_queue_drop_xfer(q);
     timer_del(q->throttle);
     timer_del(q->rest);
+    q->active = false;
+}
+
+static void accel_queue_stop(AccelQueue *q)
+{
+    accel_queue_freeze(q);
     q->enabled = false;
     q->rung = false;
-    q->active = false;
     q->credit = 0;
     q->link_start = 0;
     q->link_paid = 0;
@@ -609,6 +620,7 @@ static void accel_queue_reset(AccelQueue *q, bool device_reset)
         q->ring_base = 0;
         q->ring_size = 0;
         q->fault_inject = 0;
+        q->reset_stuck = false;
     }
     q->head = 0;
     q->tail = 0;
@@ -634,6 +646,12 @@ static bool accel_ring_valid(AccelQueue *q)
 
 static void accel_queue_write_ctrl(AccelQueue *q, uint32_t val)
 {
+    if (q->dev->dev_fault) {
+        /* A hung device answers no queue control; a reset stays pending. */
+        trace_accel_err_queue_ctrl_hung(q->index, val);
+        q->reset_stuck |= !!(val & ACCEL_Q_CTRL_RESET);
+        return;
+    }
     if (val & ACCEL_Q_CTRL_RESET) {
         trace_accel_queue_reset(q->index);
         accel_queue_reset(q, false);
@@ -1389,7 +1407,8 @@ static uint64_t accel_queue_read(AccelQueue *q, hwaddr reg)
     case ACCEL_Q_RING_SIZE:
         return q->ring_size;
     case ACCEL_Q_CTRL:
-        return q->enabled ? ACCEL_Q_CTRL_ENABLE : 0;
+        return (q->enabled ? ACCEL_Q_CTRL_ENABLE : 0) |
+               (q->reset_stuck ? ACCEL_Q_CTRL_RESET : 0);
     case ACCEL_Q_HEAD:
         return q->head;
     case ACCEL_Q_TAIL:
@@ -1473,6 +1492,9 @@ static uint32_t accel_dev_status(AccelPCIState *s)
     uint32_t status = ACCEL_DEV_STATUS_READY;
     unsigned i;
 
+    if (s->dev_fault & ACCEL_DEV_FAULT_FATAL) {
+        status |= ACCEL_DEV_STATUS_FATAL;
+    }
     for (i = 0; i < s->num_queues; i++) {
         if (s->queues[i].error) {
             status |= ACCEL_DEV_STATUS_ERROR;
@@ -1510,6 +1532,8 @@ static uint64_t accel_reg_value(AccelPCIState *s, hwaddr addr)
         return ACCEL_RING_MAX_SIZE;
     case ACCEL_REG_DEV_STATUS:
         return accel_dev_status(s);
+    case ACCEL_REG_DEV_FAULT_INJECT:
+        return s->dev_fault;
     case ACCEL_REG_IRQ_STATUS:
         return s->irq_status;
     case ACCEL_REG_IRQ_MASK:
@@ -1543,6 +1567,30 @@ static uint64_t accel_regs_read(void *opaque, hwaddr addr, unsigned size)
 
 static void accel_reset(AccelPCIState *s);
 
+/*
+ * The device hangs: every queue stops where it is, as if its clock had
+ * stopped, its descriptor in progress abandoned; the registers still
+ * read. Only a device reset ends it.
+ */
+static void accel_inject_dev_fault(AccelPCIState *s, uint32_t val)
+{
+    uint32_t added = val & (ACCEL_DEV_FAULT_HANG | ACCEL_DEV_FAULT_FATAL) &
+                     ~s->dev_fault;
+    unsigned i;
+
+    if (!added) {
+        return;
+    }
+    trace_accel_dev_fault(added);
+    s->dev_fault |= added;
+    for (i = 0; i < s->num_queues; i++) {
+        accel_queue_freeze(&s->queues[i]);
+    }
+    if (added & ACCEL_DEV_FAULT_FATAL) {
+        accel_raise_irq(s, ACCEL_IRQ_ERROR);
+    }
+}
+
 static void accel_regs_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
@@ -1564,6 +1612,9 @@ static void accel_regs_write(void *opaque, hwaddr addr, uint64_t val,
         if (val & ACCEL_DEV_CTRL_RESET) {
             accel_reset(s);
         }
+        break;
+    case ACCEL_REG_DEV_FAULT_INJECT:
+        accel_inject_dev_fault(s, val);
         break;
     case ACCEL_REG_IRQ_STATUS:
         accel_ack_irq(s, val);
@@ -1622,6 +1673,7 @@ static void accel_reset(AccelPCIState *s)
     s->irq_status = 0;
     s->irq_mask = 0;
     s->scratch = 0;
+    s->dev_fault = 0;
     accel_clear_messages(s);
     accel_update_intx(s);
 }

@@ -1547,6 +1547,60 @@ static void test_fault_inject_stall(void)
 	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_ERROR), ACCEL_ERR_INJECTED);
 }
 
+/*
+ * A hung device: a slow fill in flight stops where it is, nothing else
+ * runs, queue control does nothing and CTRL reads its reset pending; a
+ * device reset ends it. FATAL adds DEV_STATUS FATAL and an error interrupt.
+ */
+static void test_device_hang_and_fatal(void)
+{
+	struct qtest *qt = boot(1, "dma-bandwidth=1M");
+	struct accel_dev *d = &dev[0];
+	struct accel_desc fence = desc_fence(TEST_RAM_DATA, 9, 0);
+	uint32_t head;
+
+	CHECK(qt);
+	accel_queue_enable(d, 0, 8);
+	accel_queue_enable(d, 1, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM, .src = 1, .len = 64 << 20 }, 1);
+	qtest_clock_step(qt, 5000000);
+	accel_wr(d, ACCEL_REG_DEV_FAULT_INJECT, ACCEL_DEV_FAULT_HANG);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_FAULT_INJECT), ACCEL_DEV_FAULT_HANG);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_STATUS), ACCEL_DEV_STATUS_READY);
+	head = accel_qrd(d, 0, ACCEL_Q_HEAD);
+	accel_submit(d, 1, &fence, 1);
+	qtest_clock_step(qt, 100000000);
+	/* the fill went no further, the fence never ran */
+	CHECK_EQ(qtest_readl(qt, d->vram + (60 << 20)), 0);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_HEAD), head);
+	CHECK_EQ(accel_qrd(d, 0, ACCEL_Q_STATUS),
+		 ACCEL_Q_STATUS_ENABLED | ACCEL_Q_STATUS_BUSY);
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA), 0);
+	/* a queue reset does not take, and writing 0 clears nothing */
+	accel_queue_reset(d, 1);
+	accel_wr(d, ACCEL_REG_DEV_FAULT_INJECT, 0);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_CTRL),
+		 ACCEL_Q_CTRL_ENABLE | ACCEL_Q_CTRL_RESET);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_STATUS),
+		 ACCEL_Q_STATUS_ENABLED | ACCEL_Q_STATUS_BUSY);
+	/* FATAL on top: reported, with an error interrupt */
+	accel_wr(d, ACCEL_REG_DEV_FAULT_INJECT, ACCEL_DEV_FAULT_FATAL);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_STATUS),
+		 ACCEL_DEV_STATUS_READY | ACCEL_DEV_STATUS_FATAL);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), ACCEL_IRQ_ERROR);
+	/* a device reset brings it back */
+	accel_wr(d, ACCEL_REG_DEV_CTRL, ACCEL_DEV_CTRL_RESET);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_FAULT_INJECT), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_STATUS), ACCEL_DEV_STATUS_READY);
+	CHECK_EQ(accel_qrd(d, 1, ACCEL_Q_CTRL), 0);
+	accel_queue_enable(d, 1, 8);
+	accel_submit(d, 1, &fence, 1);
+	CHECK_EQ(accel_wait(d, 1, 1000000), ACCEL_Q_STATUS_ENABLED);
+	CHECK_EQ(qtest_readq(qt, TEST_RAM_DATA), 9);
+}
+
 /* Interrupts */
 
 static void test_irq_mask(void)
@@ -1975,6 +2029,7 @@ static const struct test tests[] = {
 	{ "device_reset", test_device_reset },
 	{ "fault_inject_fail", test_fault_inject_fail },
 	{ "fault_inject_stall", test_fault_inject_stall },
+	{ "device_hang_and_fatal", test_device_hang_and_fatal },
 	{ "irq_mask", test_irq_mask },
 	{ "intx_without_msix", test_intx_without_msix },
 	{ "intx_follows_msix_disable", test_intx_follows_msix_disable },

@@ -10,7 +10,12 @@
  *   racing an unbind, neither deadlock nor leak (the VM run fails on a
  *   hung task or a lockdep report), and the device works afterwards;
  * - a file whose jobs time out three times is banned: its next submission
- *   fails with ECANCELED, while another file's work runs.
+ *   fails with ECANCELED, while another file's work runs;
+ * - a device that hangs (its queue resets do not take) or reports a fatal
+ *   error is reset by the driver on its own: the job that timed out fails
+ *   with ETIMEDOUT, the others on the rings with ECANCELED, buffers and
+ *   mappings survive, later work runs, and resets/hang or resets/fatal
+ *   counts it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -242,6 +247,95 @@ TEST(a_file_that_hangs_three_times_is_banned_and_others_go_on)
 	EXPECT_EQ(0, run_op(fd[1], queue[1], DRM_SIMACCEL_OP_FILL, 0,
 			    v[1].dev_addr, 1, 4096));
 	close(fd[1]);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+/* Make the whole device at @addr hang ("1") or fail fatally ("2"). */
+static int device_fault(const char *addr, const char *what)
+{
+	char dir[256], path[300];
+
+	debugfs_dir_of(addr, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/fault_inject", dir);
+	return write_file(path, what);
+}
+
+/*
+ * Two files' fills on accel0, in flight when the whole device fails with
+ * @fault: the driver resets it for @cause. Each job fails with ETIMEDOUT
+ * (it timed out) or ECANCELED (the reset took it off its ring), at least
+ * one of them as @first; the buffers keep their contents and later work
+ * runs. A fault that the driver sees at once (@on_the_rings) comes once
+ * both jobs are on the hardware, held there by stalled queues.
+ */
+static void device_fails_and_comes_back(struct __test_metadata *_metadata,
+					const char *fault, const char *cause,
+					int first, bool on_the_rings)
+{
+	struct drm_simaccel_bo_create v[2];
+	struct stalled s[2];
+	pthread_t t[2];
+	char addr[64], counter[64];
+	long long before, total;
+	uint8_t *m[2];
+	int i, firsts = 0;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	snprintf(counter, sizeof(counter), "resets/%s", cause);
+	before = device_total_of(addr, counter);
+	total = reset_count(addr);
+	ASSERT_LE(0, before);
+	for (i = 0; i < 2; i++) {
+		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, s[i].fd);
+		ASSERT_EQ(0, queue_create(s[i].fd, &s[i].queue));
+		ASSERT_EQ(0, bo_create(s[i].fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v[i]));
+		m[i] = map_bo(s[i].fd, &v[i]);
+		ASSERT_NE(MAP_FAILED, m[i]);
+		ASSERT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr + 4096, 0x40 + i, 4096));
+		s[i].dst = v[i].dev_addr;
+	}
+	ASSERT_EQ(0, on_the_rings ? inject_all("0x10000") : device_fault(addr, fault));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_stalled, &s[i]));
+	if (on_the_rings) {
+		usleep(300000);
+		ASSERT_EQ(0, device_fault(addr, fault));
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_TRUE(s[i].ret == -ETIMEDOUT || s[i].ret == -ECANCELED)
+			TH_LOG("job %d: %d", i, s[i].ret);
+		firsts += s[i].ret == first;
+	}
+	EXPECT_LE(1, firsts);
+	/* the reset restarts the queues after it failed their jobs */
+	EXPECT_EQ(before + 1, wait_device_total_of(addr, counter, before + 1, 5));
+	EXPECT_EQ(total + 1, reset_count(addr));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0x40 + i, m[i][4096]);
+		EXPECT_EQ(0x40 + i, m[i][8191]);
+		EXPECT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr, 0x50 + i, 4096));
+		EXPECT_EQ(0x50 + i, m[i][0]);
+		munmap(m[i], 8192);
+		close(s[i].fd);
+	}
+}
+
+TEST(a_hung_device_is_reset_by_the_driver_and_work_goes_on)
+{
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	device_fails_and_comes_back(_metadata, "1", "hang", -ETIMEDOUT, false);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+TEST(a_fatal_error_resets_the_device_at_once)
+{
+	/* a time-out longer than the test: the error interrupt resets it */
+	ASSERT_EQ(0, rebind_with_timeout("60000"));
+	device_fails_and_comes_back(_metadata, "2", "fatal", -ECANCELED, true);
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
