@@ -101,6 +101,16 @@ static int simaccel_open(struct drm_device *drm, struct drm_file *file)
 		return -ENOMEM;
 	}
 	sfile->usage->client_id = file->client_id;
+	if (!capable(CAP_SYS_ADMIN)) {
+		sfile->usage->user = simaccel_quota_of_caller(to_simaccel(drm));
+		if (IS_ERR(sfile->usage->user)) {
+			int ret = PTR_ERR(sfile->usage->user);
+
+			simaccel_usage_put(sfile->usage);
+			kfree(sfile);
+			return ret;
+		}
+	}
 	sfile->sdev = to_simaccel(drm);
 	mutex_init(&sfile->lock);
 	mutex_init(&sfile->syncobj_lock);

@@ -152,6 +152,9 @@ struct simaccel_device {
  * @hangs: its jobs that made no progress until the time-out
  * @banned: @hangs reached SIMACCEL_BAN_HANGS: its jobs not yet on the
  *	hardware fail, and SUBMIT refuses more (simaccel_job_hung())
+ * @user: the record of the user who opened the file, whose hangs are
+ *	counted and banned together (simaccel_quota.c); NULL for a file
+ *	opened with CAP_SYS_ADMIN
  */
 struct simaccel_usage {
 	struct kref ref;
@@ -164,6 +167,7 @@ struct simaccel_usage {
 	atomic_t queues;
 	atomic_t hangs;
 	bool banned;
+	struct simaccel_quota *user;
 };
 
 /**

@@ -43,6 +43,7 @@
 #include "simaccel_job.h"
 #include "simaccel_pin.h"
 #include "simaccel_prime.h"
+#include "simaccel_quota.h"
 #include "simaccel_trace.h"
 
 /**
@@ -143,25 +144,38 @@ void simaccel_usage_put(struct simaccel_usage *usage)
  * file's job waits for behind it.
  */
 /*
- * A file whose jobs hang this often is banned: each hang holds a hardware
- * queue, other users' work behind it included, for the whole time-out.
+ * A file whose jobs hang this often is banned, and a user whose jobs hang
+ * this often within a period (simaccel_quota.c): each hang holds a
+ * hardware queue, other users' work behind it included, for the whole
+ * time-out.
  */
 #define SIMACCEL_BAN_HANGS	3
 
 /**
- * simaccel_job_hung - count a time-out against the job's file
+ * simaccel_job_hung - count a time-out against the job's file and user
  * @job: the job the recovery failed with -ETIMEDOUT
  *
- * The file's SIMACCEL_BAN_HANGS-th hang bans it: its jobs not yet on the
- * hardware fail with -ECANCELED, and SUBMIT refuses its later work with
- * ECANCELED. Jobs already on a ring stay there (their fences signal in
- * ring order). Faults (-EIO) do not count: a queue reset ends them at once.
+ * The file's SIMACCEL_BAN_HANGS-th hang bans it, and so does its user's
+ * within the ban period: its jobs not yet on the hardware fail with
+ * -ECANCELED, and SUBMIT refuses its later work with ECANCELED. Jobs
+ * already on a ring stay there (their fences signal in ring order).
+ * Faults (-EIO) do not count: a queue reset ends them at once.
  */
 void simaccel_job_hung(struct simaccel_job *job)
 {
-	if (job->usage &&
-	    atomic_inc_return(&job->usage->hangs) >= SIMACCEL_BAN_HANGS)
+	if (!job->usage)
+		return;
+	if (atomic_inc_return(&job->usage->hangs) >= SIMACCEL_BAN_HANGS)
 		WRITE_ONCE(job->usage->banned, true);
+	if (job->usage->user)
+		simaccel_quota_hung(job->usage->user, SIMACCEL_BAN_HANGS);
+}
+
+/* Whether the file's work is refused: it, or its user, is banned. */
+static bool simaccel_usage_banned(struct simaccel_usage *usage)
+{
+	return READ_ONCE(usage->banned) ||
+	       (usage->user && simaccel_quota_banned(usage->user));
 }
 
 struct simaccel_usage *simaccel_usage_new(struct simaccel_device *sdev)
@@ -674,7 +688,11 @@ static struct dma_fence *simaccel_run_job(struct drm_sched_job *sched_job)
 	/* the jobs of a submission come here in order, from one worker */
 	if (!ret && job->res && READ_ONCE(job->res->canceled))
 		ret = -ECANCELED;
-	if (!ret && job->usage && READ_ONCE(job->usage->banned))
+	/*
+	 * a banned file's clearings still run: one refused would fail its
+	 * buffer for good, after the ban too
+	 */
+	if (!ret && job->queue && simaccel_usage_banned(job->usage))
 		ret = -ECANCELED;
 	if (!ret)
 		ret = simaccel_job_reach_peers(job);
@@ -1716,7 +1734,7 @@ int simaccel_submit_ioctl(struct drm_device *drm, void *data,
 	ret = simaccel_submit_check(args);
 	if (ret)
 		return ret;
-	if (READ_ONCE(sfile->usage->banned))
+	if (simaccel_usage_banned(sfile->usage))
 		return -ECANCELED;
 	ret = simaccel_submit_init(&sub, args, file);
 	if (ret)

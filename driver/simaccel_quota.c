@@ -14,6 +14,14 @@
  * 6.14 is the dmem cgroup controller; the charge and uncharge here are
  * where dmem_cgroup_try_charge() and dmem_cgroup_uncharge() go, with the
  * creator's cgroup in place of its uid and dmem.max in place of the limit.
+ *
+ * The same record counts the user's hangs (simaccel_job_hung()): a user
+ * whose jobs time out SIMACCEL_BAN_HANGS times within ban_period_ms, from
+ * any number of files, is banned for ban_period_ms from the last of them:
+ * each hang holds a hardware queue, other users' work behind it included,
+ * for a whole time-out, and a per-file ban alone is undone by opening the
+ * device again. Files opened with CAP_SYS_ADMIN have no such record: root
+ * may reset the device anyway, and is banned per file only.
  */
 #include <drm/drm_managed.h>
 #include <linux/cred.h>
@@ -28,14 +36,30 @@ module_param_named(vram_limit_per_user, simaccel_vram_limit_per_user, ullong, 06
 MODULE_PARM_DESC(vram_limit_per_user,
 		 "bytes of VRAM one user's buffers may hold on a device, 0 for no limit (for devices bound afterwards; sysfs changes it per device)");
 
+static unsigned int simaccel_ban_period_ms = 60000;
+module_param_named(ban_period_ms, simaccel_ban_period_ms, uint, 0644);
+MODULE_PARM_DESC(ban_period_ms,
+		 "a user whose jobs time out 3 times within this period (ms) may submit no more work for as long");
+
 /**
- * struct simaccel_quota - VRAM charged to one user on one device
+ * struct simaccel_quota - one user's standing on one device
  * @used: bytes of the user's VRAM buffers
+ * @hang_lock: protects @hangs, @period_start and @banned_until
+ * @hangs: the user's jobs that timed out since @period_start
+ * @period_start: jiffies at the first of @hangs
+ * @banned: @banned_until is set
+ * @banned_until: jiffies until which the user's work is refused
  *
- * It lives as long as the device's DRM device, which outlives every buffer.
+ * It lives as long as the device's DRM device, which outlives every buffer
+ * and file.
  */
 struct simaccel_quota {
 	atomic64_t used;
+	spinlock_t hang_lock;
+	unsigned int hangs;
+	unsigned long period_start;
+	bool banned;
+	unsigned long banned_until;
 };
 
 static void simaccel_quota_fini(struct drm_device *drm, void *unused)
@@ -56,8 +80,13 @@ int simaccel_quota_init(struct simaccel_device *sdev)
 	return drmm_add_action_or_reset(&sdev->drm, simaccel_quota_fini, NULL);
 }
 
-/* The caller's entry, made on its first charge. */
-static struct simaccel_quota *simaccel_quota_of_caller(struct simaccel_device *sdev)
+/**
+ * simaccel_quota_of_caller - the calling user's record, made on first use
+ * @sdev: the device
+ *
+ * Return: the record, or an ERR_PTR().
+ */
+struct simaccel_quota *simaccel_quota_of_caller(struct simaccel_device *sdev)
 {
 	unsigned long uid = from_kuid(&init_user_ns, current_euid());
 	struct simaccel_quota *quota = xa_load(&sdev->quotas, uid), *old;
@@ -67,6 +96,7 @@ static struct simaccel_quota *simaccel_quota_of_caller(struct simaccel_device *s
 	quota = kzalloc(sizeof(*quota), GFP_KERNEL);
 	if (!quota)
 		return ERR_PTR(-ENOMEM);
+	spin_lock_init(&quota->hang_lock);
 	old = xa_cmpxchg(&sdev->quotas, uid, NULL, quota, GFP_KERNEL);
 	if (!old)
 		return quota;
@@ -101,4 +131,35 @@ void simaccel_quota_uncharge(struct simaccel_quota *quota, u64 size)
 {
 	if (quota)
 		atomic64_sub(size, &quota->used);
+}
+
+/**
+ * simaccel_quota_hung - count a job's time-out against its user
+ * @quota: the user's record
+ * @limit: the hangs within ban_period_ms that ban the user
+ *
+ * Any context.
+ */
+void simaccel_quota_hung(struct simaccel_quota *quota, unsigned int limit)
+{
+	unsigned long period = msecs_to_jiffies(READ_ONCE(simaccel_ban_period_ms));
+	unsigned long now = jiffies, flags;
+
+	spin_lock_irqsave(&quota->hang_lock, flags);
+	if (!quota->hangs || time_after(now, quota->period_start + period)) {
+		quota->hangs = 0;
+		quota->period_start = now;
+	}
+	if (++quota->hangs >= limit) {
+		WRITE_ONCE(quota->banned_until, now + period);
+		WRITE_ONCE(quota->banned, true);
+	}
+	spin_unlock_irqrestore(&quota->hang_lock, flags);
+}
+
+/* Whether the user's work is refused now (any context). */
+bool simaccel_quota_banned(struct simaccel_quota *quota)
+{
+	return READ_ONCE(quota->banned) &&
+	       time_before(jiffies, READ_ONCE(quota->banned_until));
 }

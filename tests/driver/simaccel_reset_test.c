@@ -11,6 +11,9 @@
  *   hung task or a lockdep report), and the device works afterwards;
  * - a file whose jobs time out three times is banned: its next submission
  *   fails with ECANCELED, while another file's work runs;
+ * - so is a user (not root) whose jobs time out three times within the
+ *   ban period from three files: the user's new files too, until the
+ *   period is over, while another user's work runs;
  * - a device that hangs (its queue resets do not take) or reports a fatal
  *   error is reset by the driver on its own: the job that timed out fails
  *   with ETIMEDOUT, the others on the rings with ECANCELED, buffers and
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -247,6 +251,68 @@ TEST(a_file_that_hangs_three_times_is_banned_and_others_go_on)
 	EXPECT_EQ(0, run_op(fd[1], queue[1], DRM_SIMACCEL_OP_FILL, 0,
 			    v[1].dev_addr, 1, 4096));
 	close(fd[1]);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+#define BAN_PERIOD_PARAM "/sys/module/simaccel/parameters/ban_period_ms"
+
+/* accel0 opened as user nobody, with its VRAM buffer and queue. */
+static int open_as_nobody(uint32_t *queue, struct drm_simaccel_bo_create *v)
+{
+	int fd, err;
+
+	if (seteuid(65534))
+		return -1;
+	fd = open(NODE, O_RDWR | O_CLOEXEC);
+	err = errno;
+	if (seteuid(0))
+		abort();
+	errno = err;
+	if (fd < 0 || queue_create(fd, queue) ||
+	    bo_create(fd, 4096, DRM_SIMACCEL_BO_VRAM, v) || settle(fd))
+		return -1;
+	return fd;
+}
+
+TEST(a_user_whose_files_hang_three_times_is_banned_for_the_period)
+{
+	struct drm_simaccel_bo_create v[5];
+	uint32_t queue[5];
+	int fd[5], i;
+
+	ASSERT_EQ(0, write_file(BAN_PERIOD_PARAM, "4000"));
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	ASSERT_EQ(0, chmod(NODE, 0666));
+	/* three files of nobody's hang once each: no file is banned by itself */
+	for (i = 0; i < 3; i++) {
+		fd[i] = open_as_nobody(&queue[i], &v[i]);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, inject_all("0x10000"));
+		EXPECT_EQ(-ETIMEDOUT, run_op(fd[i], queue[i], DRM_SIMACCEL_OP_FILL,
+					     0, v[i].dev_addr, 1, 1));
+		/* the queues that ran nothing must not stall the next clearing */
+		ASSERT_EQ(0, inject_all("0"));
+	}
+	/* the user is: its files, old and new */
+	fd[3] = open_as_nobody(&queue[3], &v[3]);
+	ASSERT_LE(0, fd[3]);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(-ECANCELED, run_op(fd[i], queue[i], DRM_SIMACCEL_OP_FILL,
+					     0, v[i].dev_addr, 1, 1));
+	/* root's work runs */
+	fd[4] = open(NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd[4]);
+	ASSERT_EQ(0, queue_create(fd[4], &queue[4]));
+	ASSERT_EQ(0, bo_create(fd[4], 4096, DRM_SIMACCEL_BO_VRAM, &v[4]));
+	EXPECT_EQ(0, run_op(fd[4], queue[4], DRM_SIMACCEL_OP_FILL, 0,
+			    v[4].dev_addr, 1, 4096));
+	/* once the period is over, the user works again */
+	sleep(5);
+	EXPECT_EQ(0, run_op(fd[3], queue[3], DRM_SIMACCEL_OP_FILL, 0,
+			    v[3].dev_addr, 1, 4096));
+	for (i = 0; i < 5; i++)
+		close(fd[i]);
+	ASSERT_EQ(0, write_file(BAN_PERIOD_PARAM, "60000"));
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
