@@ -131,7 +131,7 @@ struct simaccel_device {
 	u64 vram_limit_per_user;
 	atomic_t resets[SIMACCEL_RESET_CAUSES];
 	u32 reset_failed;
-	struct mutex reset_lock;
+	struct mutex reset_lock;	/* from a reset's stop to its restart */
 	struct work_struct reset_work;
 	enum simaccel_reset_cause reset_cause;
 };

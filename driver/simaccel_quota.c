@@ -55,7 +55,7 @@ MODULE_PARM_DESC(ban_period_ms,
  */
 struct simaccel_quota {
 	atomic64_t used;
-	spinlock_t hang_lock;
+	spinlock_t hang_lock;	/* protects the fields below it */
 	unsigned int hangs;
 	unsigned long period_start;
 	bool banned;

@@ -50,7 +50,6 @@ const char *simaccel_reset_cause_name(enum simaccel_reset_cause cause)
  *	simaccel_reset_restart() releases
  */
 void simaccel_reset_stop(struct simaccel_device *sdev)
-	__acquires(&sdev->reset_lock)
 {
 	u32 q, failed = 0;
 
@@ -69,7 +68,6 @@ void simaccel_reset_stop(struct simaccel_device *sdev)
  */
 void simaccel_reset_restart(struct simaccel_device *sdev,
 			    enum simaccel_reset_cause cause)
-	__releases(&sdev->reset_lock)
 {
 	u32 q;
 
