@@ -105,7 +105,8 @@ $(TESTS)/unload_lib: tests/tools/unload_lib.c
 # simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
 $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test \
 $(TESTS)/simaccel_fence_test $(TESTS)/simaccel_trace_test $(TESTS)/simaccel_reset_test: \
-		$(TESTS)/%: tests/driver/%.c tests/driver/simaccel_util.h uapi/simaccel_accel.h \
+		$(TESTS)/%: tests/driver/%.c tests/driver/simaccel_util.h tests/driver/simaccel_devcd.h \
+			uapi/simaccel_accel.h \
 			include/accel_hw.h $(BUILD)/kernel.env | deps
 	@mkdir -p $(@D)
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC \

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * simaccel: a devcoredump (/sys/class/devcoredump/devcdN/data) when the
- * recovery fails a job: a time-out, or an error that halted its queue.
+ * recovery fails a job: a time-out, or an error that halted its queue;
+ * and when a whole-device reset fails the jobs on the rings (of the first
+ * queue with one).
  *
  * The recovery takes the snapshot under the queue's lock, in two steps:
  * the queue's registers and the ring around HEAD before it resets the
@@ -69,6 +71,8 @@ static const struct {
  * @ring_start: the ring index of @ring[0]
  * @ring: the ring around HEAD
  * @error: what the job fails with; 0 until simaccel_coredump_job()
+ * @reset: the cause of the device reset that fails it, NULL for a
+ *	recovery's
  * @id: the job's drm_sched id
  * @fence_ctx: its finished fence's context
  * @fence_seqno: and seqno
@@ -97,6 +101,7 @@ struct simaccel_coredump {
 	u32 ring_start;
 	struct accel_desc ring[2 * SIMACCEL_DUMP_RING];
 	int error;
+	const char *reset;
 	u64 id;
 	u64 fence_ctx;
 	u64 fence_seqno;
@@ -138,6 +143,7 @@ bool simaccel_coredump_queue(struct simaccel_hwq *hwq)
 	if (test_and_set_bit_lock(0, &cd->busy))
 		return false;
 	cd->error = 0;
+	cd->reset = NULL;
 	cd->when = ktime_get();
 	cd->index = hwq->index;
 	strscpy(cd->name, hwq->name);
@@ -209,8 +215,11 @@ static void simaccel_coredump_print(struct drm_printer *p,
 		   SIMACCEL_DRIVER_PATCH);
 	drm_printf(p, "device: %s\n", dev_name(sdev->drm.dev));
 	drm_printf(p, "time: %lld.%09ld\n", (s64)ts.tv_sec, ts.tv_nsec);
-	drm_printf(p, "reason: %s\n", cd->error == -EIO ?
-		   "device error" : "time-out");
+	if (cd->reset)
+		drm_printf(p, "reason: device reset (%s)\n", cd->reset);
+	else
+		drm_printf(p, "reason: %s\n", cd->error == -EIO ?
+			   "device error" : "time-out");
 	drm_printf(p, "queue: %u %s\n", cd->index, cd->name);
 	drm_printf(p, "\n[device]\n");
 	drm_printf(p, "DEV_STATUS: %#x\n", cd->dev_status);
@@ -240,6 +249,13 @@ static void simaccel_coredump_print(struct drm_printer *p,
 		simaccel_print_desc(p, index, &cd->ring[i],
 				    index == cd->head ? " <- HEAD" : "");
 	}
+}
+
+/* The job a device reset fails, for @cause; after simaccel_coredump_job(). */
+void simaccel_coredump_reset(struct simaccel_hwq *hwq, const char *cause)
+{
+	lockdep_assert_held(&hwq->lock);
+	hwq->dump->reset = cause;
 }
 
 /* Writes the dump and hands it to devcoredump; lets the snapshot go. */

@@ -464,6 +464,37 @@ out:
 }
 
 /**
+ * simaccel_hwq_dump_reset - a devcoredump for a device reset
+ * @hwq: the queue, its scheduler stopped
+ * @cause: why the device is reset
+ *
+ * Of the queue's oldest job on the ring, which the reset is to fail, with
+ * the queue's registers before the reset clears them.
+ *
+ * Return: whether there was one to dump.
+ */
+bool simaccel_hwq_dump_reset(struct simaccel_hwq *hwq, const char *cause)
+{
+	struct simaccel_job *job;
+	unsigned long flags;
+	bool dumping = false;
+
+	spin_lock_irqsave(&hwq->lock, flags);
+	simaccel_hwq_retire(hwq);
+	job = list_first_entry_or_null(&hwq->inflight, struct simaccel_job,
+				       link);
+	if (job && !hwq->dead && simaccel_coredump_queue(hwq)) {
+		simaccel_coredump_job(hwq, job, -ECANCELED);
+		simaccel_coredump_reset(hwq, cause);
+		dumping = true;
+	}
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	if (dumping)
+		simaccel_coredump_emit(hwq);
+	return dumping;
+}
+
+/**
  * simaccel_hwq_reset_prepare - stop a queue for a device reset
  * @hwq: the queue; its scheduler is stopped
  *

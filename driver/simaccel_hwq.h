@@ -78,6 +78,7 @@ struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 				   struct simaccel_job *job);
 bool simaccel_hwq_recover(struct simaccel_hwq *hwq);
 u64 simaccel_hwq_busy_ns(struct simaccel_hwq *hwq);
+bool simaccel_hwq_dump_reset(struct simaccel_hwq *hwq, const char *cause);
 u32 simaccel_hwq_reset_prepare(struct simaccel_hwq *hwq);
 void simaccel_hwq_reset_done(struct simaccel_hwq *hwq);
 void simaccel_hwq_kill_all(struct simaccel_device *sdev);

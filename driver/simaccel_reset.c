@@ -48,14 +48,20 @@ const char *simaccel_reset_cause_name(enum simaccel_reset_cause cause)
  * simaccel_reset_stop - stop the device's work for a reset
  * @sdev: the device; takes @sdev->reset_lock, which
  *	simaccel_reset_restart() releases
+ * @cause: why, for the devcoredump of the first job it fails
  */
-void simaccel_reset_stop(struct simaccel_device *sdev)
+void simaccel_reset_stop(struct simaccel_device *sdev,
+			 enum simaccel_reset_cause cause)
 {
 	u32 q, failed = 0;
 
 	mutex_lock(&sdev->reset_lock);
 	for (q = 0; q < sdev->num_queues; q++)
 		drm_sched_wqueue_stop(&sdev->hwqs[q].sched);
+	for (q = 0; q < sdev->num_queues; q++)
+		if (simaccel_hwq_dump_reset(&sdev->hwqs[q],
+					    simaccel_reset_cause_name(cause)))
+			break;
 	for (q = 0; q < sdev->num_queues; q++)
 		failed += simaccel_hwq_reset_prepare(&sdev->hwqs[q]);
 	sdev->reset_failed = failed;
@@ -101,7 +107,7 @@ static void simaccel_reset_work(struct work_struct *work)
 		return;
 	drm_warn(&sdev->drm, "device reset (%s)\n",
 		 simaccel_reset_cause_name(cause));
-	simaccel_reset_stop(sdev);
+	simaccel_reset_stop(sdev, cause);
 	if (simaccel_hw_reset_wait(sdev))
 		drm_err(&sdev->drm, "device not ready after reset\n");
 	simaccel_reset_restart(sdev, cause);
@@ -142,7 +148,7 @@ static void simaccel_reset_prepare(struct pci_dev *pdev)
 
 	drm_info(&sdev->drm, "device reset (%s)\n",
 		 simaccel_reset_cause_name(SIMACCEL_RESET_REQUESTED));
-	simaccel_reset_stop(sdev);
+	simaccel_reset_stop(sdev, SIMACCEL_RESET_REQUESTED);
 }
 
 static void simaccel_reset_done(struct pci_dev *pdev)

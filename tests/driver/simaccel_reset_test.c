@@ -35,6 +35,7 @@
 
 #include "kselftest_harness.h"
 #include "simaccel_util.h"
+#include "simaccel_devcd.h"
 
 static void *map_bo(int fd, const struct drm_simaccel_bo_create *bo)
 {
@@ -53,6 +54,27 @@ static int reset_function(const char *addr)
 static long long reset_count(const char *addr)
 {
 	return device_total_of(addr, "reset_count");
+}
+
+/*
+ * The device at @addr has a devcoredump for @reason, of a job failed with
+ * ECANCELED if by a reset; dismissed.
+ */
+static void expect_coredump(struct __test_metadata *_metadata,
+			    const char *addr, const char *reason)
+{
+	char dir[256], want[128];
+	char *text;
+
+	ASSERT_TRUE(wait_coredump(addr, dir, sizeof(dir)));
+	text = read_coredump(dir);
+	ASSERT_NE(NULL, text);
+	snprintf(want, sizeof(want), "\nreason: %s\n", reason);
+	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("no '%s' in:\n%s", want, text);
+	if (strstr(reason, "reset"))
+		EXPECT_EQ(-ECANCELED, dump_value(text, "error"));
+	free(text);
+	EXPECT_TRUE(dismiss_coredump(dir));
 }
 
 struct stalled {
@@ -84,6 +106,7 @@ TEST(a_pci_reset_cancels_the_jobs_in_flight_and_keeps_the_buffers)
 	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	before = reset_count(addr);
 	ASSERT_LE(0, before);
+	ASSERT_TRUE(no_coredump(addr));
 	for (i = 0; i < 2; i++) {
 		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
 		ASSERT_LE(0, s[i].fd);
@@ -106,6 +129,7 @@ TEST(a_pci_reset_cancels_the_jobs_in_flight_and_keeps_the_buffers)
 		EXPECT_EQ(-ECANCELED, s[i].ret);
 	}
 	EXPECT_EQ(before + 1, reset_count(addr));
+	expect_coredump(_metadata, addr, "device reset (requested)");
 	for (i = 0; i < 2; i++) {
 		/* VRAM and its mappings survive; the canceled fill did nothing */
 		EXPECT_EQ(0x40 + i, m[i][4096]);
@@ -336,7 +360,8 @@ static int device_fault(const char *addr, const char *what)
  */
 static void device_fails_and_comes_back(struct __test_metadata *_metadata,
 					const char *fault, const char *cause,
-					int first, bool on_the_rings)
+					int first, bool on_the_rings,
+					const char *dump_reason)
 {
 	struct drm_simaccel_bo_create v[2];
 	struct stalled s[2];
@@ -351,6 +376,7 @@ static void device_fails_and_comes_back(struct __test_metadata *_metadata,
 	before = device_total_of(addr, counter);
 	total = reset_count(addr);
 	ASSERT_LE(0, before);
+	ASSERT_TRUE(no_coredump(addr));
 	for (i = 0; i < 2; i++) {
 		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
 		ASSERT_LE(0, s[i].fd);
@@ -379,6 +405,7 @@ static void device_fails_and_comes_back(struct __test_metadata *_metadata,
 	/* the reset restarts the queues after it failed their jobs */
 	EXPECT_EQ(before + 1, wait_device_total_of(addr, counter, before + 1, 5));
 	EXPECT_EQ(total + 1, reset_count(addr));
+	expect_coredump(_metadata, addr, dump_reason);
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(0x40 + i, m[i][4096]);
 		EXPECT_EQ(0x40 + i, m[i][8191]);
@@ -393,7 +420,9 @@ static void device_fails_and_comes_back(struct __test_metadata *_metadata,
 TEST(a_hung_device_is_reset_by_the_driver_and_work_goes_on)
 {
 	ASSERT_EQ(0, rebind_with_timeout("300"));
-	device_fails_and_comes_back(_metadata, "1", "hang", -ETIMEDOUT, false);
+	/* the time-out's dump comes first: devcoredump keeps one */
+	device_fails_and_comes_back(_metadata, "1", "hang", -ETIMEDOUT, false,
+				    "time-out");
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
@@ -401,7 +430,8 @@ TEST(a_fatal_error_resets_the_device_at_once)
 {
 	/* a time-out longer than the test: the error interrupt resets it */
 	ASSERT_EQ(0, rebind_with_timeout("60000"));
-	device_fails_and_comes_back(_metadata, "2", "fatal", -ECANCELED, true);
+	device_fails_and_comes_back(_metadata, "2", "fatal", -ECANCELED, true,
+				    "device reset (fatal)");
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
