@@ -258,6 +258,13 @@ void simaccel_coredump_reset(struct simaccel_hwq *hwq, const char *cause)
 	hwq->dump->reset = cause;
 }
 
+/*
+ * devcoredump looks for a device's pending dump, then adds the new one:
+ * two at once (two queues' recoveries, or a time-out and the device reset
+ * it leads to) both add theirs, and the second's sysfs link warns.
+ */
+static DEFINE_MUTEX(simaccel_coredump_lock);
+
 /* Writes the dump and hands it to devcoredump; lets the snapshot go. */
 static void simaccel_coredump_work(struct work_struct *work)
 {
@@ -272,8 +279,10 @@ static void simaccel_coredump_work(struct work_struct *work)
 		p = drm_coredump_printer(&iter);
 		simaccel_coredump_print(&p, cd, sdev);
 		/* devcoredump owns the text now, and vfree()s it */
+		mutex_lock(&simaccel_coredump_lock);
 		dev_coredumpv(sdev->drm.dev, iter.data,
 			      SIMACCEL_DUMP_SIZE - iter.remain, GFP_KERNEL);
+		mutex_unlock(&simaccel_coredump_lock);
 	}
 	clear_bit_unlock(0, &cd->busy);
 	/* may be the last reference: the snapshot goes with the device */
