@@ -1,23 +1,50 @@
 # Sourced by check.sh and check-debug.sh: run suites and count their tests,
-# ending with a table of the stages (counts and time), the skips grouped
-# by reason, and one line "N passed, N failed[, N skipped]" from summary.
+# ending with a table of the stages (counts, time and CPU time), the skips
+# grouped by reason, and one line "N passed, N failed[, N skipped]" from
+# summary.
 # Expects T (the tests' build directory) and runs from the top of the tree.
-stage_start=$SECONDS run_start=$SECONDS
+stage_start=$SECONDS run_start=$SECONDS stage_cpu_start=0
 log=$(mktemp /tmp/accel-check.XXXXXX)
+cpu_file=$(mktemp /tmp/accel-cpu.XXXXXX)
 stages=$(mktemp /tmp/accel-stages.XXXXXX)
 skip_reasons=$(mktemp /tmp/accel-skips.XXXXXX)
 claims=$(mktemp -d /tmp/accel-claims.XXXXXX)
 lanes=() lane_pids=()
-trap 'rm -rf "$log" "$stages" "$skip_reasons" "$claims" ${lanes[@]+"${lanes[@]}"}' EXIT
+trap 'rm -rf "$log" "$cpu_file" "$stages" "$skip_reasons" "$claims" ${lanes[@]+"${lanes[@]}"}' EXIT
+
+# children_cpu_ms: the CPU time (user and system, in ms) of the finished
+# children of this shell, a lane's own in a lane: a wall time says little
+# where stages run beside each other on two cores. times is a builtin, and
+# a command substitution would ask a subshell, so the answer is a variable.
+seconds_ms() {	# "1m2.345s"
+	local t=${1%s} min sec
+	min=${t%%m*} sec=${t#*m}
+	echo $((10#$min * 60000 + 10#${sec%.*} * 1000 + 10#${sec#*.}))
+}
+
+children_cpu() {
+	local user sys
+	times >"$cpu_file"
+	{ read -r _; read -r user sys; } <"$cpu_file"
+	children_cpu_ms=$(($(seconds_ms "$user") + $(seconds_ms "$sys")))
+}
+
+stage_begins() {
+	stage_start=$SECONDS
+	children_cpu
+	stage_cpu_start=$children_cpu_ms
+}
 
 add() {	# suite passed failed [skipped]
 	local line="$1: $2 passed, $3 failed${4:+, $4 skipped} ($((SECONDS - stage_start)) s)"
 
+	children_cpu
 	echo "== $line"
 	# a stage beside the others says so where they print too
 	[ -z "${lane_name:-}" ] || echo "== beside: $line" >&3
-	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" \
-		"$((SECONDS - stage_start))" >>"$stages"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" \
+		"$((SECONDS - stage_start))" \
+		"$(((children_cpu_ms - stage_cpu_start) / 1000))" >>"$stages"
 }
 
 # Run the stages of function $1 in the background, beside the ones that
@@ -81,7 +108,7 @@ note_skips() {
 run_counted() {
 	local name=$1 rc p f s
 	shift
-	stage_start=$SECONDS
+	stage_begins
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	note_skips
@@ -97,7 +124,7 @@ run_counted() {
 run_one() {
 	local name=$1
 	shift
-	stage_start=$SECONDS
+	stage_begins
 	if "$@"; then add "$name" 1 0; else add "$name" 0 1; fi
 }
 
@@ -106,7 +133,7 @@ run_one() {
 run_vm() {
 	local name=$1 rc p f s ok nok
 	shift
-	stage_start=$SECONDS
+	stage_begins
 	scripts/vm-run.sh "$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	note_skips
@@ -129,10 +156,10 @@ summary() {
 	awk -F '\t' '
 	{ name[NR] = $1; row[NR] = $0; if (length($1) > w) w = length($1) }
 	END {
-		printf "%-*s %7s %7s %8s %8s\n", w, "stage", "passed", "failed", "skipped", "seconds"
+		printf "%-*s %7s %7s %8s %8s %8s\n", w, "stage", "passed", "failed", "skipped", "seconds", "CPU-s"
 		for (i = 1; i <= NR; i++) {
 			split(row[i], f, "\t")
-			printf "%-*s %7d %7d %8d %8d\n", w, f[1], f[2], f[3], f[4], f[5]
+			printf "%-*s %7d %7d %8d %8d %8d\n", w, f[1], f[2], f[3], f[4], f[5], f[6]
 		}
 	}' "$stages"
 	if [ -s "$skip_reasons" ]; then
@@ -141,7 +168,8 @@ summary() {
 		sort "$skip_reasons" | uniq -c | sort -rn
 	fi
 	echo
-	echo "== $((SECONDS - run_start)) s in all"
+	children_cpu
+	echo "== $((SECONDS - run_start)) s in all, $((children_cpu_ms / 1000)) CPU-s"
 	awk -F '\t' '{ p += $2; f += $3; s += $4 }
 	END {
 		printf "%d passed, %d failed%s\n", p, f, s ? ", " s " skipped" : ""
