@@ -26,7 +26,10 @@
  * files, so that each user's files meet the other's and root's exported
  * buffers and syncobjs. The parent kills some workers midway (starting new ones),
  * and unbinds and binds devices again under them: workers then see ENODEV
- * and SIGBUS, and reopen.
+ * and SIGBUS, and reopen. It also resets devices through the PCI core, and
+ * makes them hang or fail fatally as a whole (debugfs fault_inject), which
+ * the driver resets them for: workers' jobs then fail with ECANCELED or
+ * ETIMEDOUT, and an unprivileged user's may be banned.
  *
  * Everything derives from one seed, printed first; --seed repeats a run
  * (as far as timing lets it). At the end, with every process gone and
@@ -1718,6 +1721,7 @@ struct campaign {
 	pid_t pid[MAX_WORKERS];
 	int64_t kill_at_ms[MAX_WORKERS];	/* -1: never */
 	unsigned long killed, unbinds, rebind_failures, crashes;
+	unsigned long resets, device_faults;
 };
 
 static int64_t now_ms(void)
@@ -1783,6 +1787,43 @@ static void unbind_and_rebind(struct campaign *c, int d)
 	make_nodes_accessible();
 }
 
+static void pci_reset_path(int d, char *path, size_t len)
+{
+	snprintf(path, len, "/sys/bus/pci/devices/%.63s/reset", devs[d].pci);
+}
+
+/*
+ * Make device @d fail as a whole under the workers' feet: a reset through
+ * the PCI core, or a hang or a fatal error, for which the driver resets it.
+ */
+static void disturb_device(struct campaign *c, int d)
+{
+	char path[160];
+
+	if (chance(34)) {
+		pci_reset_path(d, path, sizeof(path));
+		if (!write_file(path, "1"))
+			c->resets++;
+		return;
+	}
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%.63s/fault_inject",
+		 devs[d].pci);
+	if (!write_file(path, chance(50) ? "1" : "2"))
+		c->device_faults++;
+}
+
+/* A hang no job ran into is still there: a reset ends it. */
+static void reset_devices(void)
+{
+	char path[160];
+
+	for (int d = 0; d < ndevs; d++) {
+		pci_reset_path(d, path, sizeof(path));
+		if (write_file(path, "1"))
+			perror(path);
+	}
+}
+
 /* Every device bound again, as at the start. */
 static bool all_bound(struct campaign *c)
 {
@@ -1829,14 +1870,16 @@ static void control(struct campaign *c)
 		}
 		if (can_unbind && chance(4))
 			unbind_and_rebind(c, (int)below((uint64_t)ndevs));
+		else if (can_unbind && chance(2))
+			disturb_device(c, (int)below((uint64_t)ndevs));
 	}
 }
 
 /* --verbose: what the run did, on stderr */
 static void report_details(const struct campaign *c, const struct totals *sum)
 {
-	fprintf(stderr, "ioctl_fuzz: %lu unbinds, %lu signals caught in mappings, %lu fds passed over the socket\n",
-		c->unbinds, sum->caught, sum->passed);
+	fprintf(stderr, "ioctl_fuzz: %lu unbinds, %lu PCI resets, %lu device faults, %lu signals caught in mappings, %lu fds passed over the socket\n",
+		c->unbinds, c->resets, c->device_faults, sum->caught, sum->passed);
 	for (int i = 0; i < 256; i++)
 		if (sum->nr_ok[i] || sum->nr_err[i])
 			fprintf(stderr, "ioctl_fuzz: ioctl nr %#04x: %u ok, %u failed\n",
@@ -1915,6 +1958,8 @@ int main(int argc, char **argv)
 	reap(&camp, true);
 	bound = all_bound(&camp);
 	disarm_faults();
+	if (bound)
+		reset_devices();
 	for (;;) {
 		struct totals w;
 
