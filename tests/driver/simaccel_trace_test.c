@@ -361,7 +361,7 @@ TEST_F(trace, a_pci_reset_traces_the_canceled_job_and_the_device_reset)
 	done = find_event(self->text, "simaccel_job_done", " error=-125 ");
 	ASSERT_NE(NULL, done) TH_LOG("no job done with -ECANCELED in:\n%s",
 				     self->text);
-	snprintf(want, sizeof(want), "dev=%s failed=1", addr);
+	snprintf(want, sizeof(want), "dev=%s cause=requested failed=1", addr);
 	reset = find_event(done, "simaccel_device_reset", want);
 	EXPECT_NE(NULL, reset) TH_LOG("no simaccel_device_reset %s after it", want);
 }
