@@ -133,7 +133,7 @@ struct simaccel_device {
 	u64 vram_limit_per_user;
 	atomic_t resets[SIMACCEL_RESET_CAUSES];
 	u32 reset_failed;
-	struct mutex reset_lock;
+	struct mutex reset_lock;	/* serializes whole-device resets */
 	struct work_struct reset_work;
 	enum simaccel_reset_cause reset_cause;
 	bool pci_error_stopped;

@@ -93,6 +93,7 @@ void simaccel_reset_stop(struct simaccel_device *sdev)
 	__acquires(&sdev->reset_lock)
 {
 	mutex_lock(&sdev->reset_lock);
+	__acquire(&sdev->reset_lock);	/* for sparse: mutex_lock() is not annotated */
 	simaccel_reset_stop_locked(sdev);
 }
 
@@ -106,6 +107,7 @@ void simaccel_reset_restart(struct simaccel_device *sdev,
 	__releases(&sdev->reset_lock)
 {
 	simaccel_reset_restart_locked(sdev, cause);
+	__release(&sdev->reset_lock);
 	mutex_unlock(&sdev->reset_lock);
 }
 
@@ -181,7 +183,9 @@ void simaccel_reset_fini(struct simaccel_device *sdev)
 	mutex_unlock(&sdev->reset_lock);
 }
 
+/* reset_lock is held from reset_prepare to reset_done */
 static void simaccel_reset_prepare(struct pci_dev *pdev)
+	__acquires(&sdev->reset_lock)
 {
 	struct simaccel_device *sdev = pci_get_drvdata(pdev);
 
@@ -191,6 +195,7 @@ static void simaccel_reset_prepare(struct pci_dev *pdev)
 }
 
 static void simaccel_reset_done(struct pci_dev *pdev)
+	__releases(&sdev->reset_lock)
 {
 	/*
 	 * The PCI core restored config space from the state it saved before
