@@ -199,8 +199,8 @@ static void simaccel_reset_done(struct pci_dev *pdev)
 {
 	/*
 	 * The PCI core restored config space from the state it saved before
-	 * the reset; a kernel whose pci_restore_state() consumes the saved
-	 * state would leave none for PCI error recovery's link reset
+	 * the reset. Older kernels' pci_restore_state() consumes the saved
+	 * state, which would leave none for PCI error recovery's link reset.
 	 */
 	pci_save_state(pdev);
 	simaccel_reset_restart(pci_get_drvdata(pdev), SIMACCEL_RESET_REQUESTED);
@@ -254,8 +254,8 @@ static pci_ers_result_t simaccel_slot_reset(struct pci_dev *pdev)
 	pci_ers_result_t result = PCI_ERS_RESULT_RECOVERED;
 
 	/*
-	 * config space as saved at probe (or after the last reset), saved
-	 * again for the next error: some kernels' restore consumes it
+	 * Config space as saved at probe (or after the last reset), saved
+	 * again for the next error: older kernels' restore consumes it.
 	 */
 	pci_restore_state(pdev);
 	pci_save_state(pdev);
