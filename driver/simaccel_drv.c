@@ -435,6 +435,13 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = simaccel_sysfs_init(sdev);
 	if (ret)
 		goto err_reset;
+	/*
+	 * Config space as set up (bus mastering, MSI-X on), for PCI error
+	 * recovery to restore after a link reset. Recent kernels' PCI core
+	 * saves it when it adds the device; older ones save it only around
+	 * their own resets, and restore nothing without a saved state.
+	 */
+	pci_save_state(pdev);
 	ret = drm_dev_register(&sdev->drm, 0);
 	if (ret)
 		goto err_reset;

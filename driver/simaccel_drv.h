@@ -93,6 +93,8 @@ extern unsigned int simaccel_dbg_mask;
  * @reset_lock: held from the stop of a whole-device reset to its restart
  * @reset_work: the driver's own reset (simaccel_reset_schedule())
  * @reset_cause: why @reset_work was queued
+ * @pci_error_stopped: PCI error recovery stopped the device and has not
+ *	restarted it (simaccel_reset.c); under @reset_lock
  *
  * The fields above @vram are set at probe and constant afterwards.
  */
@@ -131,9 +133,10 @@ struct simaccel_device {
 	u64 vram_limit_per_user;
 	atomic_t resets[SIMACCEL_RESET_CAUSES];
 	u32 reset_failed;
-	struct mutex reset_lock;	/* from a reset's stop to its restart */
+	struct mutex reset_lock;	/* serializes whole-device resets */
 	struct work_struct reset_work;
 	enum simaccel_reset_cause reset_cause;
+	bool pci_error_stopped;
 };
 
 /**

@@ -32,6 +32,8 @@
 #define ACCEL_PCI_SUBSYS_ID		0x0001
 #define ACCEL_PCI_REVISION		0x01
 #define ACCEL_PCI_CLASS			0x1200	/* processing accelerator */
+/* config space: Advanced Error Reporting, the first extended capability */
+#define ACCEL_AER_OFFSET		0x100
 
 /* BARs */
 #define ACCEL_BAR_REGS			0	/* 32-bit MMIO, control registers */

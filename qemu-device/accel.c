@@ -37,6 +37,7 @@
 #include "block/thread-pool.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
+#include "hw/pci/pcie_aer.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -1680,6 +1681,11 @@ static void accel_reset(AccelPCIState *s)
 
 static void accel_reset_hold(Object *obj, ResetType type)
 {
+    PCIDevice *pdev = PCI_DEVICE(obj);
+
+    if (pci_is_express(pdev)) {
+        pcie_cap_deverr_reset(pdev);
+    }
     accel_reset(ACCEL_PCI(obj));
 }
 
@@ -1739,9 +1745,22 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
     }
 
     pci_config_set_interrupt_pin(pdev->config, 1);
-    if (pci_is_express(pdev) && pcie_endpoint_cap_init(pdev, 0) < 0) {
-        error_setg(errp, "accel: cannot add the PCI Express capability");
-        return;
+    if (pci_is_express(pdev)) {
+        if (pcie_endpoint_cap_init(pdev, 0) < 0) {
+            error_setg(errp, "accel: cannot add the PCI Express capability");
+            return;
+        }
+        /*
+         * Advanced Error Reporting, so that the OS can recover from the
+         * errors QMP's pcie_aer_inject_error reports for the device; the
+         * device reports them only once the OS enables it to in Device
+         * Control
+         */
+        pcie_cap_deverr_init(pdev);
+        if (pcie_aer_init(pdev, PCI_ERR_VER, ACCEL_AER_OFFSET, PCI_ERR_SIZEOF,
+                          errp) < 0) {
+            return;
+        }
     }
 
     memory_region_init_io(&s->regs, OBJECT(s), &accel_regs_ops, s,
@@ -1777,6 +1796,10 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
 static void accel_exit(PCIDevice *pdev)
 {
     AccelPCIState *s = ACCEL_PCI(pdev);
+
+    if (pci_is_express(pdev)) {
+        pcie_aer_exit(pdev);
+    }
 
     accel_stop_queues(s);
     msix_unset_vector_notifiers(pdev);
@@ -1818,6 +1841,11 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     pci_default_write_config(pdev, addr, val, len);
     if (!qdev_is_realized(DEVICE(s))) {
         return;
+    }
+    /* clearing the first error's status bit releases its header log */
+    if (pci_is_express(pdev) && ranges_overlap(addr, len, ACCEL_AER_OFFSET,
+                                               PCI_ERR_SIZEOF)) {
+        pcie_aer_write_config(pdev, addr, val, len);
     }
     if (was_master && !(pci_get_word(pdev->config + PCI_COMMAND) &
                         PCI_COMMAND_MASTER)) {

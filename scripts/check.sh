@@ -25,7 +25,8 @@
 #     jobs, sharing), the libaccel suite on accel, the ioctl fuzzer (10,000
 #     operations, the seed of the device fuzzer + 1)
 #  6. two devices without a vIOMMU (system memory then scattered on the
-#     bus): the jobs' kselftests, module cycles, accel-smi against sysfs,
+#     bus): the jobs' kselftests (the reset test's PCI error recovery too:
+#     QEMU's AER injection over vm-run.sh --qmp), module cycles, accel-smi against sysfs,
 #     fdinfo and a process holding VRAM, the ioctl fuzzer (the seed), the
 #     load test (16 threads in 4 processes on both devices for 10 s), the
 #     libaccel suite on accel and accel next to cpu (p2p across backends);
@@ -126,7 +127,7 @@ vm_python() {
 }
 
 vm_two_devices() {
-	run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 "${kselftests[@]}" \
+	run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 --qmp "${kselftests[@]}" \
 		"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
 		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
 		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_job_test" \

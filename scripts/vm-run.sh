@@ -3,7 +3,8 @@
 # commands in the guest.
 #
 # Usage: scripts/vm-run.sh [options] [--] 'command' ...
-#   --devices N       accel devices, each behind its own pcie-root-port (1)
+#   --devices N       accel devices, each behind its own pcie-root-port (1):
+#                     device i has the id acc<i>, its port rp<i>
 #   --vram SIZE       vram-size of every device (256M)
 #   --props PROPS     more accel-pci properties, comma-separated
 #   --iommu           add an Intel vIOMMU and boot with intel_iommu=on and
@@ -34,6 +35,14 @@
 #   --injected-faults the guest injects allocation failures: the kernel's
 #                     reports of failed allocations (a stack dump each) are
 #                     expected, not bugs
+#   --qmp             give QEMU a QMP socket, and the guest a way to send
+#                     commands on it: a line of JSON written to
+#                     /dev/accel-qmp (the guest's ttyS2) is sent as a QMP
+#                     command, and its reply ({"return": ...} or
+#                     {"error": ...}) comes back there as a line
+#                     (scripts/vm-qmp.py relays them and logs each on
+#                     stderr). HMP commands go through human-monitor-command,
+#                     as 'pcie_aer_inject_error acc0 MALF_TLP' does.
 #
 # The guest runs the commands in order from /opt/accel, prints their
 # output on the serial console, and powers off. The exit status is the
@@ -45,7 +54,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 devices=1 vram=256M props="" iommu=0 slub=0 hung_task="" driver=1 timeout=300 memory=1G smp=2
-kernel="" module="" injected=0 dma_faults_ok=0 kvm=1 outdir="" host_root=0
+kernel="" module="" injected=0 dma_faults_ok=0 kvm=1 outdir="" host_root=0 qmp=0
 files=() traces=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -68,6 +77,7 @@ while [ $# -gt 0 ]; do
 	--tcg) kvm=0; shift ;;
 	--injected-faults) injected=1; shift ;;
 	--expect-dma-faults) dma_faults_ok=1; shift ;;
+	--qmp) qmp=1; shift ;;
 	--) shift; break ;;
 	-*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
@@ -113,6 +123,7 @@ make_initramfs() {
 		cp "$KMODS_9P"/* "$root/opt/accel/kmods-9p/"
 	fi
 	[ -z "$outdir" ] || touch "$root/opt/accel/.mount-out"
+	[ $qmp -eq 0 ] || touch "$root/opt/accel/.qmp"
 	if [ $host_root -eq 1 ]; then
 		echo "$top" >"$root/opt/accel/.mount-host"
 		cat >"$root/opt/accel/in-host" <<EOT
@@ -132,6 +143,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t debugfs debugfs /sys/kernel/debug
+# the port on which QEMU's QMP takes the guest's commands (--qmp)
+[ ! -f /opt/accel/.qmp ] || ln -s ttyS2 /dev/accel-qmp
 echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
 cd /opt/accel
 rc=0
@@ -224,9 +237,13 @@ build_qemu_args() {
 		       -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
 		       -fsdev "local,id=tree,path=$top,security_model=none,readonly=on"
 		       -device virtio-9p-pci,fsdev=tree,mount_tag=tree)
+	[ $qmp -eq 0 ] ||
+		args+=(-qmp "unix:$work/qmp.sock,server=on,wait=off"
+		       -chardev "socket,id=qmpguest,path=$work/qmp-guest.sock,server=on,wait=off"
+		       -serial chardev:qmpguest)
 	for i in $(seq 0 $((devices - 1))); do
 		args+=(-device "pcie-root-port,id=rp$i,bus=pcie.0,chassis=$((i + 1))"
-		       -device "accel-pci,bus=rp$i,vram-size=$vram$props")
+		       -device "accel-pci,id=acc$i,bus=rp$i,vram-size=$vram$props")
 	done
 	args+=("${traces[@]}" -append "$append")
 }
@@ -239,6 +256,13 @@ kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protect
 make_initramfs "$@"
 build_qemu_args
 start=$(date +%s.%N)
+if [ $qmp -eq 1 ]; then
+	# it waits for QEMU's sockets, and ends when QEMU closes them
+	python3 "$top/scripts/vm-qmp.py" "$work/qmp.sock" "$work/qmp-guest.sock" &
+	relay=$!
+	# (gone already when QEMU exited normally)
+	trap 'kill "$relay" 2>/dev/null || true; rm -rf "$work"' EXIT
+fi
 set +e
 timeout -s KILL "$timeout" "$qemu" "${args[@]}" </dev/null 2>&1 |
 	tee "$work/console"

@@ -1970,8 +1970,40 @@ static void test_bar_remapping_on_many_queues_bounds_a_turn(void)
 		CHECK_EQ(accel_wait(a, q, 0), ACCEL_Q_STATUS_ENABLED);
 }
 
+/*
+ * Advanced Error Reporting at ACCEL_AER_OFFSET, the first extended
+ * capability: the OS can enable error reporting in Device Control, set
+ * severities, and clear status bits.
+ */
+static void test_aer_capability(void)
+{
+	struct qtest *qt = boot(1, "");
+	struct accel_dev *d = &dev[0];
+	int exp = pci_find_cap(qt, 1, 0, PCI_CAP_ID_EXP);
+	uint64_t aer = dev_ecam(d, ACCEL_AER_OFFSET);
+
+	CHECK(qt);
+	pci_ecam_enable(qt);
+	/* ID 1 (AER), version 2, no next capability */
+	CHECK_EQ(qtest_readl(qt, aer), 0x00020001);
+	/* the PCIe defaults: DLP, SDN, FCP, RXOF, MALF, internal fatal */
+	CHECK_EQ(qtest_readl(qt, aer + 0x0c), 0x00462030);
+	qtest_writel(qt, aer + 0x0c, 0x00462010);
+	CHECK_EQ(qtest_readl(qt, aer + 0x0c), 0x00462010);
+	/* no error yet; a write of ones to the status leaves it clear */
+	CHECK_EQ(qtest_readl(qt, aer + 0x04), 0);
+	qtest_writel(qt, aer + 0x04, 0xffffffff);
+	CHECK_EQ(qtest_readl(qt, aer + 0x04), 0);
+	/* correctable, non-fatal, fatal and unsupported request reporting */
+	pci_cfg_write(qt, 1, 0, exp + 8, 2, 0x000f);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, exp + 8, 2) & 0x000f, 0x000f);
+	/* the device works on */
+	CHECK_EQ(accel_rd(d, ACCEL_REG_DEV_STATUS), ACCEL_DEV_STATUS_READY);
+}
+
 static const struct test tests[] = {
 	{ "identity", test_identity },
+	{ "aer_capability", test_aer_capability },
 	{ "properties", test_properties },
 	{ "copy_directions", test_copy_directions },
 	{ "copy_bytes_and_alignment", test_copy_bytes_and_alignment },

@@ -18,7 +18,14 @@
  *   error is reset by the driver on its own: the job that timed out fails
  *   with ETIMEDOUT, the others on the rings with ECANCELED, buffers and
  *   mappings survive, later work runs, and resets/hang or resets/fatal
- *   counts it.
+ *   counts it;
+ * - an uncorrectable PCIe error, fatal or not, that QEMU reports for the
+ *   device (AER, injected through scripts/vm-run.sh --qmp) with jobs of
+ *   two files on the hardware: PCI error recovery fails both jobs with
+ *   ECANCELED, buffers and mappings survive, resets/pci_error and
+ *   reset_count count it, and later work runs; a correctable error resets
+ *   nothing. Without the QMP channel, or a kernel without AER, these
+ *   skip.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -433,6 +440,155 @@ TEST(a_fatal_error_resets_the_device_at_once)
 	device_fails_and_comes_back(_metadata, "2", "fatal", -ECANCELED, true,
 				    "device reset (fatal)");
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+/*
+ * Whether an injected error reaches the driver: QEMU relays commands
+ * (vm-run.sh --qmp), and the kernel handles the device's AER (its AER
+ * statistics exist with CONFIG_PCIEAER and the capability).
+ */
+static const char *aer_unusable(const char *addr)
+{
+	char path[300];
+
+	if (access(QMP_PORT, F_OK))
+		return "no QMP channel to QEMU (vm-run.sh --qmp)";
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/aer_dev_fatal",
+		 addr);
+	if (access(path, F_OK))
+		return "the kernel does not handle the device's AER";
+	return NULL;
+}
+
+/*
+ * Have QEMU report the PCIe error @error (pcie_aer_inject_error's name of
+ * an error status bit) for the device at PCI address @addr.
+ */
+static int inject_aer(struct __test_metadata *_metadata, const char *addr,
+		      const char *error)
+{
+	char id[16], line[128], reply[512];
+	unsigned int bus, want;
+	const char *at;
+
+	if (qdev_id_of(addr, id, sizeof(id)) ||
+	    sscanf(addr, "%*x:%x:", &want) != 1)
+		return -1;
+	snprintf(line, sizeof(line), "pcie_aer_inject_error %s %s", id, error);
+	if (hmp(line, reply, sizeof(reply)))
+		return -1;
+	/* "OK id: acc0 root bus: 0000:00, bus: 1 devfn: 0.0": the right one */
+	at = strstr(reply, "OK id: ");
+	at = at ? strstr(at, ", bus: ") : NULL;
+	if (!at || sscanf(at, ", bus: %x", &bus) != 1 || bus != want) {
+		TH_LOG("%s: %s", line, reply);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Two files' fills stalled on accel0's hardware when QEMU reports the
+ * uncorrectable error @error: the PCI core's recovery (error_detected,
+ * slot_reset, resume) fails them with ECANCELED and resets the device,
+ * which works again with the buffers as they were.
+ */
+static void aer_recovers(struct __test_metadata *_metadata, const char *error)
+{
+	struct drm_simaccel_bo_create v[2];
+	struct stalled s[2];
+	pthread_t t[2];
+	char addr[64];
+	long long before, total;
+	uint8_t *m[2];
+	const char *why;
+	int i;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	why = aer_unusable(addr);
+	if (why)
+		SKIP(return, "%s", why);
+	/* a time-out longer than the test: the recovery fails the jobs */
+	ASSERT_EQ(0, rebind_with_timeout("60000"));
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	/*
+	 * A reset through the PCI core first: restoring config space after it
+	 * used up the state saved at probe, which a link reset needs again
+	 */
+	ASSERT_EQ(0, reset_function(addr));
+	before = device_total_of(addr, "resets/pci_error");
+	total = reset_count(addr);
+	ASSERT_LE(0, before);
+	for (i = 0; i < 2; i++) {
+		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, s[i].fd);
+		ASSERT_EQ(0, queue_create(s[i].fd, &s[i].queue));
+		ASSERT_EQ(0, bo_create(s[i].fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v[i]));
+		m[i] = map_bo(s[i].fd, &v[i]);
+		ASSERT_NE(MAP_FAILED, m[i]);
+		ASSERT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr + 4096, 0x40 + i, 4096));
+		s[i].dst = v[i].dev_addr;
+	}
+	ASSERT_EQ(0, inject_all("0x10000"));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_stalled, &s[i]));
+	usleep(300000);		/* both on the hardware */
+	ASSERT_EQ(0, inject_aer(_metadata, addr, error));
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(-ECANCELED, s[i].ret);
+	}
+	/* resume restarts the queues after error_detected failed the jobs */
+	EXPECT_EQ(before + 1, wait_device_total_of(addr, "resets/pci_error",
+						   before + 1, 10));
+	EXPECT_EQ(total + 1, reset_count(addr));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0x40 + i, m[i][4096]);
+		EXPECT_EQ(0x40 + i, m[i][8191]);
+		EXPECT_EQ(0, m[i][0]);
+		/* the device's reset cleared the stall: later work runs */
+		EXPECT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				    v[i].dev_addr, 0x50 + i, 4096));
+		EXPECT_EQ(0x50 + i, m[i][0]);
+		munmap(m[i], 8192);
+		close(s[i].fd);
+	}
+	EXPECT_EQ(0, device_works());
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+TEST(a_fatal_pcie_error_is_recovered_from)
+{
+	/* Malformed TLP: fatal by default; the PCI core resets the link */
+	aer_recovers(_metadata, "MALF_TLP");
+}
+
+TEST(a_non_fatal_pcie_error_is_recovered_from)
+{
+	/* Poisoned TLP: non-fatal by default; the driver resets the device */
+	aer_recovers(_metadata, "POISON_TLP");
+}
+
+TEST(a_correctable_pcie_error_resets_nothing)
+{
+	char addr[64];
+	long long total, pci_errors;
+	const char *why;
+
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	why = aer_unusable(addr);
+	if (why)
+		SKIP(return, "%s", why);
+	total = reset_count(addr);
+	pci_errors = device_total_of(addr, "resets/pci_error");
+	ASSERT_LE(0, pci_errors);
+	/* Bad TLP: corrected by the link's replay */
+	ASSERT_EQ(0, inject_aer(_metadata, addr, "BAD_TLP"));
+	usleep(500000);		/* time for the AER driver to handle it */
+	EXPECT_EQ(0, device_works());
+	EXPECT_EQ(total, reset_count(addr));
+	EXPECT_EQ(pci_errors, device_total_of(addr, "resets/pci_error"));
 }
 
 TEST_HARNESS_MAIN

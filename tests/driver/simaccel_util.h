@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -643,6 +645,95 @@ static inline int load_module(const char *ko)
 	for (int i = 0; !ret && access("/sys/bus/pci/drivers/simaccel/module", F_OK) && i < 100; i++)
 		usleep(50000);
 	return ret;
+}
+
+/* The guest's end of scripts/vm-run.sh --qmp: QMP commands to its QEMU. */
+#define QMP_PORT	"/dev/accel-qmp"
+
+/*
+ * Send the QMP command @cmd (JSON on one line) to the VM's QEMU; its reply,
+ * a line of JSON ({"return": ...} or {"error": ...}), in @reply. Returns
+ * 0, -ENOENT without the channel, -ETIMEDOUT if no reply came in 30 s.
+ */
+static inline int qmp(const char *cmd, char *reply, size_t size)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct termios t;
+	size_t n = 0;
+	int ret = 0;
+
+	p.fd = open(QMP_PORT, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (p.fd < 0)
+		return -errno;
+	/* bytes as they are: no echo, no line editing, no CR/LF mapping */
+	if (tcgetattr(p.fd, &t) == 0) {
+		cfmakeraw(&t);
+		cfsetspeed(&t, B115200);
+		tcsetattr(p.fd, TCSANOW, &t);
+	}
+	tcflush(p.fd, TCIOFLUSH);
+	if (dprintf(p.fd, "%s\n", cmd) < 0)
+		ret = -errno;
+	while (!ret && n + 1 < size) {
+		if (poll(&p, 1, 30000) <= 0) {
+			ret = -ETIMEDOUT;
+		} else if (read(p.fd, reply + n, 1) != 1) {
+			ret = -EIO;
+		} else if (reply[n] == '\n') {
+			break;
+		} else if (reply[n] != '\r') {
+			n++;
+		}
+	}
+	reply[n] = 0;
+	close(p.fd);
+	return ret;
+}
+
+/* An HMP command line through QMP's human-monitor-command; as qmp(). */
+static inline int hmp(const char *line, char *reply, size_t size)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "{\"execute\": \"human-monitor-command\", "
+		 "\"arguments\": {\"command-line\": \"%s\"}}", line);
+	return qmp(cmd, reply, size);
+}
+
+static inline int is_accel_device(const struct dirent *d)
+{
+	char path[300], *id;
+	bool accel;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", d->d_name);
+	id = read_text(path, 32);
+	accel = id && strtoul(id, NULL, 16) == 0xacc1;
+	free(id);
+	return accel;
+}
+
+/*
+ * QEMU's id of the device at PCI address @addr: vm-run.sh gives the i-th
+ * device the id acc<i>, behind the i-th root port, whose buses come in
+ * that order. -1 if it is no accel device.
+ */
+static inline int qdev_id_of(const char *addr, char *id, size_t len)
+{
+	struct dirent **list;
+	int i, n, found = -1;
+
+	n = scandir("/sys/bus/pci/devices", &list, is_accel_device, alphasort);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(list[i]->d_name, addr)) {
+			snprintf(id, len, "acc%d", i);
+			found = 0;
+		}
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	return found;
 }
 
 #endif /* SIMACCEL_UTIL_H */
