@@ -100,56 +100,93 @@ static void *run_stalled(void *arg)
 	return NULL;
 }
 
+/*
+ * Two files on accel0, each with a queue and a mapped VRAM buffer whose
+ * upper half they filled with 0x40 + i, and then a one-byte fill of its
+ * lower half in flight (run_stalled).
+ */
+struct two_files {
+	struct stalled s[2];
+	struct drm_simaccel_bo_create v[2];
+	uint8_t *m[2];
+	pthread_t t[2];
+};
+
+static void two_files_open(struct __test_metadata *_metadata,
+			   struct two_files *w)
+{
+	for (int i = 0; i < 2; i++) {
+		w->s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, w->s[i].fd);
+		ASSERT_EQ(0, queue_create(w->s[i].fd, &w->s[i].queue));
+		ASSERT_EQ(0, bo_create(w->s[i].fd, 8192,
+				       DRM_SIMACCEL_BO_VRAM_MAPPABLE, &w->v[i]));
+		w->m[i] = map_bo(w->s[i].fd, &w->v[i]);
+		ASSERT_NE(MAP_FAILED, w->m[i]);
+		ASSERT_EQ(0, run_op(w->s[i].fd, w->s[i].queue, DRM_SIMACCEL_OP_FILL,
+				    0, w->v[i].dev_addr + 4096, 0x40 + i, 4096));
+		w->s[i].dst = w->v[i].dev_addr;
+	}
+}
+
+/* Both files' fills in flight; with @stalled, held on the hardware. */
+static void two_files_submit(struct __test_metadata *_metadata,
+			     struct two_files *w, bool stalled)
+{
+	if (stalled)
+		ASSERT_EQ(0, inject_all("0x10000"));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&w->t[i], NULL, run_stalled, &w->s[i]));
+	if (stalled)
+		usleep(300000);	/* on the hardware, well before the time-out */
+}
+
+static void two_files_join(struct two_files *w)
+{
+	for (int i = 0; i < 2; i++)
+		pthread_join(w->t[i], NULL);
+}
+
+/*
+ * After the reset: VRAM and its mappings survived, the failed fills did
+ * nothing, and the files' later work runs. Closes them.
+ */
+static void two_files_survive(struct __test_metadata *_metadata,
+			      struct two_files *w)
+{
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(0x40 + i, w->m[i][4096]);
+		EXPECT_EQ(0x40 + i, w->m[i][8191]);
+		EXPECT_EQ(0, w->m[i][0]);
+		EXPECT_EQ(0, run_op(w->s[i].fd, w->s[i].queue, DRM_SIMACCEL_OP_FILL,
+				    0, w->v[i].dev_addr, 0x50 + i, 4096));
+		EXPECT_EQ(0x50 + i, w->m[i][0]);
+		EXPECT_EQ(0x40 + i, w->m[i][4096]);
+		munmap(w->m[i], 8192);
+		close(w->s[i].fd);
+	}
+}
+
 TEST(a_pci_reset_cancels_the_jobs_in_flight_and_keeps_the_buffers)
 {
-	struct drm_simaccel_bo_create v[2];
-	struct stalled s[2];
-	pthread_t t[2];
+	struct two_files w;
 	char addr[64];
 	long long before;
-	uint8_t *m[2];
-	int i;
 
 	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	before = reset_count(addr);
 	ASSERT_LE(0, before);
 	ASSERT_TRUE(no_coredump(addr));
-	for (i = 0; i < 2; i++) {
-		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
-		ASSERT_LE(0, s[i].fd);
-		ASSERT_EQ(0, queue_create(s[i].fd, &s[i].queue));
-		ASSERT_EQ(0, bo_create(s[i].fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v[i]));
-		m[i] = map_bo(s[i].fd, &v[i]);
-		ASSERT_NE(MAP_FAILED, m[i]);
-		ASSERT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
-				    v[i].dev_addr + 4096, 0x40 + i, 4096));
-		s[i].dst = v[i].dev_addr;
-	}
-	/* every hardware queue stalls its next descriptor */
-	ASSERT_EQ(0, inject_all("0x10000"));
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_stalled, &s[i]));
-	usleep(300000);		/* both on the hardware, well before the time-out */
+	two_files_open(_metadata, &w);
+	two_files_submit(_metadata, &w, true);
 	ASSERT_EQ(0, reset_function(addr));
-	for (i = 0; i < 2; i++) {
-		pthread_join(t[i], NULL);
-		EXPECT_EQ(-ECANCELED, s[i].ret);
-	}
+	two_files_join(&w);
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(-ECANCELED, w.s[i].ret);
 	EXPECT_EQ(before + 1, reset_count(addr));
 	expect_coredump(_metadata, addr, "device reset (requested)");
-	for (i = 0; i < 2; i++) {
-		/* VRAM and its mappings survive; the canceled fill did nothing */
-		EXPECT_EQ(0x40 + i, m[i][4096]);
-		EXPECT_EQ(0x40 + i, m[i][8191]);
-		EXPECT_EQ(0, m[i][0]);
-		/* the reset cleared the fault injection: later work runs */
-		EXPECT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
-				    v[i].dev_addr, 0x50 + i, 4096));
-		EXPECT_EQ(0x50 + i, m[i][0]);
-		EXPECT_EQ(0x40 + i, m[i][4096]);
-		munmap(m[i], 8192);
-		close(s[i].fd);
-	}
+	/* the reset also cleared the fault injection */
+	two_files_survive(_metadata, &w);
 }
 
 /*
@@ -370,12 +407,9 @@ static void device_fails_and_comes_back(struct __test_metadata *_metadata,
 					int first, bool on_the_rings,
 					const char *dump_reason)
 {
-	struct drm_simaccel_bo_create v[2];
-	struct stalled s[2];
-	pthread_t t[2];
+	struct two_files w;
 	char addr[64], counter[64];
 	long long before, total;
-	uint8_t *m[2];
 	int i, firsts = 0;
 
 	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
@@ -384,44 +418,24 @@ static void device_fails_and_comes_back(struct __test_metadata *_metadata,
 	total = reset_count(addr);
 	ASSERT_LE(0, before);
 	ASSERT_TRUE(no_coredump(addr));
-	for (i = 0; i < 2; i++) {
-		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
-		ASSERT_LE(0, s[i].fd);
-		ASSERT_EQ(0, queue_create(s[i].fd, &s[i].queue));
-		ASSERT_EQ(0, bo_create(s[i].fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v[i]));
-		m[i] = map_bo(s[i].fd, &v[i]);
-		ASSERT_NE(MAP_FAILED, m[i]);
-		ASSERT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
-				    v[i].dev_addr + 4096, 0x40 + i, 4096));
-		s[i].dst = v[i].dev_addr;
-	}
-	ASSERT_EQ(0, on_the_rings ? inject_all("0x10000") : device_fault(addr, fault));
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_stalled, &s[i]));
-	if (on_the_rings) {
-		usleep(300000);
+	two_files_open(_metadata, &w);
+	if (!on_the_rings)
 		ASSERT_EQ(0, device_fault(addr, fault));
-	}
+	two_files_submit(_metadata, &w, on_the_rings);
+	if (on_the_rings)
+		ASSERT_EQ(0, device_fault(addr, fault));
+	two_files_join(&w);
 	for (i = 0; i < 2; i++) {
-		pthread_join(t[i], NULL);
-		EXPECT_TRUE(s[i].ret == -ETIMEDOUT || s[i].ret == -ECANCELED)
-			TH_LOG("job %d: %d", i, s[i].ret);
-		firsts += s[i].ret == first;
+		EXPECT_TRUE(w.s[i].ret == -ETIMEDOUT || w.s[i].ret == -ECANCELED)
+			TH_LOG("job %d: %d", i, w.s[i].ret);
+		firsts += w.s[i].ret == first;
 	}
 	EXPECT_LE(1, firsts);
 	/* the reset restarts the queues after it failed their jobs */
 	EXPECT_EQ(before + 1, wait_device_total_of(addr, counter, before + 1, 5));
 	EXPECT_EQ(total + 1, reset_count(addr));
 	expect_coredump(_metadata, addr, dump_reason);
-	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(0x40 + i, m[i][4096]);
-		EXPECT_EQ(0x40 + i, m[i][8191]);
-		EXPECT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
-				    v[i].dev_addr, 0x50 + i, 4096));
-		EXPECT_EQ(0x50 + i, m[i][0]);
-		munmap(m[i], 8192);
-		close(s[i].fd);
-	}
+	two_files_survive(_metadata, &w);
 }
 
 TEST(a_hung_device_is_reset_by_the_driver_and_work_goes_on)
@@ -495,12 +509,9 @@ static int inject_aer(struct __test_metadata *_metadata, const char *addr,
  */
 static void aer_recovers(struct __test_metadata *_metadata, const char *error)
 {
-	struct drm_simaccel_bo_create v[2];
-	struct stalled s[2];
-	pthread_t t[2];
+	struct two_files w;
 	char addr[64];
 	long long before, total;
-	uint8_t *m[2];
 	const char *why;
 	int i;
 
@@ -519,41 +530,17 @@ static void aer_recovers(struct __test_metadata *_metadata, const char *error)
 	before = device_total_of(addr, "resets/pci_error");
 	total = reset_count(addr);
 	ASSERT_LE(0, before);
-	for (i = 0; i < 2; i++) {
-		s[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
-		ASSERT_LE(0, s[i].fd);
-		ASSERT_EQ(0, queue_create(s[i].fd, &s[i].queue));
-		ASSERT_EQ(0, bo_create(s[i].fd, 8192, DRM_SIMACCEL_BO_VRAM_MAPPABLE, &v[i]));
-		m[i] = map_bo(s[i].fd, &v[i]);
-		ASSERT_NE(MAP_FAILED, m[i]);
-		ASSERT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
-				    v[i].dev_addr + 4096, 0x40 + i, 4096));
-		s[i].dst = v[i].dev_addr;
-	}
-	ASSERT_EQ(0, inject_all("0x10000"));
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, pthread_create(&t[i], NULL, run_stalled, &s[i]));
-	usleep(300000);		/* both on the hardware */
+	two_files_open(_metadata, &w);
+	two_files_submit(_metadata, &w, true);
 	ASSERT_EQ(0, inject_aer(_metadata, addr, error));
-	for (i = 0; i < 2; i++) {
-		pthread_join(t[i], NULL);
-		EXPECT_EQ(-ECANCELED, s[i].ret);
-	}
+	two_files_join(&w);
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(-ECANCELED, w.s[i].ret);
 	/* resume restarts the queues after error_detected failed the jobs */
 	EXPECT_EQ(before + 1, wait_device_total_of(addr, "resets/pci_error",
 						   before + 1, 10));
 	EXPECT_EQ(total + 1, reset_count(addr));
-	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(0x40 + i, m[i][4096]);
-		EXPECT_EQ(0x40 + i, m[i][8191]);
-		EXPECT_EQ(0, m[i][0]);
-		/* the device's reset cleared the stall: later work runs */
-		EXPECT_EQ(0, run_op(s[i].fd, s[i].queue, DRM_SIMACCEL_OP_FILL, 0,
-				    v[i].dev_addr, 0x50 + i, 4096));
-		EXPECT_EQ(0x50 + i, m[i][0]);
-		munmap(m[i], 8192);
-		close(s[i].fd);
-	}
+	two_files_survive(_metadata, &w);
 	EXPECT_EQ(0, device_works());
 	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
