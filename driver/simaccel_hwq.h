@@ -80,6 +80,7 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq);
 u64 simaccel_hwq_busy_ns(struct simaccel_hwq *hwq);
 u32 simaccel_hwq_reset_prepare(struct simaccel_hwq *hwq);
 void simaccel_hwq_reset_done(struct simaccel_hwq *hwq);
+struct dma_fence *simaccel_hwq_last_fence(struct simaccel_hwq *hwq);
 void simaccel_hwq_kill_all(struct simaccel_device *sdev);
 void simaccel_hwq_revoke_import(struct simaccel_device *sdev,
 				struct simaccel_bo *bo);

@@ -29,6 +29,7 @@
 
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
+#include "simaccel_pm.h"
 #include "simaccel_reset.h"
 #include "simaccel_trace.h"
 
@@ -101,12 +102,18 @@ static void simaccel_reset_work(struct work_struct *work)
 	if (!pci_device_is_present(to_pci_dev(sdev->drm.dev)) ||
 	    !drm_dev_enter(&sdev->drm, &idx))
 		return;
+	/* its registers are reached in D0 (simaccel_pm.c) */
+	if (simaccel_pm_get(sdev)) {
+		drm_dev_exit(idx);
+		return;
+	}
 	drm_warn(&sdev->drm, "device reset (%s)\n",
 		 simaccel_reset_cause_name(cause));
 	simaccel_reset_stop(sdev);
 	if (simaccel_hw_reset_wait(sdev))
 		drm_err(&sdev->drm, "device not ready after reset\n");
 	simaccel_reset_restart(sdev, cause);
+	simaccel_pm_put(sdev);
 	drm_dev_exit(idx);
 }
 
