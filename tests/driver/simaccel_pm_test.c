@@ -9,6 +9,8 @@
  *   through the mapping resumes the device and sees them;
  * - the device does not suspend while a job is on a ring (a stalled
  *   queue), and suspends once the job timed out;
+ * - another device's job that reaches this device's VRAM (PRIME peer to
+ *   peer) resumes it: the copy lands;
  * - system suspend to RAM (S3, woken by the RTC alarm): a job stalled on
  *   the hardware fails with ECANCELED, buffers keep their contents, and
  *   a job submitted after the resume completes.
@@ -92,6 +94,24 @@ static int sync_file_status(int sf)
 	};
 
 	return ioctl(sf, SYNC_IOC_FILE_INFO, &fi) ? -errno : fi.status;
+}
+
+static int export(int fd, uint32_t handle, int *dmabuf)
+{
+	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
+	int ret = ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) ? -errno : 0;
+
+	*dmabuf = p.fd;
+	return ret;
+}
+
+static int import(int fd, int dmabuf, uint32_t *handle)
+{
+	struct drm_prime_handle p = { .fd = dmabuf };
+	int ret = ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) ? -errno : 0;
+
+	*handle = p.handle;
+	return ret;
 }
 
 FIXTURE(dev) {
@@ -198,6 +218,37 @@ TEST_F(dev, the_device_stays_in_d0_while_a_job_is_on_a_ring)
 	EXPECT_EQ(0, run_op(self->fd, self->queue, DRM_SIMACCEL_OP_FILL, 0,
 			    self->bo.dev_addr + 8192, 0x45, 4096));
 	EXPECT_EQ(0x45, self->map[8192]);
+}
+
+TEST_F(dev, a_peers_job_resumes_the_device_whose_vram_it_reaches)
+{
+	struct drm_simaccel_bo_info info = { 0 };
+	struct drm_simaccel_bo_create h1;
+	int fd1 = open("/dev/accel/accel1", O_RDWR | O_CLOEXEC);
+	uint32_t q1;
+	uint8_t *m1;
+	int dmabuf;
+
+	ASSERT_LE(0, fd1) TH_LOG("needs two devices");
+	ASSERT_EQ(0, queue_create(fd1, &q1));
+	ASSERT_EQ(0, bo_create(fd1, 4096, DRM_SIMACCEL_BO_HOST, &h1));
+	m1 = map_bo(fd1, &h1);
+	ASSERT_NE(MAP_FAILED, m1);
+	memset(m1, 0x61, 4096);
+	ASSERT_EQ(0, export(self->fd, self->bo.handle, &dmabuf));
+	ASSERT_EQ(0, import(fd1, dmabuf, &info.handle));
+	ASSERT_EQ(0, ioctl(fd1, DRM_IOCTL_SIMACCEL_BO_INFO, &info));
+	/* the import holds no reference either */
+	ASSERT_TRUE(wait_suspended());
+	/* device 1 writes device 0's VRAM: its BAR decodes only in D0 */
+	EXPECT_EQ(0, run_op(fd1, q1, DRM_SIMACCEL_OP_COPY, 0,
+			    info.dev_addr + 16384, h1.dev_addr, 4096));
+	EXPECT_EQ(0x61, self->map[16384]);
+	EXPECT_EQ(0x61, self->map[16384 + 4095]);
+	EXPECT_TRUE(contents_kept(self->map));
+	munmap(m1, 4096);
+	close(dmabuf);
+	close(fd1);
 }
 
 /*
