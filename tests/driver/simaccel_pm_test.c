@@ -197,13 +197,13 @@ TEST_F(dev, the_device_stays_in_d0_while_a_job_is_on_a_ring)
 	ASSERT_TRUE(wait_suspended());
 	ASSERT_EQ(0, syncobj_create(self->fd, &out.handle));
 	/*
-	 * The stall resumes the device; the job follows well within the
-	 * autosuspend delay, and a short delay would suspend an idle device
+	 * The stall resumes the device, and the job follows well within the
+	 * autosuspend delay; a short delay then would suspend an idle device
 	 * while the job waits on the ring (the time-out is 2 s).
 	 */
-	ASSERT_EQ(0, set_attr("power/autosuspend_delay_ms", "200"));
 	ASSERT_EQ(0, inject_all("0x10000"));
 	ASSERT_EQ(0, submit(self->fd, self->queue, 0, &o, 1, NULL, 0, &out));
+	ASSERT_EQ(0, set_attr("power/autosuspend_delay_ms", "200"));
 	usleep(1000000);
 	EXPECT_TRUE(attr_is("power/runtime_status", "active"));
 	EXPECT_TRUE(attr_is("power_state", "D0"));
