@@ -15,7 +15,8 @@
  * - a device fault (fault injection): simaccel_fault with the device's
  *   error code, the job done with -EIO, then the queue's reset;
  * - a PCI reset with a job stalled on the hardware: the job done with
- *   -ECANCELED, then simaccel_device_reset with the device and failed=1.
+ *   -ECANCELED, then simaccel_device_reset with the device, cause=requested
+ *   and failed=1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -361,7 +362,7 @@ TEST_F(trace, a_pci_reset_traces_the_canceled_job_and_the_device_reset)
 	done = find_event(self->text, "simaccel_job_done", " error=-125 ");
 	ASSERT_NE(NULL, done) TH_LOG("no job done with -ECANCELED in:\n%s",
 				     self->text);
-	snprintf(want, sizeof(want), "dev=%s failed=1", addr);
+	snprintf(want, sizeof(want), "dev=%s cause=requested failed=1", addr);
 	reset = find_event(done, "simaccel_device_reset", want);
 	EXPECT_NE(NULL, reset) TH_LOG("no simaccel_device_reset %s after it", want);
 }
