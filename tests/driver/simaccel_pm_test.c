@@ -10,7 +10,8 @@
  * - the device does not suspend while a job is on a ring (a stalled
  *   queue), and suspends once the job timed out;
  * - another device's job that reaches this device's VRAM (PRIME peer to
- *   peer) resumes it: the copy lands;
+ *   peer) resumes it: the copy lands; a mapping of the dma-buf is zapped
+ *   at suspend like the node's, and a read through it resumes the device;
  * - system suspend to RAM (S3, woken by the RTC alarm): a job stalled on
  *   the hardware fails with ECANCELED, buffers keep their contents, and
  *   a job submitted after the resume completes.
@@ -225,8 +226,8 @@ TEST_F(dev, a_peers_job_resumes_the_device_whose_vram_it_reaches)
 	struct drm_simaccel_bo_info info = { 0 };
 	struct drm_simaccel_bo_create h1;
 	int fd1 = open("/dev/accel/accel1", O_RDWR | O_CLOEXEC);
+	uint8_t *m1, *shared;
 	uint32_t q1;
-	uint8_t *m1;
 	int dmabuf;
 
 	ASSERT_LE(0, fd1) TH_LOG("needs two devices");
@@ -246,6 +247,15 @@ TEST_F(dev, a_peers_job_resumes_the_device_whose_vram_it_reaches)
 	EXPECT_EQ(0x61, self->map[16384]);
 	EXPECT_EQ(0x61, self->map[16384 + 4095]);
 	EXPECT_TRUE(contents_kept(self->map));
+	/* the dma-buf's own mapping of the VRAM */
+	shared = mmap(NULL, self->bo.size, PROT_READ, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	EXPECT_EQ(0x61, shared[16384]);
+	ASSERT_TRUE(wait_suspended());
+	EXPECT_EQ(0x61, shared[16384]);
+	EXPECT_EQ(0x5a, shared[0]);
+	EXPECT_TRUE(attr_is("power_state", "D0"));
+	munmap(shared, self->bo.size);
 	munmap(m1, 4096);
 	close(dmabuf);
 	close(fd1);
