@@ -70,7 +70,8 @@ tests: $(TESTS)/test_device $(TESTS)/fuzz_device $(TESTS)/bench_dma \
        $(PLUGIN_TESTS) $(TESTS)/hold_device $(TESTS)/hold_pool $(TESTS)/unload_lib $(TESTS)/ioctl_fuzz \
        $(TESTS)/load_test $(TESTS)/lib_fuzz $(TESTS)/lib_fuzz.static \
        $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test \
-       $(TESTS)/simaccel_fence_test $(TESTS)/simaccel_trace_test $(TESTS)/simaccel_reset_test
+       $(TESTS)/simaccel_fence_test $(TESTS)/simaccel_trace_test $(TESTS)/simaccel_reset_test \
+       $(TESTS)/simaccel_pm_test
 
 $(TESTS)/test_device: tests/device/test_device.c tests/device/check.c \
 		      tests/device/check.h $(QTEST_LIB) $(QTEST_HDR) | deps
@@ -104,7 +105,8 @@ $(TESTS)/unload_lib: tests/tools/unload_lib.c
 
 # simaccel.ko's tests: uapi from the tree, drm.h from libdrm's headers.
 $(TESTS)/simaccel_test $(TESTS)/simaccel_job_test $(TESTS)/simaccel_share_test \
-$(TESTS)/simaccel_fence_test $(TESTS)/simaccel_trace_test $(TESTS)/simaccel_reset_test: \
+$(TESTS)/simaccel_fence_test $(TESTS)/simaccel_trace_test $(TESTS)/simaccel_reset_test \
+$(TESTS)/simaccel_pm_test: \
 		$(TESTS)/%: tests/driver/%.c tests/driver/simaccel_util.h tests/driver/simaccel_devcd.h \
 			uapi/simaccel_accel.h \
 			include/accel_hw.h $(BUILD)/kernel.env | deps

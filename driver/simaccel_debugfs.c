@@ -17,71 +17,100 @@
 #include "simaccel_debugfs.h"
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
+#include "simaccel_pm.h"
+
+/*
+ * The registers are read and written with the device in D0. What is
+ * written to them is lost when it next suspends, as at a reset: a fault
+ * injected into an idle device lasts the autosuspend delay.
+ */
+static int simaccel_debugfs_enter(struct simaccel_device *sdev, int *idx)
+{
+	int ret;
+
+	if (!drm_dev_enter(&sdev->drm, idx))
+		return -ENODEV;
+	ret = simaccel_pm_get(sdev);
+	if (ret)
+		drm_dev_exit(*idx);
+	return ret;
+}
+
+static void simaccel_debugfs_exit(struct simaccel_device *sdev, int idx)
+{
+	simaccel_pm_put(sdev);
+	drm_dev_exit(idx);
+}
 
 static int simaccel_fault_inject_get(void *data, u64 *val)
 {
 	struct simaccel_hwq *hwq = data;
-	int idx;
+	int idx, ret;
 
-	if (!drm_dev_enter(&hwq->sdev->drm, &idx))
-		return -ENODEV;
+	ret = simaccel_debugfs_enter(hwq->sdev, &idx);
+	if (ret)
+		return ret;
 	*val = simaccel_read(hwq->sdev,
 			     ACCEL_QUEUE_REG(hwq->index, ACCEL_Q_FAULT_INJECT));
-	drm_dev_exit(idx);
+	simaccel_debugfs_exit(hwq->sdev, idx);
 	return 0;
 }
 
 static int simaccel_fault_inject_set(void *data, u64 val)
 {
 	struct simaccel_hwq *hwq = data;
-	int idx;
+	int idx, ret;
 
 	if (val & ~(u64)(ACCEL_FAULT_COUNT_MASK | ACCEL_FAULT_STALL))
 		return -EINVAL;
-	if (!drm_dev_enter(&hwq->sdev->drm, &idx))
-		return -ENODEV;
+	ret = simaccel_debugfs_enter(hwq->sdev, &idx);
+	if (ret)
+		return ret;
 	simaccel_write(hwq->sdev,
 		       ACCEL_QUEUE_REG(hwq->index, ACCEL_Q_FAULT_INJECT), val);
-	drm_dev_exit(idx);
+	simaccel_debugfs_exit(hwq->sdev, idx);
 	return 0;
 }
 
 static int simaccel_status_get(void *data, u64 *val)
 {
 	struct simaccel_hwq *hwq = data;
-	int idx;
+	int idx, ret;
 
-	if (!drm_dev_enter(&hwq->sdev->drm, &idx))
-		return -ENODEV;
+	ret = simaccel_debugfs_enter(hwq->sdev, &idx);
+	if (ret)
+		return ret;
 	*val = simaccel_read(hwq->sdev,
 			     ACCEL_QUEUE_REG(hwq->index, ACCEL_Q_STATUS));
-	drm_dev_exit(idx);
+	simaccel_debugfs_exit(hwq->sdev, idx);
 	return 0;
 }
 
 static int simaccel_dev_fault_get(void *data, u64 *val)
 {
 	struct simaccel_device *sdev = data;
-	int idx;
+	int idx, ret;
 
-	if (!drm_dev_enter(&sdev->drm, &idx))
-		return -ENODEV;
+	ret = simaccel_debugfs_enter(sdev, &idx);
+	if (ret)
+		return ret;
 	*val = simaccel_read(sdev, ACCEL_REG_DEV_FAULT_INJECT);
-	drm_dev_exit(idx);
+	simaccel_debugfs_exit(sdev, idx);
 	return 0;
 }
 
 static int simaccel_dev_fault_set(void *data, u64 val)
 {
 	struct simaccel_device *sdev = data;
-	int idx;
+	int idx, ret;
 
 	if (val & ~(u64)(ACCEL_DEV_FAULT_HANG | ACCEL_DEV_FAULT_FATAL))
 		return -EINVAL;
-	if (!drm_dev_enter(&sdev->drm, &idx))
-		return -ENODEV;
+	ret = simaccel_debugfs_enter(sdev, &idx);
+	if (ret)
+		return ret;
 	simaccel_write(sdev, ACCEL_REG_DEV_FAULT_INJECT, val);
-	drm_dev_exit(idx);
+	simaccel_debugfs_exit(sdev, idx);
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
+#include "simaccel_pm.h"
 #include "simaccel_prime.h"
 #include "simaccel_quota.h"
 #include "simaccel_reset.h"
@@ -446,6 +447,7 @@ static int simaccel_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_reset;
 	simaccel_debugfs_init(sdev);
+	simaccel_pm_init(sdev);
 	drm_info(&sdev->drm, "%llu MiB VRAM, %u queues, hardware %u.%u\n",
 		 sdev->vram_size >> 20, sdev->num_queues,
 		 sdev->hw_version >> 16, sdev->hw_version & 0xffff);
@@ -461,6 +463,8 @@ static void simaccel_remove(struct pci_dev *pdev)
 {
 	struct simaccel_device *sdev = pci_get_drvdata(pdev);
 
+	/* the PCI core resumed the device: it stays in D0 from now on */
+	simaccel_pm_fini(sdev);
 	/*
 	 * ioctls and faults under way finish, later ones fail, and every
 	 * mapping is zapped
@@ -489,6 +493,7 @@ static struct pci_driver simaccel_pci_driver = {
 	.id_table = simaccel_pci_ids,
 	.probe = simaccel_probe,
 	.remove = simaccel_remove,
+	.driver.pm = pm_ptr(&simaccel_pm_ops),
 	.err_handler = &simaccel_err_handlers,
 };
 

@@ -28,7 +28,9 @@
  * Mappable VRAM is mapped write-combined through BAR2, a page at a time at
  * fault time, between drm_dev_enter() and drm_dev_exit(): removal
  * (drm_dev_unplug()) zaps every mapping of the device's files, and later
- * faults raise SIGBUS.
+ * faults raise SIGBUS. So does the device's runtime suspend, since its
+ * BARs do not decode in D3hot: a fault resumes it, and the page is mapped
+ * while it is in D0 (simaccel_pm.c).
  */
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -41,6 +43,7 @@
 
 #include "simaccel_gem.h"
 #include "simaccel_job.h"
+#include "simaccel_pm.h"
 #include "simaccel_prime.h"
 #include "simaccel_quota.h"
 #include "simaccel_trace.h"
@@ -359,8 +362,14 @@ static vm_fault_t simaccel_vram_bo_fault(struct vm_fault *vmf)
 		return ret;
 	if (!drm_dev_enter(obj->dev, &idx))
 		return VM_FAULT_SIGBUS;
+	/* a suspend after the put zaps the page again */
+	if (simaccel_pm_get(sdev)) {
+		drm_dev_exit(idx);
+		return VM_FAULT_SIGBUS;
+	}
 	ret = vmf_insert_pfn(vma, vmf->address,
 			     PHYS_PFN(sdev->vram_bar + bo->node.start) + page);
+	simaccel_pm_put(sdev);
 	drm_dev_exit(idx);
 	return ret;
 }

@@ -27,6 +27,10 @@
  * its fence: the device has no clock of its own). The queue's total is the
  * sum of its jobs', and each file's fdinfo gets its own jobs' share, so the
  * device's total is at least the sum of any files' (simaccel_sysfs.c).
+ *
+ * Power: a job holds a runtime-PM reference from its going on the ring to
+ * the signalling of its fence, so that the device is in D0 while anything
+ * is on a ring (simaccel_pm.c).
  */
 #include <drm/drm_managed.h>
 #include <linux/interrupt.h>
@@ -36,6 +40,7 @@
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
 #include "simaccel_job.h"
+#include "simaccel_pm.h"
 #include "simaccel_trace.h"
 
 #define SIMACCEL_RING_SIZE	32768
@@ -284,6 +289,8 @@ static void simaccel_hwq_signal(struct simaccel_hwq *hwq,
 	hwq->last_done = now;
 	simaccel_job_account(job, busy);
 	list_del_init(&job->link);
+	/* the reference simaccel_hwq_run() took */
+	simaccel_pm_put(hwq->sdev);
 	if (!error && job->revoked)
 		error = -ENODEV;
 	trace_simaccel_job_done(simaccel_hwq_dev(hwq), hwq->index, job->base.id,
@@ -338,16 +345,22 @@ static void simaccel_hwq_retire(struct simaccel_hwq *hwq)
  * @job: the job
  *
  * Return: its hardware fence, referenced for the scheduler, or
- * ERR_PTR(-ENODEV) once the device is gone.
+ * ERR_PTR(-ENODEV) once the device is gone, or the error of its resume.
  */
 struct dma_fence *simaccel_hwq_run(struct simaccel_hwq *hwq,
 				   struct simaccel_job *job)
 {
 	unsigned long flags;
+	int ret;
 
+	/* the device stays in D0 until simaccel_hwq_signal() */
+	ret = simaccel_pm_get(hwq->sdev);
+	if (ret)
+		return ERR_PTR(ret);
 	spin_lock_irqsave(&hwq->lock, flags);
 	if (hwq->dead) {
 		spin_unlock_irqrestore(&hwq->lock, flags);
+		simaccel_pm_put(hwq->sdev);
 		return ERR_PTR(-ENODEV);
 	}
 	job->seqno = ++hwq->seqno;
@@ -408,9 +421,11 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 	if (hwq->resetting)
 		goto out;
 	simaccel_hwq_retire(hwq);
+	/* an empty ring holds no runtime-PM reference: the device may be off */
+	if (list_empty(&hwq->inflight))
+		goto out;
 	status = simaccel_hwq_read(hwq, ACCEL_Q_STATUS);
-	if (list_empty(&hwq->inflight) ||
-	    simaccel_hwq_progressed(hwq, status))
+	if (simaccel_hwq_progressed(hwq, status))
 		goto out;
 	error = status & ACCEL_Q_STATUS_ERROR ? -EIO : -ETIMEDOUT;
 	/* the reset clears the registers */
@@ -541,6 +556,28 @@ void simaccel_hwq_reset_done(struct simaccel_hwq *hwq)
 		simaccel_hwq_start(hwq);
 	hwq->resetting = false;
 	spin_unlock_irqrestore(&hwq->lock, flags);
+}
+
+/**
+ * simaccel_hwq_last_fence - the hardware fence of the last job on the ring
+ * @hwq: the queue
+ *
+ * Return: the fence, referenced, or NULL if the ring is empty. The jobs
+ * before it on the ring signal before it does.
+ */
+struct dma_fence *simaccel_hwq_last_fence(struct simaccel_hwq *hwq)
+{
+	struct dma_fence *fence = NULL;
+	struct simaccel_job *job;
+	unsigned long flags;
+
+	spin_lock_irqsave(&hwq->lock, flags);
+	if (!list_empty(&hwq->inflight)) {
+		job = list_last_entry(&hwq->inflight, struct simaccel_job, link);
+		fence = dma_fence_get(job->hw_fence);
+	}
+	spin_unlock_irqrestore(&hwq->lock, flags);
+	return fence;
 }
 
 /*

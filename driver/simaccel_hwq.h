@@ -81,6 +81,7 @@ u64 simaccel_hwq_busy_ns(struct simaccel_hwq *hwq);
 bool simaccel_hwq_dump_reset(struct simaccel_hwq *hwq, const char *cause);
 u32 simaccel_hwq_reset_prepare(struct simaccel_hwq *hwq);
 void simaccel_hwq_reset_done(struct simaccel_hwq *hwq);
+struct dma_fence *simaccel_hwq_last_fence(struct simaccel_hwq *hwq);
 void simaccel_hwq_kill_all(struct simaccel_device *sdev);
 void simaccel_hwq_revoke_import(struct simaccel_device *sdev,
 				struct simaccel_bo *bo);

@@ -26,6 +26,7 @@
 
 #include "simaccel_gem.h"
 #include "simaccel_hwq.h"
+#include "simaccel_pm.h"
 #include "simaccel_prime.h"
 
 /* Woken when a job lets go of a peer's buffer. */
@@ -317,10 +318,13 @@ void simaccel_prime_bo_idle(struct simaccel_bo *bo)
  * @bo: a buffer of the job, imported from a peer's VRAM
  *
  * Return: false if the peer is gone: the job must fail instead. Otherwise
- * the peer's removal waits for simaccel_prime_bo_left().
+ * the peer's removal waits for simaccel_prime_bo_left(), and the peer
+ * stays in D0 until then: its VRAM BAR does not decode in D3hot.
  */
 bool simaccel_prime_bo_reach(struct simaccel_bo *bo)
 {
+	if (simaccel_pm_get(bo->peer))
+		return false;
 	atomic_inc(&bo->on_hardware);
 	/* pairs with the barrier in simaccel_prime_revoke_importers() */
 	smp_mb__after_atomic();
@@ -333,6 +337,7 @@ bool simaccel_prime_bo_reach(struct simaccel_bo *bo)
 /* The job that reached @bo is off the hardware (its fence signalled). */
 void simaccel_prime_bo_left(struct simaccel_bo *bo)
 {
+	simaccel_pm_put(bo->peer);
 	if (atomic_dec_and_test(&bo->on_hardware))
 		wake_up_all(&simaccel_peer_idle);
 }

@@ -31,6 +31,7 @@
 
 #include "simaccel_hw.h"
 #include "simaccel_hwq.h"
+#include "simaccel_pm.h"
 #include "simaccel_reset.h"
 #include "simaccel_trace.h"
 
@@ -135,6 +136,11 @@ static void simaccel_reset_work(struct work_struct *work)
 	if (!pci_device_is_present(to_pci_dev(sdev->drm.dev)) ||
 	    !drm_dev_enter(&sdev->drm, &idx))
 		return;
+	/* its registers are reached in D0 (simaccel_pm.c) */
+	if (simaccel_pm_get(sdev)) {
+		drm_dev_exit(idx);
+		return;
+	}
 	mutex_lock(&sdev->reset_lock);
 	/* a PCI error recovery under way resets the device itself */
 	if (!sdev->pci_error_stopped) {
@@ -146,6 +152,7 @@ static void simaccel_reset_work(struct work_struct *work)
 		simaccel_reset_restart_locked(sdev, cause);
 	}
 	mutex_unlock(&sdev->reset_lock);
+	simaccel_pm_put(sdev);
 	drm_dev_exit(idx);
 }
 

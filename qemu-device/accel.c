@@ -1763,6 +1763,18 @@ static void accel_realize(PCIDevice *pdev, Error **errp)
         }
     }
 
+    /*
+     * D0 and D3hot only, without No_Soft_Reset: the PCI core stops the
+     * BARs' decoding in D3hot, and accel_write_config() resets the device
+     * on its way in (docs/hardware.md, "Power states").
+     */
+    if (pci_pm_init(pdev, 0, errp) < 0) {
+        return;
+    }
+    pci_set_word(pdev->config + pdev->pm_cap + PCI_PM_PMC, PCI_PM_CAP_VER_1_2);
+    pci_set_word(pdev->wmask + pdev->pm_cap + PCI_PM_CTRL,
+                 PCI_PM_CTRL_STATE_MASK);
+
     memory_region_init_io(&s->regs, OBJECT(s), &accel_regs_ops, s,
                           "accel-regs", ACCEL_REGS_SIZE);
     pci_register_bar(pdev, ACCEL_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
@@ -1820,6 +1832,25 @@ static void accel_msix_resend(AccelPCIState *s)
                             accel_irq_sources(s));
 }
 
+/* The power state in the PM capability's PMCSR: 0 for D0, 3 for D3hot. */
+static uint16_t accel_power_state(PCIDevice *pdev)
+{
+    return pci_get_word(pdev->config + pdev->pm_cap + PCI_PM_CTRL) &
+           PCI_PM_CTRL_STATE_MASK;
+}
+
+/* Wait until no pool thread moves bytes of the transfers just abandoned. */
+static void accel_quiesce_transfers(AccelPCIState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->num_queues; i++) {
+        if (s->queues[i].xfer) {
+            accel_xfer_quiesce(s->queues[i].xfer);
+        }
+    }
+}
+
 /*
  * With Bus Master Enable cleared the device must not touch memory, so the
  * write returns once the pieces in flight, mapped before it, have moved:
@@ -1836,7 +1867,7 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     bool was_master = pci_get_word(pdev->config + PCI_COMMAND) &
                       PCI_COMMAND_MASTER;
     bool was_msix = msix_enabled(pdev);
-    unsigned i;
+    uint16_t was_state = accel_power_state(pdev);
 
     pci_default_write_config(pdev, addr, val, len);
     if (!qdev_is_realized(DEVICE(s))) {
@@ -1847,14 +1878,23 @@ static void accel_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                                                PCI_ERR_SIZEOF)) {
         pcie_aer_write_config(pdev, addr, val, len);
     }
+    /*
+     * Into D3hot the device loses its state, as one without No_Soft_Reset
+     * does on its way back to D0: it is reset now, so that in D3hot it
+     * runs nothing, moves no byte and raises no interrupt; VRAM is kept.
+     * Its BARs stopped decoding in pci_default_write_config().
+     */
+    if (!was_state && accel_power_state(pdev) == PCI_PM_CTRL_STATE_MASK) {
+        trace_accel_power_state(3);
+        accel_reset(s);
+        accel_quiesce_transfers(s);
+    } else if (was_state && !accel_power_state(pdev)) {
+        trace_accel_power_state(0);
+    }
     if (was_master && !(pci_get_word(pdev->config + PCI_COMMAND) &
                         PCI_COMMAND_MASTER)) {
         accel_abandon_transfers(s);
-        for (i = 0; i < s->num_queues; i++) {
-            if (s->queues[i].xfer) {
-                accel_xfer_quiesce(s->queues[i].xfer);
-            }
-        }
+        accel_quiesce_transfers(s);
     }
     if (was_msix && !msix_enabled(pdev)) {
         accel_update_intx(s);

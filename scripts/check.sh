@@ -70,7 +70,8 @@ lib_fuzz_arrays_only_args=(--seed "$seed" --programs 1000 --ops 200
 			   ${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"})
 kselftests=(--file "$T/simaccel_test" --file "$T/simaccel_job_test"
 	    --file "$T/simaccel_share_test" --file "$T/simaccel_fence_test"
-	    --file "$T/simaccel_trace_test" --file "$T/simaccel_reset_test")
+	    --file "$T/simaccel_trace_test" --file "$T/simaccel_reset_test"
+	    --file "$T/simaccel_pm_test")
 lib_files=(--file "$T/accel_lib_test.static:/opt/accel/accel_lib_test"
 	   --file "$T/lib_fuzz.static:/opt/accel/lib_fuzz")
 lib_on_accel=("ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test")
@@ -132,7 +133,7 @@ vm_two_devices() {
 		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
 		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_job_test" \
 		"SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" ./simaccel_trace_test \
-		./simaccel_reset_test ./module_cycle.sh ./accel_smi_test.sh \
+		./simaccel_reset_test ./simaccel_pm_test ./module_cycle.sh ./accel_smi_test.sh \
 		"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 		"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
 		"${lib_on_accel[@]}" "ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p"

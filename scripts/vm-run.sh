@@ -241,8 +241,12 @@ build_qemu_args() {
 		args+=(-qmp "unix:$work/qmp.sock,server=on,wait=off"
 		       -chardev "socket,id=qmpguest,path=$work/qmp-guest.sock,server=on,wait=off"
 		       -serial chardev:qmpguest)
+	# Root ports of 5 GT/s: after a secondary bus reset (PCI error recovery)
+	# Linux waits for Data Link Layer Link Active behind a faster port,
+	# which QEMU's root port sets only when a device is plugged, so the
+	# recovery failed once the device's PM capability gave it a delay.
 	for i in $(seq 0 $((devices - 1))); do
-		args+=(-device "pcie-root-port,id=rp$i,bus=pcie.0,chassis=$((i + 1))"
+		args+=(-device "pcie-root-port,id=rp$i,bus=pcie.0,chassis=$((i + 1)),x-speed=5"
 		       -device "accel-pci,id=acc$i,bus=rp$i,vram-size=$vram$props")
 	done
 	args+=("${traces[@]}" -append "$append")

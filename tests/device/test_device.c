@@ -1469,6 +1469,78 @@ static void test_device_reset(void)
 	CHECK_EQ(accel_wait(d, 0, 1000000), ACCEL_Q_STATUS_ENABLED);
 }
 
+/* Power states */
+
+#define PCI_CAP_ID_PM		0x01
+#define PCI_PM_PMC		2
+#define PCI_PM_CTRL		4
+
+/*
+ * D3hot: the BARs do not decode, and the device resets on its way in: the
+ * work in flight is abandoned, the registers read their reset values back
+ * in D0, and VRAM keeps its contents.
+ */
+static void test_power_states(void)
+{
+	struct qtest *qt = boot(1, "dma-bandwidth=1M");
+	struct accel_dev *d = &dev[0];
+	uint64_t kept = d->vram + (128 << 20);
+	int pm;
+	unsigned q;
+
+	CHECK(qt);
+	pm = pci_find_cap(qt, 1, 0, PCI_CAP_ID_PM);
+	CHECK(pm);
+	/* version 1.2, neither D1 nor D2, and no No_Soft_Reset */
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, pm + PCI_PM_PMC, 2) & 0x607, 3);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, pm + PCI_PM_CTRL, 2) & 0xb, 0);
+	qtest_writel(qt, kept, 0x12345678);
+	accel_wr(d, ACCEL_REG_SCRATCH, 5);
+	accel_wr(d, ACCEL_REG_IRQ_MASK, 0x3);
+	for (q = 0; q < d->num_queues; q++)
+		accel_queue_enable(d, q, 8);
+	/* a slow fill, with an interrupt after it, is in flight */
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_FILL,
+		     .flags = ACCEL_DESC_DST_VRAM | ACCEL_DESC_IRQ, .src = 1,
+		     .len = 64 << 20 }, 1);
+	qtest_clock_step(qt, 5000000);
+	CHECK(accel_qrd(d, 0, ACCEL_Q_STATUS) & ACCEL_Q_STATUS_BUSY);
+	msi_clear(d, 0);
+
+	pci_cfg_write(qt, 1, 0, pm + PCI_PM_CTRL, 2, 3);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, pm + PCI_PM_CTRL, 2) & 3, 3);
+	/* neither BAR decodes */
+	CHECK(accel_rd(d, ACCEL_REG_MAGIC) != ACCEL_MAGIC);
+	CHECK(qtest_readl(qt, kept) != 0x12345678);
+	/* D1 is refused: the device stays in D3hot */
+	pci_cfg_write(qt, 1, 0, pm + PCI_PM_CTRL, 2, 1);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, pm + PCI_PM_CTRL, 2) & 3, 3);
+	/* time passes in D3hot: no DMA, no interrupt */
+	qtest_clock_step(qt, 100000000);
+	CHECK(!msi_fired(d, 0));
+
+	pci_cfg_write(qt, 1, 0, pm + PCI_PM_CTRL, 2, 0);
+	CHECK_EQ(pci_cfg_read(qt, 1, 0, pm + PCI_PM_CTRL, 2) & 3, 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_MAGIC), ACCEL_MAGIC);
+	CHECK(accel_rd(d, ACCEL_REG_DEV_STATUS) & ACCEL_DEV_STATUS_READY);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_SCRATCH), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_MASK), 0);
+	CHECK_EQ(accel_rd(d, ACCEL_REG_IRQ_STATUS), 0);
+	for (q = 0; q < d->num_queues; q++) {
+		CHECK_EQ(accel_qrd(d, q, ACCEL_Q_STATUS), 0);
+		CHECK_EQ(accel_qrd(d, q, ACCEL_Q_RING_SIZE), 0);
+		CHECK_EQ(accel_qrd(d, q, ACCEL_Q_RING_BASE_LO), 0);
+	}
+	CHECK(!msi_fired(d, 0));
+	/* the abandoned fill stopped short; VRAM kept what it held */
+	CHECK_EQ(qtest_readl(qt, d->vram + (60 << 20)), 0);
+	CHECK_EQ(qtest_readl(qt, kept), 0x12345678);
+	/* and the device works again */
+	accel_queue_enable(d, 0, 8);
+	accel_submit(d, 0, &(struct accel_desc){ .opcode = ACCEL_OP_NOP }, 1);
+	CHECK_EQ(accel_wait(d, 0, 1000000), ACCEL_Q_STATUS_ENABLED);
+}
+
 /* Fault injection */
 
 static void test_fault_inject_fail(void)
@@ -2059,6 +2131,7 @@ static const struct test tests[] = {
 	{ "reenabled_queue_waits_for_doorbell",
 	  test_reenabled_queue_waits_for_doorbell },
 	{ "device_reset", test_device_reset },
+	{ "power_states", test_power_states },
 	{ "fault_inject_fail", test_fault_inject_fail },
 	{ "fault_inject_stall", test_fault_inject_stall },
 	{ "device_hang_and_fatal", test_device_hang_and_fatal },

@@ -600,7 +600,6 @@ static inline int unload_module(void)
 
 #define TIMEOUT_PARAM	"/sys/module/simaccel/parameters/job_timeout_ms"
 
-/* Bind accel0's device again with job_timeout_ms @ms. */
 /*
  * Bind the device at PCI address @addr again, as @node: the old binding's
  * DRM device goes only with the last reference, which its jobs drop in
@@ -622,13 +621,13 @@ static inline int bind_as(const char *addr, const char *node)
 	return -1;
 }
 
+/* Bind accel0's device again with job_timeout_ms @ms. */
 static inline int rebind_with_timeout(const char *ms)
 {
 	char addr[64];
 
 	if (pci_addr(addr, sizeof(addr)) || write_file(TIMEOUT_PARAM, ms) ||
-	    write_file(DRIVER_DIR "/unbind", addr) ||
-	    write_file(DRIVER_DIR "/bind", addr))
+	    write_file(DRIVER_DIR "/unbind", addr) || bind_as(addr, NODE))
 		return -1;
 	return 0;
 }
