@@ -93,6 +93,8 @@ extern unsigned int simaccel_dbg_mask;
  * @reset_lock: held from the stop of a whole-device reset to its restart
  * @reset_work: the driver's own reset (simaccel_reset_schedule())
  * @reset_cause: why @reset_work was queued
+ * @reset_pending: @reset_work is asked for and has not emptied the rings
+ *	yet: the first to set it queues the work (simaccel_reset_schedule())
  * @pci_error_stopped: PCI error recovery stopped the device and has not
  *	restarted it (simaccel_reset.c); under @reset_lock
  *
@@ -136,6 +138,7 @@ struct simaccel_device {
 	struct mutex reset_lock;	/* serializes whole-device resets */
 	struct work_struct reset_work;
 	enum simaccel_reset_cause reset_cause;
+	atomic_t reset_pending;
 	bool pci_error_stopped;
 };
 

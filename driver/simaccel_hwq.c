@@ -32,6 +32,7 @@
  * the signalling of its fence, so that the device is in D0 while anything
  * is on a ring (simaccel_pm.c).
  */
+#include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
@@ -417,8 +418,12 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 		spin_unlock_irqrestore(&hwq->lock, flags);
 		return false;
 	}
-	/* a device reset failed what was on the ring, and restarts it */
-	if (hwq->resetting)
+	/*
+	 * a device reset failed what was on the ring, and restarts it; or one
+	 * is on its way (another queue found the device hung, or it failed):
+	 * it fails this ring's jobs too, none of them the hang's
+	 */
+	if (hwq->resetting || simaccel_reset_pending(hwq->sdev))
 		goto out;
 	simaccel_hwq_retire(hwq);
 	/* an empty ring holds no runtime-PM reference: the device may be off */
@@ -431,6 +436,13 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 	/* the reset clears the registers */
 	dumping = simaccel_coredump_queue(hwq);
 	stopped = simaccel_hwq_stop(hwq);
+	/* the device hangs: the first queue to see it blames its job */
+	if (!stopped && !simaccel_reset_schedule(hwq->sdev, SIMACCEL_RESET_HANG)) {
+		spin_unlock_irqrestore(&hwq->lock, flags);
+		if (dumping)
+			simaccel_coredump_cancel(hwq);
+		return true;
+	}
 	simaccel_hwq_retire(hwq);
 	guilty = list_first_entry_or_null(&hwq->inflight, struct simaccel_job,
 					  link);
@@ -454,7 +466,6 @@ bool simaccel_hwq_recover(struct simaccel_hwq *hwq)
 		/* the device reset fails the rest of the ring, then restarts it */
 		drm_warn(&hwq->sdev->drm, "%s: queue reset did not take\n",
 			 hwq->name);
-		simaccel_reset_schedule(hwq->sdev, SIMACCEL_RESET_HANG);
 		goto dump;
 	}
 	simaccel_hwq_start(hwq);
@@ -626,8 +637,14 @@ static irqreturn_t simaccel_error_irq(int irq, void *arg)
 	dev_status = simaccel_read(sdev, ACCEL_REG_DEV_STATUS);
 	/* all ones: the device is gone, and removal follows */
 	if (dev_status != U32_MAX && dev_status & ACCEL_DEV_STATUS_FATAL) {
-		drm_err(&sdev->drm, "fatal device error\n");
-		simaccel_reset_schedule(sdev, SIMACCEL_RESET_FATAL);
+		int idx;
+
+		drm_err_ratelimited(&sdev->drm, "fatal device error\n");
+		/* not after removal's drm_dev_unplug(): it cancels the work */
+		if (drm_dev_enter(&sdev->drm, &idx)) {
+			simaccel_reset_schedule(sdev, SIMACCEL_RESET_FATAL);
+			drm_dev_exit(idx);
+		}
 		return IRQ_HANDLED;
 	}
 	for (q = 0; q < sdev->num_queues; q++) {

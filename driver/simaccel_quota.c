@@ -41,12 +41,15 @@ module_param_named(ban_period_ms, simaccel_ban_period_ms, uint, 0644);
 MODULE_PARM_DESC(ban_period_ms,
 		 "a user whose jobs time out 3 times within this period (ms) may submit no more work for as long");
 
+/* The most hangs that may ban a user: the times kept. */
+#define SIMACCEL_QUOTA_HANGS	8
+
 /**
  * struct simaccel_quota - one user's standing on one device
  * @used: bytes of the user's VRAM buffers
- * @hang_lock: protects @hangs, @period_start and @banned_until
- * @hangs: the user's jobs that timed out since @period_start
- * @period_start: jiffies at the first of @hangs
+ * @hang_lock: protects @hangs, @hang_at and @banned_until
+ * @hangs: the user's jobs that timed out
+ * @hang_at: jiffies at the last SIMACCEL_QUOTA_HANGS of them, a ring
  * @banned: @banned_until is set
  * @banned_until: jiffies until which the user's work is refused
  *
@@ -57,7 +60,7 @@ struct simaccel_quota {
 	atomic64_t used;
 	spinlock_t hang_lock;	/* protects the fields below it */
 	unsigned int hangs;
-	unsigned long period_start;
+	unsigned long hang_at[SIMACCEL_QUOTA_HANGS];
 	bool banned;
 	unsigned long banned_until;
 };
@@ -136,21 +139,22 @@ void simaccel_quota_uncharge(struct simaccel_quota *quota, u64 size)
 /**
  * simaccel_quota_hung - count a job's time-out against its user
  * @quota: the user's record
- * @limit: the hangs within ban_period_ms that ban the user
+ * @limit: the hangs within ban_period_ms that ban the user, at most
+ *	SIMACCEL_QUOTA_HANGS
  *
+ * Any period that holds @limit hangs bans the user: this one and the
+ * @limit - 1 before it are looked at, wherever a period would start.
  * Any context.
  */
 void simaccel_quota_hung(struct simaccel_quota *quota, unsigned int limit)
 {
 	unsigned long period = msecs_to_jiffies(READ_ONCE(simaccel_ban_period_ms));
-	unsigned long now = jiffies, flags;
+	unsigned long now = jiffies, flags, first;
 
 	spin_lock_irqsave(&quota->hang_lock, flags);
-	if (!quota->hangs || time_after(now, quota->period_start + period)) {
-		quota->hangs = 0;
-		quota->period_start = now;
-	}
-	if (++quota->hangs >= limit) {
+	quota->hang_at[quota->hangs++ % SIMACCEL_QUOTA_HANGS] = now;
+	first = quota->hang_at[(quota->hangs - limit) % SIMACCEL_QUOTA_HANGS];
+	if (quota->hangs >= limit && !time_after(now, first + period)) {
 		WRITE_ONCE(quota->banned_until, now + period);
 		WRITE_ONCE(quota->banned, true);
 	}

@@ -71,6 +71,8 @@ static void simaccel_reset_stop_locked(struct simaccel_device *sdev,
 		sdev->reset_failed += failed;
 	else
 		sdev->reset_failed = failed;
+	/* the rings are empty: a failure from now on asks for a new reset */
+	atomic_set(&sdev->reset_pending, 0);
 }
 
 /* Program the rings again, count the reset and start the schedulers. */
@@ -135,15 +137,19 @@ static void simaccel_reset_work(struct work_struct *work)
 	/* a device that is gone is not reset: its removal follows */
 	if (!pci_device_is_present(to_pci_dev(sdev->drm.dev)) ||
 	    !drm_dev_enter(&sdev->drm, &idx))
-		return;
+		goto out;
 	/* its registers are reached in D0 (simaccel_pm.c) */
 	if (simaccel_pm_get(sdev)) {
 		drm_dev_exit(idx);
-		return;
+		goto out;
 	}
 	mutex_lock(&sdev->reset_lock);
-	/* a PCI error recovery under way resets the device itself */
-	if (!sdev->pci_error_stopped) {
+	/*
+	 * A PCI error recovery under way resets the device itself, and a
+	 * reset through the PCI core since the request did (it cleared
+	 * @reset_pending): this one would fail later work for nothing.
+	 */
+	if (!sdev->pci_error_stopped && atomic_read(&sdev->reset_pending)) {
 		drm_warn(&sdev->drm, "device reset (%s)\n",
 			 simaccel_reset_cause_name(cause));
 		simaccel_reset_stop_locked(sdev, cause);
@@ -154,6 +160,8 @@ static void simaccel_reset_work(struct work_struct *work)
 	mutex_unlock(&sdev->reset_lock);
 	simaccel_pm_put(sdev);
 	drm_dev_exit(idx);
+out:
+	atomic_set(&sdev->reset_pending, 0);
 }
 
 /**
@@ -161,15 +169,26 @@ static void simaccel_reset_work(struct work_struct *work)
  * @sdev: the device
  * @cause: why
  *
- * Safe from interrupt and from the schedulers' time-out handlers; a reset
- * asked for while one is pending is the same reset.
+ * Safe from interrupt and from the schedulers' time-out handlers. A reset
+ * asked for while one is pending, until it has emptied the rings, is the
+ * same reset, with the first request's cause.
+ *
+ * Return: whether this call asked for it (the first since the last reset).
  */
-void simaccel_reset_schedule(struct simaccel_device *sdev,
+bool simaccel_reset_schedule(struct simaccel_device *sdev,
 			     enum simaccel_reset_cause cause)
 {
-	if (!work_pending(&sdev->reset_work))
-		WRITE_ONCE(sdev->reset_cause, cause);
+	if (atomic_xchg(&sdev->reset_pending, 1))
+		return false;
+	WRITE_ONCE(sdev->reset_cause, cause);
 	queue_work(system_unbound_wq, &sdev->reset_work);
+	return true;
+}
+
+/* Whether a reset of the driver's own is asked for and has not stopped the queues yet. */
+bool simaccel_reset_pending(struct simaccel_device *sdev)
+{
+	return atomic_read(&sdev->reset_pending);
 }
 
 int simaccel_reset_init(struct simaccel_device *sdev)

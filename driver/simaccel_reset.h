@@ -33,8 +33,9 @@ extern const struct pci_error_handlers simaccel_err_handlers;
 
 int simaccel_reset_init(struct simaccel_device *sdev);
 void simaccel_reset_fini(struct simaccel_device *sdev);
-void simaccel_reset_schedule(struct simaccel_device *sdev,
+bool simaccel_reset_schedule(struct simaccel_device *sdev,
 			     enum simaccel_reset_cause cause);
+bool simaccel_reset_pending(struct simaccel_device *sdev);
 void simaccel_reset_stop(struct simaccel_device *sdev,
 			 enum simaccel_reset_cause cause);
 void simaccel_reset_restart(struct simaccel_device *sdev,

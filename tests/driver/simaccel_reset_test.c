@@ -12,8 +12,9 @@
  * - a file whose jobs time out three times is banned: its next submission
  *   fails with ECANCELED, while another file's work runs;
  * - so is a user (not root) whose jobs time out three times within the
- *   ban period from three files: the user's new files too, until the
- *   period is over, while another user's work runs;
+ *   ban period from three files, wherever the period starts: the user's
+ *   new files too, until the period is over, while another user's work
+ *   runs;
  * - a device that hangs (its queue resets do not take) or reports a fatal
  *   error is reset by the driver on its own: the job that timed out fails
  *   with ETIMEDOUT, the others on the rings with ECANCELED, buffers and
@@ -583,6 +584,149 @@ TEST(a_correctable_pcie_error_resets_nothing)
 	EXPECT_EQ(0, device_works());
 	EXPECT_EQ(total, reset_count(addr));
 	EXPECT_EQ(pci_errors, device_total_of(addr, "resets/pci_error"));
+}
+
+/* Sleep until @t (seconds()). */
+static void sleep_until(double t)
+{
+	double now = seconds();
+
+	if (t > now)
+		usleep((useconds_t)((t - now) * 1e6));
+}
+
+/* One hang of @fd's job on a stalled device: returns when it timed out. */
+static int hang_once(int fd, uint32_t queue, uint64_t dst)
+{
+	int ret;
+
+	if (inject_all("0x10000"))
+		return -1000;
+	ret = run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, dst, 1, 1);
+	if (inject_all("0"))
+		return -1001;
+	return ret;
+}
+
+/*
+ * A user whose jobs time out 3 times within ban_period_ms is banned,
+ * wherever a period would start: three hangs of nobody's within ~1.2 s of
+ * a 4 s period, the first of them late in the period since an earlier
+ * hang, ban the user.
+ */
+TEST(three_hangs_within_any_period_ban_the_user)
+{
+	struct drm_simaccel_bo_create v[5];
+	uint32_t queue[5];
+	double h[4];
+	int fd[5], i, ret;
+
+	ASSERT_EQ(0, write_file(BAN_PERIOD_PARAM, "4000"));
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	ASSERT_EQ(0, chmod(NODE, 0666));
+	for (i = 0; i < 5; i++) {
+		fd[i] = open_as_nobody(&queue[i], &v[i]);
+		ASSERT_LE(0, fd[i]);
+	}
+	EXPECT_EQ(-ETIMEDOUT, hang_once(fd[0], queue[0], v[0].dev_addr));
+	h[0] = seconds();
+	sleep_until(h[0] + 3.3);
+	EXPECT_EQ(-ETIMEDOUT, hang_once(fd[1], queue[1], v[1].dev_addr));
+	h[1] = seconds();
+	sleep_until(h[0] + 4.3);	/* past the window that h[0] began */
+	EXPECT_EQ(-ETIMEDOUT, hang_once(fd[2], queue[2], v[2].dev_addr));
+	h[2] = seconds();
+	EXPECT_EQ(-ETIMEDOUT, hang_once(fd[3], queue[3], v[3].dev_addr));
+	h[3] = seconds();
+	TH_LOG("hangs at +%.2f +%.2f +%.2f +%.2f s; the last three within %.2f s",
+	       0.0, h[1] - h[0], h[2] - h[0], h[3] - h[0], h[3] - h[1]);
+	ASSERT_LT(h[3] - h[1], 3.5);
+	/* three hangs of the user within the period: a new file is refused */
+	ret = run_op(fd[4], queue[4], DRM_SIMACCEL_OP_FILL, 0, v[4].dev_addr, 1, 4096);
+	EXPECT_EQ(-ECANCELED, ret);
+	for (i = 0; i < 5; i++)
+		close(fd[i]);
+	ASSERT_EQ(0, write_file(BAN_PERIOD_PARAM, "60000"));
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
+}
+
+#define NBUSY 4
+
+struct busy {
+	int fd;
+	uint32_t queue;
+	uint64_t dst;
+	int ret;
+	pthread_barrier_t *go;
+};
+
+static void *run_busy(void *arg)
+{
+	struct busy *b = arg;
+
+	pthread_barrier_wait(b->go);
+	b->ret = run_op(b->fd, b->queue, DRM_SIMACCEL_OP_FILL, 0, b->dst, 9, 4096);
+	return NULL;
+}
+
+/*
+ * A device that hangs while every hardware queue runs another file's job,
+ * three times: per hang one job fails with ETIMEDOUT and counts against
+ * its file, the others fail with ECANCELED, and the device is reset once
+ * (resets/hang), though every queue times out.
+ */
+TEST(a_device_hang_blames_one_job_and_resets_once)
+{
+	struct drm_simaccel_bo_create v[NBUSY];
+	struct busy b[NBUSY];
+	pthread_t t[NBUSY];
+	pthread_barrier_t go;
+	char addr[64];
+	long long before, after;
+	int i, round, timedout, total_timedout = 0, banned = 0;
+
+	ASSERT_EQ(0, rebind_with_timeout("300"));
+	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
+	for (i = 0; i < NBUSY; i++) {
+		b[i].fd = open(NODE, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, b[i].fd);
+		ASSERT_EQ(0, queue_create(b[i].fd, &b[i].queue));
+		ASSERT_EQ(0, bo_create(b[i].fd, 4096, DRM_SIMACCEL_BO_VRAM, &v[i]));
+		b[i].dst = v[i].dev_addr;
+		b[i].go = &go;
+	}
+	ASSERT_EQ(0, settle(b[0].fd));
+	for (round = 0; round < 3; round++) {
+		before = device_total_of(addr, "resets/hang");
+		ASSERT_EQ(0, pthread_barrier_init(&go, NULL, NBUSY + 1));
+		for (i = 0; i < NBUSY; i++)
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, run_busy, &b[i]));
+		ASSERT_EQ(0, device_fault(addr, "1"));
+		pthread_barrier_wait(&go);
+		timedout = 0;
+		for (i = 0; i < NBUSY; i++) {
+			pthread_join(t[i], NULL);
+			timedout += b[i].ret == -ETIMEDOUT;
+		}
+		pthread_barrier_destroy(&go);
+		usleep(500000);
+		after = device_total_of(addr, "resets/hang");
+		TH_LOG("round %d: results %d %d %d %d, hang resets +%lld", round,
+		       b[0].ret, b[1].ret, b[2].ret, b[3].ret, after - before);
+		EXPECT_EQ(1, timedout);
+		EXPECT_EQ(before + 1, after);
+		total_timedout += timedout;
+	}
+	/* at most one file per device hang counted; each file hung <= 3 */
+	for (i = 0; i < NBUSY; i++)
+		banned += run_op(b[i].fd, b[i].queue, DRM_SIMACCEL_OP_FILL, 0,
+				 b[i].dst, 1, 4096) == -ECANCELED;
+	TH_LOG("%d ETIMEDOUT over 3 device hangs; %d of %d files banned",
+	       total_timedout, banned, NBUSY);
+	EXPECT_LE(banned, 1);
+	for (i = 0; i < NBUSY; i++)
+		close(b[i].fd);
+	ASSERT_EQ(0, rebind_with_timeout("2000"));
 }
 
 TEST_HARNESS_MAIN
