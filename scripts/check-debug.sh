@@ -24,11 +24,12 @@ run_vm "debug kernel, simaccel.ko, vIOMMU" --kernel "$VMLINUZ" \
 	--timeout 3000 --injected-faults --file "$T/simaccel_test" \
 	--file "$T/simaccel_job_test" --file "$T/simaccel_share_test" \
 	--file "$T/simaccel_fence_test" --file "$T/simaccel_trace_test" \
-	--file "$T/simaccel_reset_test" \
+	--file "$T/simaccel_reset_test" --file "$T/simaccel_pm_test" \
 	--file "$T/accel_lib_test.static:/opt/accel/accel_lib_test" \
 	--file "$T/ioctl_fuzz" --file tests/driver/debug/faults.sh --file tests/driver/debug/after.sh -- \
 	./simaccel_test ./simaccel_job_test ./simaccel_share_test ./simaccel_fence_test \
-	./simaccel_trace_test ./simaccel_reset_test "ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test" \
+	./simaccel_trace_test ./simaccel_reset_test ./simaccel_pm_test \
+	"ACCEL_VISIBLE_DEVICES=accel ./accel_lib_test" \
 	./faults.sh "./ioctl_fuzz --kernel-faults --ops 20000 --procs 4 --seed $seed" \
 	./after.sh
 summary
