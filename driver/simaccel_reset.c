@@ -99,8 +99,8 @@ static void simaccel_reset_restart_locked(struct simaccel_device *sdev,
  *	simaccel_reset_restart() releases
  * @cause: why, for the devcoredump of the first job it fails
  */
-void simaccel_reset_stop(struct simaccel_device *sdev,
-			 enum simaccel_reset_cause cause)
+static void simaccel_reset_stop(struct simaccel_device *sdev,
+				enum simaccel_reset_cause cause)
 	__acquires(&sdev->reset_lock)
 {
 	mutex_lock(&sdev->reset_lock);
@@ -113,8 +113,8 @@ void simaccel_reset_stop(struct simaccel_device *sdev,
  * @sdev: the device, stopped by simaccel_reset_stop()
  * @cause: why it was reset, for its counter and trace event
  */
-void simaccel_reset_restart(struct simaccel_device *sdev,
-			    enum simaccel_reset_cause cause)
+static void simaccel_reset_restart(struct simaccel_device *sdev,
+				   enum simaccel_reset_cause cause)
 	__releases(&sdev->reset_lock)
 {
 	simaccel_reset_restart_locked(sdev, cause);

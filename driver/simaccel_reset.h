@@ -36,10 +36,6 @@ void simaccel_reset_fini(struct simaccel_device *sdev);
 bool simaccel_reset_schedule(struct simaccel_device *sdev,
 			     enum simaccel_reset_cause cause);
 bool simaccel_reset_pending(struct simaccel_device *sdev);
-void simaccel_reset_stop(struct simaccel_device *sdev,
-			 enum simaccel_reset_cause cause);
-void simaccel_reset_restart(struct simaccel_device *sdev,
-			    enum simaccel_reset_cause cause);
 const char *simaccel_reset_cause_name(enum simaccel_reset_cause cause);
 
 #endif /* __SIMACCEL_RESET_H__ */

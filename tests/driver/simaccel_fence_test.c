@@ -467,24 +467,6 @@ TEST(a_queues_fences_signal_in_order)
  * refused while it exists, and goes through once it is gone.
  */
 
-static int prime_export(int fd, uint32_t handle, int *dmabuf)
-{
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
-	int ret = ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) ? -errno : 0;
-
-	*dmabuf = p.fd;
-	return ret;
-}
-
-static int prime_import(int fd, int dmabuf, uint32_t *handle)
-{
-	struct drm_prime_handle p = { .fd = dmabuf };
-	int ret = ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) ? -errno : 0;
-
-	*handle = p.handle;
-	return ret;
-}
-
 /*
  * A dma-buf of a buffer of @kind, its file closed, keeps the module: the
  * unload is refused, and the dma-buf still maps the buffer's bytes; once

@@ -97,24 +97,6 @@ static int sync_file_status(int sf)
 	return ioctl(sf, SYNC_IOC_FILE_INFO, &fi) ? -errno : fi.status;
 }
 
-static int export(int fd, uint32_t handle, int *dmabuf)
-{
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
-	int ret = ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) ? -errno : 0;
-
-	*dmabuf = p.fd;
-	return ret;
-}
-
-static int import(int fd, int dmabuf, uint32_t *handle)
-{
-	struct drm_prime_handle p = { .fd = dmabuf };
-	int ret = ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) ? -errno : 0;
-
-	*handle = p.handle;
-	return ret;
-}
-
 FIXTURE(dev) {
 	int fd;
 	uint32_t queue;
@@ -236,8 +218,8 @@ TEST_F(dev, a_peers_job_resumes_the_device_whose_vram_it_reaches)
 	m1 = map_bo(fd1, &h1);
 	ASSERT_NE(MAP_FAILED, m1);
 	memset(m1, 0x61, 4096);
-	ASSERT_EQ(0, export(self->fd, self->bo.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &info.handle));
+	ASSERT_EQ(0, prime_export(self->fd, self->bo.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd1, dmabuf, &info.handle));
 	ASSERT_EQ(0, ioctl(fd1, DRM_IOCTL_SIMACCEL_BO_INFO, &info));
 	/* the import holds no reference either */
 	ASSERT_TRUE(wait_suspended());

@@ -349,6 +349,31 @@ static int open_as_nobody(uint32_t *queue, struct drm_simaccel_bo_create *v)
 	return fd;
 }
 
+/* Sleep until @t (seconds()). */
+static void sleep_until(double t)
+{
+	double now = seconds();
+
+	if (t > now)
+		usleep((useconds_t)((t - now) * 1e6));
+}
+
+/*
+ * One hang of @fd's job on a stalled device: returns when it timed out,
+ * with no stall left armed for the next clearing.
+ */
+static int hang_once(int fd, uint32_t queue, uint64_t dst)
+{
+	int ret;
+
+	if (inject_all("0x10000"))
+		return -1000;
+	ret = run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, dst, 1, 1);
+	if (inject_all("0"))
+		return -1001;
+	return ret;
+}
+
 TEST(a_user_whose_files_hang_three_times_is_banned_for_the_period)
 {
 	struct drm_simaccel_bo_create v[5];
@@ -362,11 +387,7 @@ TEST(a_user_whose_files_hang_three_times_is_banned_for_the_period)
 	for (i = 0; i < 3; i++) {
 		fd[i] = open_as_nobody(&queue[i], &v[i]);
 		ASSERT_LE(0, fd[i]);
-		ASSERT_EQ(0, inject_all("0x10000"));
-		EXPECT_EQ(-ETIMEDOUT, run_op(fd[i], queue[i], DRM_SIMACCEL_OP_FILL,
-					     0, v[i].dev_addr, 1, 1));
-		/* the queues that ran nothing must not stall the next clearing */
-		ASSERT_EQ(0, inject_all("0"));
+		EXPECT_EQ(-ETIMEDOUT, hang_once(fd[i], queue[i], v[i].dev_addr));
 	}
 	/* the user is: its files, old and new */
 	fd[3] = open_as_nobody(&queue[3], &v[3]);
@@ -584,28 +605,6 @@ TEST(a_correctable_pcie_error_resets_nothing)
 	EXPECT_EQ(0, device_works());
 	EXPECT_EQ(total, reset_count(addr));
 	EXPECT_EQ(pci_errors, device_total_of(addr, "resets/pci_error"));
-}
-
-/* Sleep until @t (seconds()). */
-static void sleep_until(double t)
-{
-	double now = seconds();
-
-	if (t > now)
-		usleep((useconds_t)((t - now) * 1e6));
-}
-
-/* One hang of @fd's job on a stalled device: returns when it timed out. */
-static int hang_once(int fd, uint32_t queue, uint64_t dst)
-{
-	int ret;
-
-	if (inject_all("0x10000"))
-		return -1000;
-	ret = run_op(fd, queue, DRM_SIMACCEL_OP_FILL, 0, dst, 1, 1);
-	if (inject_all("0"))
-		return -1001;
-	return ret;
 }
 
 /*

@@ -52,24 +52,6 @@
 #define NODE0		NODE
 #define NODE1		"/dev/accel/accel1"
 
-static int export(int fd, uint32_t handle, int *dmabuf)
-{
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
-	int ret = ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) ? -errno : 0;
-
-	*dmabuf = p.fd;
-	return ret;
-}
-
-static int import(int fd, int dmabuf, uint32_t *handle)
-{
-	struct drm_prime_handle p = { .fd = dmabuf };
-	int ret = ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) ? -errno : 0;
-
-	*handle = p.handle;
-	return ret;
-}
-
 static int bo_info(int fd, uint32_t handle, struct drm_simaccel_bo_info *info)
 {
 	*info = (struct drm_simaccel_bo_info){ .handle = handle };
@@ -122,7 +104,7 @@ static void share_with_a_process(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, queue_create(fd, &queue));
 	ASSERT_EQ(0, bo_create(fd, 8192, kind, &bo));
 	ASSERT_EQ(0, bo_create(fd, 8192, DRM_SIMACCEL_BO_HOST, &host));
-	ASSERT_EQ(0, export(fd, bo.handle, &dmabuf));
+	ASSERT_EQ(0, prime_export(fd, bo.handle, &dmabuf));
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -137,7 +119,7 @@ static void share_with_a_process(struct __test_metadata *_metadata,
 		/* before the import, the address is not this file's */
 		if (run_op(cfd, q, DRM_SIMACCEL_OP_FILL, 0, bo.dev_addr, 0x5e, 8192) != -ENOENT)
 			_exit(11);
-		if (import(cfd, got, &h) || bo_info(cfd, h, &info))
+		if (prime_import(cfd, got, &h) || bo_info(cfd, h, &info))
 			_exit(12);
 		if (info.dev_addr != bo.dev_addr || info.kind != kind || info.size < 8192)
 			_exit(13);
@@ -184,7 +166,7 @@ TEST(user_memory_is_not_exported_and_bo_info_checks_its_arguments)
 	ASSERT_LE(0, fd);
 	u.user_addr = (uintptr_t)p;
 	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_SIMACCEL_BO_USERPTR, &u));
-	EXPECT_EQ(-EINVAL, export(fd, u.handle, &dmabuf));
+	EXPECT_EQ(-EINVAL, prime_export(fd, u.handle, &dmabuf));
 	ASSERT_EQ(0, bo_info(fd, u.handle, &info));
 	EXPECT_EQ(DRM_SIMACCEL_BO_USER, info.kind);
 	EXPECT_EQ(u.dev_addr, info.dev_addr);
@@ -223,8 +205,8 @@ TEST(a_peers_vram_imported_is_reached_peer_to_peer)
 	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_VRAM, &v0));
 	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_HOST, &h0));
 	ASSERT_EQ(0, bo_create(fd1, len, DRM_SIMACCEL_BO_HOST, &h1));
-	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, prime_export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd1, dmabuf, &imported));
 	ASSERT_EQ(0, bo_info(fd1, imported, &info));
 	EXPECT_EQ(DRM_SIMACCEL_BO_IMPORTED, info.kind);
 	EXPECT_LE(len, info.size);
@@ -271,8 +253,8 @@ TEST(a_shared_buffer_lives_while_anyone_holds_it)
 	ASSERT_EQ(0, queue_create(fd1, &q1));
 	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_VRAM, &v0));
 	ASSERT_EQ(0, bo_create(fd1, 1 << 20, DRM_SIMACCEL_BO_HOST, &h1));
-	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, prime_export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd1, dmabuf, &imported));
 	ASSERT_EQ(0, bo_info(fd1, imported, &info));
 	close(dmabuf);
 	ASSERT_EQ(0, gem_close(fd0, v0.handle));
@@ -305,8 +287,8 @@ TEST(an_importer_unbound_with_an_import_held_lets_its_mapping_go)
 	ASSERT_EQ(0, pci_addr(addr, sizeof(addr)));
 	ASSERT_EQ(0, queue_create(fd1, &q1));
 	ASSERT_EQ(0, bo_create(fd1, 168 << 10, DRM_SIMACCEL_BO_HOST, &h1));
-	ASSERT_EQ(0, export(fd1, h1.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd0, dmabuf, &imported));
+	ASSERT_EQ(0, prime_export(fd1, h1.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd0, dmabuf, &imported));
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr));
 	EXPECT_EQ(-1, ioctl(fd0, DRM_IOCTL_GEM_CLOSE, &(struct drm_gem_close){ .handle = imported }));
 	EXPECT_EQ(ENODEV, errno);
@@ -340,8 +322,8 @@ TEST(a_peer_import_is_revoked_when_the_exporter_goes)
 	ASSERT_EQ(0, queue_create(fd1, &q1));
 	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_VRAM, &v0));
 	ASSERT_EQ(0, bo_create(fd1, 1 << 20, DRM_SIMACCEL_BO_HOST, &h1));
-	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, prime_export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd1, dmabuf, &imported));
 	ASSERT_EQ(0, bo_info(fd1, imported, &info));
 	close(dmabuf);
 	close(fd0);
@@ -403,11 +385,11 @@ static int import_peer_vram(struct peer_import *p, size_t len)
 		return -1;
 	ret = queue_create(p->fd1, &p->queue) ||
 	      bo_create(fd0, len, DRM_SIMACCEL_BO_VRAM, &v0) ||
-	      export(fd0, v0.handle, &dmabuf);
+	      prime_export(fd0, v0.handle, &dmabuf);
 	close(fd0);
 	if (ret)
 		return -1;
-	ret = import(p->fd1, dmabuf, &p->handle) ||
+	ret = prime_import(p->fd1, dmabuf, &p->handle) ||
 	      bo_info(p->fd1, p->handle, &info);
 	close(dmabuf);
 	p->dev_addr = info.dev_addr;
@@ -573,7 +555,7 @@ TEST(a_killed_importer_leaves_nothing_for_the_exporters_unbind)
 	fd0 = open_by_pci(addr[0]);
 	ASSERT_LE(0, fd0);
 	ASSERT_EQ(0, bo_create(fd0, 64 << 20, DRM_SIMACCEL_BO_VRAM, &v0));
-	ASSERT_EQ(0, export(fd0, v0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_export(fd0, v0.handle, &dmabuf));
 	ASSERT_EQ(0, pipe(ready));
 	child = fork();
 	ASSERT_LE(0, child);
@@ -584,7 +566,7 @@ TEST(a_killed_importer_leaves_nothing_for_the_exporters_unbind)
 		uint32_t queue, imported;
 
 		if (fd1 < 0 || queue_create(fd1, &queue) ||
-		    import(fd1, dmabuf, &imported) || bo_info(fd1, imported, &info))
+		    prime_import(fd1, dmabuf, &imported) || bo_info(fd1, imported, &info))
 			_exit(2);
 		fill.dst = info.dev_addr;
 		for (int i = 0; i < 16; i++)
@@ -624,11 +606,11 @@ TEST(a_dma_buf_imported_by_many_files_is_one_import)
 	fd0 = open_by_pci(addr[0]);
 	ASSERT_LE(0, fd0);
 	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_HOST, &h0));
-	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_export(fd0, h0.handle, &dmabuf));
 	for (i = 0; i < 9; i++) {
 		files[i] = open_by_pci(addr[1]);
 		ASSERT_LE(0, files[i]);
-		ASSERT_EQ(0, import(files[i], dmabuf, &imported[i]));
+		ASSERT_EQ(0, prime_import(files[i], dmabuf, &imported[i]));
 		ASSERT_EQ(0, bo_info(files[i], imported[i], &info));
 		if (!i)
 			first = info;
@@ -668,8 +650,8 @@ TEST(a_peers_host_buffer_import_outlives_the_exporter)
 	ASSERT_EQ(0, bo_create(fd0, 1 << 20, DRM_SIMACCEL_BO_HOST, &h0));
 	ASSERT_EQ(0, bo_create(fd1, 1 << 20, DRM_SIMACCEL_BO_HOST, &h1));
 	ASSERT_EQ(0, run_op(fd0, q0, DRM_SIMACCEL_OP_FILL, 0, h0.dev_addr, 0x5a, 1 << 20));
-	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, prime_export(fd0, h0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd1, dmabuf, &imported));
 	ASSERT_EQ(0, bo_info(fd1, imported, &info));
 	close(dmabuf);
 	close(fd0);
@@ -731,8 +713,8 @@ static void close_an_importer_with_work_queued(struct __test_metadata *_metadata
 	base = device_total_of(addr[0], total);
 	ASSERT_LE(0, base);
 	ASSERT_EQ(0, bo_create(fd0, len, kind, &bo));
-	ASSERT_EQ(0, export(fd0, bo.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, prime_export(fd0, bo.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd1, dmabuf, &imported));
 	ASSERT_EQ(0, bo_info(fd1, imported, &info));
 	EXPECT_EQ(DRM_SIMACCEL_BO_IMPORTED, info.kind);
 	ASSERT_EQ(0, queue_create(fd1, &queue));
@@ -810,7 +792,7 @@ TEST(a_killed_importer_of_a_peers_host_buffer_lets_it_go)
 	base = device_total_of(addr[0], "host_pinned");
 	ASSERT_LE(0, base);
 	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_HOST, &h0));
-	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_export(fd0, h0.handle, &dmabuf));
 	ASSERT_EQ(0, pipe(ready));
 	child = fork();
 	ASSERT_LE(0, child);
@@ -823,7 +805,7 @@ TEST(a_killed_importer_of_a_peers_host_buffer_lets_it_go)
 		uint32_t queue, imported;
 
 		if (fd1 < 0 || queue_create(fd1, &queue) ||
-		    import(fd1, dmabuf, &imported) || bo_info(fd1, imported, &info))
+		    prime_import(fd1, dmabuf, &imported) || bo_info(fd1, imported, &info))
 			_exit(2);
 		close(dmabuf);
 		fill.dst = info.dev_addr;
@@ -869,7 +851,7 @@ static void export_behind_slow_work(int ready)
 		_exit(4);
 	if (write(ready, "x", 1) != 1)
 		_exit(5);
-	_exit(export(fd, vram.handle, &dmabuf) ? 6 : 0);
+	_exit(prime_export(fd, vram.handle, &dmabuf) ? 6 : 0);
 }
 
 TEST(an_export_waiting_for_a_clearing_holds_no_one_up)
@@ -934,18 +916,18 @@ TEST(an_import_of_a_peers_host_buffer_across_the_importers_rebind)
 	ASSERT_EQ(0, bo_create(fd0, len, DRM_SIMACCEL_BO_HOST, &h0));
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd0, h0.mmap_offset);
 	ASSERT_NE(MAP_FAILED, m);
-	ASSERT_EQ(0, export(fd0, h0.handle, &dmabuf));
-	ASSERT_EQ(0, import(fd1, dmabuf, &imported));
+	ASSERT_EQ(0, prime_export(fd0, h0.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(fd1, dmabuf, &imported));
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/unbind", addr[1]));
 	ASSERT_EQ(0, write_file(DRIVER_DIR "/bind", addr[1]));
 	fd1b = open_by_pci(addr[1]);
 	ASSERT_LE(0, fd1b);
 	/* the old file's import is the old binding's */
 	EXPECT_EQ(-ENODEV, bo_info(fd1, imported, &info));
-	EXPECT_EQ(-ENODEV, import(fd1, dmabuf, &again));
+	EXPECT_EQ(-ENODEV, prime_import(fd1, dmabuf, &again));
 	EXPECT_EQ(-ENODEV, gem_close(fd1, imported));
 	/* the new binding's import is its own, and reaches the pages */
-	ASSERT_EQ(0, import(fd1b, dmabuf, &again));
+	ASSERT_EQ(0, prime_import(fd1b, dmabuf, &again));
 	ASSERT_EQ(0, bo_info(fd1b, again, &info));
 	EXPECT_EQ(DRM_SIMACCEL_BO_IMPORTED, info.kind);
 	ASSERT_EQ(0, queue_create(fd1b, &q1));

@@ -98,6 +98,26 @@ static inline int run_op(int fd, uint32_t queue, uint32_t op, uint32_t flags,
 	return submit(fd, queue, DRM_SIMACCEL_SUBMIT_WAIT, &o, 1, NULL, 0, NULL);
 }
 
+/* Export @handle of @fd as a dma-buf into *@dmabuf: 0 or -errno. */
+static inline int prime_export(int fd, uint32_t handle, int *dmabuf)
+{
+	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
+	int ret = ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) ? -errno : 0;
+
+	*dmabuf = p.fd;
+	return ret;
+}
+
+/* Import @dmabuf into @fd, its handle into *@handle: 0 or -errno. */
+static inline int prime_import(int fd, int dmabuf, uint32_t *handle)
+{
+	struct drm_prime_handle p = { .fd = dmabuf };
+	int ret = ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) ? -errno : 0;
+
+	*handle = p.handle;
+	return ret;
+}
+
 /* The PCI address behind accel0, from its class device's link (bound). */
 static inline int pci_addr(char *addr, size_t len)
 {
