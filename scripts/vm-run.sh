@@ -158,7 +158,12 @@ load_driver() {	# the kernel's modules it needs, in order, then the driver
 	local ko
 	load_modules kmods || return 1
 	ko=$(cat .load-driver)
-	insmod "/opt/accel/$ko" || { echo "vm: insmod $ko failed"; return 1; }
+	# A device suspends only after a minute idle: each suspend and resume
+	# turns its BARs' decoding off and on, and QEMU 10's multi-threaded
+	# TCG can abort (iotlb_to_section) when the memory map changes under
+	# a vCPU's access. The power management tests set their own delay.
+	insmod "/opt/accel/$ko" autosuspend_ms=60000 ||
+		{ echo "vm: insmod $ko failed"; return 1; }
 }
 mount_9p() {	# tag, where, options
 	{ [ -d /sys/module/9p ] || [ ! -d kmods-9p ] || load_modules kmods-9p; } &&

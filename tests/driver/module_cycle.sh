@@ -20,7 +20,7 @@ exec 3>&-
 for i in 1 2 3 4 5; do
 	rmmod simaccel
 	[ "$(nodes)" -eq 0 ] || { echo "not ok: $(nodes) nodes left after rmmod"; exit 1; }
-	insmod "$ko"
+	insmod "$ko" autosuspend_ms=60000	# as vm-run.sh loads it
 	[ "$(nodes)" -eq "$devices" ] ||
 		{ echo "not ok: $(nodes) nodes for $devices devices"; exit 1; }
 done

@@ -659,7 +659,8 @@ static inline int load_module(const char *ko)
 
 	if (fd < 0)
 		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	/* the long autosuspend delay the VM runner loads it with */
+	ret = syscall(SYS_finit_module, fd, "autosuspend_ms=60000", 0) ? -errno : 0;
 	close(fd);
 	for (int i = 0; !ret && access("/sys/bus/pci/drivers/simaccel/module", F_OK) && i < 100; i++)
 		usleep(50000);

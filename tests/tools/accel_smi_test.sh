@@ -145,7 +145,7 @@ check "still lists the devices, unbound" [ "$(grep -c 'not bound' table.txt)" -e
 check "--json says the driver is not loaded" has '"loaded": false' json.txt
 ./accel-smi --bogus >/dev/null 2>&1
 check "refuses a bad option with 64" [ $? -eq 64 ]
-insmod ./simaccel.ko
+insmod ./simaccel.ko autosuspend_ms=60000	# as vm-run.sh loads it
 ./accel-smi >/dev/null
 check "exits 0 once the driver is back" [ $? -eq 0 ]
 exit $((fails != 0))
