@@ -125,6 +125,24 @@ static const char *find_event(const char *from, const char *event,
 	return NULL;
 }
 
+/*
+ * What was recorded, once it holds event @event with @what or after two
+ * seconds: events of work that goes on after a fence signals come later.
+ */
+static char *trace_read_until(const char *event, const char *what)
+{
+	char *text = NULL;
+
+	for (int i = 0; i < 40; i++) {
+		free(text);
+		text = trace_read();
+		if (!text || find_event(text, event, what))
+			break;
+		usleep(50000);
+	}
+	return text;
+}
+
 /* Whether the line at @line contains @what. */
 static bool in_line(const char *line, const char *what)
 {
@@ -256,7 +274,7 @@ TEST_F(trace, a_jobs_events_follow_it_from_submit_to_its_fences)
 TEST_F(trace, a_vram_buffers_creation_clearing_and_destruction_are_traced)
 {
 	struct drm_simaccel_bo_create v;
-	const char *created, *begin, *job, *end, *destroyed = NULL;
+	const char *created, *begin, *job, *end, *destroyed;
 	char want[128];
 
 	ASSERT_EQ(0, trace_start());
@@ -268,14 +286,9 @@ TEST_F(trace, a_vram_buffers_creation_clearing_and_destruction_are_traced)
 
 	snprintf(want, sizeof(want), "kind=vram addr=%#llx size=1048576\n",
 		 (unsigned long long)v.dev_addr);
-	for (int i = 0; i < 20 && !destroyed; i++) {
-		free(self->text);
-		self->text = trace_read();
-		ASSERT_NE(NULL, self->text);
-		destroyed = find_event(self->text, "simaccel_bo_destroy", want);
-		if (!destroyed)
-			usleep(50000);
-	}
+	self->text = trace_read_until("simaccel_bo_destroy", want);
+	ASSERT_NE(NULL, self->text);
+	destroyed = find_event(self->text, "simaccel_bo_destroy", want);
 	created = find_event(self->text, "simaccel_bo_create", want);
 	ASSERT_NE(NULL, created) TH_LOG("no simaccel_bo_create %s in:\n%s",
 					want, self->text);
@@ -315,7 +328,8 @@ TEST_F(trace, a_device_fault_traces_the_fault_the_failed_job_and_the_reset)
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_SIMACCEL_SUBMIT, &s));
 	EXPECT_EQ(EIO, errno);
 	ASSERT_EQ(0, inject_all("0"));
-	self->text = trace_read();
+	/* the queue restarts after its failed job's fence has signaled */
+	self->text = trace_read_until("simaccel_queue_reset", " error=-5 ");
 	ASSERT_NE(NULL, self->text);
 
 	snprintf(want, sizeof(want), "client=%s queue=%u submission=%llu ",
