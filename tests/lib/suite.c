@@ -2,10 +2,11 @@
 /*
  * The conformance suite's runner.
  *
- *   accel_lib_test [-d DEVICE] [-p PEER] [-t SUBSTRING] [-u] [-v]
+ *   accel_lib_test [-d DEVICE] [-p PEER] [-t SUBSTRING] [-x SUBSTRING] [-u] [-v]
  *
  * DEVICE and PEER are device names ("accel:0", "cpu:1"); by default the
- * first and second visible devices. Prints kselftest-style TAP and ends
+ * first and second visible devices. -t runs only the tests whose name
+ * contains its SUBSTRING, -x only those whose name does not contain its. Prints kselftest-style TAP and ends
  * with "# Totals: ..." and "N passed, N failed, N skipped".
  *
  * -u: where a backend that ACCEL_VISIBLE_DEVICES names is unavailable (the
@@ -389,23 +390,31 @@ static int run_test(struct suite_test *t)
 	return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Whether test @name is to run: it contains @filter and not @exclude. */
+static bool selected(const char *name, const char *filter, const char *exclude)
+{
+	return (!filter || strstr(name, filter)) &&
+	       (!exclude || !strstr(name, exclude));
+}
+
 int main(int argc, char **argv)
 {
-	const char *filter = NULL, *unavailable = NULL;
+	const char *filter = NULL, *exclude = NULL, *unavailable = NULL;
 	int n = 0, counts[3] = { 0 }, c, i = 0;
 	static const char *const verdict[] = { "ok", "not ok", "ok" };
 	bool skip_unavailable = false;
 	char why[512];
 
-	while ((c = getopt(argc, argv, "d:p:t:uv")) != -1) {
+	while ((c = getopt(argc, argv, "d:p:t:x:uv")) != -1) {
 		switch (c) {
 		case 'd': opt_device = optarg; break;
 		case 'p': opt_peer = optarg; break;
 		case 't': filter = optarg; break;
+		case 'x': exclude = optarg; break;
 		case 'u': skip_unavailable = true; break;
 		case 'v': verbose = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEVICE] [-p PEER] [-t FILTER] [-u] [-v]\n",
+			fprintf(stderr, "usage: %s [-d DEVICE] [-p PEER] [-t FILTER] [-x EXCLUDE] [-u] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -420,12 +429,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (struct suite_test *t = tests; t; t = t->next)
-		n += !filter || strstr(t->name, filter);
+		n += selected(t->name, filter, exclude);
 	printf("TAP version 13\n1..%d\n", n);
 	for (struct suite_test *t = tests; t; t = t->next) {
 		int r;
 
-		if (filter && !strstr(t->name, filter))
+		if (!selected(t->name, filter, exclude))
 			continue;
 		printf("# %s\n", t->name);
 		r = run_test(t);

@@ -15,6 +15,9 @@ and branches on it. Backend-specific tests carry markers:
     two_devices        needs at least two visible devices
     host_readable      device arrays readable by NumPy (the cpu backend)
     device_only        device arrays not host-readable (accel, cuda)
+    backend_neutral    the module's own bookkeeping, which no backend
+                       changes: run on cpu only, where the CPU is not
+                       emulated (a VM's accel run would take minutes)
 """
 import gc
 import os
@@ -39,6 +42,7 @@ _MARKERS = {
     "host_readable": "device arrays are host memory (cpu backend)",
     "device_only": "device arrays are device-only memory (accel, cuda)",
     "torch": "needs PyTorch",
+    "backend_neutral": "tests the module's own bookkeeping: runs on cpu",
 }
 
 
@@ -72,6 +76,8 @@ def pytest_collection_modifyitems(config, items):
             why = "cpu backend only (backend is %s)" % BACKEND
         elif item.get_closest_marker("host_readable") and BACKEND != "cpu":
             why = "device arrays are host-readable only on cpu"
+        elif item.get_closest_marker("backend_neutral") and BACKEND != "cpu":
+            why = "the module's own bookkeeping, the same on every backend: tested on cpu"
         elif item.get_closest_marker("not_cpu") and BACKEND == "cpu":
             why = "not on the cpu backend"
         elif item.get_closest_marker("device_only") and BACKEND == "cpu":
