@@ -87,11 +87,12 @@ check "--query-gpu gives accel1's figures" \
 check "--query-gpu gives accel0's figures" \
 	has "^0, $bdf0, simaccel, accel0, 256 MiB, 0 MiB, 256 MiB, \[N/A\], 0\$" csv.txt
 check "-l 0.2 -c 2 prints the table twice" [ "$(grep -c '^Processes:' loop.txt)" -eq 2 ]
-# under load: load_test's processes copy on both devices for 15 s, and
+# under load: load_test's processes copy on both devices for 40 s, and
 # pmon and dmon, over the same second once its two workers have the
-# devices open, see the copy engines busy (under TCG on a busy host, each
-# accel-smi run may take seconds: the load outlasts them)
-ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 15 --procs 2 --threads 2 >load.txt 2>&1 &
+# devices open, see the copy engines busy (under TCG on a busy host, the
+# workers may take many seconds to start and each accel-smi run seconds:
+# the load outlasts them)
+ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 40 --procs 2 --threads 2 >load.txt 2>&1 &
 loader=$!
 workers_open() {	# load_test processes with a simaccel file open: 2 or more
 	local n=0 comm
@@ -102,7 +103,7 @@ workers_open() {	# load_test processes with a simaccel file open: 2 or more
 	done
 	[ $n -ge 2 ]
 }
-for _ in $(seq 50); do workers_open && break; sleep 0.2; done
+for _ in $(seq 150); do workers_open && break; sleep 0.2; done
 ./accel-smi pmon -d 1 -c 1 >pmon.txt &
 ./accel-smi dmon -d 1 -c 1 >dmon.txt
 wait $!
