@@ -124,7 +124,8 @@ lib_lines() {
 }
 
 # libaccel under its suite on cpu (two devices).
-make -s build/cov/accel_lib_test build/cov/accel_lib_test.static >/dev/null
+make -s build/cov/accel_lib_test build/cov/accel_lib_test.static \
+	build/cov/lib_fuzz.static >/dev/null
 find build/cov/lib -name '*.gcda' -delete
 ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
 	build/cov/accel_lib_test >/dev/null 2>&1 || true
@@ -133,8 +134,8 @@ lib_lines "its suite on cpu" cpu
 # The driver, simaccel.ko built with gcov's counters for the debug kernel
 # (GCOV_KERNEL), in the VM with two devices and a vIOMMU, under what
 # make check and make check-debug run there: its kselftests, a module
-# unload and reload, libaccel's suite and fuzzer on accel (the library
-# with counters too, written in the guest under GCOV_PREFIX), and the
+# unload and reload, libaccel's suite and fuzzer on accel (both with the
+# library's counters, written in the guest under GCOV_PREFIX), and the
 # ioctl fuzzer with the kernel's allocations failing. The counters come
 # back through vm-run.sh --out.
 scripts/build-debug-kernel.sh >/dev/null
@@ -156,7 +157,7 @@ scripts/vm-run.sh --kernel "$VMLINUZ" --module "$COV_SIMACCEL_KO" \
 	--file "$T/simaccel_share_test" --file "$T/simaccel_fence_test" \
 	--file tests/driver/module_cycle.sh \
 	--file build/cov/accel_lib_test.static:/opt/accel/accel_lib_test \
-	--file "$T/lib_fuzz.static:/opt/accel/lib_fuzz" --file "$T/ioctl_fuzz" \
+	--file build/cov/lib_fuzz.static:/opt/accel/lib_fuzz --file "$T/ioctl_fuzz" \
 	--file tests/driver/debug/faults.sh -- \
 	"${commands[@]/%/ || echo 'coverage: that command failed'}" \
 	"$save_counters" >"$out/vm.log" 2>&1 ||

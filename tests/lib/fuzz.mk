@@ -14,5 +14,10 @@ $(TESTS)/lib_fuzz.static: $(LIB_FUZZ_SRC) $(LIB_FUZZ_HDR) $(LIB_HDR) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_FUZZ_CFLAGS) -static -o $@ $(LIB_FUZZ_SRC) $(LIB_A)
 
+# with the library's gcov counters, for scripts/coverage.sh's VM run
+$(BUILD)/cov/lib_fuzz.static: $(LIB_FUZZ_SRC) $(LIB_FUZZ_HDR) $(LIB_COV_OBJ)
+	$(CC) $(LIB_FUZZ_CFLAGS) -DLIB_FUZZ_COVERAGE -static -o $@ $(LIB_FUZZ_SRC) \
+	      $(LIB_COV_OBJ) -lgcov
+
 # scripts/gpu-check.sh runs it on cuda
 gpu: $(TESTS)/lib_fuzz
