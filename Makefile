@@ -31,7 +31,7 @@ include tests/fakecuda/fakecuda.mk
 
 # What a target installs and builds: everything for the tests, less for
 # make demo (the packages and the one QEMU that booting the VM needs).
-DEPS_GROUPS := qemu vm driver tests lib python
+DEPS_GROUPS := qemu vm driver tests lib python smi
 QEMU_FLAVOURS := plain fuzz tsan
 
 deps:
@@ -114,10 +114,16 @@ $(TESTS)/simaccel_pm_test: \
 	. $(BUILD)/kernel.env && $(CC) -static -O2 -g -Wall -I$$KSFT_INC \
 		$$(pkg-config --cflags libdrm) -o $@ $<
 
+# make check and make demo install the packages first, then build on every
+# core (make -j): QEMU's ninja, the kernel's download and the small C builds
+# beside each other.
+JOBS := $(shell nproc)
+
 # make check builds the QEMUs with sanitizers itself, while its first VMs
 # (which need only the plain one) run beside.
-check: QEMU_FLAVOURS := plain
-check: all
+check:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
 	@scripts/deps.sh tools fuzz
 	@scripts/check.sh
 
@@ -126,10 +132,12 @@ check: all
 check-debug: all
 	@scripts/check-debug.sh
 
-demo: DEPS_GROUPS := qemu vm driver lib smi
-demo: QEMU_FLAVOURS := plain
-demo: qemu driver $(BUILD)/examples/accel_info $(BUILD)/tools/accel-smi \
-      $(BUILD)/examples/numba_memory.static
+DEMO_DEPS := qemu vm driver lib smi
+demo:
+	@$(MAKE) --no-print-directory DEPS_GROUPS="$(DEMO_DEPS)" deps
+	@$(MAKE) --no-print-directory -j$(JOBS) DEPS_GROUPS="$(DEMO_DEPS)" \
+		QEMU_FLAVOURS=plain qemu driver $(BUILD)/examples/accel_info \
+		$(BUILD)/tools/accel-smi $(BUILD)/examples/numba_memory.static
 	@scripts/demo.sh
 
 $(BUILD)/tools/simaccel_bench: tools/bench/simaccel_bench.c tools/bench/bench_common.h \
@@ -144,8 +152,7 @@ $(BUILD)/tools/memcpy_bench: tools/bench/memcpy_bench.c tools/bench/bench_common
 # accel-smi links the distribution's libpci, which has no static library:
 # the VM gets its shared libraries with it.
 SMI_SRC := $(wildcard tools/accel-smi/*.c)
-$(BUILD)/tools/accel-smi: $(SMI_SRC) tools/accel-smi/accel_smi.h include/accel_hw.h
-	@scripts/deps.sh smi
+$(BUILD)/tools/accel-smi: $(SMI_SRC) tools/accel-smi/accel_smi.h include/accel_hw.h | deps
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -DACCEL_SMI_VERSION='"$(LIB_VERSION)"' \
 	      $$(pkg-config --cflags libpci) -o $@ $(SMI_SRC) $$(pkg-config --libs libpci)
