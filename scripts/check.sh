@@ -38,11 +38,11 @@
 #  7. slow jobs on a throttled one-queue device, and descriptor sizing on
 #     a very slow one
 #  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
-# The VM runs of 5 to 7 go beside stages 1-4 (run_vms), two cores' work at
+# The VM runs of 5 to 7 go in a lane beside stages 1-4, two cores' work at
 # once, and beside the builds of QEMU with sanitizers that stage 1 needs
-# (make check builds only the plain one first); the host's lane takes the
-# runs left when its own stages are over. Stage times are printed as each
-# ends, and the VMs' per command.
+# (make check builds only the plain one first); each lane, done with its
+# own, takes what the other has not started. Stage times are printed as
+# each ends, and the VMs' per command.
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
 
@@ -117,8 +117,9 @@ done
 
 # The VM runs, longest first. Each keeps one core busy with its vCPU: one
 # lane takes them in order beside the host's stages, and once those are
-# over the host's lane takes what is left, so that the two cores stay busy
-# whichever ends first (claim() gives each run to one lane).
+# over the host's lane takes what is left (and the lane beside, the host's
+# stages left), so that the two cores stay busy whichever ends first
+# (claim() gives each run to one lane).
 #
 # The driver's kselftests and the library's suite on accel run once, with a
 # vIOMMU and slub_debug: the driver has no branch on whether an IOMMU
@@ -219,131 +220,171 @@ run_vms() {
 		fi
 	done
 }
-beside run_vms
+# The host's stages, which either lane takes (claim()) once it is done with
+# its own: the lane beside the VM runs, and this one once the VM runs are
+# over. The builds of QEMU with sanitizers come first, the stages that need
+# them last: one lane may still be building what the other needs (needs()
+# waits for it).
+host_one() { claim "stage ${1//\//|}" && run_one "$@"; }
+host_counted() { claim "stage ${1//\//|}" && run_counted "$@"; }
 
 # The QEMUs with sanitizers, cached like the plain one: a few minutes each
-# the first time (ninja's count goes to the log), seconds after.
+# the first time (ninja's count goes to the log), seconds after. What a
+# build came to is left in the claims for needs().
 build_qemu() {	# flavour
-	echo "== building QEMU ($1) once into the cache, if it is not there"
-	scripts/build-qemu.sh "$1" >/dev/null
-}
-run_one "QEMU with ASan, UBSan and libFuzzer, built" build_qemu fuzz
-run_one "QEMU with ThreadSanitizer, built" build_qemu tsan
+	local result=failed
 
-run_counted "device model" "$T/test_device"
-run_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
-# The same against QEMU built with ASan and UBSan (a report fails the test),
-# and QEMU's own generic fuzzer, from the corpus kept in the cache.
-run_counted "device model under ASan and UBSan" env QEMU=build/asan/qemu-system-x86_64 \
-	"$T/test_device"
-run_one "device fuzzer under ASan and UBSan" env QEMU=build/asan/qemu-system-x86_64 \
-	"$T/fuzz_device" --seed "$seed" --ops 100000
-# The same under ThreadSanitizer: a race on the model's state stops QEMU
+	echo "== building QEMU ($1) once into the cache, if it is not there"
+	scripts/build-qemu.sh "$1" >/dev/null && result=ok
+	echo $result >"$claims/built-$1.tmp"
+	mv "$claims/built-$1.tmp" "$claims/built-$1"
+	[ $result = ok ]
+}
+needs() {	# flavour, command...
+	while [ ! -e "$claims/built-$1" ]; do
+		sleep 2
+	done
+	[ "$(cat "$claims/built-$1")" = ok ] || { echo "no QEMU ($1): its build failed"; return 1; }
+	shift
+	"$@"
+}
+# Against QEMU built with ASan and UBSan: a report fails the test.
+under_asan() {
+	needs fuzz env QEMU=build/asan/qemu-system-x86_64 "$@"
+}
+# Under ThreadSanitizer: a race on the model's state stops QEMU
 # (halt_on_error), and the report is printed; guest memory that queues,
 # peers and vCPUs share is not the model's (tests/device/tsan.supp).
-tsan_reports=$(mktemp -d /tmp/accel-tsan.XXXXXX)
-tsan=(env QEMU=build/tsan/qemu-system-x86_64
-      TSAN_OPTIONS="halt_on_error=1 log_path=$tsan_reports/qemu suppressions=$top/tests/device/tsan.supp")
-run_counted "device model under ThreadSanitizer" "${tsan[@]}" "$T/test_device"
-run_one "device fuzzer under ThreadSanitizer" "${tsan[@]}" "$T/fuzz_device" \
-	--seed "$seed" --ops 100000
-cat "$tsan_reports"/* 2>/dev/null
-rm -rf "$tsan_reports"
-run_one "QEMU's generic fuzzer, one device" scripts/fuzz-generic.sh --devices 1 \
-	--seconds 60
-run_one "QEMU's generic fuzzer, two devices" scripts/fuzz-generic.sh --devices 2 \
-	--seconds 60
-run_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
-	ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
-# Leaks are not checked: each test ends its process, library objects and all.
-run_counted "libaccel on cpu under ASan and UBSan" env ASAN_OPTIONS=detect_leaks=0 \
-	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
-	"$T/accel_lib_test.asan"
-# Where there is no GPU, the cuda backend says why, and the suite is one skip.
-run_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test" -u
-# The cuda backend against fakecuda, a model of the CUDA driver
-# (tests/fakecuda, built where the CUDA headers are): two devices whose
-# memory the host cannot touch, streams that really run later. A model, not
-# ground truth: scripts/gpu-check.sh on a GPU is. Next to a cpu device with
-# one model GPU, so that the peer is the cpu device, as on a one-GPU machine.
-if [ -e "$T/fakecuda/libcuda.so.1" ]; then
-	fakecuda=(env "LD_LIBRARY_PATH=$top/$T/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
-	run_counted "libaccel on cuda (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test"
-	run_counted "libaccel on cuda with a cpu peer (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" FAKECUDA_DEVICES=1 ACCEL_VISIBLE_DEVICES=cuda,cpu \
-		"$T/accel_lib_test" -t p2p
-	run_counted "libaccel on cpu with a cuda peer (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" FAKECUDA_DEVICES=1 ACCEL_VISIBLE_DEVICES=cpu,cuda \
-		"$T/accel_lib_test" -t p2p
-	run_counted "libaccel on cuda, ACCEL_POOL=off (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda ACCEL_POOL=off \
-		"$T/accel_lib_test" -t pool
-	run_one "libaccel fuzzer on cuda (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
-		"${lib_fuzz_args[@]}"
-	run_one "libaccel fuzzer with arrays on cuda (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
-		--seed "$seed" --programs 100 --ops 200 --only all,array \
-		${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
-	run_counted "Paddle plugin loader on cuda (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_test"
-	run_counted "libaccel suite through the Paddle plugin on cuda (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite"
-	for e in occa_memory occa_wrap_memory taichi_memory numba_memory; do
-		run_one "example $e on cuda (fakecuda, a model of the driver)" \
-			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "build/examples/$e"
-	done
-	# the CUDA array interface, DLPack's kDLCUDA and native streams
-	run_counted "the Python module on cuda (fakecuda, a model of the driver)" \
-		"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda scripts/pytest-suite.sh
-	# scripts/gpu-check.sh's allocator benchmark, small: that it runs to
-	# the end on every allocator, CUDA's stream-ordered one too, with the
-	# streams' work lagging (its figures mean nothing here)
-	if [ -x build/tools/pool_bench_cuda ]; then
-		run_one "pool_bench_cuda on cuda (fakecuda, a model of the driver)" \
-			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda FAKECUDA_DELAY_US=20 \
-			build/tools/pool_bench_cuda -d cuda:0 -n 100,1000 -m 65536 -r 3 -v
+under_tsan() {
+	local reports rc
+
+	reports=$(mktemp -d /tmp/accel-tsan.XXXXXX)
+	needs tsan env QEMU=build/tsan/qemu-system-x86_64 \
+		TSAN_OPTIONS="halt_on_error=1 log_path=$reports/qemu suppressions=$top/tests/device/tsan.supp" "$@"
+	rc=$?
+	cat "$reports"/* 2>/dev/null
+	rm -rf "$reports"
+	return $rc
+}
+
+host_stages() {
+	host_one "QEMU with ASan, UBSan and libFuzzer, built" build_qemu fuzz
+	host_one "QEMU with ThreadSanitizer, built" build_qemu tsan
+	host_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
+		ACCEL_CPU_MEMORY=1G "$T/accel_lib_test"
+	# Leaks are not checked: each test ends its process, library objects and all.
+	host_counted "libaccel on cpu under ASan and UBSan" env ASAN_OPTIONS=detect_leaks=0 \
+		ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+		"$T/accel_lib_test.asan"
+	# Where there is no GPU, the cuda backend says why, and the suite is one skip.
+	host_counted "libaccel on cuda" env ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test" -u
+	# The cuda backend against fakecuda, a model of the CUDA driver
+	# (tests/fakecuda, built where the CUDA headers are): two devices whose
+	# memory the host cannot touch, streams that really run later. A model, not
+	# ground truth: scripts/gpu-check.sh on a GPU is. Next to a cpu device with
+	# one model GPU, so that the peer is the cpu device, as on a one-GPU machine.
+	if [ -e "$T/fakecuda/libcuda.so.1" ]; then
+		fakecuda=(env "LD_LIBRARY_PATH=$top/$T/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+		host_counted "libaccel on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/accel_lib_test"
+		host_counted "libaccel on cuda with a cpu peer (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" FAKECUDA_DEVICES=1 ACCEL_VISIBLE_DEVICES=cuda,cpu \
+			"$T/accel_lib_test" -t p2p
+		host_counted "libaccel on cpu with a cuda peer (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" FAKECUDA_DEVICES=1 ACCEL_VISIBLE_DEVICES=cpu,cuda \
+			"$T/accel_lib_test" -t p2p
+		host_counted "libaccel on cuda, ACCEL_POOL=off (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda ACCEL_POOL=off \
+			"$T/accel_lib_test" -t pool
+		host_one "libaccel fuzzer on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
+			"${lib_fuzz_args[@]}"
+		host_one "libaccel fuzzer with arrays on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/lib_fuzz" \
+			--seed "$seed" --programs 100 --ops 200 --only all,array \
+			${LIB_FUZZ_KNOWN:+--known "$LIB_FUZZ_KNOWN"}
+		host_counted "Paddle plugin loader on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_test"
+		host_counted "libaccel suite through the Paddle plugin on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite"
+		for e in occa_memory occa_wrap_memory taichi_memory numba_memory; do
+			host_one "example $e on cuda (fakecuda, a model of the driver)" \
+				"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda "build/examples/$e"
+		done
+		# the CUDA array interface, DLPack's kDLCUDA and native streams
+		host_counted "the Python module on cuda (fakecuda, a model of the driver)" \
+			"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda scripts/pytest-suite.sh
+		# scripts/gpu-check.sh's allocator benchmark, small: that it runs to
+		# the end on every allocator, CUDA's stream-ordered one too, with the
+		# streams' work lagging (its figures mean nothing here)
+		if [ -x build/tools/pool_bench_cuda ]; then
+			host_one "pool_bench_cuda on cuda (fakecuda, a model of the driver)" \
+				"${fakecuda[@]}" ACCEL_VISIBLE_DEVICES=cuda FAKECUDA_DELAY_US=20 \
+				build/tools/pool_bench_cuda -d cuda:0 -n 100,1000 -m 65536 -r 3 -v
+		else
+			echo "== no pool_bench_cuda (no stub libcuda.so in \$CUDA_HOME/lib64/stubs): its run is left out"
+		fi
 	else
-		echo "== no pool_bench_cuda (no stub libcuda.so in \$CUDA_HOME/lib64/stubs): its run is left out"
+		echo "== no fakecuda (no CUDA headers in \$CUDA_HOME): the cuda backend's model runs are left out"
 	fi
-else
-	echo "== no fakecuda (no CUDA headers in \$CUDA_HOME): the cuda backend's model runs are left out"
-fi
-run_one "libaccel fuzzer on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
-	ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" "${lib_fuzz_args[@]}"
-run_one "libaccel fuzzer with arrays on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
-	ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" \
-	"${lib_fuzz_array_args[@]}"
-run_one "libaccel fuzzer on arrays on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
-	ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" \
-	"${lib_fuzz_arrays_only_args[@]}"
-run_one "libaccel packaging" scripts/check-lib.sh
-run_one "accel-smi without a device" scripts/smi-no-device.sh
-run_counted "accel-smi against other drivers' fdinfo" tests/tools/accel_smi_fdinfo_test.sh
-run_one "man pages" scripts/check-man.sh
-run_one "dkms add, build, install" scripts/check-dkms.sh
-for e in "${examples[@]}"; do
-	run_one "example $e on cpu" env ACCEL_VISIBLE_DEVICES=cpu "build/examples/$e"
-done
-run_counted "Paddle plugin loader on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
-	ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G "$T/plugin_test"
-run_counted "libaccel suite through the Paddle plugin on cpu" env \
-	ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
-	"$T/plugin_suite"
-# The Python module's suite on cpu against the module as pip installs it:
-# the abi3 wheel built from python/ against libaccel installed under a
-# prefix (the same sources as build/python's, which the runs on cuda, on
-# accel and under trixie's Python use)
-run_counted "the Python module from its wheel, in a virtual environment, on cpu" \
-	env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
-	scripts/python-wheel.sh
-# the same binary under Debian trixie's Python 3.13 and NumPy 2, in a chroot
-# made once into the cache (40 s; 3 s when there)
-run_counted "the Python module on cpu, trixie's Python and NumPy 2" \
-	scripts/python-compat.sh
-run_counted "libaccel suite through the Paddle plugin on cuda" env \
-	ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
+	host_one "libaccel fuzzer on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \
+		ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" "${lib_fuzz_args[@]}"
+	host_one "libaccel fuzzer with arrays on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
+		ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" \
+		"${lib_fuzz_array_args[@]}"
+	host_one "libaccel fuzzer on arrays on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
+		ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G "$T/lib_fuzz" \
+		"${lib_fuzz_arrays_only_args[@]}"
+	host_one "libaccel packaging" scripts/check-lib.sh
+	host_one "accel-smi without a device" scripts/smi-no-device.sh
+	host_counted "accel-smi against other drivers' fdinfo" tests/tools/accel_smi_fdinfo_test.sh
+	host_one "man pages" scripts/check-man.sh
+	host_one "dkms add, build, install" scripts/check-dkms.sh
+	for e in "${examples[@]}"; do
+		host_one "example $e on cpu" env ACCEL_VISIBLE_DEVICES=cpu "build/examples/$e"
+	done
+	host_counted "Paddle plugin loader on cpu" env ACCEL_VISIBLE_DEVICES=cpu \
+		ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G "$T/plugin_test"
+	host_counted "libaccel suite through the Paddle plugin on cpu" env \
+		ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+		"$T/plugin_suite"
+	# The Python module's suite on cpu against the module as pip installs it:
+	# the abi3 wheel built from python/ against libaccel installed under a
+	# prefix (the same sources as build/python's, which the runs on cuda, on
+	# accel and under trixie's Python use)
+	host_counted "the Python module from its wheel, in a virtual environment, on cpu" \
+		env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 ACCEL_CPU_MEMORY=1G \
+		scripts/python-wheel.sh
+	# the same binary under Debian trixie's Python 3.13 and NumPy 2, in a chroot
+	# made once into the cache (40 s; 3 s when there)
+	host_counted "the Python module on cpu, trixie's Python and NumPy 2" \
+		scripts/python-compat.sh
+	host_counted "libaccel suite through the Paddle plugin on cuda" env \
+		ACCEL_VISIBLE_DEVICES=cuda "$T/plugin_suite" -u
+	host_counted "device model" "$T/test_device"
+	host_one "device fuzzer" "$T/fuzz_device" --seed "$seed" --ops 100000
+	# The same against QEMU built with ASan and UBSan (a report fails the test),
+	# and QEMU's own generic fuzzer, from the corpus kept in the cache.
+	host_counted "device model under ASan and UBSan" under_asan \
+		"$T/test_device"
+	host_one "device fuzzer under ASan and UBSan" under_asan \
+		"$T/fuzz_device" --seed "$seed" --ops 100000
+	# The same under ThreadSanitizer (under_tsan)
+	host_counted "device model under ThreadSanitizer" under_tsan "$T/test_device"
+	host_one "device fuzzer under ThreadSanitizer" under_tsan "$T/fuzz_device" \
+		--seed "$seed" --ops 100000
+	host_one "QEMU's generic fuzzer, one device" needs fuzz scripts/fuzz-generic.sh --devices 1 \
+		--seconds 60
+	host_one "QEMU's generic fuzzer, two devices" needs fuzz scripts/fuzz-generic.sh --devices 2 \
+		--seconds 60
+}
+# the lane beside: the VM runs, then the host's stages the other has not taken
+lane_beside() {
+	run_vms
+	host_stages
+}
+beside lane_beside
+host_stages
 # the VM runs the lane beside has not taken
 run_vms
 # lint runs sparse through Kbuild on the module the VMs load: after them
