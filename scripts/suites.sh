@@ -3,19 +3,21 @@
 # grouped by reason, and one line "N passed, N failed[, N skipped]" from
 # summary.
 # Expects T (the tests' build directory) and runs from the top of the tree.
-stage_start=$SECONDS run_start=$SECONDS stage_cpu_start=0
+stage_start=$SECONDS run_start=$SECONDS
 log=$(mktemp /tmp/accel-check.XXXXXX)
 cpu_file=$(mktemp /tmp/accel-cpu.XXXXXX)
 stages=$(mktemp /tmp/accel-stages.XXXXXX)
 skip_reasons=$(mktemp /tmp/accel-skips.XXXXXX)
+stage_cpu=$(mktemp /tmp/accel-stage-cpu.XXXXXX)
 claims=$(mktemp -d /tmp/accel-claims.XXXXXX)
 lanes=() lane_pids=()
-trap 'rm -rf "$log" "$cpu_file" "$stages" "$skip_reasons" "$claims" ${lanes[@]+"${lanes[@]}"}' EXIT
+trap 'rm -rf "$log" "$cpu_file" "$stages" "$skip_reasons" "$stage_cpu" "$claims" ${lanes[@]+"${lanes[@]}"}' EXIT
 
 # children_cpu_ms: the CPU time (user and system, in ms) of the finished
-# children of this shell, a lane's own in a lane: a wall time says little
-# where stages run beside each other on two cores. times is a builtin, and
-# a command substitution would ask a subshell, so the answer is a variable.
+# children of this shell, the whole run's at its end: a wall time says
+# little where stages run beside each other on two cores. times is a
+# builtin, and a command substitution would ask a subshell, so the answer
+# is a variable (stage_cpu_ms too).
 seconds_ms() {	# "1m2.345s"
 	local t=${1%s} min sec
 	min=${t%%m*} sec=${t#*m}
@@ -31,20 +33,35 @@ children_cpu() {
 
 stage_begins() {
 	stage_start=$SECONDS
-	children_cpu
-	stage_cpu_start=$children_cpu_ms
+	: >"$stage_cpu"
+}
+
+# A stage's command, in a subshell that leaves what it and its children
+# used in $stage_cpu: the shell's own count of its children would take in
+# another lane's, whenever that ends and is reaped.
+timed() {
+	( "$@"; rc=$?; times >"$stage_cpu"; exit $rc )
+}
+
+# stage_cpu_ms: the CPU time (ms) of the stage that timed() ran.
+stage_cpu_used() {
+	local u s cu cs
+	stage_cpu_ms=0
+	{ read -r u s && read -r cu cs; } <"$stage_cpu" || return 0
+	stage_cpu_ms=$(($(seconds_ms "$u") + $(seconds_ms "$s") +
+			$(seconds_ms "$cu") + $(seconds_ms "$cs")))
 }
 
 add() {	# suite passed failed [skipped]
 	local line="$1: $2 passed, $3 failed${4:+, $4 skipped} ($((SECONDS - stage_start)) s)"
 
-	children_cpu
+	stage_cpu_used
 	echo "== $line"
 	# a stage beside the others says so where they print too
 	[ -z "${lane_name:-}" ] || echo "== beside: $line" >&3
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" \
 		"$((SECONDS - stage_start))" \
-		"$(((children_cpu_ms - stage_cpu_start) / 1000))" >>"$stages"
+		"$((stage_cpu_ms / 1000))" >>"$stages"
 }
 
 # Run the stages of function $1 in the background, beside the ones that
@@ -58,6 +75,7 @@ beside() {
 	echo "== $1 run beside the stages below; their output follows them"
 	(
 		lane_name=$1 log=$dir/log stages=$dir/stages skip_reasons=$dir/skips
+		cpu_file=$dir/cpu stage_cpu=$dir/stage_cpu
 		: >"$stages"
 		: >"$skip_reasons"
 		"$1" >"$dir/out" 2>&1
@@ -109,7 +127,7 @@ run_counted() {
 	local name=$1 rc p f s
 	shift
 	stage_begins
-	"$@" 2>&1 | tee "$log"
+	timed "$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	note_skips
 	if read -r p f s < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/p' "$log" | tail -n 1); then
@@ -125,7 +143,7 @@ run_one() {
 	local name=$1
 	shift
 	stage_begins
-	if "$@"; then add "$name" 1 0; else add "$name" 0 1; fi
+	if timed "$@"; then add "$name" 1 0; else add "$name" 0 1; fi
 }
 
 # A VM run: kselftest totals, "ok:"/"not ok" lines of scripts, and the run
@@ -134,7 +152,7 @@ run_vm() {
 	local name=$1 rc p f s ok nok
 	shift
 	stage_begins
-	scripts/vm-run.sh "$@" 2>&1 | tee "$log"
+	timed scripts/vm-run.sh "$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	note_skips
 	p=0 f=0 s=0
