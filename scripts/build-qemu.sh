@@ -36,8 +36,9 @@ configure_args=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 qtest_only=(--disable-tcg --enable-kvm --enable-trace-backends=log
 	    --without-default-devices --with-devices-x86_64=accel-qtest
 	    --extra-ldflags=-fuse-ld=lld-14)
-# what a first build takes on 2 cores (ninja then prints each step)
-declare -A minutes=([plain]="4 to 5" [fuzz]="5 to 6" [tsan]="3 to 4" [cov]="6 to 8")
+# what a first build takes on 2 cores with nothing beside it (ninja then
+# prints each step)
+declare -A minutes=([plain]="4 to 5" [fuzz]="6 to 7" [tsan]="5" [cov]="6 to 8")
 case $flavour in
 plain)
 	# virtfs: vm-run.sh shares host folders with the guest over 9p; its
