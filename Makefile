@@ -122,9 +122,8 @@ JOBS := $(shell nproc)
 # make check builds the QEMUs with sanitizers itself, while its first VMs
 # (which need only the plain one) run beside.
 check:
-	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory DEPS_GROUPS="$(DEPS_GROUPS) tools fuzz" deps
 	@$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
-	@scripts/deps.sh tools fuzz
 	@scripts/check.sh
 
 # The driver on a debug kernel (KASAN, lockdep, DMA-API debugging, kmemleak,

@@ -48,6 +48,7 @@ plain)
 			 --enable-virtfs --enable-attr --without-default-devices
 			 --with-devices-x86_64=accel-vm --extra-cflags=-g1)
 	targets=(qemu-system-x86_64)
+	devices=$top/scripts/qemu-vm-devices.mak
 	out=$top/build ;;
 fuzz)
 	"$top/scripts/deps.sh" fuzz
@@ -57,6 +58,7 @@ fuzz)
 			 --enable-asan --enable-ubsan "${qtest_only[@]}"
 			 --extra-cflags="-O1 -gline-tables-only")
 	targets=(qemu-system-x86_64 qemu-fuzz-x86_64)
+	devices=$top/scripts/qemu-devices.mak
 	out=$top/build/asan ;;
 tsan)
 	"$top/scripts/deps.sh" fuzz
@@ -66,12 +68,14 @@ tsan)
 	configure_args+=(--cc=clang-14 --cxx=clang++-14 --enable-tsan
 			 "${qtest_only[@]}" --extra-cflags=-gline-tables-only)
 	targets=(qemu-system-x86_64)
+	devices=$top/scripts/qemu-devices.mak
 	out=$top/build/tsan ;;
 cov)
 	# gcov's counters, for scripts/coverage.sh; the qtests' devices only
 	configure_args+=(--enable-gcov --enable-trace-backends=log
 			 --without-default-devices --with-devices-x86_64=accel-qtest)
 	targets=(qemu-system-x86_64)
+	devices=$top/scripts/qemu-devices.mak
 	out=$top/build/cov ;;
 *)
 	echo "build-qemu: unknown flavour $flavour" >&2
@@ -86,8 +90,7 @@ dsc=$("$top/scripts/apt-derived.sh" "$cache" "$suite" apt-get source --print-uri
 [ -n "$dsc" ] || { echo "build-qemu: no qemu source package found" >&2; exit 1; }
 version=${dsc#qemu_}
 version=${version%.dsc}
-key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" \
-	  "$top/scripts/qemu-devices.mak" "$top/scripts/qemu-vm-devices.mak" |
+key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" "$devices" |
       sha256sum | cut -c1-16)
 base=$cache/qemu/$version
 # a build directory per configuration: checkouts whose scripts configure

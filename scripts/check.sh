@@ -85,7 +85,7 @@ lib_fuzz_on_accel() {	# name, lib_fuzz's arguments
 	shift
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--programs) args+=(--programs $(($2 / 8))); shift 2 ;;
+		--programs) args+=(--programs $(($2 / 8 > 0 ? $2 / 8 : 1))); shift 2 ;;
 		*) args+=("$1"); shift ;;
 		esac
 	done
