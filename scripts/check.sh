@@ -225,32 +225,16 @@ run_vms() {
 # over. The builds of QEMU with sanitizers come first, the stages that need
 # them last: one lane may still be building what the other needs (needs()
 # waits for it).
-host_one() { claim "stage ${1//\//|}" && run_one "$@"; }
-host_counted() { claim "stage ${1//\//|}" && run_counted "$@"; }
 
 # The QEMUs with sanitizers, cached like the plain one: a few minutes each
-# the first time (ninja's count goes to the log), seconds after. What a
-# build came to is left in the claims for needs().
+# the first time (ninja's count goes to the log), seconds after.
 build_qemu() {	# flavour
-	local result=failed
-
 	echo "== building QEMU ($1) once into the cache, if it is not there"
-	scripts/build-qemu.sh "$1" >/dev/null && result=ok
-	echo $result >"$claims/built-$1.tmp"
-	mv "$claims/built-$1.tmp" "$claims/built-$1"
-	[ $result = ok ]
-}
-needs() {	# flavour, command...
-	while [ ! -e "$claims/built-$1" ]; do
-		sleep 2
-	done
-	[ "$(cat "$claims/built-$1")" = ok ] || { echo "no QEMU ($1): its build failed"; return 1; }
-	shift
-	"$@"
+	provide "QEMU ($1)" scripts/build-qemu.sh "$1" >/dev/null
 }
 # Against QEMU built with ASan and UBSan: a report fails the test.
 under_asan() {
-	needs fuzz env QEMU=build/asan/qemu-system-x86_64 "$@"
+	needs "QEMU (fuzz)" env QEMU=build/asan/qemu-system-x86_64 "$@"
 }
 # Under ThreadSanitizer: a race on the model's state stops QEMU
 # (halt_on_error), and the report is printed; guest memory that queues,
@@ -259,7 +243,7 @@ under_tsan() {
 	local reports rc
 
 	reports=$(mktemp -d /tmp/accel-tsan.XXXXXX)
-	needs tsan env QEMU=build/tsan/qemu-system-x86_64 \
+	needs "QEMU (tsan)" env QEMU=build/tsan/qemu-system-x86_64 \
 		TSAN_OPTIONS="halt_on_error=1 log_path=$reports/qemu suppressions=$top/tests/device/tsan.supp" "$@"
 	rc=$?
 	cat "$reports"/* 2>/dev/null
@@ -338,6 +322,7 @@ host_stages() {
 	host_one "libaccel packaging" scripts/check-lib.sh
 	host_one "accel-smi without a device" scripts/smi-no-device.sh
 	host_counted "accel-smi against other drivers' fdinfo" tests/tools/accel_smi_fdinfo_test.sh
+	host_counted "make check's stages and summary" tests/check/suites_test.sh
 	host_one "man pages" scripts/check-man.sh
 	host_one "dkms add, build, install" scripts/check-dkms.sh
 	for e in "${examples[@]}"; do
@@ -373,9 +358,9 @@ host_stages() {
 	host_counted "device model under ThreadSanitizer" under_tsan "$T/test_device"
 	host_one "device fuzzer under ThreadSanitizer" under_tsan "$T/fuzz_device" \
 		--seed "$seed" --ops 100000
-	host_one "QEMU's generic fuzzer, one device" needs fuzz scripts/fuzz-generic.sh --devices 1 \
+	host_one "QEMU's generic fuzzer, one device" needs "QEMU (fuzz)" scripts/fuzz-generic.sh --devices 1 \
 		--seconds 60
-	host_one "QEMU's generic fuzzer, two devices" needs fuzz scripts/fuzz-generic.sh --devices 2 \
+	host_one "QEMU's generic fuzzer, two devices" needs "QEMU (fuzz)" scripts/fuzz-generic.sh --devices 2 \
 		--seconds 60
 }
 # the lane beside: the VM runs, then the host's stages the other has not taken

@@ -13,7 +13,7 @@ trap 'rm -f "$out"' EXIT
 # ACCEL_PYTHONPATH= (empty): the module PYTHON has installed, not the build tree's
 pypath=${ACCEL_PYTHONPATH-build/python}
 PYTHONPATH=$pypath${PYTHONPATH:+${pypath:+:}$PYTHONPATH} ${PYTHON:-/usr/bin/python3} -m pytest \
-	-q -rs -p no:cacheprovider "$@" tests/python 2>&1 | tee "$out"
+	-q -rfEs -p no:cacheprovider "$@" tests/python 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 last=$(tail -n 1 "$out")
 count() { echo "$last" | grep -oE "[0-9]+ $1" | grep -oE '^[0-9]+' || echo 0; }

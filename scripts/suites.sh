@@ -1,6 +1,6 @@
 # Sourced by check.sh and check-debug.sh: run suites and count their tests,
 # ending with a table of the stages (counts, time and CPU time), the skips
-# grouped by reason, and one line "N passed, N failed[, N skipped]" from
+# grouped by reason, the failed tests by stage, and one line "N passed, N failed[, N skipped]" from
 # summary.
 # Expects T (the tests' build directory) and runs from the top of the tree.
 stage_start=$SECONDS run_start=$SECONDS
@@ -8,10 +8,11 @@ log=$(mktemp /tmp/accel-check.XXXXXX)
 cpu_file=$(mktemp /tmp/accel-cpu.XXXXXX)
 stages=$(mktemp /tmp/accel-stages.XXXXXX)
 skip_reasons=$(mktemp /tmp/accel-skips.XXXXXX)
+failures=$(mktemp /tmp/accel-failures.XXXXXX)
 stage_cpu=$(mktemp /tmp/accel-stage-cpu.XXXXXX)
 claims=$(mktemp -d /tmp/accel-claims.XXXXXX)
 lanes=() lane_pids=()
-trap 'rm -rf "$log" "$cpu_file" "$stages" "$skip_reasons" "$stage_cpu" "$claims" ${lanes[@]+"${lanes[@]}"}' EXIT
+trap 'rm -rf "$log" "$cpu_file" "$stages" "$skip_reasons" "$failures" "$stage_cpu" "$claims" ${lanes[@]+"${lanes[@]}"}' EXIT
 
 # children_cpu_ms: the CPU time (user and system, in ms) of the finished
 # children of this shell, the whole run's at its end: a wall time says
@@ -75,9 +76,10 @@ beside() {
 	echo "== $1 run beside the stages below; their output follows them"
 	(
 		lane_name=$1 log=$dir/log stages=$dir/stages skip_reasons=$dir/skips
-		cpu_file=$dir/cpu stage_cpu=$dir/stage_cpu
+		failures=$dir/failures cpu_file=$dir/cpu stage_cpu=$dir/stage_cpu
 		: >"$stages"
 		: >"$skip_reasons"
+		: >"$failures"
 		"$1" >"$dir/out" 2>&1
 	) 3>&1 &
 	lane_pids+=($!)
@@ -86,6 +88,30 @@ beside() {
 # Whether this lane is the first to ask for $1 (work that two lanes share).
 claim() {
 	mkdir "$claims/$1" 2>/dev/null
+}
+
+# A stage that either lane may run, run once: by the first to claim it.
+host_one() { claim "stage ${1//\//|}" && run_one "$@"; }
+host_counted() { claim "stage ${1//\//|}" && run_counted "$@"; }
+
+# provide NAME command...: run what stages of either lane may need, and
+# leave whether it succeeded for needs(), which waits for it.
+provide() {
+	local marker=$claims/provided-${1//\//|} result=failed
+
+	"${@:2}" && result=ok
+	echo $result >"$marker.tmp"
+	mv "$marker.tmp" "$marker"
+	[ $result = ok ]
+}
+needs() {	# name, command...
+	local marker=$claims/provided-${1//\//|}
+
+	while [ ! -e "$marker" ]; do
+		sleep 1
+	done
+	[ "$(cat "$marker")" = ok ] || { echo "no $1: it failed"; return 1; }
+	"${@:2}"
 }
 
 join_lanes() {
@@ -98,18 +124,19 @@ join_lanes() {
 		cat "${lanes[$i]}/out"
 		cat "${lanes[$i]}/stages" >>"$stages"
 		cat "${lanes[$i]}/skips" >>"$skip_reasons"
+		cat "${lanes[$i]}/failures" >>"$failures"
 	done
 }
 
 # The reason of each skipped test in the log of a stage: kselftest's and
 # the libaccel suite's TAP ("ok N name # SKIP reason", the suite's reason
 # on its "#   SKIP: reason" line before, "1..0 # SKIP reason" for a whole
-# suite), pytest's -rs lines.
+# suite), pytest's -rs lines (SKIPPED).
 note_skips() {
 	awk '
 	{ sub(/\r$/, "") }	# the serial console of a VM ends lines with CR LF
 	/^#   SKIP: / { last = substr($0, index($0, "SKIP: ") + 6); next }
-	/^1\.\.0 # SKIP / { print substr($0, 11); next }	# a whole suite
+	/^1\.\.0 # SKIP / { print substr($0, 13); next }	# a whole suite
 	/^ok [0-9]+ .* # SKIP/ {
 		r = $0; sub(/.* # SKIP */, "", r)
 		if (r == "") r = last
@@ -119,6 +146,24 @@ note_skips() {
 		n = $2; gsub(/[][]/, "", n); r = $0; sub(/^SKIPPED \[[0-9]+\] [^ ]*: /, "", r)
 		for (i = 0; i < n; i++) print r
 	}' "$log" | sed -E 's/[[:space:]]+$//' >>"$skip_reasons"
+}
+
+# The failed tests in the log of stage $1, or the stage itself where its
+# log names none (a crash, a time limit, a kernel warning), for the end of
+# the summary: the tail of a long run is what a CI page shows.
+note_failures() {
+	awk -v stage="$1" '
+	{ sub(/\r$/, "") }
+	report > 0 { report--; failed() }
+	/^not ok[: ]/ && !/# (SKIP|TODO)/ || /^(FAILED|ERROR) / || /^vm-run: FAIL/ {
+		failed()
+		if (/bug report/) report = 3	# vm-run prints three lines of it
+	}
+	function failed() { if (++n <= 20) print stage ": " $0 }
+	END {
+		if (!n) print stage ": (see its output above)"
+		if (n > 20) print stage ": and " n - 20 " more"
+	}' "$log" >>"$failures"
 }
 
 # A suite whose last line is "N passed, N failed[, N skipped]"; a crash
@@ -132,10 +177,11 @@ run_counted() {
 	note_skips
 	if read -r p f s < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/p' "$log" | tail -n 1); then
 		[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
-		add "$name" "$p" "$f" "${s:-0}"
 	else
-		add "$name" 0 1
+		p=0 f=1 s=0
 	fi
+	[ "$f" -eq 0 ] || note_failures "$name"
+	add "$name" "$p" "$f" "${s:-0}"
 }
 
 # A program that is one test: its exit status decides.
@@ -143,7 +189,12 @@ run_one() {
 	local name=$1
 	shift
 	stage_begins
-	if timed "$@"; then add "$name" 1 0; else add "$name" 0 1; fi
+	if timed "$@"; then
+		add "$name" 1 0
+	else
+		echo "$name: (see its output above)" >>"$failures"
+		add "$name" 0 1
+	fi
 }
 
 # A VM run: kselftest totals, "ok:"/"not ok" lines of scripts, and the run
@@ -163,6 +214,7 @@ run_vm() {
 	nok=$(grep -c '^not ok: ' "$log")
 	p=$((p + ok + (rc == 0 ? 1 : 0)))
 	f=$((f + nok + (rc != 0 ? 1 : 0)))
+	[ "$f" -eq 0 ] || note_failures "$name"
 	add "$name" "$p" "$f" "$s"
 }
 
@@ -184,6 +236,11 @@ summary() {
 		echo
 		echo "== Skipped, by reason"
 		sort "$skip_reasons" | uniq -c | sort -rn
+	fi
+	if [ -s "$failures" ]; then
+		echo
+		echo "== Failed, by stage"
+		cat "$failures"
 	fi
 	echo
 	children_cpu
