@@ -9,6 +9,10 @@
 #   fuzz:  clang with AddressSanitizer and UndefinedBehaviorSanitizer:
 #          qemu-system-x86_64 for the qtests and libFuzzer's qemu-fuzz-x86_64
 #          (build/asan/qemu-system-x86_64, build/asan/qemu-fuzz-x86_64)
+#   tsan:  clang with ThreadSanitizer: qemu-system-x86_64 for the qtests
+#          (build/tsan/qemu-system-x86_64)
+#          Both sanitize the device and the code that orders its accesses
+#          only (scripts/qemu-sanitized-cc.sh).
 #   cov:   gcc with gcov's counters (build/cov/qemu-system-x86_64), which
 #          write to the build directory: scripts/coverage.sh reads them
 #
@@ -36,9 +40,14 @@ configure_args=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 qtest_only=(--disable-tcg --enable-kvm --enable-trace-backends=log
 	    --without-default-devices --with-devices-x86_64=accel-qtest
 	    --extra-ldflags=-fuse-ld=lld-14)
+# The sanitizer builds' C compiler: clang with the sanitizers on where the
+# device's tests look (qemu-sanitized-cc.sh), kept in the cache under its
+# hash, which is thus in the build's configuration
+sanitized_cc=$cache/qemu/sanitized-cc-$(sha256sum "$top/scripts/qemu-sanitized-cc.sh" | cut -c1-8)
+compiler=
 # what a first build takes on 2 cores with nothing beside it (ninja then
 # prints each step)
-declare -A minutes=([plain]="4 to 5" [fuzz]="6 to 7" [tsan]="5" [cov]="6 to 8")
+declare -A minutes=([plain]="4 to 5" [fuzz]="3 to 4" [tsan]="3 to 4" [cov]="6 to 8")
 case $flavour in
 plain)
 	# virtfs: vm-run.sh shares host folders with the guest over 9p; its
@@ -54,21 +63,23 @@ fuzz)
 	"$top/scripts/deps.sh" fuzz
 	# at -O1 with line tables, as ASan's documentation advises (reports
 	# keep their file:line): a tenth faster to compile than -O2 -g
-	configure_args+=(--cc=clang-14 --cxx=clang++-14 --enable-fuzzing
+	configure_args+=(--cc="$sanitized_cc" --cxx=clang++-14 --enable-fuzzing
 			 --enable-asan --enable-ubsan "${qtest_only[@]}"
 			 --extra-cflags="-O1 -gline-tables-only")
 	targets=(qemu-system-x86_64 qemu-fuzz-x86_64)
 	devices=$top/scripts/qemu-devices.mak
+	compiler=$top/scripts/qemu-sanitized-cc.sh
 	out=$top/build/asan ;;
 tsan)
 	"$top/scripts/deps.sh" fuzz
 	# -O2, as QEMU builds it: the qtests' latency bounds hold under
 	# ThreadSanitizer at -O2 (8 ms seen), not always at -O1 (40 ms); line
 	# tables, all that its reports print
-	configure_args+=(--cc=clang-14 --cxx=clang++-14 --enable-tsan
+	configure_args+=(--cc="$sanitized_cc" --cxx=clang++-14 --enable-tsan
 			 "${qtest_only[@]}" --extra-cflags=-gline-tables-only)
 	targets=(qemu-system-x86_64)
 	devices=$top/scripts/qemu-devices.mak
+	compiler=$top/scripts/qemu-sanitized-cc.sh
 	out=$top/build/tsan ;;
 cov)
 	# gcov's counters, for scripts/coverage.sh; the qtests' devices only
@@ -90,7 +101,7 @@ dsc=$("$top/scripts/apt-derived.sh" "$cache" "$suite" apt-get source --print-uri
 [ -n "$dsc" ] || { echo "build-qemu: no qemu source package found" >&2; exit 1; }
 version=${dsc#qemu_}
 version=${version%.dsc}
-key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" "$devices" |
+key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" "$devices" $compiler |
       sha256sum | cut -c1-16)
 base=$cache/qemu/$version
 # a build directory per configuration: checkouts whose scripts configure
@@ -158,6 +169,7 @@ if [ ! -x "$bins/${targets[0]}" ]; then
 	echo "build-qemu: building QEMU $version ($flavour) once into $cache, ${minutes[$flavour]} minutes on 2 cores" >&2
 	[ -f "$base/src/VERSION" ] || fetch_source
 	add_device
+	[ -z "$compiler" ] || { mkdir -p "$(dirname "$sanitized_cc")" && install_file "$compiler" "$sanitized_cc"; }
 	configure
 	ninja -C "$build" "${targets[@]}" >&2
 	mkdir -p "$bins"

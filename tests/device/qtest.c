@@ -27,7 +27,37 @@ static const char *qemu_path(void)
 	return p ? p : "build/qemu-system-x86_64";
 }
 
-/* Protocol failures are test-infrastructure failures: stop at once. */
+/*
+ * A QEMU built with sanitizers reports to its log and may go on: print the
+ * report and count it as a death.
+ */
+static bool sanitizer_reported(const char *logpath)
+{
+	static const char *const marks[] = {
+		"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+		"runtime error:", "WARNING: ThreadSanitizer",
+	};
+	FILE *f = fopen(logpath, "r");
+	char line[512];
+	bool found = false;
+	size_t i;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+			found |= strstr(line, marks[i]) != NULL;
+		if (found)
+			fprintf(stderr, "  qemu: %s", line);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Protocol failures are test-infrastructure failures: stop at once, with
+ * what QEMU's sanitizers said if it died of a report.
+ */
 static void __attribute__((noreturn, format(printf, 2, 3)))
 die(struct qtest *qt, const char *fmt, ...)
 {
@@ -38,8 +68,13 @@ die(struct qtest *qt, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\n");
 	va_end(ap);
-	if (qt && qt->pid > 0)
+	if (qt && qt->pid > 0) {
 		kill(qt->pid, SIGKILL);
+		waitpid(qt->pid, NULL, 0);
+		if (!sanitizer_reported(qt->logpath))
+			fprintf(stderr, "qtest: QEMU's output is in %s\n",
+				qt->logpath);
+	}
 	exit(2);
 }
 
@@ -149,33 +184,6 @@ fail:
 bool qtest_alive(struct qtest *qt)
 {
 	return waitpid(qt->pid, NULL, WNOHANG) == 0;
-}
-
-/*
- * A QEMU built with sanitizers reports to its log and may go on: print the
- * report and count it as a death.
- */
-static bool sanitizer_reported(const char *logpath)
-{
-	static const char *const marks[] = {
-		"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
-		"runtime error:", "WARNING: ThreadSanitizer",
-	};
-	FILE *f = fopen(logpath, "r");
-	char line[512];
-	bool found = false;
-	size_t i;
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
-			found |= strstr(line, marks[i]) != NULL;
-		if (found)
-			fprintf(stderr, "  qemu: %s", line);
-	}
-	fclose(f);
-	return found;
 }
 
 bool qtest_quit(struct qtest *qt)
