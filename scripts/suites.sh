@@ -155,7 +155,9 @@ note_failures() {
 	awk -v stage="$1" '
 	{ sub(/\r$/, "") }
 	report > 0 { report--; failed() }
-	/^not ok[: ]/ && !/# (SKIP|TODO)/ || /^(FAILED|ERROR) / || /^vm-run: FAIL/ {
+	/^vm\$ / { command = substr($0, 5) }
+	/^vm: command failed/ { $0 = $0 ": " command }
+	/^not ok[: ]/ && !/# (SKIP|TODO)/ || /^(FAILED|ERROR) / || /^vm-run: FAIL/ || /^vm: command failed/ {
 		failed()
 		if (/bug report/) report = 3	# vm-run prints three lines of it
 	}

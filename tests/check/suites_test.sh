@@ -96,6 +96,17 @@ check "the failures come after the skips, before the last line" \
 	bash -c "awk '/^== Skipped/ { s = NR } /^== Failed/ { f = NR } END { exit !(s && f > s) }' '$out' &&
 		 tail -n 4 '$out' | grep -qxF 'one that fails: (see its output above)'"
 
+run_stages "$tmp/vm" '
+run_counted "a VM" bash -c "
+	echo \"vm\$ ./first --seed 1\"
+	echo \"ok: first\"
+	echo \"vm\$ ./second --seed 1\"
+	echo \"vm: command failed with status 137\"
+	echo \"1 passed, 0 failed\"; exit 137"
+summary'
+check "a VM's command that failed without a word is listed with its command line" \
+	has "a VM: vm: command failed with status 137: ./second --seed 1" "$tmp/vm"
+
 run_stages "$tmp/clean" '
 run_counted "fine" bash -c "echo \"4 passed, 0 failed\""
 run_one "also fine" true
