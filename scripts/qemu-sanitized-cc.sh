@@ -1,9 +1,9 @@
 #!/bin/bash
 # QEMU's C compiler in its sanitizer builds (build-qemu.sh fuzz and tsan):
 # clang-14 with the sanitizers on only where the device's tests look for
-# bugs: the device, the PCI and memory code it calls, and the code whose
-# locks, atomics and coroutines order its threads (util/, system/,
-# accel/, hw/core/). Elsewhere (QAPI and trace code, block, migration,
+# bugs: the device, the PCI, PCIe host and memory code it calls, and the
+# code whose locks, atomics and coroutines order its threads (util/,
+# system/, accel/, hw/core/). Elsewhere (QAPI and trace code, block, migration,
 # crypto, other devices: four fifths of the files) they are off and the
 # file is built at -O0, half the compile time of the whole build.
 #
@@ -15,18 +15,25 @@
 # which it intercepts; the code that synchronises through its own atomics
 # (QemuEvent, RCU, bottom halves) is instrumented.
 #
-# Only QEMU's own sources (paths relative to the build directory) are
-# changed: meson's probes (absolute paths) and links keep every flag.
+# Only compilations (-c) of QEMU's own sources (paths relative to the
+# build directory) are changed: meson's probes (absolute paths) and links
+# keep every flag.
 real=clang-14
-instrumented='^(\.\./src/)?(hw/misc/accel|hw/pci|hw/pci-bridge|hw/core|system|util|accel|tests/qtest/fuzz)/'
+instrumented='^(\.\./src/)?(hw/misc/accel|hw/pci[^/]*|hw/core|system|util|accel|tests/qtest/fuzz)/'
 
-source=
+# the C file compiled: meson's own steps end "-o X -c SOURCE", its probes
+# put the source first and the flags after -c
+compiling=0 source=
 prev=
 for arg; do
-	[ "$prev" != -c ] || source=$arg
+	case $arg in
+	-c) compiling=1 ;;
+	*.c) case $prev in -o|-MF|-MQ) ;; *) source=$arg ;; esac ;;
+	esac
 	prev=$arg
 done
-if [ -z "$source" ] || [[ $source == /* ]] || [[ $source =~ $instrumented ]]; then
+if [ $compiling -eq 0 ] || [ -z "$source" ] || [[ $source == /* ]] ||
+   [[ $source =~ $instrumented ]]; then
 	exec "$real" "$@"
 fi
 args=()

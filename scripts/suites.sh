@@ -108,6 +108,8 @@ needs() {	# name, command...
 	local marker=$claims/provided-${1//\//|}
 
 	while [ ! -e "$marker" ]; do
+		# the run is over (interrupted): what it waited for will not come
+		[ -d "$claims" ] || return 1
 		sleep 1
 	done
 	[ "$(cat "$marker")" = ok ] || { echo "no $1: it failed"; return 1; }
@@ -152,19 +154,25 @@ note_skips() {
 # log names none (a crash, a time limit, a kernel warning), for the end of
 # the summary: the tail of a long run is what a CI page shows.
 note_failures() {
-	awk -v stage="$1" '
+	stage=$1 awk '
+	BEGIN { stage = ENVIRON["stage"] }
 	{ sub(/\r$/, "") }
-	report > 0 { report--; failed() }
+	report > 0 { report--; print stage ": " $0; next }
 	/^vm\$ / { command = substr($0, 5) }
-	/^vm: command failed/ { $0 = $0 ": " command }
-	/^not ok[: ]/ && !/# (SKIP|TODO)/ || /^(FAILED|ERROR) / || /^vm-run: FAIL/ || /^vm: command failed/ {
-		failed()
+	# what ended a VM run, never left out
+	/^vm: command failed/ { print stage ": " $0 ": " command; n++; next }
+	/^vm-run: FAIL/ {
+		print stage ": " $0; n++
 		if (/bug report/) report = 3	# vm-run prints three lines of it
+		next
 	}
-	function failed() { if (++n <= 20) print stage ": " $0 }
+	/^not ok[: ]/ && toupper($0) !~ /# (SKIP|TODO)/ || /^(FAILED|ERROR) / {
+		if (++tests <= 20) print stage ": " $0
+		n++
+	}
 	END {
 		if (!n) print stage ": (see its output above)"
-		if (n > 20) print stage ": and " n - 20 " more"
+		if (tests > 20) print stage ": and " tests - 20 " more failed tests"
 	}' "$log" >>"$failures"
 }
 

@@ -31,13 +31,17 @@ row() {
 		t && substr($0, 1, length(s) + 1) == s " " { print $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF }' "$2"
 }
 counts() { row "$@" | cut -d' ' -f1-3; }
+# the summary's list of failures
+failures() { sed -n '/^== Failed, by stage/,/^$/p' "$1"; }
+export -f failures
 cpu_of() { row "$@" | cut -d' ' -f5; }
 
-# A run of made-up stages in a shell of its own, as check.sh sources them.
+# A run of made-up stages in a shell of its own, as check.sh sources them
+# (a hang, such as needs() waiting for ever, fails the check)
 run_stages() {	# output file, then the body
 	local out=$1
 	shift
-	tmp=$tmp T=unused bash -c 'source scripts/suites.sh; '"$1" >"$out" 2>&1
+	tmp=$tmp T=unused timeout 120 bash -c 'source scripts/suites.sh; '"$1" >"$out" 2>&1
 }
 
 # busy N: use N s of CPU time (not of wall time: the machine may be busy)
@@ -57,6 +61,8 @@ run_counted "counted" bash -c "
 	echo \"ok 2 b # SKIP\"
 	echo \"ok 3 c # SKIP no widget\"
 	echo \"not ok 4 d\"
+	echo \"not ok 5 e # SKIP not counted as a skip here, nor as a failure\"
+	echo \"not ok 6 f # skip the directive is case-insensitive\"
 	echo \"2 passed, 1 failed, 2 skipped\"; exit 1"
 run_counted "crashed" bash -c "echo \"ok 1 a\"; kill -SEGV \$\$"
 run_counted "exit without a failure" bash -c "echo \"3 passed, 0 failed\"; exit 2"
@@ -84,8 +90,8 @@ check "skips are grouped by reason, the suite's SKIP: line counting" \
 check "a whole suite's skip has its reason" has "      1 no gadget" "$out"
 check "pytest's skips count as many as it says" has "      2 no gizmo" "$out"
 check "failed tests are listed by stage" has "counted: not ok 4 d" "$out"
-check "a skipped test is not a failed one" \
-	bash -c "! grep -q 'not ok 3' '$out'"
+check "a test skipped with ok or not ok is not a failed one" \
+	bash -c "! failures '$out' | grep -q 'not ok [356]'"
 check "pytest's failures are listed" \
 	has "pytest: FAILED tests/x.py::test_y - assert 1 == 2" "$out"
 check "a failure without a test named points at the stage's output" \
@@ -95,6 +101,36 @@ check "a failed one-test stage is listed" \
 check "the failures come after the skips, before the last line" \
 	bash -c "awk '/^== Skipped/ { s = NR } /^== Failed/ { f = NR } END { exit !(s && f > s) }' '$out' &&
 		 tail -n 4 '$out' | grep -qxF 'one that fails: (see its output above)'"
+
+# A VM run (run_vm) against a made-up vm-run.sh: a console's CR LF, more
+# failed tests than are listed, then what ended the run
+mkdir -p "$tmp/tree/scripts"
+ln -s "$PWD/scripts/suites.sh" "$tmp/tree/scripts/suites.sh"
+cat >"$tmp/tree/scripts/vm-run.sh" <<'END'
+#!/bin/bash
+{
+	echo "vm\$ ./many"
+	for i in $(seq 25); do echo "not ok $i case $i"; done
+	echo "# Totals: pass:3 fail:25 xfail:0 xpass:0 skip:0 error:0"
+	echo "vm\$ ./dies --seed 1"
+	echo "vm: command failed with status 137"
+} | sed 's/$/\r/'
+echo "vm-run: FAIL: the kernel log shows a bug report:"
+echo "WARNING: CPU: 0 PID: 1 at somewhere"
+echo "Call Trace:"
+echo " dump_stack"
+exit 1
+END
+chmod +x "$tmp/tree/scripts/vm-run.sh"
+(cd "$tmp/tree" && run_stages "$tmp/vmrun" 'run_vm "a VM run" --devices 1; summary')
+out=$tmp/vmrun
+check "a VM run's counts are its tests' and the run's" [ "$(counts "a VM run" "$out")" = "3 26 0" ]
+check "a VM run lists 20 failed tests, CR LF taken off" has "a VM run: not ok 20 case 20" "$out"
+check "and counts the others" has "a VM run: and 5 more failed tests" "$out"
+check "and always the command that failed, with its command line" \
+	has "a VM run: vm: command failed with status 137: ./dies --seed 1" "$out"
+check "and the kernel's bug report" has "a VM run: WARNING: CPU: 0 PID: 1 at somewhere" "$out"
+check "once" [ "$(grep -c "a VM run: Call Trace:" "$out")" = 1 ]
 
 run_stages "$tmp/vm" '
 run_counted "a VM" bash -c "

@@ -19,6 +19,8 @@
 
 #define QTEST_TIMEOUT_MS 60000
 #define MAX_ARGS 128
+/* lines of a sanitizer's report printed: its stacks, not a whole log */
+#define REPORT_LINES 80
 
 static const char *qemu_path(void)
 {
@@ -40,6 +42,7 @@ static bool sanitizer_reported(const char *logpath)
 	FILE *f = fopen(logpath, "r");
 	char line[512];
 	bool found = false;
+	unsigned printed = 0;
 	size_t i;
 
 	if (!f)
@@ -47,7 +50,8 @@ static bool sanitizer_reported(const char *logpath)
 	while (fgets(line, sizeof(line), f)) {
 		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
 			found |= strstr(line, marks[i]) != NULL;
-		if (found)
+		/* the report, not the rest of the run that UBSan goes on with */
+		if (found && printed++ < REPORT_LINES)
 			fprintf(stderr, "  qemu: %s", line);
 	}
 	fclose(f);

@@ -1737,19 +1737,19 @@ static int64_t now_ms(void)
  * OOM killer, which a small VM's memory does call in, would pick among
  * processes of equal size: the campaign's controller must not be one of
  * them (its death would end the run with no verdict). Root may lower its
- * own score; elsewhere the write fails and nothing changes. Workers raise
- * theirs back, which needs no privilege.
+ * own score; elsewhere the write fails and nothing changes. Workers set
+ * theirs back (raising needs no privilege) or do not run.
  */
-static void set_oom_score_adj(const char *adj)
+static bool set_oom_score_adj(const char *adj)
 {
 	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-	ssize_t written;
+	bool ok;
 
 	if (fd < 0)
-		return;
-	written = write(fd, adj, strlen(adj));
-	(void)written;	/* refused unprivileged: the default score stays */
+		return false;
+	ok = write(fd, adj, strlen(adj)) == (ssize_t)strlen(adj);
 	close(fd);
+	return ok;
 }
 
 static pid_t spawn(struct campaign *c, uint64_t seed)
@@ -1759,7 +1759,9 @@ static pid_t spawn(struct campaign *c, uint64_t seed)
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		set_oom_score_adj("0");
+		/* a worker the OOM killer could not take would be worse */
+		if (!set_oom_score_adj("0"))
+			_exit(2);
 		close(c->report_rd);
 		worker(seed, c->ops_each, c->report_fd);
 	}
@@ -1960,7 +1962,7 @@ int main(int argc, char **argv)
 		return 1;
 	/* orphans of killed workers come back here, to be waited for */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	set_oom_score_adj("-1000");
+	(void)set_oom_score_adj("-1000");	/* refused unprivileged */
 	rng = seed | 1;
 	camp.seed = seed;
 	camp.ops_each = ops / procs;
