@@ -44,7 +44,7 @@ kernel: $(BUILD)/kernel.env
 
 # Always asked: the installed headers decide the kernel, and they may change.
 $(BUILD)/kernel.env: FORCE | deps
-	@scripts/fetch-kernel.sh >/dev/null
+	@scripts/fetch-kernel.sh $(if $(filter no,$(KERNEL_SOURCE)),--no-source) >/dev/null
 
 FORCE:
 
@@ -135,7 +135,7 @@ DEMO_DEPS := qemu vm driver lib smi
 demo:
 	@$(MAKE) --no-print-directory DEPS_GROUPS="$(DEMO_DEPS)" deps
 	@$(MAKE) --no-print-directory -j$(JOBS) DEPS_GROUPS="$(DEMO_DEPS)" \
-		QEMU_FLAVOURS=plain qemu driver $(BUILD)/examples/accel_info \
+		QEMU_FLAVOURS=plain KERNEL_SOURCE=no qemu driver $(BUILD)/examples/accel_info \
 		$(BUILD)/tools/accel-smi $(BUILD)/examples/numba_memory.static
 	@scripts/demo.sh
 

@@ -17,6 +17,12 @@
 #
 # Writes build/kernel.env with KREL, KVER, KDIR, VMLINUZ, KMODS, KMODS_9P,
 # KSFT_INC and CHECKPATCH for the Makefile and the VM runner.
+#
+#   scripts/fetch-kernel.sh [--no-source]
+# --no-source leaves the source for later (make demo: the kernel's 150 MB
+# of compressed source are a tenth of its downloads and unpacking them is
+# CPU time the QEMU build beside it wants); KSFT_INC and CHECKPATCH then
+# name what a later run without it fetches.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -105,7 +111,9 @@ kmods=$dir/modules
 collect_modules "$kmods" "${modules[@]}"
 collect_modules "$dir/modules-9p" "${modules_9p[@]}"
 
-if [ ! -f "$dir/src/scripts/checkpatch.pl" ]; then
+source=1
+[ "${1:-}" != --no-source ] || source=0
+if [ $source -eq 1 ] && [ ! -f "$dir/src/scripts/checkpatch.pl" ]; then
 	tmp=$dir/src.tmp
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
