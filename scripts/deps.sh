@@ -15,14 +15,14 @@ declare -A group=(
 	[qemu]="build-essential dpkg-dev ninja-build meson pkg-config python3 python3-venv
 		libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev seabios qemu-system-data"
 	[vm]="busybox-static cpio kmod bc dpkg-dev"
-	[driver]="build-essential kmod sparse dwarves xz-utils"
+	[driver]="build-essential kmod dwarves xz-utils"
 	[tests]="build-essential xz-utils pkg-config libdrm-dev"
 	[lib]="build-essential pkg-config libdrm-dev libdlpack-dev"
 	[python]="python3-dev python3-numpy python3-pytest python3-torch libdlpack-dev
 		python3-venv python3-pip python3-setuptools python3-wheel
 		debootstrap"
 	[smi]="build-essential pkg-config libpci-dev pci.ids"
-	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base"
+	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base sparse"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 	[fuzz]="clang-14 libclang-rt-14-dev lld-14"
 )

@@ -7,6 +7,9 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+# sparse, and the kernel's source for checkpatch (make demo leaves both out)
+scripts/deps.sh tools
+scripts/fetch-kernel.sh >/dev/null
 # shellcheck source=/dev/null
 . build/kernel.env
 qemu_src=$(dirname "$(dirname "$(readlink -f build/qemu-system-x86_64)")")/src
