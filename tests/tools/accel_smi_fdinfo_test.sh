@@ -239,9 +239,12 @@ cp "$tmp/stats/260" "$tmp/stats/250"		# no lock held: its process execed
 mkfifo "$tmp/stats/230"				# planted by another user
 ln -s /dev/zero "$tmp/stats/220"
 # what a process running libaccel holds on its file while it lives
-flock -s "$tmp/stats/260" sleep 60 &
+# (the lock on a descriptor the sleep inherits: killing it frees both,
+# and leaves no child holding this script's output open)
+hold_shared_lock() { exec 9<"$1"; flock -s 9; exec sleep 60; }
+hold_shared_lock "$tmp/stats/260" &
 locker=$!
-flock -s "$tmp/stats/999" sleep 60 &
+hold_shared_lock "$tmp/stats/999" &
 locker2=$!
 for _ in $(seq 50); do ! flock -n -x "$tmp/stats/999" true && break; sleep 0.1; done
 ACCEL_STATS_DIR=$tmp/stats ACCEL_SMI_PROC=$tmp/t1 timeout 10 "$smi" pmon -d 0 -c 1 >"$tmp/pmon"
