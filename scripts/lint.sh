@@ -34,7 +34,7 @@ echo "lint: libaccel's layers call only down"
 scripts/check-layers.sh || rc=1
 
 echo "lint: bash -n on the scripts"
-for f in scripts/*.sh tests/*/*.sh tests/driver/debug/*.sh; do
+for f in scripts/*.sh tests/*.sh tests/*/*.sh tests/driver/debug/*.sh; do
 	[ ! -f "$f" ] || bash -n "$f" || rc=1
 done
 

@@ -1,7 +1,7 @@
 # Sourced by check.sh and check-debug.sh: run suites and count their tests,
 # ending with a table of the stages (counts, time and CPU time), the skips
-# grouped by reason, the failed tests by stage, and one line "N passed, N failed[, N skipped]" from
-# summary.
+# grouped by reason, the failed tests by stage, and one line
+# "N passed, N failed[, N skipped]" from summary.
 # Expects T (the tests' build directory) and runs from the top of the tree.
 stage_start=$SECONDS run_start=$SECONDS
 log=$(mktemp /tmp/accel-check.XXXXXX)

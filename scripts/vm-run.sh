@@ -216,7 +216,9 @@ INIT
 }
 
 build_qemu_args() {
-	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init"
+	# a stall of RCU panics the guest: the run ends then, not at its
+	# time-out, and a stall at boot is told apart (lost_timer_at_boot)
+	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init sysctl.kernel.panic_on_rcu_stall=1"
 	local i
 
 	args=(-machine q35)
@@ -268,22 +270,42 @@ build_qemu_args() {
 dma_fault_re='DMAR: \[(DMA (Read|Write)|INTR-REMAP)|DMAR: DRHD: handling fault'
 kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|Call Trace:'
 
+run_qemu() {
+	local start
+
+	start=$(date +%s.%N)
+	if [ $qmp -eq 1 ]; then
+		# it waits for QEMU's sockets, and ends when QEMU closes them
+		python3 "$top/scripts/vm-qmp.py" "$work/qmp.sock" "$work/qmp-guest.sock" &
+		relay=$!
+		# (gone already when QEMU exited normally)
+		trap 'kill "$relay" 2>/dev/null || true; rm -rf "$work"' EXIT
+	fi
+	set +e
+	timeout -s KILL "$timeout" "$qemu" "${args[@]}" </dev/null 2>&1 |
+		tee "$work/console"
+	qemu_rc=${PIPESTATUS[0]}
+	set -e
+	echo "vm-run: VM ran for $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5) s"
+}
+
+# QEMU's multi-threaded TCG now and then stops delivering a vCPU's
+# interrupts early in the boot (its timer, and the serial port's, routed
+# to it): RCU's stall report then shows that CPU idle in HLT and its timer
+# overdue. While no command has run yet, that is no bug of the code under
+# test, and nothing has been printed that a second boot would count twice.
+lost_timer_at_boot() {
+	grep -aq 'Possible timer handling issue on cpu=' "$work/console" &&
+		! grep -aq '^vm\$ ' "$work/console"
+}
+
 make_initramfs "$@"
 build_qemu_args
-start=$(date +%s.%N)
-if [ $qmp -eq 1 ]; then
-	# it waits for QEMU's sockets, and ends when QEMU closes them
-	python3 "$top/scripts/vm-qmp.py" "$work/qmp.sock" "$work/qmp-guest.sock" &
-	relay=$!
-	# (gone already when QEMU exited normally)
-	trap 'kill "$relay" 2>/dev/null || true; rm -rf "$work"' EXIT
+run_qemu
+if lost_timer_at_boot; then
+	echo "vm-run: a vCPU's timer stopped while the guest booted, before any command (QEMU's TCG); booting once more" >&2
+	run_qemu
 fi
-set +e
-timeout -s KILL "$timeout" "$qemu" "${args[@]}" </dev/null 2>&1 |
-	tee "$work/console"
-qemu_rc=${PIPESTATUS[0]}
-set -e
-echo "vm-run: VM ran for $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5) s"
 
 if [ "$qemu_rc" -eq 137 ]; then
 	echo "vm-run: FAIL: the guest did not finish within $timeout s" >&2

@@ -11,19 +11,7 @@
 set -uo pipefail
 tmp=$(mktemp -d /tmp/accel-suites-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-check() {	# description, then a command that must succeed
-	local what=$1
-	shift
-	if "$@"; then
-		echo "ok: $what"
-		passed=$((passed + 1))
-	else
-		echo "not ok: $what"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/../checks.sh"
 has() { grep -qxF -- "$1" "$2"; }
 # the summary table's row of stage $1: "passed failed skipped seconds CPU-s"
 row() {
@@ -195,5 +183,4 @@ check "a stage fails when what it needs failed" \
 	[ "$(counts "needs what failed" "$out")" = "0 1 0" ]
 check "and says why" has "no broken thing: it failed" "$out"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_done

@@ -20,19 +20,8 @@ fixtures=tests/tools/fdinfo
 tmp=$(mktemp -d /tmp/accel-smi-fdinfo.XXXXXX)
 holder=
 trap '[ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-check() {	# description, then a command that must succeed
-	local what=$1
-	shift
-	if "$@"; then
-		echo "ok: accel-smi $what"
-		passed=$((passed + 1))
-	else
-		echo "not ok: accel-smi $what"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/../checks.sh"
+check_prefix="accel-smi "
 has() { grep -q -- "$1" "$2"; }
 # the line of $2 whose first two fields are $1 (dev pid, or pid name)
 row() { awk -v k="$1" '$1 " " $2 == k' "$2"; }
@@ -319,5 +308,4 @@ kill -TERM "$holder"
 wait "$holder"
 holder=
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_done
