@@ -47,7 +47,7 @@ sanitized_cc=$cache/qemu/sanitized-cc-$(sha256sum "$top/scripts/qemu-sanitized-c
 compiler=
 # what a first build takes on 2 cores with nothing beside it (ninja then
 # prints each step)
-declare -A minutes=([plain]="4 to 5" [fuzz]="3 to 4" [tsan]="3 to 4" [cov]="6 to 8")
+declare -A minutes=([plain]="3 to 4" [fuzz]="3 to 4" [tsan]="3 to 4" [cov]="6 to 8")
 case $flavour in
 plain)
 	# virtfs: vm-run.sh shares host folders with the guest over 9p; its

@@ -15,10 +15,11 @@
 #     the device fuzzer (FUZZ_SEED, 1 by default), as many with the array
 #     family mixed in, and 1000 of arrays and handles only
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the man
-#     pages (man --warnings); dkms; accel-smi with no device, and
-#     against other drivers' fdinfo in fake /proc trees; the examples
-#     (one per seed) on cpu; the Paddle plugin's loader test and the
-#     libaccel suite through the plugin's function table, on cpu and
+#     pages (man --warnings); dkms; this runner's summary and vm-run.sh's
+#     verdicts, against made-up stages and guests; accel-smi with no
+#     device, and against other drivers' fdinfo in fake /proc trees; the
+#     examples (one per seed) on cpu; the Paddle plugin's loader test and
+#     the libaccel suite through the plugin's function table, on cpu and
 #     cuda
 #  5. in the VM, simaccel.ko (the driver on DRM accel), two devices with
 #     a vIOMMU and slub_debug: its kselftests (device, buffers, queues and
@@ -323,6 +324,7 @@ host_stages() {
 	host_one "accel-smi without a device" scripts/smi-no-device.sh
 	host_counted "accel-smi against other drivers' fdinfo" tests/tools/accel_smi_fdinfo_test.sh
 	host_counted "make check's stages and summary" tests/check/suites_test.sh
+	host_counted "vm-run's verdicts" tests/check/vm_run_test.sh
 	host_one "man pages" scripts/check-man.sh
 	host_one "dkms add, build, install" scripts/check-dkms.sh
 	for e in "${examples[@]}"; do

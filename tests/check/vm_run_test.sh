@@ -1,0 +1,108 @@
+#!/bin/bash
+# scripts/vm-run.sh's verdicts, against made-up guests: a QEMU stand-in
+# (QEMU=) that prints a console from a script per boot. A clean run passes
+# once; a guest whose vCPU lost its timer while booting (RCU's stall report
+# with "Possible timer handling issue", before init loads a module or runs a
+# command, no other report before it) boots once more, and fails if it
+# stalls again; a stall after init started, or after another report, or a
+# boot that ran into its time-out, fails at once; the guest is told to panic
+# on a stall; the real guest marks where its init starts. Prints "ok: ..." or "not ok: ..." per check, and
+# "N passed, N failed" last.
+#
+#   tests/check/vm_run_test.sh   (from the top of the tree, after make)
+set -uo pipefail
+tmp=$(mktemp -d /tmp/accel-vm-run-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../checks.sh"
+
+# The stand-in: boot N prints $tmp/console.N (the last one given, past
+# them), and sleeps for ever where it holds the line "sleep".
+cat >"$tmp/qemu" <<'STANDIN'
+#!/bin/bash
+dir=$(dirname "$0")
+n=$(($(cat "$dir/boots") + 1))
+echo $n >"$dir/boots"
+printf '%s\n' "$*" >"$dir/args"
+f=$dir/console.$n
+[ -f "$f" ] || f=$(ls "$dir"/console.* | sort -t. -k2 -n | tail -n 1)
+while IFS= read -r line; do
+	[ "$line" != sleep ] || exec sleep 600
+	printf '%s\r\n' "$line"
+done <"$f"
+STANDIN
+chmod +x "$tmp/qemu"
+
+marker='[    1.10] vm: init starts the modules and commands'
+stall='[   23.31] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+[   23.31] NMI backtrace for cpu 1
+[   23.32] Call Trace:
+[   23.34] rcu: rcu_preempt kthread timer wakeup didn'"'"'t happen for 5249 jiffies!
+[   23.35] rcu: 	Possible timer handling issue on cpu=1 timer-softirq=3
+[   23.40] Kernel panic - not syncing: RCU Stall'
+clean="vm: booted in 1.0 s
+$marker
+vm\$ true
+ok 1 made_up_test
+vm: took 0.0 s
+ACCEL-VM-EXIT=0"
+
+boot() {	# name, then the consoles of the boots in turn
+	local name=$1 i=0
+	shift
+	rm -f "$tmp"/console.*
+	echo 0 >"$tmp/boots"
+	for c; do
+		i=$((i + 1))
+		printf '%s\n' "$c" >"$tmp/console.$i"
+	done
+	QEMU=$tmp/qemu scripts/vm-run.sh --no-driver --timeout 5 -- true \
+		>"$tmp/$name.out" 2>&1
+	echo $? >"$tmp/$name.rc"
+}
+rc() { cat "$tmp/$1.rc"; }
+boots() { cat "$tmp/boots"; }
+said() { grep -qF -- "$2" "$tmp/$1.out"; }
+
+boot clean "$clean"
+check "a clean run passes" [ "$(rc clean)" = 0 ]
+check "after one boot" [ "$(boots)" = 1 ]
+check "the guest is told to panic on an RCU stall" \
+	grep -q 'sysctl.kernel.panic_on_rcu_stall=1' "$tmp/args"
+
+boot lost_once "[    2.49] amd_pstate: the _CPC object is not present
+$stall" "$clean"
+check "a vCPU's timer lost while booting: the guest boots once more" [ "$(boots)" = 2 ]
+check "and the second boot's verdict stands" [ "$(rc lost_once)" = 0 ]
+check "and vm-run says so" said lost_once "booting once more"
+check "and the test's output is there once" \
+	[ "$(grep -c '^ok 1 made_up_test' "$tmp/lost_once.out")" = 1 ]
+
+boot lost_twice "$stall" "$stall"
+check "a timer lost again on the second boot fails" [ "$(rc lost_twice)" != 0 ]
+check "with no third boot" [ "$(boots)" = 2 ]
+check "as a bug report" said lost_twice "vm-run: FAIL: the kernel log shows a bug report"
+
+boot after_init "$marker
+$stall"
+check "a stall once init loads modules or runs commands fails" [ "$(rc after_init)" != 0 ]
+check "with no second boot" [ "$(boots)" = 1 ]
+
+boot after_report "[    1.00] WARNING: CPU: 0 PID: 1 at drivers/pci/probe.c:1 x
+$stall"
+check "a stall after another report fails" [ "$(rc after_report)" != 0 ]
+check "with no second boot either" [ "$(boots)" = 1 ]
+
+boot timed_out "$stall
+sleep"
+check "a stalled boot that ran into its time-out fails" [ "$(rc timed_out)" = 124 ]
+check "nor a second boot after it" [ "$(boots)" = 1 ]
+
+# what the rule above reads: the real guest's mark, through the kernel's
+# log, before init loads a module or runs a command
+scripts/vm-run.sh --timeout 120 -- true >"$tmp/real.out" 2>&1
+check "the real guest marks where init starts, before the driver loads" \
+	awk '/vm: init starts the modules and commands/ { m = 1 }
+	     /simaccel|^vm\$ / { exit !m }' "$tmp/real.out"
+check "and passes" [ "$(grep -a -c '^ACCEL-VM-EXIT=0' "$tmp/real.out")" = 1 ]
+
+checks_done
