@@ -39,11 +39,10 @@
 #  7. slow jobs on a throttled one-queue device, and descriptor sizing on
 #     a very slow one
 #  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
-# The VM runs of 5 and 6 go in a lane beside stages 1-4, two cores' work at
+# The VM runs of 5 to 7 go in a lane beside stages 1-4, two cores' work at
 # once, and beside the builds of QEMU with sanitizers that stage 1 needs
 # (make check builds only the plain one first); each lane, done with its
-# own, takes what the other has not started. Those of 7, which mostly
-# wait, go in a third. Stage times are printed as
+# own, takes what the other has not started. Stage times are printed as
 # each ends, and the VMs' per command.
 # A VM run whose kernel log shows a bug report counts as a failed test.
 set -uo pipefail
@@ -371,20 +370,6 @@ lane_beside() {
 	run_vms
 	host_stages
 }
-# A third lane for the VM runs that mostly wait (a throttled device's
-# transfers, power management's delays: 142 s, 50 CPU-s in all), which
-# would otherwise hold one of the two lanes that keep the cores busy.
-lane_waiting_vms() {
-	local run
-
-	for run in vm_slow vm_power vm_two_slow vm_slow_four_queues vm_very_slow \
-		   vm_slow_small_vram; do
-		if claim "$run"; then
-			"$run"
-		fi
-	done
-}
-beside lane_waiting_vms
 beside lane_beside
 host_stages
 # the VM runs the lane beside has not taken
