@@ -6,8 +6,8 @@
 # command, no other report before it) boots once more, and fails if it
 # stalls again; a stall after init started, or after another report, or a
 # boot that ran into its time-out, fails at once; the guest is told to panic
-# on a stall; the real guest marks where its init starts. Prints "ok: ..." or "not ok: ..." per check, and
-# "N passed, N failed" last.
+# on a stall; the real guest marks where its init starts. Prints "ok: ..."
+# or "not ok: ..." per check, and "N passed, N failed" last.
 #
 #   tests/check/vm_run_test.sh   (from the top of the tree, after make)
 set -uo pipefail
