@@ -150,7 +150,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
 # through the kernel's log, which reaches the console even where the serial
 # port's interrupts do not: whatever the kernel reports after this line may
-# come of the modules and commands the guest runs (lost_timer_at_boot)
+# come of the modules and commands the guest runs (tcg_failed_at_boot)
 echo "vm: init starts the modules and commands" >/dev/kmsg
 cd /opt/accel
 rc=0
@@ -223,7 +223,7 @@ INIT
 
 build_qemu_args() {
 	# a stall of RCU panics the guest: the run ends then, not at its
-	# time-out, and a stall at boot is told apart (lost_timer_at_boot)
+	# time-out, and a stall at boot is told apart (tcg_failed_at_boot)
 	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init sysctl.kernel.panic_on_rcu_stall=1"
 	local i
 
@@ -295,29 +295,36 @@ run_qemu() {
 	echo "vm-run: VM ran for $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5) s"
 }
 
-# QEMU's multi-threaded TCG now and then stops delivering a vCPU's
-# interrupts early in the boot (its timer, and the serial port's, routed
-# to it): RCU's stall report then shows that CPU idle in HLT and its timer
-# overdue, and the guest panics. Where that report comes before init loads
-# a module or runs a command, with no other report before it, and the boot
+# QEMU's multi-threaded TCG fails now and then early in the boot, in two
+# ways. It stops delivering a vCPU's interrupts (its timer, and the serial
+# port's, routed to it): RCU's stall report then shows that CPU idle in HLT
+# and its timer overdue, and the guest panics. Or a vCPU's access races the
+# update of the memory map as the kernel sizes the PCI BARs, and QEMU aborts
+# on iotlb_to_section's assertion. Where either comes before init loads a
+# module or runs a command, with no other report before it, and the boot
 # ended before its time-out, no code under test had run and nothing had
-# been printed that a second boot would count twice.
-lost_timer_at_boot() {
+# been printed that a second boot would count twice. Prints what failed.
+tcg_failed_at_boot() {
 	[ "$qemu_rc" -ne 137 ] &&
 	# (the pattern through the environment: awk -v would read its \( as "(")
 	bug=$kernel_bug_re awk '
 		/vm: init starts the modules and commands/ { exit 1 }
+		/iotlb_to_section: Assertion/ {
+			print "QEMU aborted in iotlb_to_section"; found = 1; exit
+		}
 		/rcu: INFO: rcu_preempt detected stall/ { stall = 1 }
 		!stall && $0 ~ ENVIRON["bug"] { exit 1 }
-		stall && /Possible timer handling issue on cpu=/ { found = 1; exit }
+		stall && /Possible timer handling issue on cpu=/ {
+			print "a vCPU'"'"'s timer stopped"; found = 1; exit
+		}
 		END { exit !found }' "$work/console"
 }
 
 make_initramfs "$@"
 build_qemu_args
 run_qemu
-if lost_timer_at_boot; then
-	echo "vm-run: a vCPU's timer stopped while the guest booted, before any command (QEMU's TCG); booting once more" >&2
+if failure=$(tcg_failed_at_boot); then
+	echo "vm-run: $failure while the guest booted, before any command (QEMU's TCG); booting once more" >&2
 	run_qemu
 fi
 
@@ -327,22 +334,39 @@ if [ "$qemu_rc" -eq 137 ]; then
 fi
 # The kernel log, less the stack dumps that report no bug: the OOM killer's
 # (the fuzzer's HOST buffers are pinned memory charged to the memory cgroup,
-# which a small VM's has no limit on: an OOM kill is the contract) and, with
-# fault injection, those of the allocations it failed.
+# which a small VM's has no limit on: an OOM kill is the contract), those of
+# the allocations that failed in a process it had killed (a victim's last
+# allocations fail once the reserves it may take are spent), and, with fault
+# injection, those of the allocations it failed. The guest's dmesg first:
+# it has every level, where the console shows warnings and worse (and what
+# came after the dmesg was taken: a panic).
 kernel_log() {
-	local quiet='invoked oom-killer:'
+	local quiet='invoked oom-killer:' failed='page allocation failure:|vmalloc error:'
+	local victims
 
-	[ $injected -eq 0 ] || quiet="$quiet|page allocation failure:|vmalloc error:"
-	cat "$work/console" "$work/dmesg" 2>/dev/null |
-		awk -v quiet="$quiet" '$0 ~ quiet { skip = 1 }
-		     !skip { print }
-		     skip && /<\/TASK>/ { skip = 0 }'
+	[ $injected -eq 0 ] || quiet="$quiet|$failed"
+	victims=$(cat "$work/dmesg" "$work/console" 2>/dev/null |
+		sed -nE 's/.*Killed process ([0-9]+) .*/\1/p' | tr '\n' ' ')
+	cat "$work/dmesg" "$work/console" 2>/dev/null |
+		awk -v quiet="$quiet" -v failed="$failed" -v victims="$victims" '
+		BEGIN { n = split(victims, v, " "); for (i = 1; i <= n; i++) victim[v[i]] = 1 }
+		$0 ~ quiet { skip = 1 }
+		$0 ~ failed { failing = 1 }
+		# the report names the process that failed after its header
+		failing && match($0, /PID: [0-9]+ Comm:/) {
+			failing = 0
+			if (substr($0, RSTART + 5, RLENGTH - 11) in victim) skip = 1
+		}
+		!skip { print }
+		skip && /<\/TASK>/ { skip = 0 }'
 }
 
 [ $dma_faults_ok -eq 1 ] || kernel_bug_re="$kernel_bug_re|$dma_fault_re"
 # grep reads the whole log: stopping at the first matches (grep -m) let
-# cat die of SIGPIPE on a long log, and pipefail then hid the report
-bad=$(kernel_log | grep -E "$kernel_bug_re" || true)
+# cat die of SIGPIPE on a long log, and pipefail then hid the report; the
+# first is shown with the two lines before it, which name a stack dump's
+# cause and process
+bad=$(kernel_log | grep -E -B2 "$kernel_bug_re" || true)
 if [ -n "$bad" ]; then
 	echo "vm-run: FAIL: the kernel log shows a bug report:" >&2
 	echo "$bad" | head -n 3 >&2

@@ -5,9 +5,13 @@
 # with "Possible timer handling issue", before init loads a module or runs a
 # command, no other report before it) boots once more, and fails if it
 # stalls again; a stall after init started, or after another report, or a
-# boot that ran into its time-out, fails at once; the guest is told to panic
-# on a stall; the real guest marks where its init starts. Prints "ok: ..."
-# or "not ok: ..." per check, and "N passed, N failed" last.
+# boot that ran into its time-out, fails at once; so with QEMU aborting on
+# iotlb_to_section's assertion while the guest boots; the guest is told to
+# panic on a stall. The OOM killer's report, and those of allocations that
+# failed in the processes it killed, are no bug reports; an allocation that
+# failed elsewhere is one, shown with the line that names its cause. The
+# real guest marks where its init starts. Prints "ok: ..." or "not ok: ..."
+# per check, and "N passed, N failed" last.
 #
 #   tests/check/vm_run_test.sh   (from the top of the tree, after make)
 set -uo pipefail
@@ -16,7 +20,8 @@ trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../checks.sh"
 
 # The stand-in: boot N prints $tmp/console.N (the last one given, past
-# them), and sleeps for ever where it holds the line "sleep".
+# them), sleeps for ever where it holds the line "sleep", and aborts where
+# it holds "abort".
 cat >"$tmp/qemu" <<'STANDIN'
 #!/bin/bash
 dir=$(dirname "$0")
@@ -27,6 +32,7 @@ f=$dir/console.$n
 [ -f "$f" ] || f=$(ls "$dir"/console.* | sort -t. -k2 -n | tail -n 1)
 while IFS= read -r line; do
 	[ "$line" != sleep ] || exec sleep 600
+	[ "$line" != abort ] || kill -ABRT $$
 	printf '%s\r\n' "$line"
 done <"$f"
 STANDIN
@@ -39,12 +45,35 @@ stall='[   23.31] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
 [   23.34] rcu: rcu_preempt kthread timer wakeup didn'"'"'t happen for 5249 jiffies!
 [   23.35] rcu: 	Possible timer handling issue on cpu=1 timer-softirq=3
 [   23.40] Kernel panic - not syncing: RCU Stall'
-clean="vm: booted in 1.0 s
-$marker
-vm\$ true
+iotlb_abort="qemu-system-x86_64: ../src/system/physmem.c:2671: iotlb_to_section: Assertion \`section_index < d->map.sections_nb' failed.
+abort"
+booted="vm: booted in 1.0 s
+$marker"
+ran="vm\$ true
 ok 1 made_up_test
 vm: took 0.0 s
 ACCEL-VM-EXIT=0"
+clean="$booted
+$ran"
+
+# an OOM kill as Linux 6.12 reports it, and an allocation that failed in
+# the process PID after it
+oom_kill='[   76.70] ioctl_fuzz invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), order=0, oom_score_adj=0
+[   76.70] CPU: 1 UID: 0 PID: 312 Comm: ioctl_fuzz Tainted: G           O       6.12.48+deb12-amd64 #1
+[   76.70] Call Trace:
+[   76.70]  <TASK>
+[   76.70]  dump_stack_lvl+0x5d/0x80
+[   76.70]  </TASK>
+[   76.70] Mem-Info:
+[   76.71] Out of memory: Killed process 313 (ioctl_fuzz) total-vm:10240kB, anon-rss:0kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:64kB oom_score_adj:0'
+failed_in() {	# PID
+	echo "[   76.73] ioctl_fuzz: page allocation failure: order:0, mode:0x400dc0(GFP_KERNEL_ACCOUNT|__GFP_ZERO), nodemask=(null),cpuset=/,mems_allowed=0
+[   76.73] CPU: 0 UID: 0 PID: $1 Comm: ioctl_fuzz Tainted: G           O       6.12.48+deb12-amd64 #1
+[   76.73] Call Trace:
+[   76.73]  <TASK>
+[   76.73]  warn_alloc+0x13a/0x1b0
+[   76.73]  </TASK>"
+}
 
 boot() {	# name, then the consoles of the boots in turn
 	local name=$1 i=0
@@ -62,6 +91,7 @@ boot() {	# name, then the consoles of the boots in turn
 rc() { cat "$tmp/$1.rc"; }
 boots() { cat "$tmp/boots"; }
 said() { grep -qF -- "$2" "$tmp/$1.out"; }
+reported() { sed -n '/^vm-run: FAIL/,$p' "$tmp/$1.out" | grep -qF -- "$2"; }
 
 boot clean "$clean"
 check "a clean run passes" [ "$(rc clean)" = 0 ]
@@ -96,6 +126,42 @@ boot timed_out "$stall
 sleep"
 check "a stalled boot that ran into its time-out fails" [ "$(rc timed_out)" = 124 ]
 check "nor a second boot after it" [ "$(boots)" = 1 ]
+
+boot aborted_once "[    2.00] mtrr: your CPUs had inconsistent MTRRdefType settings
+$iotlb_abort" "$clean"
+check "QEMU aborting on iotlb_to_section while the guest boots: it boots once more" \
+	[ "$(boots)" = 2 ]
+check "and the second boot's verdict stands, after an abort too" [ "$(rc aborted_once)" = 0 ]
+check "and vm-run says what failed" said aborted_once "QEMU aborted in iotlb_to_section"
+
+boot aborted_after_init "$marker
+$iotlb_abort"
+check "QEMU aborting once init loads modules or runs commands fails" \
+	[ "$(rc aborted_after_init)" != 0 ]
+check "with no second boot, after an abort too" [ "$(boots)" = 1 ]
+
+boot oom_victim "$booted
+$oom_kill
+$(failed_in 313)
+$ran"
+check "an OOM kill, and an allocation that failed in its victim, pass" \
+	[ "$(rc oom_victim)" = 0 ]
+
+boot oom_survivor "$booted
+$oom_kill
+$(failed_in 314)
+$ran"
+check "an allocation that failed in a process the OOM killer spared fails" \
+	[ "$(rc oom_survivor)" != 0 ]
+check "as a bug report, after an OOM kill too" \
+	said oom_survivor "vm-run: FAIL: the kernel log shows a bug report"
+
+boot no_oom "$booted
+$(failed_in 313)
+$ran"
+check "an allocation that failed with no OOM kill fails" [ "$(rc no_oom)" != 0 ]
+check "and the failure names the report's cause, the line before its stack" \
+	reported no_oom "ioctl_fuzz: page allocation failure"
 
 # what the rule above reads: the real guest's mark, through the kernel's
 # log, before init loads a module or runs a command
