@@ -48,10 +48,11 @@
 # output on the serial console, and powers off. The exit status is the
 # first failing command's status (0 if all passed). The run fails if the
 # kernel log shows a WARN, BUG, oops, KASAN or similar report (an RCU
-# stall panics the guest), or if the guest does not finish in time. A guest
-# whose vCPU stopped taking interrupts while it booted, before any command
-# (a fault of QEMU's TCG), boots once more. QEMU=PATH runs another build
-# of QEMU (a benchmark's baseline) instead of build/qemu-system-x86_64.
+# stall panics the guest), if the guest does not finish in time, or if QEMU
+# ends badly. A boot that QEMU's TCG failed before any command (a vCPU that
+# stopped taking interrupts, an abort in iotlb_to_section) boots once more.
+# QEMU=PATH runs another build of QEMU (a benchmark's baseline) instead of
+# build/qemu-system-x86_64.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -150,7 +151,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 echo "vm: booted in $(cut -d' ' -f1 /proc/uptime) s"
 # through the kernel's log, which reaches the console even where the serial
 # port's interrupts do not: whatever the kernel reports after this line may
-# come of the modules and commands the guest runs (tcg_failed_at_boot)
+# come of the modules and commands the guest runs (boot_failure)
 echo "vm: init starts the modules and commands" >/dev/kmsg
 cd /opt/accel
 rc=0
@@ -222,9 +223,10 @@ INIT
 }
 
 build_qemu_args() {
-	# a stall of RCU panics the guest: the run ends then, not at its
-	# time-out, and a stall at boot is told apart (tcg_failed_at_boot)
-	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init sysctl.kernel.panic_on_rcu_stall=1"
+	# a stall of RCU panics the guest once init starts: the run ends then,
+	# not at its time-out (watch_boot sees those before); the kernel's log
+	# keeps the whole run, many OOM reports included, for the verdict
+	local append="console=ttyS0 loglevel=5 panic=-1 rdinit=/init sysctl.kernel.panic_on_rcu_stall=1 log_buf_len=8M"
 	local i
 
 	args=(-machine q35)
@@ -277,9 +279,10 @@ dma_fault_re='DMAR: \[(DMA (Read|Write)|INTR-REMAP)|DMAR: DRHD: handling fault'
 kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|Call Trace:'
 
 run_qemu() {
-	local start
+	local start watcher
 
 	start=$(date +%s.%N)
+	rm -f "$work/qemu.pid" "$work/boot-failed"
 	if [ $qmp -eq 1 ]; then
 		# it waits for QEMU's sockets, and ends when QEMU closes them
 		python3 "$top/scripts/vm-qmp.py" "$work/qmp.sock" "$work/qmp-guest.sock" &
@@ -287,45 +290,82 @@ run_qemu() {
 		# (gone already when QEMU exited normally)
 		trap 'kill "$relay" 2>/dev/null || true; rm -rf "$work"' EXIT
 	fi
+	watch_boot &
+	watcher=$!
 	set +e
-	timeout -s KILL "$timeout" "$qemu" "${args[@]}" </dev/null 2>&1 |
-		tee "$work/console"
+	timeout -s KILL "$timeout" "$qemu" "${args[@]}" -pidfile "$work/qemu.pid" \
+		</dev/null 2>&1 | tee "$work/console"
 	qemu_rc=${PIPESTATUS[0]}
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
 	set -e
 	echo "vm-run: VM ran for $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5) s"
 }
 
 # QEMU's multi-threaded TCG fails now and then early in the boot, in two
 # ways. It stops delivering a vCPU's interrupts (its timer, and the serial
-# port's, routed to it): RCU's stall report then shows that CPU idle in HLT
-# and its timer overdue, and the guest panics. Or a vCPU's access races the
+# port's, routed to it): the boot hangs, and RCU's stall report shows that
+# CPU idle in HLT and its timer overdue. Or a vCPU's access races the
 # update of the memory map as the kernel sizes the PCI BARs, and QEMU aborts
-# on iotlb_to_section's assertion. Where either comes before init loads a
-# module or runs a command, with no other report before it, and the boot
-# ended before its time-out, no code under test had run and nothing had
-# been printed that a second boot would count twice. Prints what failed.
-tcg_failed_at_boot() {
-	[ "$qemu_rc" -ne 137 ] &&
+# on iotlb_to_section's assertion. Where either comes with no other report
+# before it, and init never wrote its mark (it loads no module and runs no
+# command before), no code under test ran and nothing was printed that a
+# second boot would count twice. Prints what failed.
+boot_failure() {	# the console so far
 	# (the pattern through the environment: awk -v would read its \( as "(")
 	bug=$kernel_bug_re awk '
-		/vm: init starts the modules and commands/ { exit 1 }
+		/vm: init starts the modules and commands/ { no = 1; exit }
+		found { next }
 		/iotlb_to_section: Assertion/ {
-			print "QEMU aborted in iotlb_to_section"; found = 1; exit
+			what = "QEMU aborted in iotlb_to_section"; found = 1; next
 		}
 		/rcu: INFO: rcu_preempt detected stall/ { stall = 1 }
-		!stall && $0 ~ ENVIRON["bug"] { exit 1 }
+		# the stall report'"'"'s stack dump is no other report
+		$0 ~ ENVIRON["bug"] && !(stall && /Call Trace:/) { no = 1; exit }
 		stall && /Possible timer handling issue on cpu=/ {
-			print "a vCPU'"'"'s timer stopped"; found = 1; exit
+			what = "a vCPU'"'"'s timer stopped"; found = 1
 		}
-		END { exit !found }' "$work/console"
+		END { if (no || !found) exit 1; print what }' "$1"
 }
 
+# While QEMU runs, until init writes its mark: a boot that hung on a lost
+# timer would only end at the time-out (RCU's stall panics the guest only
+# once init is about to start, where kernel.panic_on_rcu_stall is set)
+watch_boot() {
+	local failure
+
+	while sleep 1; do
+		# (no pid file before QEMU starts, or once it exited)
+		[ -s "$work/qemu.pid" ] || continue
+		! grep -q 'vm: init starts the modules and commands' "$work/console" || return 0
+		if failure=$(boot_failure "$work/console"); then
+			echo "$failure" >"$work/boot-failed"
+			kill -KILL "$(cat "$work/qemu.pid")"
+			return 0
+		fi
+	done
+}
+
+# what failed as the last boot booted, if it is to boot once more
+failed_at_boot() {
+	if [ -s "$work/boot-failed" ]; then
+		cat "$work/boot-failed"
+	else
+		[ "$qemu_rc" -ne 137 ] && boot_failure "$work/console"
+	fi
+}
+
+[ $dma_faults_ok -eq 1 ] || kernel_bug_re="$kernel_bug_re|$dma_fault_re"
 make_initramfs "$@"
 build_qemu_args
 run_qemu
-if failure=$(tcg_failed_at_boot); then
+if failure=$(failed_at_boot); then
 	echo "vm-run: $failure while the guest booted, before any command (QEMU's TCG); booting once more" >&2
 	run_qemu
+	if failure=$(failed_at_boot); then
+		echo "vm-run: FAIL: $failure again while the guest booted" >&2
+		exit 1
+	fi
 fi
 
 if [ "$qemu_rc" -eq 137 ]; then
@@ -337,44 +377,70 @@ fi
 # which a small VM's has no limit on: an OOM kill is the contract), those of
 # the allocations that failed in a process it had killed (a victim's last
 # allocations fail once the reserves it may take are spent), and, with fault
-# injection, those of the allocations it failed. The guest's dmesg first:
-# it has every level, where the console shows warnings and worse (and what
-# came after the dmesg was taken: a panic).
+# injection, those of the allocations it failed. Such a report matches only
+# on its stack's "Call Trace:" line, which alone is dropped: whatever other
+# CPUs print meanwhile stays, and a dump that does not start right after
+# the report's line (its CPU line next, then the taint and the hardware's
+# name) is kept. The guest's dmesg first, each file on its own: it has every
+# level, where the console shows warnings and worse (and what came after the
+# dmesg was taken: a panic).
 kernel_log() {
 	local quiet='invoked oom-killer:' failed='page allocation failure:|vmalloc error:'
-	local victims
+	local logs=("$work/console") victims
 
+	[ ! -f "$work/dmesg" ] || logs=("$work/dmesg" "${logs[@]}")
 	[ $injected -eq 0 ] || quiet="$quiet|$failed"
-	victims=$(cat "$work/dmesg" "$work/console" 2>/dev/null |
-		sed -nE 's/.*Killed process ([0-9]+) .*/\1/p' | tr '\n' ' ')
-	cat "$work/dmesg" "$work/console" 2>/dev/null |
-		awk -v quiet="$quiet" -v failed="$failed" -v victims="$victims" '
+	victims=$(sed -nE 's/.*\] (Memory cgroup out of memory|Out of memory): Killed process ([0-9]+) .*/\2/p' \
+		"${logs[@]}" | tr '\n' ' ')
+	awk -v quiet="$quiet" -v failed="$failed" -v victims="$victims" '
 		BEGIN { n = split(victims, v, " "); for (i = 1; i <= n; i++) victim[v[i]] = 1 }
-		$0 ~ quiet { skip = 1 }
-		$0 ~ failed { failing = 1 }
-		# the report names the process that failed after its header
-		failing && match($0, /PID: [0-9]+ Comm:/) {
-			failing = 0
-			if (substr($0, RSTART + 5, RLENGTH - 11) in victim) skip = 1
+		FNR == 1 { header = failure = dump = 0 }
+		{
+			cpu = match($0, /PID: [0-9]+ Comm:/) && /CPU: [0-9]+ UID: [0-9]+ /
+			if (cpu && (header || failure &&
+				    substr($0, RSTART + 5, RLENGTH - 11) in victim))
+				dump = 5
+			else if (cpu)
+				dump = 0
+			header = $0 ~ quiet
+			failure = $0 ~ failed
 		}
-		!skip { print }
-		skip && /<\/TASK>/ { skip = 0 }'
+		dump && /Call Trace:/ { dump = 0; next }
+		dump { dump-- }
+		{ print }' "${logs[@]}"
 }
 
-[ $dma_faults_ok -eq 1 ] || kernel_bug_re="$kernel_bug_re|$dma_fault_re"
-# grep reads the whole log: stopping at the first matches (grep -m) let
-# cat die of SIGPIPE on a long log, and pipefail then hid the report; the
-# first is shown with the two lines before it, which name a stack dump's
-# cause and process
-bad=$(kernel_log | grep -E -B2 "$kernel_bug_re" || true)
+# The first report, with the lines that name its cause: a stack dump's
+# header comes before its "CPU: N UID: U PID: P Comm:" line (then come the
+# taint and the hardware's name), another report's is its matching line.
+# awk reads NUL bytes and bad UTF-8 as they come (grep would call the log
+# binary and print nothing).
+first_report() {
+	bug=$kernel_bug_re awk '
+	/CPU: [0-9]+ UID: [0-9]+ PID: [0-9]+ Comm:/ { cause = prev; cpu = $0 }
+	# (reading on: an early exit would end kernel_log by SIGPIPE)
+	!shown && $0 ~ ENVIRON["bug"] {
+		if (/Call Trace:/ && cpu != "") print cause "\n" cpu "\n" $0
+		else print prev2 "\n" prev "\n" $0
+		shown = 1
+	}
+	/<\/TASK>/ { cpu = "" }
+	{ prev2 = prev; prev = $0 }'
+}
+
+bad=$(kernel_log | first_report)
 if [ -n "$bad" ]; then
 	echo "vm-run: FAIL: the kernel log shows a bug report:" >&2
-	echo "$bad" | head -n 3 >&2
+	printf '%s\n' "$bad" >&2
 	exit 1
 fi
 result=$(grep -a -o 'ACCEL-VM-EXIT=[0-9]*' "$work/console" | tail -n 1)
 if [ -z "$result" ]; then
 	echo "vm-run: FAIL: the guest did not report a result (QEMU status $qemu_rc)" >&2
+	exit 1
+fi
+if [ "$qemu_rc" -ne 0 ]; then
+	echo "vm-run: FAIL: QEMU ended with status $qemu_rc after the guest reported" >&2
 	exit 1
 fi
 exit "${result#ACCEL-VM-EXIT=}"
