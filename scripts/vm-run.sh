@@ -276,13 +276,14 @@ build_qemu_args() {
 # Lines that mean the kernel found a bug; with a vIOMMU, a DMA fault too
 # (the device reached memory that was not, or no longer, mapped for it).
 dma_fault_re='DMAR: \[(DMA (Read|Write)|INTR-REMAP)|DMAR: DRHD: handling fault'
-kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|Call Trace:'
+kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|rcu: INFO: .*detected .*stall|Call Trace:'
 
 run_qemu() {
 	local start watcher
 
 	start=$(date +%s.%N)
-	rm -f "$work/qemu.pid" "$work/boot-failed"
+	rm -f "$work/qemu.pid" "$work/stopped" "$work/watched"
+	: >"$work/console"
 	if [ $qmp -eq 1 ]; then
 		# it waits for QEMU's sockets, and ends when QEMU closes them
 		python3 "$top/scripts/vm-qmp.py" "$work/qmp.sock" "$work/qmp-guest.sock" &
@@ -290,14 +291,17 @@ run_qemu() {
 		# (gone already when QEMU exited normally)
 		trap 'kill "$relay" 2>/dev/null || true; rm -rf "$work"' EXIT
 	fi
-	watch_boot &
+	# (its output elsewhere: a sleep it leaves would hold vm-run's)
+	watch_boot </dev/null >/dev/null 2>&1 &
 	watcher=$!
 	set +e
 	timeout -s KILL "$timeout" "$qemu" "${args[@]}" -pidfile "$work/qemu.pid" \
 		</dev/null 2>&1 | tee "$work/console"
 	qemu_rc=${PIPESTATUS[0]}
-	kill "$watcher" 2>/dev/null
-	wait "$watcher" 2>/dev/null
+	kill "$watcher"
+	wait "$watcher"
+	# a relay still waiting for a QEMU that died early would meet the next
+	[ $qmp -eq 0 ] || { kill "$relay" && wait "$relay"; } 2>/dev/null
 	set -e
 	echo "vm-run: VM ran for $(echo "$(date +%s.%N) - $start" | bc | cut -c1-5) s"
 }
@@ -311,7 +315,7 @@ run_qemu() {
 # before it, and init never wrote its mark (it loads no module and runs no
 # command before), no code under test ran and nothing was printed that a
 # second boot would count twice. Prints what failed.
-boot_failure() {	# the console so far
+boot_failure() {	# the console
 	# (the pattern through the environment: awk -v would read its \( as "(")
 	bug=$kernel_bug_re awk '
 		/vm: init starts the modules and commands/ { no = 1; exit }
@@ -319,7 +323,7 @@ boot_failure() {	# the console so far
 		/iotlb_to_section: Assertion/ {
 			what = "QEMU aborted in iotlb_to_section"; found = 1; next
 		}
-		/rcu: INFO: rcu_preempt detected stall/ { stall = 1 }
+		/rcu: INFO: .*detected .*stall/ { stall = 1; next }
 		# the stall report'"'"'s stack dump is no other report
 		$0 ~ ENVIRON["bug"] && !(stall && /Call Trace:/) { no = 1; exit }
 		stall && /Possible timer handling issue on cpu=/ {
@@ -328,31 +332,36 @@ boot_failure() {	# the console so far
 		END { if (no || !found) exit 1; print what }' "$1"
 }
 
-# While QEMU runs, until init writes its mark: a boot that hung on a lost
-# timer would only end at the time-out (RCU's stall panics the guest only
-# once init is about to start, where kernel.panic_on_rcu_stall is set)
+# Each second while QEMU runs, until init writes its mark: a boot hung on a
+# lost timer would only end at its time-out (kernel.panic_on_rcu_stall takes
+# effect only as init starts). QEMU is stopped a second after RCU's stall
+# report (which comes in a burst), and $work/stopped says so. Done, it idles
+# until vm-run ends, so that its pid is still its own for run_qemu's kill.
 watch_boot() {
-	local failure
+	local stall=0
 
-	while sleep 1; do
-		# (no pid file before QEMU starts, or once it exited)
-		[ -s "$work/qemu.pid" ] || continue
-		! grep -q 'vm: init starts the modules and commands' "$work/console" || return 0
-		if failure=$(boot_failure "$work/console"); then
-			echo "$failure" >"$work/boot-failed"
-			kill -KILL "$(cat "$work/qemu.pid")"
-			return 0
+	while kill -0 $$ 2>/dev/null && sleep 1; do
+		# (no pid file before QEMU starts)
+		[ ! -e "$work/watched" ] && [ -s "$work/qemu.pid" ] || continue
+		if grep -q 'vm: init starts the modules and commands' "$work/console"; then
+			: >"$work/watched"
+		elif grep -qE 'rcu: INFO: .*detected .*stall' "$work/console"; then
+			if [ $stall -eq 1 ]; then
+				: >"$work/stopped"
+				: >"$work/watched"
+				kill -KILL "$(cat "$work/qemu.pid")"
+			fi
+			stall=1
 		fi
 	done
 }
 
-# what failed as the last boot booted, if it is to boot once more
+# What failed as the last boot booted, if it is to boot once more: the
+# whole console is read again, which a mark printed as the watcher stopped
+# QEMU is in.
 failed_at_boot() {
-	if [ -s "$work/boot-failed" ]; then
-		cat "$work/boot-failed"
-	else
-		[ "$qemu_rc" -ne 137 ] && boot_failure "$work/console"
-	fi
+	{ [ -e "$work/stopped" ] || [ "$qemu_rc" -ne 137 ]; } &&
+		boot_failure "$work/console"
 }
 
 [ $dma_faults_ok -eq 1 ] || kernel_bug_re="$kernel_bug_re|$dma_fault_re"
@@ -368,7 +377,7 @@ if failure=$(failed_at_boot); then
 	fi
 fi
 
-if [ "$qemu_rc" -eq 137 ]; then
+if [ "$qemu_rc" -eq 137 ] && [ ! -e "$work/stopped" ]; then
 	echo "vm-run: FAIL: the guest did not finish within $timeout s" >&2
 	exit 124
 fi
@@ -395,6 +404,9 @@ kernel_log() {
 	awk -v quiet="$quiet" -v failed="$failed" -v victims="$victims" '
 		BEGIN { n = split(victims, v, " "); for (i = 1; i <= n; i++) victim[v[i]] = 1 }
 		FNR == 1 { header = failure = dump = 0 }
+		# a program'"'"'s output amid the kernel'"'"'s lines (the console) counts
+		# for nothing here
+		!/\[ *[0-9]+\.[0-9]+\] / { print; next }
 		{
 			cpu = match($0, /PID: [0-9]+ Comm:/) && /CPU: [0-9]+ UID: [0-9]+ /
 			if (cpu && (header || failure &&
@@ -417,6 +429,7 @@ kernel_log() {
 # binary and print nothing).
 first_report() {
 	bug=$kernel_bug_re awk '
+	{ sub(/\r$/, "") }
 	/CPU: [0-9]+ UID: [0-9]+ PID: [0-9]+ Comm:/ { cause = prev; cpu = $0 }
 	# (reading on: an early exit would end kernel_log by SIGPIPE)
 	!shown && $0 ~ ENVIRON["bug"] {
@@ -425,7 +438,8 @@ first_report() {
 		shown = 1
 	}
 	/<\/TASK>/ { cpu = "" }
-	{ prev2 = prev; prev = $0 }'
+	# the kernel'"'"'s lines only: a program'"'"'s output names no cause
+	/\[ *[0-9]+\.[0-9]+\] / { prev2 = prev; prev = $0 }'
 }
 
 bad=$(kernel_log | first_report)

@@ -54,8 +54,16 @@ marker='[    1.10] vm: init starts the modules and commands'
 # a vCPU's timer lost, as RCU reports it; the guest panics once init is
 # about to start (kernel.panic_on_rcu_stall), and hangs before
 stall_report='[   23.31] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+[   23.31] rcu: 	1-...!: (5 GPs behind) idle=8bd0/0/0x0 softirq=13/15 fqs=1 (false positive?)
+[   23.31] rcu: 	(detected by 0, t=5252 jiffies, g=-1139, q=2311 ncpus=2)
 [   23.31] NMI backtrace for cpu 1
-[   23.32] Call Trace:
+[   23.32] CPU: 1 UID: 0 PID: 0 Comm: swapper/1 Not tainted 6.12.95+deb12-amd64 #1  Debian 6.12.95-1~bpo12+1
+[   23.32] Hardware name: QEMU Standard PC (Q35 + ICH9, 2009), BIOS 1.16.2-debian-1.16.2-1 04/01/2014
+[   23.33] RIP: 0010:pv_native_safe_halt+0xf/0x20
+[   23.33] Call Trace:
+[   23.34]  <TASK>
+[   23.34]  default_idle+0x9/0x20
+[   23.34]  </TASK>
 [   23.34] rcu: rcu_preempt kthread timer wakeup didn'"'"'t happen for 5249 jiffies!
 [   23.35] rcu: 	Possible timer handling issue on cpu=1 timer-softirq=3'
 panic='[   23.40] Kernel panic - not syncing: RCU Stall'
@@ -99,7 +107,7 @@ failed_in() {	# PID
 }
 
 boot() {	# name, then the consoles of the boots in turn
-	local name=$1 i=0
+	local name=$1 i=0 start
 	shift
 	rm -f "$tmp"/console.*
 	echo 0 >"$tmp/boots"
@@ -107,9 +115,11 @@ boot() {	# name, then the consoles of the boots in turn
 		i=$((i + 1))
 		printf '%s\n' "$c" >"$tmp/console.$i"
 	done
-	QEMU=$tmp/qemu scripts/vm-run.sh --no-driver --timeout 5 -- true \
-		>"$tmp/$name.out" 2>&1
-	echo $? >"$tmp/$name.rc"
+	start=$SECONDS
+	QEMU=$tmp/qemu scripts/vm-run.sh --no-driver --timeout 5 ${with-} -- true \
+		2>&1 | cat >"$tmp/$name.out"	# a pipe, as make check reads it
+	echo "${PIPESTATUS[0]}" >"$tmp/$name.rc"
+	echo $((SECONDS - start)) >"$tmp/$name.secs"
 }
 rc() { cat "$tmp/$1.rc"; }
 boots() { cat "$tmp/boots"; }
@@ -137,6 +147,11 @@ check "and the second boot's verdict stands" [ "$(rc hung_once)" = 0 ]
 check "the hung boot stopped well before its time-out" \
 	awk '/VM ran for/ { exit !($5 < 4) }' "$tmp/hung_once.out"
 
+with=--qmp boot hung_with_qmp "$hung" "$clean"
+check "with a QMP relay too, waiting for the first QEMU's sockets" \
+	[ "$(rc hung_with_qmp)" = 0 ]
+check "and the run ends promptly" [ "$(cat "$tmp/hung_with_qmp.secs")" -lt 15 ]
+
 boot lost_twice "$hung" "$stall"
 check "a timer lost again on the second boot fails" [ "$(rc lost_twice)" != 0 ]
 check "with no third boot" [ "$(boots)" = 2 ]
@@ -146,6 +161,7 @@ boot after_init "$marker
 $stall"
 check "a stall once init loads modules or runs commands fails" [ "$(rc after_init)" != 0 ]
 check "with no second boot" [ "$(boots)" = 1 ]
+check "and the failure names the stall" reported after_init "rcu: INFO: rcu_preempt detected stalls"
 
 boot mark_after_stall "$stall_report
 $marker
@@ -159,6 +175,12 @@ boot after_report "$warning
 $stall"
 check "a stall after another report fails" [ "$(rc after_report)" != 0 ]
 check "with no second boot either" [ "$(boots)" = 1 ]
+
+boot hung_after_report "$warning
+$hung"
+check "a boot hung on a lost timer after another report is stopped too" \
+	[ "$(rc hung_after_report)" = 1 ]
+check "with no second boot, and the report named" reported hung_after_report "WARNING:"
 
 boot report_in_stall "$(echo "$stall_report" | sed '2i [   23.31] BUG: unable to handle page fault for address: 0000000000001000')
 $panic"
@@ -224,6 +246,14 @@ $(failed_in 313)
 $ran"
 check "a program's line of its own that names a killed process excuses nothing" \
 	[ "$(rc killed_by_a_user)" != 0 ]
+
+boot program_amid_oom "$booted
+$oom_header
+ok: a line of a program between the kernel's
+$(dump_of 312 dump_header)
+$oom_killed
+$ran"
+check "an OOM report with a program's line inside passes" [ "$(rc program_amid_oom)" = 0 ]
 
 boot amid_oom "$booted
 $oom_header
