@@ -51,3 +51,17 @@ TEST(pinned_free_mistakes)
 	OK(accel_host_memory_deallocate(ctx->dev, p, 4096));
 	FAILS(accel_host_memory_deallocate(ctx->dev, p, 4096));
 }
+
+/* More pinned memory than any machine has: refused as out of memory, and
+ * the next allocation goes on (accel_device_memory_allocate's rules). */
+TEST(pinned_memory_beyond_the_machine_is_out_of_memory)
+{
+	void *p = (void *)1;
+
+	FAILS_WITH(ACCEL_ERROR_OUT_OF_MEMORY,
+		   accel_host_memory_allocate(ctx->dev, &p, (size_t)1 << 50));
+	CHECK(p == NULL);
+	REQUIRE_OK(accel_host_memory_allocate(ctx->dev, &p, 4096));
+	memset(p, 1, 4096);
+	OK(accel_host_memory_deallocate(ctx->dev, p, 4096));
+}
