@@ -337,10 +337,16 @@ boot_failure() {	# the console
 # effect only as init starts). QEMU is stopped a second after RCU's stall
 # report (which comes in a burst), and $work/stopped says so. Done, it idles
 # until vm-run ends, so that its pid is still its own for run_qemu's kill.
+# It waits by read's time-out on a FIFO of its own, which no one writes:
+# a sleep it started would outlive it, holding the folders it ran in (a
+# chroot that make demo ran in, unmounted next) a moment longer.
 watch_boot() {
 	local stall=0
 
-	while kill -0 $$ 2>/dev/null && sleep 1; do
+	[ -p "$work/nap" ] || mkfifo "$work/nap"
+	exec 3<>"$work/nap"
+	while kill -0 $$ 2>/dev/null; do
+		read -r -t 1 -u 3 || true
 		# (no pid file before QEMU starts)
 		[ ! -e "$work/watched" ] && [ -s "$work/qemu.pid" ] || continue
 		if grep -q 'vm: init starts the modules and commands' "$work/console"; then
@@ -349,7 +355,7 @@ watch_boot() {
 			if [ $stall -eq 1 ]; then
 				: >"$work/stopped"
 				: >"$work/watched"
-				kill -KILL "$(cat "$work/qemu.pid")"
+				kill -KILL "$(cat "$work/qemu.pid")" || true
 			fi
 			stall=1
 		fi
