@@ -276,7 +276,10 @@ build_qemu_args() {
 # Lines that mean the kernel found a bug; with a vIOMMU, a DMA fault too
 # (the device reached memory that was not, or no longer, mapped for it).
 dma_fault_re='DMAR: \[(DMA (Read|Write)|INTR-REMAP)|DMAR: DRHD: handling fault'
-kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|rcu: INFO: .*detected .*stall|Call Trace:'
+# init's mark in the kernel's log, and the first line of RCU's stall report
+init_mark='vm: init starts the modules and commands'
+rcu_stall_re='rcu: INFO: .*detected .*stall'
+kernel_bug_re='WARNING:|BUG:|BUG [a-z0-9_-]+ \(|Oops|KASAN|UBSAN|general protection fault|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|'$rcu_stall_re'|Call Trace:'
 
 run_qemu() {
 	local start watcher
@@ -291,7 +294,7 @@ run_qemu() {
 		# (gone already when QEMU exited normally)
 		trap 'kill "$relay" 2>/dev/null || true; rm -rf "$work"' EXIT
 	fi
-	# (its output elsewhere: a sleep it leaves would hold vm-run's)
+	# (its output elsewhere: vm-run's readers wait for none of it)
 	watch_boot </dev/null >/dev/null 2>&1 &
 	watcher=$!
 	set +e
@@ -317,13 +320,13 @@ run_qemu() {
 # second boot would count twice. Prints what failed.
 boot_failure() {	# the console
 	# (the pattern through the environment: awk -v would read its \( as "(")
-	bug=$kernel_bug_re awk '
-		/vm: init starts the modules and commands/ { no = 1; exit }
+	bug=$kernel_bug_re mark=$init_mark stall_re=$rcu_stall_re awk '
+		$0 ~ ENVIRON["mark"] { no = 1; exit }
 		found { next }
 		/iotlb_to_section: Assertion/ {
 			what = "QEMU aborted in iotlb_to_section"; found = 1; next
 		}
-		/rcu: INFO: .*detected .*stall/ { stall = 1; next }
+		$0 ~ ENVIRON["stall_re"] { stall = 1; next }
 		# the stall report'"'"'s stack dump is no other report
 		$0 ~ ENVIRON["bug"] && !(stall && /Call Trace:/) { no = 1; exit }
 		stall && /Possible timer handling issue on cpu=/ {
@@ -349,9 +352,9 @@ watch_boot() {
 		read -r -t 1 -u 3 || true
 		# (no pid file before QEMU starts)
 		[ ! -e "$work/watched" ] && [ -s "$work/qemu.pid" ] || continue
-		if grep -q 'vm: init starts the modules and commands' "$work/console"; then
+		if grep -qF "$init_mark" "$work/console"; then
 			: >"$work/watched"
-		elif grep -qE 'rcu: INFO: .*detected .*stall' "$work/console"; then
+		elif grep -qE "$rcu_stall_re" "$work/console"; then
 			if [ $stall -eq 1 ]; then
 				: >"$work/stopped"
 				: >"$work/watched"
