@@ -240,12 +240,16 @@ under_asan() {
 # Under ThreadSanitizer: a race on the model's state stops QEMU
 # (halt_on_error), and the report is printed; guest memory that queues,
 # peers and vCPUs share is not the model's (tests/device/tsan.supp).
+# Before its exit-time checks a process lets its other threads run for
+# atexit_sleep_ms: 1000 by default, which were a third of the device
+# model's run (a QEMU per test, idle); a tenth of that lets any thread
+# with work left run on two cores.
 under_tsan() {
 	local reports rc
 
 	reports=$(mktemp -d /tmp/accel-tsan.XXXXXX)
 	needs "QEMU (tsan)" env QEMU=build/tsan/qemu-system-x86_64 \
-		TSAN_OPTIONS="halt_on_error=1 log_path=$reports/qemu suppressions=$top/tests/device/tsan.supp" "$@"
+		TSAN_OPTIONS="halt_on_error=1 atexit_sleep_ms=100 log_path=$reports/qemu suppressions=$top/tests/device/tsan.supp" "$@"
 	rc=$?
 	cat "$reports"/* 2>/dev/null
 	rm -rf "$reports"
