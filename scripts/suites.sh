@@ -104,16 +104,24 @@ provide() {
 	mv "$marker.tmp" "$marker"
 	[ $result = ok ]
 }
-needs() {	# name, command...
+# provided NAME: wait until NAME's provide() is over; 0 if it succeeded,
+# 1 if it failed, 2 if the run is over (interrupted) and it will not come
+provided() {
 	local marker=$claims/provided-${1//\//|}
 
 	while [ ! -e "$marker" ]; do
-		# the run is over (interrupted): what it waited for will not come
-		[ -d "$claims" ] || return 1
+		[ -d "$claims" ] || return 2
 		sleep 1
 	done
-	[ "$(cat "$marker")" = ok ] || { echo "no $1: it failed"; return 1; }
-	"${@:2}"
+	[ "$(cat "$marker")" = ok ]
+}
+needs() {	# name, command...
+	local rc
+
+	provided "$1"
+	rc=$?
+	[ $rc -ne 1 ] || echo "no $1: it failed"
+	[ $rc -eq 0 ] && "${@:2}"
 }
 
 join_lanes() {

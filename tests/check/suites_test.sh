@@ -4,7 +4,8 @@
 # reason and failed tests (last, where the tail of a CI log shows them);
 # each stage's CPU time is its own, not a lane's that ends meanwhile; a
 # stage either lane may take runs once; needs() waits for what the other
-# lane provides, and fails when that failed. Prints "ok: ..." or
+# lane provides, and fails when that failed; provided() waits for it and
+# says whether it failed. Prints "ok: ..." or
 # "not ok: ..." per check, and "N passed, N failed" last.
 #
 #   tests/check/suites_test.sh   (from the top of the tree)
@@ -182,5 +183,26 @@ check "a stage waits for what the other lane provides" \
 check "a stage fails when what it needs failed" \
 	[ "$(counts "needs what failed" "$out")" = "0 1 0" ]
 check "and says why" has "no broken thing: it failed" "$out"
+
+# --- a lane that waits for what another provides, whether or not it succeeds
+run_stages "$tmp/waiting" '
+builder() {
+	provide "slow thing" bash -c "sleep 3; touch \"$tmp/built\""
+	provide "broken thing" false
+}
+waiter() {
+	provided "slow thing"
+	run_one "after what was built" bash -c "[ $? -eq 0 ] && [ -e \"$tmp/built\" ]"
+	provided "broken thing"
+	run_one "after what failed" [ $? -eq 1 ]
+}
+beside waiter
+builder
+join_lanes
+summary'
+out=$tmp/waiting
+check "a lane waits for what another provides" \
+	[ "$(counts "after what was built" "$out")" = "1 0 0" ]
+check "and is told that it failed" [ "$(counts "after what failed" "$out")" = "1 0 0" ]
 
 checks_done
