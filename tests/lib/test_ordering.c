@@ -670,24 +670,33 @@ TEST_PEER(ordering_release_waits_for_peer_p2p)
 	OK(accel_device_memory_deallocate(ctx->peer, src, n));
 }
 
-/* Pinned memory of the device under test, written by the peer's d2h. */
+/*
+ * Pinned memory of the device under test, written by the peer's d2h. A
+ * peer for which that memory is pageable (an accel device) copies into
+ * it only once its stream is idle, as CUDA does: then nothing is queued
+ * when the memory goes, and no longer chain changes that.
+ */
 TEST_PEER(ordering_pinned_free_waits_for_peer_d2h)
 {
 	const size_t n = 1 << 20;
 	uint8_t *big = alloc_on(ctx->peer, 2 * BUSY_HALF);
 	uint8_t *src = alloc_on(ctx->peer, n);
-	int copies = BUSY_START;
+	int copies = BUSY_START, waited = 0;
 	accel_stream_t s;
 
 	REQUIRE_OK(accel_stream_create(ctx->peer, &s));
 	REQUIRE_OK(accel_device_memory_set(ctx->peer, src, 0xAA, n));
 	for (;;) {
 		void *pin;
-		bool pending;
+		bool chained, pending;
 
 		REQUIRE_OK(accel_host_memory_allocate(ctx->dev, &pin, n));
 		busy_chain(ctx->peer, s, big, copies);
+		chained = stream_busy(ctx->peer, s);
 		OK(accel_async_memory_copy_d2h(ctx->peer, s, pin, src, n));
+		/* twice: a chain may also end just as the copy is queued */
+		if (chained && !stream_busy(ctx->peer, s) && ++waited == 2)
+			suite_skip("the peer's d2h into this device's pinned memory waits for its stream");
 		OK(accel_host_memory_deallocate(ctx->dev, pin, n));
 		pending = stream_busy(ctx->peer, s);
 		/* the copy must still have its memory */
