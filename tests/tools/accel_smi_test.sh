@@ -87,12 +87,14 @@ check "--query-gpu gives accel1's figures" \
 check "--query-gpu gives accel0's figures" \
 	has "^0, $bdf0, simaccel, accel0, 256 MiB, 0 MiB, 256 MiB, \[N/A\], 0\$" csv.txt
 check "-l 0.2 -c 2 prints the table twice" [ "$(grep -c '^Processes:' loop.txt)" -eq 2 ]
-# under load: load_test's processes copy on both devices for 40 s, and
-# pmon and dmon, over the same second once its two workers have the
-# devices open, see the copy engines busy (under TCG on a busy host, the
-# workers may take many seconds to start and each accel-smi run seconds:
-# the load outlasts them)
-ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 40 --procs 2 --threads 2 >load.txt 2>&1 &
+# under load: load_test's processes copy on both devices, and pmon and
+# dmon, over the same second once its two workers have the devices open,
+# see the copy engines busy. Under TCG on a busy host the workers may take
+# many seconds to start and each accel-smi run seconds: the load lasts
+# until they are done (stop.txt), 60 s at most.
+rm -f stop.txt
+ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 60 --procs 2 --threads 2 \
+	--stop-file stop.txt >load.txt 2>&1 &
 loader=$!
 workers_open() {	# load_test processes with a simaccel file open: 2 or more
 	local n=0 comm
@@ -107,6 +109,7 @@ for _ in $(seq 150); do workers_open && break; sleep 0.2; done
 ./accel-smi pmon -d 1 -c 1 >pmon.txt &
 ./accel-smi dmon -d 1 -c 1 >dmon.txt
 wait $!
+touch stop.txt
 wait "$loader"
 check "is checked against a load_test that passes" [ $? -eq 0 ]
 ./accel-smi --query-gpu=index,busy_time,power.state --format=csv,noheader,nounits >busy.txt

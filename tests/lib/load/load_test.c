@@ -6,7 +6,11 @@
  * second; fails if any data is wrong, any call fails, or device memory is
  * not back at its baseline once every process has exited.
  *
- *   load_test [--seconds N] [--procs N] [--threads N]
+ *   load_test [--seconds N] [--procs N] [--threads N] [--stop-file PATH]
+ *
+ * With --stop-file, the run also ends once PATH exists: a test that needs
+ * load only while it looks (tests/tools/accel_smi_test.sh) gives a bound
+ * for a slow start and stops it when it is done.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -29,6 +33,7 @@ struct counts {
 
 static size_t ndev;
 static double deadline;
+static const char *stop_file;
 
 static double now(void)
 {
@@ -117,7 +122,7 @@ static void *thread_main(void *p)
 			return NULL;
 		}
 	}
-	while (now() < deadline) {
+	while (now() < deadline && !(stop_file && access(stop_file, F_OK) == 0)) {
 		size_t a = (size_t)(t->index + t->c.rounds) % ndev;
 		size_t b = (a + 1) % ndev;
 		size_t n = 1 + next(&s) % (4 << 20);
@@ -198,6 +203,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "procs", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "stop-file", required_argument, NULL, 'f' },
 		{ 0 }
 	};
 	int seconds = 10, procs = 4, threads = 4, c, pipefd[2], leaks = 0;
@@ -212,6 +218,8 @@ int main(int argc, char **argv)
 			procs = atoi(optarg);
 		else if (c == 't')
 			threads = atoi(optarg);
+		else if (c == 'f')
+			stop_file = optarg;
 		else
 			return 64;
 	}
