@@ -218,7 +218,7 @@ vm_runs=(vm_iommu vm_fuzz_examples_plugin vm_python vm_two_devices)
 # more than they compute (a fifth of their 150 s on a core): two lanes
 # running them were half idle. They get a lane of their own, from when the
 # QEMUs with sanitizers are built: their jobs' time-outs and throttled
-# transfers are not tried beside the heaviest load, ninja's jobs and a VM.
+# transfers are not tried beside ninja's jobs, the heaviest load.
 waiting_vm_runs=(vm_power vm_slow_four_queues vm_slow vm_slow_small_vram vm_two_slow vm_very_slow)
 lane_waiting() {
 	local run
@@ -226,8 +226,9 @@ lane_waiting() {
 	# built or not (these need only the plain QEMU), unless the run is over
 	provided "QEMU (tsan)"
 	[ $? -ne 2 ] || return 0
+	# claimed, as the other lanes' runs are: an interrupted run starts no more
 	for run in "${waiting_vm_runs[@]}"; do
-		"$run"
+		claim "$run" && "$run"
 	done
 }
 run_vms() {
@@ -258,6 +259,8 @@ under_asan() {
 # Under ThreadSanitizer: a race on the model's state stops QEMU
 # (halt_on_error), and the report is printed; guest memory that queues,
 # peers and vCPUs share is not the model's (tests/device/tsan.supp).
+# Reports go to files, not to the QEMU output the qtests read: one made
+# as QEMU exits (its test already passed) fails the stage here.
 # Before its exit-time checks a process lets its other threads run for
 # atexit_sleep_ms: 1000 by default, which were a third of the device
 # model's run (a QEMU per test, idle); a tenth of that lets any thread
@@ -270,6 +273,10 @@ under_tsan() {
 		TSAN_OPTIONS="halt_on_error=1 atexit_sleep_ms=100 log_path=$reports/qemu suppressions=$top/tests/device/tsan.supp" "$@"
 	rc=$?
 	cat "$reports"/* 2>/dev/null
+	if grep -qs '^SUMMARY: ThreadSanitizer' "$reports"/*; then
+		echo "not ok: ThreadSanitizer reported in QEMU (above)"
+		rc=1
+	fi
 	rm -rf "$reports"
 	return $rc
 }
