@@ -12,7 +12,7 @@
 #   tsan:  clang with ThreadSanitizer: qemu-system-x86_64 for the qtests
 #          (build/tsan/qemu-system-x86_64)
 #          Both sanitize the device and the code that orders its accesses
-#          only (scripts/qemu-sanitized-cc.sh).
+#          only (scripts/qemu-cc.sh --sanitize-where-tested).
 #   cov:   gcc with gcov's counters (build/cov/qemu-system-x86_64), which
 #          write to the build directory: scripts/coverage.sh reads them
 #
@@ -40,11 +40,12 @@ configure_args=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 qtest_only=(--disable-tcg --enable-kvm --enable-trace-backends=log
 	    --without-default-devices --with-devices-x86_64=accel-qtest
 	    --extra-ldflags=-fuse-ld=lld-14)
-# The sanitizer builds' C compiler: clang with the sanitizers on where the
-# device's tests look (qemu-sanitized-cc.sh), kept in the cache under its
-# hash, which is thus in the build's configuration
-sanitized_cc=$cache/qemu/sanitized-cc-$(sha256sum "$top/scripts/qemu-sanitized-cc.sh" | cut -c1-8)
-compiler=
+# The C compiler's wrapper (qemu-cc.sh: QEMU's common header precompiled,
+# and in the sanitizer builds the sanitizers only where the device's tests
+# look), kept in the cache under its hash, which is thus in the build's
+# configuration; configure splits --cc into the command's words
+compiler=$top/scripts/qemu-cc.sh
+qemu_cc=$cache/qemu/cc-$(sha256sum "$compiler" | cut -c1-8)
 # what a first build takes on 2 cores with nothing beside it (ninja then
 # prints each step)
 declare -A minutes=([plain]="3 to 4" [fuzz]="3 to 4" [tsan]="3 to 4" [cov]="6 to 8")
@@ -53,7 +54,7 @@ plain)
 	# virtfs: vm-run.sh shares host folders with the guest over 9p; its
 	# xattr calls are glibc's (attr). Debug information for backtraces
 	# only (functions and lines, -g1): an eighth less to compile than -g.
-	configure_args+=(--enable-trace-backends=log --enable-kvm
+	configure_args+=(--cc="$qemu_cc gcc" --enable-trace-backends=log --enable-kvm
 			 --enable-virtfs --enable-attr --without-default-devices
 			 --with-devices-x86_64=accel-vm --extra-cflags=-g1)
 	targets=(qemu-system-x86_64)
@@ -63,23 +64,23 @@ fuzz)
 	"$top/scripts/deps.sh" fuzz
 	# at -O1 with line tables, as ASan's documentation advises (reports
 	# keep their file:line): a tenth faster to compile than -O2 -g
-	configure_args+=(--cc="$sanitized_cc" --cxx=clang++-14 --enable-fuzzing
+	configure_args+=(--cc="$qemu_cc --sanitize-where-tested clang-14"
+			 --cxx=clang++-14 --enable-fuzzing
 			 --enable-asan --enable-ubsan "${qtest_only[@]}"
 			 --extra-cflags="-O1 -gline-tables-only")
 	targets=(qemu-system-x86_64 qemu-fuzz-x86_64)
 	devices=$top/scripts/qemu-devices.mak
-	compiler=$top/scripts/qemu-sanitized-cc.sh
 	out=$top/build/asan ;;
 tsan)
 	"$top/scripts/deps.sh" fuzz
 	# -O2, as QEMU builds it: the qtests' latency bounds hold under
 	# ThreadSanitizer at -O2 (8 ms seen), not always at -O1 (40 ms); line
 	# tables, all that its reports print
-	configure_args+=(--cc="$sanitized_cc" --cxx=clang++-14 --enable-tsan
+	configure_args+=(--cc="$qemu_cc --sanitize-where-tested clang-14"
+			 --cxx=clang++-14 --enable-tsan
 			 "${qtest_only[@]}" --extra-cflags=-gline-tables-only)
 	targets=(qemu-system-x86_64)
 	devices=$top/scripts/qemu-devices.mak
-	compiler=$top/scripts/qemu-sanitized-cc.sh
 	out=$top/build/tsan ;;
 cov)
 	# gcov's counters, for scripts/coverage.sh; the qtests' devices only
@@ -101,7 +102,7 @@ dsc=$("$top/scripts/apt-derived.sh" "$cache" "$suite" apt-get source --print-uri
 [ -n "$dsc" ] || { echo "build-qemu: no qemu source package found" >&2; exit 1; }
 version=${dsc#qemu_}
 version=${version%.dsc}
-key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" "$devices" $compiler |
+key=$(cat "$top"/qemu-device/* "$top/include/accel_hw.h" "$0" "$devices" "$compiler" |
       sha256sum | cut -c1-16)
 base=$cache/qemu/$version
 # a build directory per configuration: checkouts whose scripts configure
@@ -169,7 +170,8 @@ if [ ! -x "$bins/${targets[0]}" ]; then
 	echo "build-qemu: building QEMU $version ($flavour) once into $cache, ${minutes[$flavour]} minutes on 2 cores" >&2
 	[ -f "$base/src/VERSION" ] || fetch_source
 	add_device
-	[ -z "$compiler" ] || { mkdir -p "$(dirname "$sanitized_cc")" && install_file "$compiler" "$sanitized_cc"; }
+	install_file "$compiler" "$qemu_cc"
+	touch "$qemu_cc"
 	configure
 	ninja -C "$build" "${targets[@]}" >&2
 	mkdir -p "$bins"
@@ -187,6 +189,10 @@ touch "$bins"
 find "$base" -maxdepth 1 \( -name "bin-$flavour-*" ! -name "bin-$flavour-$key" -o \
 	-name "build-$flavour*" ! -name "$(basename "$build")" \) \
 	-mmin +1440 -exec rm -rf {} +
+# and so do the compiler wrappers of other checkouts' scripts
+[ ! -f "$qemu_cc" ] || touch "$qemu_cc"
+find "$cache/qemu" -maxdepth 1 -type f -name 'cc-*' ! -name "$(basename "$qemu_cc")" \
+	-mmin +1440 -delete
 mkdir -p "$out"
 for t in "${targets[@]}"; do
 	ln -sfn "$bins/$t" "$out/$t"

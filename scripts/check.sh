@@ -357,7 +357,7 @@ host_stages() {
 	host_counted "accel-smi against other drivers' fdinfo" tests/tools/accel_smi_fdinfo_test.sh
 	host_counted "make check's stages and summary" tests/check/suites_test.sh
 	host_counted "vm-run's verdicts" tests/check/vm_run_test.sh
-	host_counted "QEMU's compiler in its sanitizer builds" tests/check/qemu_cc_test.sh
+	host_counted "QEMU's compiler wrapper" tests/check/qemu_cc_test.sh
 	host_one "man pages" scripts/check-man.sh
 	host_one "dkms add, build, install" scripts/check-dkms.sh
 	for e in "${examples[@]}"; do
