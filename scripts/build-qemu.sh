@@ -122,9 +122,10 @@ fetch_source() {
 }
 
 # Copy only what changed so that ninja rebuilds only what it must.
+# Whole or not at all: another build may be running the compiler wrapper.
 install_file() {
 	mkdir -p "$(dirname "$2")"
-	cmp -s "$1" "$2" || cp "$1" "$2"
+	cmp -s "$1" "$2" || { cp "$1" "$2.tmp.$$" && mv "$2.tmp.$$" "$2"; }
 }
 
 # The device under hw/, where the fuzzing build instruments it, with its
@@ -173,6 +174,7 @@ if [ ! -x "$bins/${targets[0]}" ]; then
 	install_file "$compiler" "$qemu_cc"
 	touch "$qemu_cc"
 	configure
+	touch "$build"   # in use: not to be pruned by another checkout's run
 	ninja -C "$build" "${targets[@]}" >&2
 	mkdir -p "$bins"
 	for t in "${targets[@]}"; do

@@ -5,7 +5,7 @@
 # QEMU's sources begin with qemu/osdep.h, whose headers (GLib's above all)
 # are most of what an -O0 compile reads and a sixth of an -O2 one: each
 # compile of such a file includes a precompiled copy, one per set of flags
-# (about a dozen in a build), made once in the build directory, which a new
+# (under twenty in a build), made once in the build directory, which a new
 # configuration starts afresh. The code is the same. A file that defines
 # anything before osdep.h, and a copy the compiler refuses, compile as they
 # are.
@@ -57,45 +57,93 @@ if [ $sanitize_where_tested -eq 1 ] && ! [[ $source =~ $instrumented ]]; then
 	for arg; do
 		case $arg in
 		-fsanitize*|-fno-sanitize*) ;;
-		-O[0-9sgz]) args+=(-O0) ;;
+		-O*) args+=(-O0) ;;
 		*) args+=("$arg") ;;
 		esac
 	done
 fi
 
+# Whether the file includes osdep.h before anything else: only blank lines
+# and whole comments come first (anything else, even a byte-order mark,
+# and the file compiles without the copy).
+osdep_first() {
+	awk '
+	function done(ok) { found = ok; exit }
+	in_comment { if (/\*\/[ \t]*$/) in_comment = 0; else if (/\*\//) done(0); next }
+	/^[ \t]*$/ { next }
+	/^[ \t]*\/\// { if (/\\$/) done(0); next }
+	/^[ \t]*\/\*/ { if (/\*\/[ \t]*$/) next; if (/\*\//) done(0); in_comment = 1; next }
+	{ done($0 == "#include \"qemu/osdep.h\"") }
+	END { exit !found }' "$source" 2>/dev/null
+}
+
 # accel-pch/KEY.h includes osdep.h; beside it the compiler's precompiled
 # copy (gcc: KEY.h.gch, clang: KEY.h.pch), which "-include KEY.h" reads
-# instead of the header, and after which the file's own include of osdep.h
-# is skipped by its guard.
+# instead of the header, after which the file's own include of osdep.h is
+# skipped by its guard; KEY.d lists the headers the copy holds, which gcc's
+# dependency file then lists too (-fpch-deps), so that ninja rebuilds what a
+# changed header touches. A copy older than one of its headers is made
+# again: gcc would read it regardless, clang would refuse it.
+dir=accel-pch
+case ${real##*/} in clang*) ext=pch pch_deps=() ;; *) ext=gch pch_deps=(-fpch-deps) ;; esac
+
 precompiled_osdep() {
-	local key dir=accel-pch flags=() skip=0 arg ext=gch
+	local key flags=() skip=0 arg
 
 	for arg in "${args[@]}"; do
 		if [ $skip -eq 1 ]; then skip=0; continue; fi
 		case $arg in
-		-o|-MQ|-MF|-c) skip=1 ;;
-		-MD) ;;
+		-o|-MQ|-MF|-MT) skip=1 ;;
+		-o?*|-MQ?*|-MF?*|-MT?*|-MD|-MMD|-c|"$source") ;;
 		*) flags+=("$arg") ;;
 		esac
 	done
-	case $real in clang*) ext=pch ;; esac
 	key=$(printf '%s\0' "$real" "${flags[@]}" | sha256sum | cut -c1-16)
 	header=$dir/$key.h
-	[ -f "$header.$ext" ] && return
+	copy=$header.$ext
+	headers=$dir/$key.headers
+	fresh_copy && return
 	mkdir -p "$dir"
 	(
 		flock 9
-		[ -f "$header.$ext" ] && exit
+		fresh_copy && exit
 		echo '#include "qemu/osdep.h"' >"$header"
-		"$real" "${flags[@]}" -x c-header "$header" -o "$header.$ext.tmp" &&
-			mv "$header.$ext.tmp" "$header.$ext"
+		"$real" "${flags[@]}" -MD -MF "$dir/$key.d" -x c-header "$header" \
+			-o "$copy.tmp" >"$dir/$key.log" 2>&1 &&
+			sed -e 's/^[^:]*://' -e 's/\\$//' "$dir/$key.d" | tr -s ' \t' '\n\n' |
+			sed '/^$/d' >"$headers" &&
+			mv "$copy.tmp" "$copy"
 	) 9>"$dir/$key.lock"
-	[ -f "$header.$ext" ]
+	fresh_copy
 }
 
-if [ "$(grep -m1 '^[[:space:]]*#' "$source")" = '#include "qemu/osdep.h"' ] &&
-   precompiled_osdep && out=$("$real" -include "$header" "${args[@]}" 2>&1); then
-	[ -z "$out" ] || printf '%s\n' "$out" >&2
-	exit 0
+fresh_copy() {
+	local h
+
+	[ -f "$copy" ] && [ -f "$headers" ] || return 1
+	while read -r h; do
+		[ ! "$h" -nt "$copy" ] || return 1
+	done <"$headers"
+}
+
+# The compile with the copy has the last word unless the compiler refused
+# the copy: gcc then reads the header itself and warns (-Winvalid-pch),
+# or fails to read it; clang fails. Then, and after any other failure, the
+# file is compiled again without it; a refused copy goes, and the next
+# compile makes it again.
+refused() {	# the compile's exit status and output
+	[[ $2 == *"[-Winvalid-pch]"* ]] || { [ "$1" -ne 0 ] &&
+		[[ $2 == *"$copy"* || $2 == *"precompiled header"* || $2 == *"PCH file"* ]]; }
+}
+
+if osdep_first && precompiled_osdep; then
+	out=$("$real" -include "$header" -Winvalid-pch "${pch_deps[@]}" "${args[@]}" 2>&1)
+	rc=$?
+	if refused $rc "$out"; then
+		rm -f "$copy"
+	elif [ $rc -eq 0 ]; then
+		[ -z "$out" ] || printf '%s\n' "$out" >&2
+		exit 0
+	fi
 fi
 exec "$real" "${args[@]}"
