@@ -119,11 +119,17 @@ $(TESTS)/simaccel_pm_test: \
 # beside each other.
 JOBS := $(shell nproc)
 
-# make check builds the QEMUs with sanitizers itself, while its first VMs
-# (which need only the plain one) run beside.
+# make check's packages beyond make all's: PyTorch and the Python tests'
+# tools, the lint and manual tools, clang for the QEMUs with sanitizers.
+# They install while make all builds, whose compiles take the core that
+# dpkg leaves idle. make check builds the QEMUs with sanitizers itself,
+# while its first VMs (which need only the plain one) run beside.
+CHECK_DEPS := python-tests tools fuzz
 check:
-	@$(MAKE) --no-print-directory DEPS_GROUPS="$(DEPS_GROUPS) tools fuzz" deps
-	@$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
+	@scripts/deps.sh --say $(DEPS_GROUPS) $(CHECK_DEPS)
+	@$(MAKE) --no-print-directory deps
+	@scripts/deps.sh --beside "$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all" \
+		$(CHECK_DEPS)
 	@scripts/check.sh
 
 # The driver on a debug kernel (KASAN, lockdep, DMA-API debugging, kmemleak,

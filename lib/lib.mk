@@ -95,14 +95,19 @@ SUITE_HDR := $(wildcard tests/lib/*.h)
 SUITE_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 		-Wno-missing-field-initializers -pthread -Ilib/include
 
-$(TESTS)/accel_lib_test: $(SUITE_SRC) $(SUITE_HDR) $(LIB_HDR) $(LIB_SO)
+# Compiled once, an object per file, and linked into each program below.
+SUITE_OBJ := $(patsubst tests/lib/%.c,$(TESTS)/obj/lib/%.o,$(SUITE_SRC))
+
+$(TESTS)/obj/lib/%.o: tests/lib/%.c $(SUITE_HDR) $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_SRC) -L$(LIB_DIR) -laccel \
+	$(CC) $(SUITE_CFLAGS) -c -o $@ $<
+
+$(TESTS)/accel_lib_test: $(SUITE_OBJ) $(LIB_SO)
+	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_OBJ) -L$(LIB_DIR) -laccel \
 	      -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(TESTS)/accel_lib_test.static: $(SUITE_SRC) $(SUITE_HDR) $(LIB_HDR) $(LIB_A)
-	@mkdir -p $(@D)
-	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_A)
+$(TESTS)/accel_lib_test.static: $(SUITE_OBJ) $(LIB_A)
+	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_OBJ) $(LIB_A)
 
 # The suite and the library in one program under AddressSanitizer and
 # UndefinedBehaviorSanitizer: a use after free or an overflow in the
@@ -122,11 +127,11 @@ $(BUILD)/cov/lib/%.o: lib/src/%.c $(LIB_HDR) $(LIB_HDRS_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O0 --coverage \
 	      $$(pkg-config --cflags libdrm) -c -o $@ $<
-$(BUILD)/cov/accel_lib_test: $(SUITE_SRC) $(SUITE_HDR) $(LIB_COV_OBJ)
-	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_SRC) $(LIB_COV_OBJ) -ldl -lgcov
+$(BUILD)/cov/accel_lib_test: $(SUITE_OBJ) $(LIB_COV_OBJ)
+	$(CC) $(SUITE_CFLAGS) -o $@ $(SUITE_OBJ) $(LIB_COV_OBJ) -ldl -lgcov
 # and static for the VM, where it writes its counters under $$GCOV_PREFIX
-$(BUILD)/cov/accel_lib_test.static: $(SUITE_SRC) $(SUITE_HDR) $(LIB_COV_OBJ)
-	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_SRC) $(LIB_COV_OBJ) -lgcov
+$(BUILD)/cov/accel_lib_test.static: $(SUITE_OBJ) $(LIB_COV_OBJ)
+	$(CC) $(SUITE_CFLAGS) -static -o $@ $(SUITE_OBJ) $(LIB_COV_OBJ) -lgcov
 
 # The load test (static: it runs in the VM).
 $(TESTS)/load_test: tests/lib/load/load_test.c $(LIB_HDR) $(LIB_A)
@@ -229,11 +234,17 @@ $(TESTS)/plugin_test: tests/plugin/plugin_test.c tests/plugin/load.c tests/plugi
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -Iplugin -o $@ $(filter %.c,$^) -ldl
 
-$(TESTS)/plugin_suite: $(SUITE_SRC) $(SUITE_HDR) tests/plugin/load.c tests/plugin/load.h \
-		       tests/plugin/through_table.h plugin/paddle_abi.h $(LIB_HDR) $(LIB_SO)
+PLUGIN_SUITE_OBJ := $(patsubst tests/lib/%.c,$(TESTS)/obj/plugin_suite/%.o,$(SUITE_SRC))
+
+$(TESTS)/obj/plugin_suite/%.o: tests/lib/%.c $(SUITE_HDR) tests/plugin/load.h \
+			       tests/plugin/through_table.h plugin/paddle_abi.h $(LIB_HDR)
 	@mkdir -p $(@D)
+	$(CC) $(SUITE_CFLAGS) -Iplugin -Itests/plugin -include through_table.h -c -o $@ $<
+
+$(TESTS)/plugin_suite: $(PLUGIN_SUITE_OBJ) tests/plugin/load.c tests/plugin/load.h \
+		       tests/plugin/through_table.h plugin/paddle_abi.h $(LIB_SO)
 	$(CC) $(SUITE_CFLAGS) -Iplugin -Itests/plugin -include through_table.h -o $@ \
-	      $(SUITE_SRC) tests/plugin/load.c -L$(LIB_DIR) -laccel -ldl \
+	      $(PLUGIN_SUITE_OBJ) tests/plugin/load.c -L$(LIB_DIR) -laccel -ldl \
 	      -Wl,-rpath,'$$ORIGIN/../lib'
 
 # What scripts/gpu-check.sh runs on a machine with a GPU.

@@ -7,6 +7,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 cache=${ACCEL_CACHE:-$HOME/.cache/accel}
+# NumPy and PyTorch, for the Python module's and the allocator's figures
+scripts/deps.sh python-tests
 
 seconds() {	# command...: wall seconds of one run
 	local t0

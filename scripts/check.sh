@@ -16,7 +16,8 @@
 #     family mixed in, and 1000 of arrays and handles only
 #  4. libaccel's packaging: exports, soname, install, pkg-config; the man
 #     pages (man --warnings); dkms; this runner's summary and vm-run.sh's
-#     verdicts, against made-up stages and guests; accel-smi with no
+#     verdicts, against made-up stages and guests; deps.sh and QEMU's
+#     compiler wrapper against stand-ins; accel-smi with no
 #     device, and against other drivers' fdinfo in fake /proc trees; the
 #     examples (one per seed) on cpu; the Paddle plugin's loader test and
 #     the libaccel suite through the plugin's function table, on cpu and
@@ -358,6 +359,7 @@ host_stages() {
 	host_counted "make check's stages and summary" tests/check/suites_test.sh
 	host_counted "vm-run's verdicts" tests/check/vm_run_test.sh
 	host_counted "QEMU's compiler wrapper" tests/check/qemu_cc_test.sh
+	host_counted "the packages' installer" tests/check/deps_test.sh
 	host_one "man pages" scripts/check-man.sh
 	host_one "dkms add, build, install" scripts/check-dkms.sh
 	for e in "${examples[@]}"; do

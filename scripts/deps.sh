@@ -1,7 +1,14 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh <group>...   (groups: qemu vm driver tests lib python smi tools debug fuzz)
+# Usage: scripts/deps.sh <group>...
+#        scripts/deps.sh --say <group>...
+#        scripts/deps.sh --beside COMMAND <group>...
+# Groups: qemu vm driver tests lib python python-tests smi tools debug fuzz.
+# --say installs nothing: where the user is not root and a package is
+# missing, it says what to run as root and fails. --beside installs the
+# groups' packages while COMMAND (a shell command line) runs, apt-get's
+# output after COMMAND's; it fails if either does.
 #
 # A few packages must be newer than the release has them: those come from its
 # backports suite (scripts/apt-derived.sh), downloaded and installed as files,
@@ -18,9 +25,9 @@ declare -A group=(
 	[driver]="build-essential kmod dwarves xz-utils"
 	[tests]="build-essential xz-utils pkg-config libdrm-dev"
 	[lib]="build-essential pkg-config libdrm-dev libdlpack-dev"
-	[python]="python3-dev python3-numpy python3-pytest python3-torch libdlpack-dev
-		python3-venv python3-pip python3-setuptools python3-wheel
-		debootstrap"
+	[python]="python3-dev libdlpack-dev python3-venv python3-pip python3-setuptools
+		python3-wheel"
+	[python-tests]="python3-numpy python3-pytest python3-torch debootstrap"
 	[smi]="build-essential pkg-config libpci-dev pci.ids"
 	[tools]="build-essential pkg-config libpci-dev pci.ids dkms man-db groff-base sparse"
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
@@ -73,17 +80,45 @@ install_backports() {
 	rm -rf "$debs"
 }
 
+say_missing() {
+	echo "Missing packages. Run as root:" >&2
+	echo "  apt-get update && apt-get install -y $no_recommends $*" >&2
+	exit 1
+}
+
 install_packages() {
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "Missing packages. Run as root:" >&2
-		echo "  apt-get update && apt-get install -y $no_recommends $*" >&2
-		exit 1
-	fi
+	[ "$(id -u)" -eq 0 ] || say_missing "$@"
 	echo "deps: installing $# packages and what they need with apt-get (a minute or two for a few hundred MB): $*" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get -q update >&2
 	apt-get -q install -y $no_recommends "$@" >&2
 }
+
+# apt-get's work is mostly dpkg's, on one core: COMMAND keeps the other
+# busy. Both are waited for, so that neither is left running.
+install_beside() {	# command, packages
+	local command=$1 log rc_apt rc_command
+	shift
+
+	[ "$(id -u)" -eq 0 ] || say_missing "$@"
+	log=$(mktemp /tmp/accel-deps.XXXXXX)
+	echo "deps: installing $# packages with apt-get while the build runs; apt-get's output follows the build's: $*" >&2
+	install_packages "$@" </dev/null >"$log" 2>&1 &
+	rc_command=0 rc_apt=0
+	bash -c "$command" || rc_command=$?
+	wait $! || rc_apt=$?
+	echo "deps: apt-get's output:" >&2
+	cat "$log" >&2
+	rm -f "$log"
+	[ $rc_apt -eq 0 ] || echo "deps: apt-get failed (above)" >&2
+	[ $rc_command -eq 0 ] && [ $rc_apt -eq 0 ]
+}
+
+mode=install command=
+case ${1-} in
+--say) mode=say; shift ;;
+--beside) mode=beside command=${2:?deps.sh: --beside needs a command}; shift 2 ;;
+esac
 
 want=()
 newer=()
@@ -94,7 +129,19 @@ for g in "$@"; do
 		[ "$status" = installed ] || want+=("$p")
 	done
 done
-[ ${#want[@]} -eq 0 ] || install_packages "${want[@]}"
+case $mode in
+say)
+	[ "$(id -u)" -ne 0 ] || exit 0
+	[ ${#want[@]} -eq 0 ] || say_missing "${want[@]}" ;;
+beside)
+	if [ ${#want[@]} -eq 0 ]; then
+		bash -c "$command" || exit
+	else
+		install_beside "$command" "${want[@]}" || exit
+	fi ;;
+*)
+	[ ${#want[@]} -eq 0 ] || install_packages "${want[@]}" ;;
+esac
 for g in "$@"; do
 	mapfile -t -O ${#newer[@]} newer < <(outdated_backports "$g")
 done

@@ -47,7 +47,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 [ -e "$top/build/python/accel.abi3.so" ] ||
 	{ echo "python-compat: no build/python/accel.abi3.so: make python first" >&2; exit 1; }
-"$top/scripts/deps.sh" python
+"$top/scripts/deps.sh" python python-tests
 
 # The URI of the machine's own entries for its release (bookworm): the
 # same archive serves the other suites.
