@@ -124,12 +124,14 @@ JOBS := $(shell nproc)
 # They install while make all builds, whose compiles take the core that
 # dpkg leaves idle. make check builds the QEMUs with sanitizers itself,
 # while its first VMs (which need only the plain one) run beside.
+# (The build's command is a variable's, so that make -n, which runs any
+# line naming $(MAKE), does not run deps.sh.)
 CHECK_DEPS := python-tests tools fuzz
+CHECK_BUILD = $(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
 check:
 	@scripts/deps.sh --say $(DEPS_GROUPS) $(CHECK_DEPS)
 	@$(MAKE) --no-print-directory deps
-	@scripts/deps.sh --beside "$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all" \
-		$(CHECK_DEPS)
+	@scripts/deps.sh --beside "$(CHECK_BUILD)" $(CHECK_DEPS)
 	@scripts/check.sh
 
 # The driver on a debug kernel (KASAN, lockdep, DMA-API debugging, kmemleak,

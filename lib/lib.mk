@@ -98,7 +98,7 @@ SUITE_CFLAGS := -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 # Compiled once, an object per file, and linked into each program below.
 SUITE_OBJ := $(patsubst tests/lib/%.c,$(TESTS)/obj/lib/%.o,$(SUITE_SRC))
 
-$(TESTS)/obj/lib/%.o: tests/lib/%.c $(SUITE_HDR) $(LIB_HDR)
+$(TESTS)/obj/lib/%.o: tests/lib/%.c $(SUITE_HDR) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -c -o $@ $<
 
@@ -237,7 +237,7 @@ $(TESTS)/plugin_test: tests/plugin/plugin_test.c tests/plugin/load.c tests/plugi
 PLUGIN_SUITE_OBJ := $(patsubst tests/lib/%.c,$(TESTS)/obj/plugin_suite/%.o,$(SUITE_SRC))
 
 $(TESTS)/obj/plugin_suite/%.o: tests/lib/%.c $(SUITE_HDR) tests/plugin/load.h \
-			       tests/plugin/through_table.h plugin/paddle_abi.h $(LIB_HDR)
+			       tests/plugin/through_table.h plugin/paddle_abi.h $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -Iplugin -Itests/plugin -include through_table.h -c -o $@ $<
 

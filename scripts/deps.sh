@@ -62,56 +62,99 @@ outdated_backports() {
 	done
 }
 
+# What to run as root, for a user who is not: every missing package at once.
+say_backports() {
+	local debs=$cache/backports-debs
+
+	echo "Packages needed from $(. /etc/os-release && echo "$VERSION_CODENAME")-backports. Run as root:" >&2
+	echo "  mkdir -p $debs && cd $debs && $top/scripts/apt-derived.sh $cache backports apt-get download $* &&" >&2
+	echo "  apt-get install -y $no_recommends $(printf './%s_*.deb ' "$@")" >&2
+}
+
+say_packages() {
+	echo "Missing packages. Run as root:" >&2
+	echo "  apt-get update && apt-get install -y $no_recommends $*" >&2
+}
+
 install_backports() {
 	local debs=$cache/backports-debs
 
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "Packages needed from $(. /etc/os-release && echo "$VERSION_CODENAME")-backports. Run as root:" >&2
-		echo "  mkdir -p $debs && cd $debs && $top/scripts/apt-derived.sh $cache backports apt-get download $* &&" >&2
-		echo "  apt-get install -y $no_recommends $(printf './%s_*.deb ' "$@")" >&2
-		exit 1
-	fi
 	echo "deps: installing $* from backports with apt-get (under a minute)" >&2
 	rm -rf "$debs"
 	mkdir -p "$debs"
 	(cd "$debs" && "$top/scripts/apt-derived.sh" "$cache" backports \
-		apt-get -q download "$@" >&2)
-	DEBIAN_FRONTEND=noninteractive apt-get -q install -y $no_recommends "$debs"/*.deb >&2
+		apt-get -q download "$@" >&2) &&
+	DEBIAN_FRONTEND=noninteractive apt-get -q install -y $no_recommends "$debs"/*.deb >&2 9>&- &&
 	rm -rf "$debs"
 }
 
-say_missing() {
-	echo "Missing packages. Run as root:" >&2
-	echo "  apt-get update && apt-get install -y $no_recommends $*" >&2
-	exit 1
-}
-
 install_packages() {
-	[ "$(id -u)" -eq 0 ] || say_missing "$@"
 	echo "deps: installing $# packages and what they need with apt-get (a minute or two for a few hundred MB): $*" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get -q update >&2
-	apt-get -q install -y $no_recommends "$@" >&2
+	apt-get -q update >&2 9>&- &&
+	apt-get -q install -y $no_recommends "$@" >&2 9>&-
+}
+
+# The exit status of a child, waited for through the signals this shell
+# traps (wait returns early, above 128, when one comes)
+wait_for() {	# pid
+	local rc
+
+	while :; do
+		wait "$1"
+		rc=$?
+		[ $rc -gt 128 ] && kill -0 "$1" 2>/dev/null || return $rc
+	done
 }
 
 # apt-get's work is mostly dpkg's, on one core: COMMAND keeps the other
-# busy. Both are waited for, so that neither is left running.
+# busy. apt-get holds the lock (fd 9), COMMAND does not: a deps.sh that
+# COMMAND runs waits for apt-get, then finds the packages installed.
+# Ctrl-C stops COMMAND; apt-get (which ignores it, as does anything run in
+# the background here) is waited for, its output shown, and the signal
+# passed on, so that nothing is left installing unseen.
 install_beside() {	# command, packages
-	local command=$1 log rc_apt rc_command
+	local command=$1 log apt rc_apt=0 rc_command=0 signal=
 	shift
 
-	[ "$(id -u)" -eq 0 ] || say_missing "$@"
 	log=$(mktemp /tmp/accel-deps.XXXXXX)
 	echo "deps: installing $# packages with apt-get while the build runs; apt-get's output follows the build's: $*" >&2
 	install_packages "$@" </dev/null >"$log" 2>&1 &
-	rc_command=0 rc_apt=0
+	apt=$!
+	exec 9>&-
+	trap 'signal=INT' INT
+	trap 'signal=TERM' TERM
 	bash -c "$command" || rc_command=$?
-	wait $! || rc_apt=$?
+	wait_for $apt || rc_apt=$?
 	echo "deps: apt-get's output:" >&2
 	cat "$log" >&2
 	rm -f "$log"
 	[ $rc_apt -eq 0 ] || echo "deps: apt-get failed (above)" >&2
+	trap - INT TERM
+	[ -z "$signal" ] || kill -s "$signal" $$
 	[ $rc_command -eq 0 ] && [ $rc_apt -eq 0 ]
+}
+
+missing() {	# groups: the packages not installed, into want and newer
+	local g p status
+
+	want=() newer=()
+	for g in "$@"; do
+		for p in ${group[$g]}; do
+			status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+			[ "$status" = installed ] || want+=("$p")
+		done
+		mapfile -t -O ${#newer[@]} newer < <(outdated_backports "$g")
+	done
+}
+
+# One deps.sh installs at a time; one that waited sees what the other
+# installed. apt-get does not hold the lock itself (9>&-): a daemon that a
+# package's script starts would keep it.
+lock_installs() {
+	mkdir -p "$cache"
+	exec 9>"$cache/deps.lock"
+	flock 9
 }
 
 mode=install command=
@@ -119,30 +162,27 @@ case ${1-} in
 --say) mode=say; shift ;;
 --beside) mode=beside command=${2:?deps.sh: --beside needs a command}; shift 2 ;;
 esac
-
-want=()
-newer=()
 for g in "$@"; do
 	[ -n "${group[$g]+x}" ] || { echo "deps.sh: unknown group $g" >&2; exit 2; }
-	for p in ${group[$g]}; do
-		status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-		[ "$status" = installed ] || want+=("$p")
-	done
 done
-case $mode in
-say)
-	[ "$(id -u)" -ne 0 ] || exit 0
-	[ ${#want[@]} -eq 0 ] || say_missing "${want[@]}" ;;
-beside)
-	if [ ${#want[@]} -eq 0 ]; then
-		bash -c "$command" || exit
-	else
-		install_beside "$command" "${want[@]}" || exit
-	fi ;;
-*)
-	[ ${#want[@]} -eq 0 ] || install_packages "${want[@]}" ;;
-esac
-for g in "$@"; do
-	mapfile -t -O ${#newer[@]} newer < <(outdated_backports "$g")
-done
+
+missing "$@"
+if [ "$(id -u)" -ne 0 ]; then
+	[ ${#want[@]} -eq 0 ] || say_packages "${want[@]}"
+	[ ${#newer[@]} -eq 0 ] || say_backports "${newer[@]}"
+	[ ${#want[@]} -eq 0 ] && [ ${#newer[@]} -eq 0 ] || exit 1
+fi
+[ $mode != say ] || exit 0
+if [ ${#want[@]} -gt 0 ] || [ ${#newer[@]} -gt 0 ]; then
+	lock_installs
+	missing "$@"
+fi
+if [ $mode = beside ] && [ ${#want[@]} -gt 0 ]; then
+	install_beside "$command" "${want[@]}" || exit
+elif [ $mode = beside ]; then
+	exec 9>&-
+	bash -c "$command" || exit
+elif [ ${#want[@]} -gt 0 ]; then
+	install_packages "${want[@]}" || exit
+fi
 [ ${#newer[@]} -eq 0 ] || install_backports "${newer[@]}"

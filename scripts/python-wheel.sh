@@ -9,6 +9,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+scripts/deps.sh python python-tests
 work=$(mktemp -d /tmp/accel-wheel.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 make -s install PREFIX="$work/prefix" UDEVRULESDIR="$work/prefix/udev" >/dev/null

@@ -8,7 +8,7 @@ LIB_FUZZ_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror \
 # compiled once, an object per file, for both programs
 LIB_FUZZ_OBJ := $(patsubst tests/lib/fuzz/%.c,$(TESTS)/obj/lib_fuzz/%.o,$(LIB_FUZZ_SRC))
 
-$(TESTS)/obj/lib_fuzz/%.o: tests/lib/fuzz/%.c $(LIB_FUZZ_HDR) $(LIB_HDR)
+$(TESTS)/obj/lib_fuzz/%.o: tests/lib/fuzz/%.c $(LIB_FUZZ_HDR) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(LIB_FUZZ_CFLAGS) -c -o $@ $<
 
