@@ -119,19 +119,16 @@ $(TESTS)/simaccel_pm_test: \
 # beside each other.
 JOBS := $(shell nproc)
 
-# make check's packages beyond make all's: PyTorch and the Python tests'
-# tools, the lint and manual tools, clang for the QEMUs with sanitizers.
-# They install while make all builds, whose compiles take the core that
-# dpkg leaves idle. make check builds the QEMUs with sanitizers itself,
-# while its first VMs (which need only the plain one) run beside.
-# (The build's command is a variable's, so that make -n, which runs any
-# line naming $(MAKE), does not run deps.sh.)
+# make check's packages beyond make all's (PyTorch and the Python tests'
+# tools, the lint and manual tools, clang for the QEMUs with sanitizers)
+# are its first stage, beside its first VM run (scripts/check.sh); --say
+# tells a user who is not root all of them at once. make check builds the
+# QEMUs with sanitizers itself, while its first VMs (which need only the
+# plain one) run beside.
 CHECK_DEPS := python-tests tools fuzz
-CHECK_BUILD = $(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
 check:
 	@scripts/deps.sh --say $(DEPS_GROUPS) $(CHECK_DEPS)
-	@$(MAKE) --no-print-directory deps
-	@scripts/deps.sh --beside "$(CHECK_BUILD)" $(CHECK_DEPS)
+	@$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
 	@scripts/check.sh
 
 # The driver on a debug kernel (KASAN, lockdep, DMA-API debugging, kmemleak,
