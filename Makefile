@@ -99,7 +99,7 @@ $(TESTS)/hold_pool: tests/tools/hold_pool.c $(LIB_HDR) $(LIB_SO)
 	      -Wl,-rpath,'$$ORIGIN/../lib'
 
 # and one unloading the library, which must leave no thread behind
-$(TESTS)/unload_lib: tests/tools/unload_lib.c
+$(TESTS)/unload_lib: tests/tools/unload_lib.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -ldl
 
@@ -121,13 +121,14 @@ JOBS := $(shell nproc)
 
 # make check's packages beyond make all's (PyTorch and the Python tests'
 # tools, the lint and manual tools, clang for the QEMUs with sanitizers)
-# are its first stage, beside its first VM run (scripts/check.sh); --say
+# (deps.sh's group check) are its first stage, beside its first VM run
+# (scripts/check.sh); --say
 # tells a user who is not root all of them at once. make check builds the
 # QEMUs with sanitizers itself, while its first VMs (which need only the
 # plain one) run beside.
-CHECK_DEPS := python-tests tools fuzz
 check:
-	@scripts/deps.sh --say $(DEPS_GROUPS) $(CHECK_DEPS)
+	@scripts/deps.sh --say $(DEPS_GROUPS) check
+	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
 	@scripts/check.sh
 

@@ -115,7 +115,7 @@ $(TESTS)/accel_lib_test.static: $(SUITE_OBJ) $(LIB_A)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer
 $(TESTS)/accel_lib_test.asan: $(SUITE_SRC) $(SUITE_HDR) $(LIB_HDR) $(LIB_SRC) \
-			      $(LIB_HDRS_INTERNAL)
+			      $(LIB_HDRS_INTERNAL) | deps
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -O2 -Werror,$(LIB_CFLAGS)) -O1 $(SAN_FLAGS) \
 	      $$(pkg-config --cflags libdrm) -o $@ $(LIB_SRC) $(SUITE_SRC) -ldl
@@ -230,7 +230,7 @@ $(TORCH_ALLOC): interop/torch_allocator.c $(LIB_HDR) $(LIB_SO)
 PLUGIN_TESTS := $(TESTS)/plugin_test $(TESTS)/plugin_suite
 
 $(TESTS)/plugin_test: tests/plugin/plugin_test.c tests/plugin/load.c tests/plugin/load.h \
-		      plugin/paddle_abi.h $(LIB_HDR)
+		      plugin/paddle_abi.h $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(SUITE_CFLAGS) -Iplugin -o $@ $(filter %.c,$^) -ldl
 

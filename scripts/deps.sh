@@ -2,7 +2,8 @@
 # Install the Debian packages a part of the build needs, or say how to.
 #
 # Usage: scripts/deps.sh [--say] <group>...
-# Groups: qemu vm driver tests lib python python-tests smi tools debug fuzz.
+# Groups: qemu vm driver tests lib python python-tests smi tools debug fuzz,
+# and check: what make check needs beyond make all (scripts/check.sh).
 # --say installs nothing: where the user is not root and a package is
 # missing, it says what to run as root and fails.
 #
@@ -29,6 +30,7 @@ declare -A group=(
 	[debug]="build-essential bc bison flex libssl-dev libelf-dev dwarves xz-utils rsync cpio"
 	[fuzz]="clang-14 libclang-rt-14-dev lld-14 llvm-14"
 )
+group[check]="${group[python-tests]} ${group[tools]} ${group[fuzz]}"
 
 # Without the packages these recommend: a third of what make check would
 # fetch (desktop themes, systemd, GTK and Qt through PyTorch, the release's
@@ -36,6 +38,9 @@ declare -A group=(
 # gave that the build does use is named above: llvm-14, whose
 # llvm-symbolizer puts file:line in the sanitizers' reports.
 no_recommends=--no-install-recommends
+# dpkg's lock may be held a while by another installer (a fresh machine's
+# unattended upgrades, say): waited for, not failed on at once
+dpkg_wait="-o DPkg::Lock::Timeout=600"
 
 # package=minimum version, from the backports suite. QEMU 10.0 wants meson
 # 1.5 or later, and its tests pycotap; configure's venv would take them from
@@ -79,8 +84,9 @@ install_backports() {
 	rm -rf "$debs"
 	mkdir -p "$debs"
 	(cd "$debs" && "$top/scripts/apt-derived.sh" "$cache" backports \
-		apt-get -q download "$@" >&2) &&
-	DEBIAN_FRONTEND=noninteractive apt-get -q install -y $no_recommends "$debs"/*.deb >&2 9>&- &&
+		apt-get -q download "$@" >&2 9>&-) &&
+	DEBIAN_FRONTEND=noninteractive apt-get -q install -y $no_recommends $dpkg_wait \
+		"$debs"/*.deb >&2 9>&- &&
 	rm -rf "$debs"
 }
 
@@ -88,7 +94,7 @@ install_packages() {
 	echo "deps: installing $# packages and what they need with apt-get (a minute or two for a few hundred MB): $*" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get -q update >&2 9>&- &&
-	apt-get -q install -y $no_recommends "$@" >&2 9>&-
+	apt-get -q install -y $no_recommends $dpkg_wait "$@" >&2 9>&-
 }
 
 missing() {	# groups: the packages not installed, into want and newer

@@ -15,6 +15,10 @@ pypath=${ACCEL_PYTHONPATH-build/python}
 PYTHONPATH=$pypath${PYTHONPATH:+${pypath:+:}$PYTHONPATH} ${PYTHON:-/usr/bin/python3} -m pytest \
 	-q -rfEs -p no:cacheprovider "$@" tests/python 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
+# make all does not install the suite's packages for Debian's Python
+if [ -z "${PYTHON-}" ] && grep -qE "No module named '?(pytest|numpy)" "$out"; then
+	echo "pytest-suite: scripts/deps.sh python-tests installs pytest, NumPy and PyTorch"
+fi
 last=$(tail -n 1 "$out")
 count() { echo "$last" | grep -oE "[0-9]+ $1" | grep -oE '^[0-9]+' || echo 0; }
 p=$(count passed) s=$(count skipped)
