@@ -119,17 +119,20 @@ $(TESTS)/simaccel_pm_test: \
 # beside each other.
 JOBS := $(shell nproc)
 
-# make check's packages beyond make all's (PyTorch and the Python tests'
-# tools, the lint and manual tools, clang for the QEMUs with sanitizers)
-# (deps.sh's group check) are its first stage, beside its first VM run
-# (scripts/check.sh); --say
-# tells a user who is not root all of them at once. make check builds the
-# QEMUs with sanitizers itself, while its first VMs (which need only the
-# plain one) run beside.
+# make check's packages beyond make all's (deps.sh's group check: PyTorch
+# and the Python tests' tools, the lint and manual tools, clang for the
+# QEMUs with sanitizers) install while make all builds: dpkg keeps one core
+# busy, the compiler the other (beside the QEMU builds and VMs of
+# check.sh instead, they took longer). --say tells a user who is not root
+# all of them at once. make check builds the QEMUs with sanitizers itself,
+# while its first VMs (which need only the plain one) run beside. (The
+# build's command is a variable's, so that make -n, which runs any line
+# naming $(MAKE), does not run deps.sh.)
+CHECK_BUILD = $(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
 check:
 	@scripts/deps.sh --say $(DEPS_GROUPS) check
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory -j$(JOBS) QEMU_FLAVOURS=plain all
+	@scripts/deps.sh --beside "$(CHECK_BUILD)" check
 	@scripts/check.sh
 
 # The driver on a debug kernel (KASAN, lockdep, DMA-API debugging, kmemleak,

@@ -41,9 +41,8 @@
 #     a very slow one
 #  8. checkpatch.pl --strict and sparse on the driver, QEMU's checkpatch on the model
 # The VM runs of 5 and 6 go in a lane beside stages 1-4, two cores' work at
-# once, and beside the packages make check needs beyond make all's
-# (apt-get, the host's first stage) and the builds of QEMU with sanitizers
-# that stage 1 needs (make check builds only the plain one first); each lane, done with its
+# once, and beside the builds of QEMU with sanitizers that stage 1 needs
+# (make check builds only the plain one first); each lane, done with its
 # own, takes what the other has not started. Those of 7 and power
 # management's, which mostly wait, go in a third lane once the QEMUs
 # with sanitizers are built.
@@ -137,10 +136,6 @@ done
 # slow for that under the vIOMMU and slub_debug (each such test took a
 # minute or more, to skip).
 lib_later_work=ignores_later_work
-# What make check needs beyond make all (deps.sh's group check): the
-# host's first stage, so that dpkg's work (on one core, mostly) goes
-# beside the first VM run. What follows it in either lane may need them.
-check_packages="make check's packages, installed"
 vm_iommu() {
 	run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 		--hung-task 10 --timeout 900 --qmp "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
@@ -161,8 +156,7 @@ vm_fuzz_examples_plugin() {
 # The Python module in the guest on accel, with the host's Python, NumPy
 # and torch (the host's root over 9p)
 vm_python() {
-	needs "$check_packages" \
-		run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
+	run_vm "VM, simaccel.ko, 2 devices: the Python module" --devices 2 --memory 2G \
 		--timeout 900 --host-root -- \
 		"in-host env ACCEL_VISIBLE_DEVICES=accel scripts/pytest-suite.sh"
 }
@@ -292,9 +286,6 @@ under_tsan() {
 }
 
 host_stages() {
-	host_one "$check_packages" provide "$check_packages" scripts/deps.sh check
-	# without them, the rest would fail one by one, or try again each
-	provided "$check_packages" || return 0
 	host_one "QEMU with ASan, UBSan and libFuzzer, built" build_qemu fuzz
 	host_one "QEMU with ThreadSanitizer, built" build_qemu tsan
 	host_counted "libaccel on cpu" env ACCEL_VISIBLE_DEVICES=cpu ACCEL_CPU_DEVICES=2 \

@@ -1,11 +1,15 @@
 #!/bin/bash
 # Install the Debian packages a part of the build needs, or say how to.
 #
-# Usage: scripts/deps.sh [--say] <group>...
+# Usage: scripts/deps.sh <group>...
+#        scripts/deps.sh --say <group>...
+#        scripts/deps.sh --beside COMMAND <group>...
 # Groups: qemu vm driver tests lib python python-tests smi tools debug fuzz,
-# and check: what make check needs beyond make all (scripts/check.sh).
+# and check: what make check needs beyond make all.
 # --say installs nothing: where the user is not root and a package is
-# missing, it says what to run as root and fails.
+# missing, it says what to run as root and fails. --beside installs the
+# groups' packages while COMMAND (a shell command line) runs, apt-get's
+# output after COMMAND's; it fails if either does.
 #
 # A few packages must be newer than the release has them: those come from its
 # backports suite (scripts/apt-derived.sh), downloaded and installed as files,
@@ -97,6 +101,46 @@ install_packages() {
 	apt-get -q install -y $no_recommends $dpkg_wait "$@" >&2 9>&-
 }
 
+# The exit status of a child, waited for through the signals this shell
+# traps (wait returns early, above 128, when one comes)
+wait_for() {	# pid
+	local rc
+
+	while :; do
+		wait "$1"
+		rc=$?
+		[ $rc -gt 128 ] && kill -0 "$1" 2>/dev/null || return $rc
+	done
+}
+
+# apt-get's work is mostly dpkg's, on one core: COMMAND keeps the other
+# busy. apt-get holds the lock (fd 9), COMMAND does not: a deps.sh that
+# COMMAND runs waits for apt-get, then finds the packages installed.
+# Ctrl-C stops COMMAND; apt-get (which ignores it, as does anything run in
+# the background here) is waited for, its output shown, and the signal
+# passed on, so that nothing is left installing unseen.
+install_beside() {	# command, packages
+	local command=$1 log apt rc_apt=0 rc_command=0 signal=
+	shift
+
+	log=$(mktemp /tmp/accel-deps.XXXXXX)
+	echo "deps: installing $# packages with apt-get while the build runs; apt-get's output follows the build's: $*" >&2
+	install_packages "$@" </dev/null >"$log" 2>&1 &
+	apt=$!
+	exec 9>&-
+	trap 'signal=INT' INT
+	trap 'signal=TERM' TERM
+	bash -c "$command" || rc_command=$?
+	wait_for $apt || rc_apt=$?
+	echo "deps: apt-get's output:" >&2
+	cat "$log" >&2
+	rm -f "$log"
+	[ $rc_apt -eq 0 ] || echo "deps: apt-get failed (above)" >&2
+	trap - INT TERM
+	[ -z "$signal" ] || kill -s "$signal" $$
+	[ $rc_command -eq 0 ] && [ $rc_apt -eq 0 ]
+}
+
 missing() {	# groups: the packages not installed, into want and newer
 	local g p status
 
@@ -119,8 +163,11 @@ lock_installs() {
 	flock 9
 }
 
-say=0
-[ "${1-}" != --say ] || { say=1; shift; }
+mode=install command=
+case ${1-} in
+--say) mode=say; shift ;;
+--beside) mode=beside command=${2:?deps.sh: --beside needs a command}; shift 2 ;;
+esac
 for g in "$@"; do
 	[ -n "${group[$g]+x}" ] || { echo "deps.sh: unknown group $g" >&2; exit 2; }
 done
@@ -131,9 +178,17 @@ if [ "$(id -u)" -ne 0 ]; then
 	[ ${#newer[@]} -eq 0 ] || say_backports "${newer[@]}"
 	[ ${#want[@]} -eq 0 ] && [ ${#newer[@]} -eq 0 ] || exit 1
 fi
-[ $say -eq 0 ] || exit 0
-[ ${#want[@]} -gt 0 ] || [ ${#newer[@]} -gt 0 ] || exit 0
-lock_installs
-missing "$@"
-[ ${#want[@]} -eq 0 ] || install_packages "${want[@]}" || exit
+[ $mode != say ] || exit 0
+if [ ${#want[@]} -gt 0 ] || [ ${#newer[@]} -gt 0 ]; then
+	lock_installs
+	missing "$@"
+fi
+if [ $mode = beside ] && [ ${#want[@]} -gt 0 ]; then
+	install_beside "$command" "${want[@]}" || exit
+elif [ $mode = beside ]; then
+	exec 9>&-
+	bash -c "$command" || exit
+elif [ ${#want[@]} -gt 0 ]; then
+	install_packages "${want[@]}" || exit
+fi
 [ ${#newer[@]} -eq 0 ] || install_backports "${newer[@]}"

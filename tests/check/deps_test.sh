@@ -3,10 +3,13 @@
 # replaced on PATH by stand-ins that log what they were asked: missing
 # packages install as root, or the user is told the command to run as
 # root and nothing installs; --say installs nothing and names every missing
-# package of every group at once, the backports' too; a deps.sh started
-# while another installs waits for it, then installs nothing more, and a
-# daemon that a package starts does not hold the next one up; with
-# nothing missing, apt-get is not run.
+# package of every group at once, the backports' too; --beside installs
+# while its command runs (each waits for the other to start), waits for
+# both whatever either does, Ctrl-C included, shows apt-get's output after
+# the command's, and fails if either fails; a deps.sh started while
+# another installs (by the command of --beside, say) waits for it, then
+# installs nothing more, and a daemon that a package starts does not hold
+# the next one up; with nothing missing, apt-get is not run.
 # Prints "ok: ..." or "not ok: ..." per check, and "N passed, N failed" last.
 #
 #   tests/check/deps_test.sh   (from the top of the tree)
@@ -34,9 +37,11 @@ EOF
 # that it ended, then has them installed; fails with $FAKE_APT_RC (update
 # with $FAKE_UPDATE_RC). With $FAKE_APT_WAITS it ends only once the file
 # it names is there (10 s at most); with $FAKE_DAEMON it leaves a process
-# behind, as a package's script that starts a daemon does.
+# behind, as a package's script that starts a daemon does. It ignores
+# Ctrl-C, as apt-get does while dpkg runs.
 cat >"$tmp/bin/apt-get" <<'EOF'
 #!/bin/bash
+trap '' INT
 echo "apt-get $*" >>"$FAKE/apt.log"
 [ "$2" = install ] || exit "${FAKE_UPDATE_RC:-0}"
 touch "$FAKE/apt-started"
@@ -73,7 +78,7 @@ run() {
 	rc=$?
 }
 clean() {
-	rm -f "$tmp/apt.log" "$tmp/apt-started" "$tmp/apt-ended" "$tmp/go"
+	rm -f "$tmp/apt.log" "$tmp/apt-started" "$tmp/apt-ended" "$tmp/command-ran" "$tmp/go"
 	cp "$tmp/installed.start" "$tmp/installed"
 }
 # what is installed at the start of each run (the stand-in adds to it)
@@ -81,6 +86,8 @@ installed() { printf '%s\n' "$@" >"$tmp/installed.start"; }
 apt_asked() { grep -q -- "$1" "$tmp/apt.log" 2>/dev/null; }
 apt_not_run() { [ ! -e "$tmp/apt.log" ]; }
 said() { grep -q -- "$1" "$tmp/out"; }
+line_of() { grep -n -m1 -- "$1" "$tmp/out" | cut -d: -f1; }
+before() { [ -n "$(line_of "$1")" ] && [ -n "$(line_of "$2")" ] && [ "$(line_of "$1")" -lt "$(line_of "$2")" ]; }
 
 # fuzz's packages are clang-14 libclang-rt-14-dev lld-14 llvm-14
 installed clang-14 lld-14
@@ -151,6 +158,66 @@ check "a daemon that apt-get left running holds no later deps.sh up" \
 	eval '[ $rc -eq 0 ] && apt_asked " install "'
 kill "$(cat "$tmp/daemon")" 2>/dev/null
 
+# --beside: its command waits for apt-get to start, and apt-get for the
+# command to have run: either in turn would see the other not started, or over
+installed clang-14 lld-14
+wait_for_apt="for i in \$(seq 100); do [ -e $tmp/apt-started ] && break; sleep 0.1; done; [ -e $tmp/apt-started ] && [ ! -e $tmp/apt-ended ] && touch $tmp/command-ran && echo 'command: compiled'"
+FAKE_APT_WAITS=$tmp/command-ran run --beside "$wait_for_apt" fuzz
+check "--beside installs while its command runs" \
+	eval '[ $rc -eq 0 ] && [ -e "$tmp/command-ran" ] && apt_asked "install -y --no-install-recommends -o DPkg::Lock::Timeout=600 libclang-rt-14-dev llvm-14"'
+check "--beside waits for apt-get to end" test -e "$tmp/apt-ended"
+check "--beside shows apt-get's output after its command's" before "command: compiled" "apt-get: unpacking"
+
+FAKE_APT_WAITS=$tmp/command-ran run --beside "$wait_for_apt; exit 3" fuzz
+check "--beside fails when its command fails" eval '[ $rc -ne 0 ] && [ -e "$tmp/command-ran" ]'
+check "--beside waits for apt-get though its command failed" test -e "$tmp/apt-ended"
+
+FAKE_APT_WAITS=$tmp/command-ran FAKE_APT_RC=100 run --beside "$wait_for_apt" fuzz
+check "--beside fails when apt-get fails, and says so" \
+	eval '[ $rc -ne 0 ] && [ -e "$tmp/command-ran" ] && said "apt-get failed"'
+
+FAKE_UID=1000 run --beside "touch $tmp/command-ran" fuzz
+check "--beside tells a user not root what to run, before its command" \
+	eval '[ $rc -ne 0 ] && said "Run as root" && [ ! -e "$tmp/command-ran" ] && apt_not_run'
+
+installed clang-14 libclang-rt-14-dev lld-14 llvm-14
+run --beside "touch $tmp/command-ran; exit 4" fuzz
+check "--beside with nothing missing runs its command alone, and keeps its failure" \
+	eval '[ $rc -ne 0 ] && [ -e "$tmp/command-ran" ] && apt_not_run'
+run --beside "touch $tmp/command-ran" fuzz
+check "--beside with nothing missing succeeds when its command does" \
+	eval '[ $rc -eq 0 ] && [ -e "$tmp/command-ran" ]'
+
+installed clang-14 lld-14
+FAKE_UPDATE_RC=100 run --beside "true" fuzz
+check "--beside fails when apt-get update fails" eval '[ $rc -ne 0 ] && said "apt-get failed"'
+
+# a deps.sh run by --beside's command, for what is being installed: it
+# waits for the install to end (the stand-in ends once it has started),
+# then finds the packages there
+installed clang-14 lld-14
+child="env FAKE_APT_WAITS=$tmp/go $deps fuzz & sleep 1; touch $tmp/go $tmp/command-ran; wait \$!"
+FAKE_APT_WAITS=$tmp/go run --beside "$child" fuzz
+check "a deps.sh that --beside's command runs waits for its install, and installs nothing more" \
+	eval '[ $rc -eq 0 ] && [ "$(grep -c " install " "$tmp/apt.log")" -eq 1 ]'
+
+# Ctrl-C: the process group gets SIGINT, as from a terminal
+installed clang-14 lld-14
+clean
+env --default-signal=INT,TERM PATH="$tmp/bin:$PATH" FAKE="$tmp" ACCEL_CACHE="$tmp/cache" \
+	FAKE_APT_WAITS="$tmp/go" setsid "$deps" --beside "touch $tmp/command-ran; sleep 30" fuzz \
+	>"$tmp/out" 2>&1 &
+deps_pid=$!
+for _ in $(seq 100); do [ -e "$tmp/command-ran" ] && [ -e "$tmp/apt-started" ] && break; sleep 0.1; done
+kill -INT -- -$deps_pid
+sleep 1
+check "Ctrl-C during --beside: deps.sh waits for apt-get" kill -0 $deps_pid
+touch "$tmp/go"
+wait $deps_pid
+rc=$?
+check "Ctrl-C during --beside: apt-get's output is shown, and deps.sh ends by the signal" \
+	eval '[ -e "$tmp/apt-ended" ] && said "apt-get: unpacking" && [ $rc -eq 130 ]'
+
 # the backports (group qemu: meson at least 1.5, python3-pycotap)
 qemu_group=$(bash -c '. <(sed -n "/^declare -A group=(/,/^)/p" "$1"); echo ${group[qemu]}' _ "$deps")
 installed $qemu_group python3-pycotap
@@ -166,7 +233,7 @@ FAKE_UID=1000 FAKE_VERSION=1.0 run qemu
 check "a user not root with only a backport missing is told, and it fails" \
 	eval '[ $rc -ne 0 ] && said "backports" && apt_not_run'
 
-# make all installs no package of make check's own: they install beside its first VM
+# make all installs no package of make check's own: they install beside it
 all_groups=$(make -s -p FORCE 2>/dev/null | sed -n 's/^DEPS_GROUPS :\?= //p')
 check "make all's groups leave make check's test packages out" \
 	eval '[[ " $all_groups " == *" python "* ]] && [[ ! " $all_groups " =~ " "(python-tests|tools|fuzz|check)" " ]]'
