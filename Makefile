@@ -122,8 +122,8 @@ JOBS := $(shell nproc)
 # make check's packages beyond make all's (deps.sh's group check: PyTorch
 # and the Python tests' tools, the lint and manual tools, clang for the
 # QEMUs with sanitizers) install while make all builds: dpkg keeps one core
-# busy, the compiler the other (beside the QEMU builds and VMs of
-# check.sh instead, they took longer). --say tells a user who is not root
+# busy, the compiler the other (check.sh's QEMU builds and VMs already
+# keep both busy). --say tells a user who is not root
 # all of them at once. make check builds the QEMUs with sanitizers itself,
 # while its first VMs (which need only the plain one) run beside. (The
 # build's command is a variable's, so that make -n, which runs any line

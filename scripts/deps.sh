@@ -45,6 +45,8 @@ no_recommends=--no-install-recommends
 # dpkg's lock may be held a while by another installer (a fresh machine's
 # unattended upgrades, say): waited for, not failed on at once
 dpkg_wait="-o DPkg::Lock::Timeout=600"
+# where the backports' packages are downloaded to be installed as files
+backports_debs=$cache/backports-debs
 
 # package=minimum version, from the backports suite. QEMU 10.0 wants meson
 # 1.5 or later, and its tests pycotap; configure's venv would take them from
@@ -69,10 +71,8 @@ outdated_backports() {
 
 # What to run as root, for a user who is not: every missing package at once.
 say_backports() {
-	local debs=$cache/backports-debs
-
 	echo "Packages needed from $(. /etc/os-release && echo "$VERSION_CODENAME")-backports. Run as root:" >&2
-	echo "  mkdir -p $debs && cd $debs && $top/scripts/apt-derived.sh $cache backports apt-get download $* &&" >&2
+	echo "  mkdir -p $backports_debs && cd $backports_debs && $top/scripts/apt-derived.sh $cache backports apt-get download $* &&" >&2
 	echo "  apt-get install -y $no_recommends $(printf './%s_*.deb ' "$@")" >&2
 }
 
@@ -82,16 +82,14 @@ say_packages() {
 }
 
 install_backports() {
-	local debs=$cache/backports-debs
-
 	echo "deps: installing $* from backports with apt-get (under a minute)" >&2
-	rm -rf "$debs"
-	mkdir -p "$debs"
-	(cd "$debs" && "$top/scripts/apt-derived.sh" "$cache" backports \
+	rm -rf "$backports_debs"
+	mkdir -p "$backports_debs"
+	(cd "$backports_debs" && "$top/scripts/apt-derived.sh" "$cache" backports \
 		apt-get -q download "$@" >&2 9>&-) &&
 	DEBIAN_FRONTEND=noninteractive apt-get -q install -y $no_recommends $dpkg_wait \
-		"$debs"/*.deb >&2 9>&- &&
-	rm -rf "$debs"
+		"$backports_debs"/*.deb >&2 9>&- &&
+	rm -rf "$backports_debs"
 }
 
 install_packages() {
