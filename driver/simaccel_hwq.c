@@ -691,6 +691,27 @@ static void simaccel_sched_fini(struct drm_device *drm, void *arg)
 	drm_sched_fini(arg);
 }
 
+/*
+ * The ring is 2 MiB of memory contiguous on the bus: without an IOMMU, a
+ * high-order allocation, which users' pinned buffers can leave nothing
+ * for. Binding then fails with ENOMEM and says why, without the
+ * allocator's stack dump, which reads as a kernel bug.
+ */
+static int simaccel_hwq_alloc_ring(struct simaccel_hwq *hwq)
+{
+	struct device *dev = hwq->sdev->drm.dev;
+	size_t bytes = (size_t)hwq->ring_size * ACCEL_DESC_SIZE;
+
+	hwq->ring = dmam_alloc_coherent(dev, bytes, &hwq->ring_dma,
+					GFP_KERNEL | __GFP_NOWARN);
+	if (!hwq->ring) {
+		dev_err(dev, "queue %u: no %zu KiB of contiguous memory for its ring\n",
+			hwq->index, bytes / SZ_1K);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int simaccel_hwq_init_one(struct simaccel_device *sdev,
 				 struct simaccel_hwq *hwq, u32 index)
 {
@@ -705,11 +726,12 @@ static int simaccel_hwq_init_one(struct simaccel_device *sdev,
 	INIT_LIST_HEAD(&hwq->inflight);
 	hwq->context = dma_fence_context_alloc(1);
 	snprintf(hwq->name, sizeof(hwq->name), "%s-q%u", dev_name(dev), index);
-	hwq->ring = dmam_alloc_coherent(dev, hwq->ring_size * ACCEL_DESC_SIZE,
-					&hwq->ring_dma, GFP_KERNEL);
+	ret = simaccel_hwq_alloc_ring(hwq);
+	if (ret)
+		return ret;
 	hwq->done = dmam_alloc_coherent(dev, sizeof(*hwq->done),
 					&hwq->done_dma, GFP_KERNEL);
-	if (!hwq->ring || !hwq->done)
+	if (!hwq->done)
 		return -ENOMEM;
 	ret = simaccel_coredump_init(hwq);
 	if (ret)

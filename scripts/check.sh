@@ -24,12 +24,13 @@
 #     cuda
 #  5. in the VM, simaccel.ko (the driver on DRM accel), two devices with
 #     a vIOMMU and slub_debug: its kselftests (device, buffers, queues and
-#     jobs, sharing), the libaccel suite on accel, the ioctl fuzzer (10,000
+#     jobs, sharing; the reset test's PCI error recovery too: QEMU's AER
+#     injection over vm-run.sh --qmp), the libaccel suite on accel, the ioctl fuzzer (10,000
 #     operations, the seed of the device fuzzer + 1)
 #  6. two devices without a vIOMMU (system memory then scattered on the
-#     bus): the jobs' kselftests (the reset test's PCI error recovery too:
-#     QEMU's AER injection over vm-run.sh --qmp), module cycles, accel-smi against sysfs,
-#     fdinfo and a process holding VRAM, the ioctl fuzzer (the seed), the
+#     bus): module cycles, accel-smi against sysfs, fdinfo and a process
+#     holding VRAM, a bind with no contiguous memory for the rings (a
+#     vIOMMU's mapping needs none), the ioctl fuzzer (the seed), the
 #     load test (16 threads in 4 processes on both devices for 10 s), the
 #     libaccel suite on accel and accel next to cpu (p2p across backends);
 #     then, in a second boot, lib_fuzz on accel (an eighth of the cpu
@@ -164,8 +165,10 @@ vm_python() {
 vm_two_devices() {
 	run_vm "VM, simaccel.ko, 2 devices" --devices 2 --hung-task 10 --timeout 900 \
 		"${lib_files[@]}" --file "$T/ioctl_fuzz" --file "$T/load_test" \
-		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" -- \
+		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" \
+		--file "$T/simaccel_test" -- \
 		./module_cycle.sh ./accel_smi_test.sh \
+		"./simaccel_test -t a_bind_without_contiguous_memory_for_its_rings_fails_with_enomem" \
 		"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 		"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
 		"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p" \
