@@ -274,7 +274,8 @@ static void simaccel_coredump_work(struct work_struct *work)
 	struct simaccel_device *sdev = cd->hwq->sdev;
 	struct drm_printer p;
 
-	iter.data = vmalloc(SIMACCEL_DUMP_SIZE);
+	/* no dump, but no allocator report either, when memory is short */
+	iter.data = __vmalloc(SIMACCEL_DUMP_SIZE, GFP_KERNEL | __GFP_NOWARN);
 	if (iter.data) {
 		p = drm_coredump_printer(&iter);
 		simaccel_coredump_print(&p, cd, sdev);

@@ -692,21 +692,22 @@ static void simaccel_sched_fini(struct drm_device *drm, void *arg)
 }
 
 /*
- * The ring is 2 MiB of memory contiguous on the bus: without an IOMMU, a
- * high-order allocation, which users' pinned buffers can leave nothing
- * for. Binding then fails with ENOMEM and says why, without the
- * allocator's stack dump, which reads as a kernel bug.
+ * The ring is 2 MiB contiguous on the bus: without an IOMMU, a high-order
+ * allocation, which users' pinned buffers can leave nothing for. Binding
+ * then fails with ENOMEM and says why, without the allocator's stack
+ * dump, which reads as a kernel bug.
  */
 static int simaccel_hwq_alloc_ring(struct simaccel_hwq *hwq)
 {
 	struct device *dev = hwq->sdev->drm.dev;
 	size_t bytes = (size_t)hwq->ring_size * ACCEL_DESC_SIZE;
 
-	hwq->ring = dmam_alloc_coherent(dev, bytes, &hwq->ring_dma,
-					GFP_KERNEL | __GFP_NOWARN);
+	hwq->ring = dmam_alloc_attrs(dev, bytes, &hwq->ring_dma, GFP_KERNEL,
+				     DMA_ATTR_NO_WARN);
 	if (!hwq->ring) {
-		dev_err(dev, "queue %u: no %zu KiB of contiguous memory for its ring\n",
-			hwq->index, bytes / SZ_1K);
+		drm_err(&hwq->sdev->drm,
+			"queue %u: cannot allocate its %zu MiB ring (contiguous on the bus: without an IOMMU, in memory): the bind fails\n",
+			hwq->index, bytes / SZ_1M);
 		return -ENOMEM;
 	}
 	return 0;

@@ -168,7 +168,7 @@ vm_two_devices() {
 		--file tests/driver/module_cycle.sh "${smi_files[@]}" "${system_libs[@]}" \
 		--file "$T/simaccel_test" -- \
 		./module_cycle.sh ./accel_smi_test.sh \
-		"./simaccel_test -t a_bind_without_contiguous_memory_for_its_rings_fails_with_enomem" \
+		"SIMACCEL_CAN_FRAGMENT=1 ./simaccel_test -t a_bind_without_contiguous_memory_for_its_rings_fails_with_enomem" \
 		"./ioctl_fuzz --ops 10000 --procs 4 --seed $seed" \
 		"ACCEL_VISIBLE_DEVICES=accel ./load_test --seconds 10 --procs 4 --threads 4" \
 		"ACCEL_VISIBLE_DEVICES=accel:0,cpu ./accel_lib_test -t p2p" \
