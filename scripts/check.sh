@@ -140,7 +140,7 @@ lib_later_work=ignores_later_work
 vm_iommu() {
 	run_vm "VM, simaccel.ko, vIOMMU, slub_debug" --devices 2 --iommu --slub-debug \
 		--hung-task 10 --timeout 900 --qmp "${kselftests[@]}" "${lib_files[@]}" --file "$T/ioctl_fuzz" -- \
-		./simaccel_test "SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_job_test" \
+		"SIMACCEL_CAN_FRAGMENT=1 ./simaccel_test" "SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_job_test" \
 		./simaccel_share_test "SIMACCEL_KO=/opt/accel/simaccel.ko ./simaccel_fence_test" \
 		./simaccel_trace_test ./simaccel_reset_test "$lib_on_accel -x $lib_later_work" \
 		"./ioctl_fuzz --ops 10000 --procs 4 --seed $((seed + 1))"
