@@ -298,6 +298,14 @@ static bool dma_translated(const char *addr)
 	return translated;
 }
 
+static int write_number(const char *path, long long value)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%lld", value);
+	return write_file(path, text);
+}
+
 /* What the test changes, to be put back. */
 struct system_state {
 	char addr[64];		/* the device, bound as NODE */
@@ -307,12 +315,10 @@ struct system_state {
 
 static void put_back(const struct system_state *was)
 {
-	char path[160], value[32];
+	char path[160];
 
-	snprintf(value, sizeof(value), "%lld", was->compact);
-	write_file(COMPACT_LOCKED, value);
-	snprintf(value, sizeof(value), "%lld", was->overcommit);
-	write_file(OVERCOMMIT_2MIB, value);
+	write_number(COMPACT_LOCKED, was->compact);
+	write_number(OVERCOMMIT_2MIB, was->overcommit);
 	if (!access(NODE, F_OK))
 		return;
 	snprintf(path, sizeof(path), DRIVER_DIR "/%s", was->addr);
@@ -368,12 +374,10 @@ static void take_free_2mib_blocks(struct fragments *f)
 {
 	long long surplus = read_number(HUGEPAGES_2MIB "surplus_hugepages");
 	size_t max = (size_t)meminfo_kib("MemFree") / 2048;
-	char count[32];
 	void *page;
 
 	f->huge = calloc(max + 1, sizeof(*f->huge));
-	snprintf(count, sizeof(count), "%lld", surplus + (long long)max);
-	if (!f->huge || surplus < 0 || write_file(OVERCOMMIT_2MIB, count))
+	if (!f->huge || surplus < 0 || write_number(OVERCOMMIT_2MIB, surplus + (long long)max))
 		return;
 	while (f->nhuge < max &&
 	       (page = mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE,
@@ -387,8 +391,8 @@ static void unfragment_memory(struct fragments *f)
 	for (size_t i = 0; i < f->nhuge; i++)
 		munmap(f->huge[i], 2 * MIB);
 	free(f->huge);
-	for (size_t off = 0; f->kept && off < f->len; off += 65536)
-		munmap(f->kept + off, 4096);
+	if (f->kept)
+		munmap(f->kept, f->len);
 	*f = (struct fragments){ 0 };
 }
 
